@@ -1,0 +1,107 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/plumbml/plumb/ops"
+)
+
+// The graph forms of ops' elementwise and matrix ops. Each records the op on
+// the inputs' tape; see the ops function of the same name for semantics.
+
+func binary(name string, a, b *Value) *Value { return apply(ops.BinaryOp(name), a, b) }
+
+func unary(name string, x *Value, p ...float64) *Value { return apply(ops.UnaryOp(name, p...), x) }
+
+// Add returns a + b with broadcasting.
+func Add(a, b *Value) *Value { return binary("add", a, b) }
+
+// Sub returns a - b with broadcasting.
+func Sub(a, b *Value) *Value { return binary("sub", a, b) }
+
+// Mul returns a * b elementwise with broadcasting.
+func Mul(a, b *Value) *Value { return binary("mul", a, b) }
+
+// Div returns a / b elementwise with broadcasting.
+func Div(a, b *Value) *Value { return binary("div", a, b) }
+
+// Pow returns a ** b elementwise with broadcasting.
+func Pow(a, b *Value) *Value { return binary("pow", a, b) }
+
+// Maximum returns max(a, b) elementwise with broadcasting.
+func Maximum(a, b *Value) *Value { return binary("maximum", a, b) }
+
+// Minimum returns min(a, b) elementwise with broadcasting.
+func Minimum(a, b *Value) *Value { return binary("minimum", a, b) }
+
+// Neg returns -x.
+func Neg(x *Value) *Value { return unary("neg", x) }
+
+// Exp returns e**x.
+func Exp(x *Value) *Value { return unary("exp", x) }
+
+// Log returns the natural logarithm.
+func Log(x *Value) *Value { return unary("log", x) }
+
+// Sqrt returns the square root.
+func Sqrt(x *Value) *Value { return unary("sqrt", x) }
+
+// Rsqrt returns 1/sqrt(x).
+func Rsqrt(x *Value) *Value { return unary("rsqrt", x) }
+
+// Abs returns |x|.
+func Abs(x *Value) *Value { return unary("abs", x) }
+
+// Square returns x*x.
+func Square(x *Value) *Value { return unary("square", x) }
+
+// Clip limits x to [lo, hi].
+func Clip(x *Value, lo, hi float64) *Value {
+	if lo > hi {
+		return failed(x, &ops.Error{Op: "clip", Msg: fmt.Sprintf("lo %v > hi %v", lo, hi)})
+	}
+	return unary("clip", x, lo, hi)
+}
+
+// Relu returns max(x, 0).
+func Relu(x *Value) *Value { return unary("relu", x) }
+
+// Relu6 returns min(max(x, 0), 6).
+func Relu6(x *Value) *Value { return unary("relu6", x) }
+
+// LeakyRelu returns x where x > 0 and alpha*x elsewhere.
+func LeakyRelu(x *Value, alpha float64) *Value { return unary("leaky_relu", x, alpha) }
+
+// Elu returns x where x > 0 and alpha*(exp(x)-1) elsewhere.
+func Elu(x *Value, alpha float64) *Value { return unary("elu", x, alpha) }
+
+// Gelu returns the exact GELU.
+func Gelu(x *Value) *Value { return unary("gelu", x) }
+
+// GeluTanh returns GELU's tanh approximation.
+func GeluTanh(x *Value) *Value { return unary("gelu_tanh", x) }
+
+// Sigmoid returns 1/(1+exp(-x)).
+func Sigmoid(x *Value) *Value { return unary("sigmoid", x) }
+
+// Tanh returns the hyperbolic tangent.
+func Tanh(x *Value) *Value { return unary("tanh", x) }
+
+// Softplus returns log(1+exp(x)).
+func Softplus(x *Value) *Value { return unary("softplus", x) }
+
+// Swish returns x*sigmoid(x).
+func Swish(x *Value) *Value { return unary("swish", x) }
+
+// MatMul returns op(a)·op(b), op transposing the last two axes when set.
+func MatMul(a, b *Value, transA, transB bool) *Value {
+	return apply(ops.MatMulOp(transA, transB), a, b)
+}
+
+// Linear returns x·W + b; b may be nil.
+func Linear(x, w, b *Value) *Value {
+	if b == nil {
+		return apply(ops.LinearOp(), x, w)
+	}
+	return apply(ops.LinearOp(), x, w, b)
+}

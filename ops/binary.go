@@ -1,0 +1,172 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Elementwise binary ops with NumPy broadcasting. They share one kernel and
+// differ only in their scalar function and its partial derivatives, so they
+// live in one table rather than one file each. Kernels compute in float64
+// and round to the dtype, which for float32 is at least as accurate as TF.
+type binaryFn struct {
+	f  func(a, b float64) float64
+	da func(a, b, y float64) float64 // ∂y/∂a
+	db func(a, b, y float64) float64 // ∂y/∂b
+}
+
+var binaryFns = map[string]binaryFn{
+	"add": {
+		f:  func(a, b float64) float64 { return a + b },
+		da: func(a, b, y float64) float64 { return 1 },
+		db: func(a, b, y float64) float64 { return 1 },
+	},
+	"sub": {
+		f:  func(a, b float64) float64 { return a - b },
+		da: func(a, b, y float64) float64 { return 1 },
+		db: func(a, b, y float64) float64 { return -1 },
+	},
+	"mul": {
+		f:  func(a, b float64) float64 { return a * b },
+		da: func(a, b, y float64) float64 { return b },
+		db: func(a, b, y float64) float64 { return a },
+	},
+	"div": {
+		f:  func(a, b float64) float64 { return a / b },
+		da: func(a, b, y float64) float64 { return 1 / b },
+		db: func(a, b, y float64) float64 { return -y / b },
+	},
+	// pow's ∂/∂b uses log(a) only where a > 0 and 0 elsewhere, as TF's _PowGrad.
+	"pow": {
+		f:  math.Pow,
+		da: func(a, b, y float64) float64 { return b * math.Pow(a, b-1) },
+		db: func(a, b, y float64) float64 {
+			if a > 0 {
+				return y * math.Log(a)
+			}
+			return 0
+		},
+	},
+	// maximum/minimum send the gradient to a on ties (TF: a >= b resp. a <= b).
+	"maximum": {
+		f:  math.Max,
+		da: func(a, b, y float64) float64 { return b2f(a >= b) },
+		db: func(a, b, y float64) float64 { return b2f(a < b) },
+	},
+	"minimum": {
+		f:  math.Min,
+		da: func(a, b, y float64) float64 { return b2f(a <= b) },
+		db: func(a, b, y float64) float64 { return b2f(a > b) },
+	},
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func init() {
+	for name := range binaryFns {
+		register(Spec{Name: name, Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+	}
+}
+
+type binaryOp struct {
+	name string
+	fn   binaryFn
+}
+
+// BinaryOp returns the elementwise op name ("add", "sub", "mul", "div",
+// "pow", "maximum", "minimum"); it panics on another name.
+func BinaryOp(name string) Op {
+	fn, ok := binaryFns[name]
+	if !ok {
+		panic("ops: no binary op " + name)
+	}
+	return &binaryOp{name: name, fn: fn}
+}
+
+// Add returns a + b with broadcasting.
+func Add(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("add"), a, b) }
+
+// Sub returns a - b with broadcasting.
+func Sub(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("sub"), a, b) }
+
+// Mul returns a * b elementwise with broadcasting.
+func Mul(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("mul"), a, b) }
+
+// Div returns a / b elementwise with broadcasting.
+func Div(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("div"), a, b) }
+
+// Pow returns a ** b elementwise with broadcasting.
+func Pow(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("pow"), a, b) }
+
+// Maximum returns max(a, b) elementwise with broadcasting.
+func Maximum(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("maximum"), a, b) }
+
+// Minimum returns min(a, b) elementwise with broadcasting.
+func Minimum(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("minimum"), a, b) }
+
+func (o *binaryOp) Name() string { return o.name }
+
+func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkFloat(o.name, in, 2)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := BroadcastShapes(in[0].Shape(), in[1].Shape())
+	if err != nil {
+		return nil, Errorf(o.name, in, "%v", err)
+	}
+	out := tensor.Zeros(dt, shape...)
+	st := [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
+	switch dt {
+	case tensor.Float32:
+		binaryKernel(in[0].Float32s(), in[1].Float32s(), out.Float32s(), shape, st, o.fn.f)
+	case tensor.Float64:
+		binaryKernel(in[0].Float64s(), in[1].Float64s(), out.Float64s(), shape, st, o.fn.f)
+	}
+	return out, nil
+}
+
+func binaryKernel[T tensor.Float](a, b, out []T, shape tensor.Shape, st [][]int, f func(a, b float64) float64) {
+	bcastRuns(shape, st, func(o int, offs, step []int, n int) {
+		pa, sa, pb, sb := offs[0], step[0], offs[1], step[1]
+		for i := 0; i < n; i++ {
+			out[o+i] = T(f(float64(a[pa+i*sa]), float64(b[pb+i*sb])))
+		}
+	})
+}
+
+func (o *binaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	grads := make([]*tensor.Tensor, 2)
+	shape := out.Shape()
+	st := [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
+	for k, d := range []func(a, b, y float64) float64{o.fn.da, o.fn.db} {
+		if !need[k] {
+			continue
+		}
+		g := tensor.ZerosLike(out)
+		switch out.DType() {
+		case tensor.Float32:
+			binaryGradKernel(in[0].Float32s(), in[1].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), shape, st, d)
+		case tensor.Float64:
+			binaryGradKernel(in[0].Float64s(), in[1].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), shape, st, d)
+		}
+		grads[k] = sumTo(g, in[k].Shape())
+	}
+	return grads, nil
+}
+
+// binaryGradKernel writes g = gout * d(a, b, y) over the broadcast shape.
+func binaryGradKernel[T tensor.Float](a, b, y, gout, g []T, shape tensor.Shape, st [][]int, d func(a, b, y float64) float64) {
+	bcastRuns(shape, st, func(o int, offs, step []int, n int) {
+		pa, sa, pb, sb := offs[0], step[0], offs[1], step[1]
+		for i := 0; i < n; i++ {
+			g[o+i] = gout[o+i] * T(d(float64(a[pa+i*sa]), float64(b[pb+i*sb]), float64(y[o+i])))
+		}
+	})
+}

@@ -1,0 +1,117 @@
+package ops
+
+import (
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "linear", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+}
+
+// linearOp is y = x·W + b over the last axis of x (Keras Dense without the
+// activation): x [..., in], W [in, out], b [out] (optional), y [..., out].
+// It is one op rather than matmul plus add so that the bias add rides in
+// the GEMM's output pass and its gradient is a plain column sum.
+type linearOp struct{}
+
+// LinearOp returns the op x·W (+ b); pass two inputs for no bias.
+func LinearOp() Op { return linearOp{} }
+
+// Linear returns x·W + b; b may be nil.
+func Linear(x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if b == nil {
+		return run(LinearOp(), x, w)
+	}
+	return run(LinearOp(), x, w, b)
+}
+
+func (linearOp) Name() string { return "linear" }
+
+func (linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 2 && len(in) != 3 {
+		return nil, Errorf("linear", in, "want inputs x, w and optional b")
+	}
+	dt, err := checkFloat("linear", in, len(in))
+	if err != nil {
+		return nil, err
+	}
+	x, w := in[0], in[1]
+	if x.Rank() < 1 || w.Rank() != 2 || x.Dim(-1) != w.Dim(0) {
+		return nil, Errorf("linear", in, "want x [..., in] and w [in, out] with matching in")
+	}
+	if len(in) == 3 && (in[2].Rank() != 1 || in[2].Dim(0) != w.Dim(1)) {
+		return nil, Errorf("linear", in, "want bias [%d]", w.Dim(1))
+	}
+	outShape := append(x.Shape()[:x.Rank()-1].Clone(), w.Dim(1))
+	out := tensor.Zeros(dt, outShape...)
+	m, k, n := x.Size()/max(x.Dim(-1), 1), w.Dim(0), w.Dim(1)
+	if x.Dim(-1) == 0 {
+		m = outShape[:len(outShape)-1].Size()
+	}
+	var b *tensor.Tensor
+	if len(in) == 3 {
+		b = in[2]
+	}
+	switch dt {
+	case tensor.Float32:
+		linearKernel(m, n, k, x.Float32s(), w.Float32s(), floats[float32](b), out.Float32s())
+	case tensor.Float64:
+		linearKernel(m, n, k, x.Float64s(), w.Float64s(), floats[float64](b), out.Float64s())
+	}
+	return out, nil
+}
+
+func linearKernel[T tensor.Float](m, n, k int, x, w, b, y []T) {
+	beta := T(0)
+	if b != nil {
+		for i := 0; i < m; i++ {
+			copy(y[i*n:(i+1)*n], b)
+		}
+		beta = 1
+	}
+	gemm.Gemm(false, false, m, n, k, 1, x, k, w, n, beta, y, n)
+}
+
+func (linearOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	x, w := in[0], in[1]
+	k, n := w.Dim(0), w.Dim(1)
+	m := out.Size() / max(n, 1)
+	if n == 0 {
+		m = out.Shape()[:out.Rank()-1].Size()
+	}
+	grads := make([]*tensor.Tensor, len(in))
+	for i := range in {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(in[i])
+		}
+	}
+	var gb *tensor.Tensor
+	if len(in) == 3 {
+		gb = grads[2]
+	}
+	switch out.DType() {
+	case tensor.Float32:
+		linearGrad(m, n, k, x.Float32s(), w.Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](gb))
+	case tensor.Float64:
+		linearGrad(m, n, k, x.Float64s(), w.Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](gb))
+	}
+	return grads, nil
+}
+
+// linearGrad: dx = dy·Wᵀ, dW = xᵀ·dy, db = Σ_rows dy.
+func linearGrad[T tensor.Float](m, n, k int, x, w, dy, dx, dw, db []T) {
+	if dx != nil {
+		gemm.Gemm(false, true, m, k, n, 1, dy, n, w, n, 0, dx, k)
+	}
+	if dw != nil {
+		gemm.Gemm(true, false, k, n, m, 1, x, k, dy, n, 0, dw, n)
+	}
+	if db != nil {
+		for i := 0; i < m; i++ {
+			for j, v := range dy[i*n : (i+1)*n] {
+				db[j] += v
+			}
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Elementwise unary ops: math functions and activations. Like the binary
+// ops they share one kernel and differ only in a scalar function f(x, p) and
+// its derivative d(x, y, p) = ∂y/∂x given y = f(x, p); p holds the op's
+// scalar attributes (leaky relu's alpha, clip's bounds). At a kink the
+// derivative is TF's choice, noted per entry.
+type unaryFn struct {
+	f func(x float64, p [2]float64) float64
+	d func(x, y float64, p [2]float64) float64
+}
+
+const sqrt2OverPi = 0.7978845608028654 // sqrt(2/pi), for gelu's tanh form
+
+var unaryFns = map[string]unaryFn{
+	"neg":    {func(x float64, _ [2]float64) float64 { return -x }, func(x, y float64, _ [2]float64) float64 { return -1 }},
+	"exp":    {func(x float64, _ [2]float64) float64 { return math.Exp(x) }, func(x, y float64, _ [2]float64) float64 { return y }},
+	"log":    {func(x float64, _ [2]float64) float64 { return math.Log(x) }, func(x, y float64, _ [2]float64) float64 { return 1 / x }},
+	"sqrt":   {func(x float64, _ [2]float64) float64 { return math.Sqrt(x) }, func(x, y float64, _ [2]float64) float64 { return 0.5 / y }},
+	"rsqrt":  {func(x float64, _ [2]float64) float64 { return 1 / math.Sqrt(x) }, func(x, y float64, _ [2]float64) float64 { return -0.5 * y / x }},
+	"square": {func(x float64, _ [2]float64) float64 { return x * x }, func(x, y float64, _ [2]float64) float64 { return 2 * x }},
+	// abs: derivative sign(x), 0 at 0 (TF).
+	"abs": {func(x float64, _ [2]float64) float64 { return math.Abs(x) }, func(x, y float64, _ [2]float64) float64 { return sign(x) }},
+	// clip(x, lo, hi): gradient 1 inside [lo, hi], 0 outside (TF's clip_by_value).
+	"clip": {
+		func(x float64, p [2]float64) float64 { return math.Min(math.Max(x, p[0]), p[1]) },
+		func(x, y float64, p [2]float64) float64 { return b2f(x >= p[0] && x <= p[1]) },
+	},
+	// relu: gradient 0 at 0 (TF).
+	"relu": {func(x float64, _ [2]float64) float64 { return math.Max(x, 0) }, func(x, y float64, _ [2]float64) float64 { return b2f(x > 0) }},
+	// relu6 = min(max(x, 0), 6): gradient 1 on (0, 6) (TF).
+	"relu6": {func(x float64, _ [2]float64) float64 { return math.Min(math.Max(x, 0), 6) }, func(x, y float64, _ [2]float64) float64 { return b2f(x > 0 && x < 6) }},
+	// leaky_relu(x, alpha) = x if x > 0 else alpha*x (tf.nn.leaky_relu).
+	"leaky_relu": {
+		func(x float64, p [2]float64) float64 { return leaky(x, p[0]) },
+		func(x, y float64, p [2]float64) float64 {
+			if x > 0 {
+				return 1
+			}
+			return p[0]
+		},
+	},
+	// elu(x, alpha) = x if x > 0 else alpha*(exp(x)-1) (tf.nn.elu with alpha 1).
+	"elu": {
+		func(x float64, p [2]float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return p[0] * math.Expm1(x)
+		},
+		func(x, y float64, p [2]float64) float64 {
+			if x > 0 {
+				return 1
+			}
+			return y + p[0]
+		},
+	},
+	// gelu exact: x*Φ(x) (Hendrycks & Gimpel; tf.nn.gelu approximate=False).
+	"gelu": {
+		func(x float64, _ [2]float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+		func(x, y float64, _ [2]float64) float64 {
+			return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-0.5*x*x)/math.Sqrt(2*math.Pi)
+		},
+	},
+	// gelu_tanh: 0.5x(1+tanh(sqrt(2/π)(x+0.044715x³))) (tf.nn.gelu approximate=True).
+	"gelu_tanh": {
+		func(x float64, _ [2]float64) float64 {
+			return 0.5 * x * (1 + math.Tanh(sqrt2OverPi*(x+0.044715*x*x*x)))
+		},
+		func(x, y float64, _ [2]float64) float64 {
+			t := math.Tanh(sqrt2OverPi * (x + 0.044715*x*x*x))
+			return 0.5*(1+t) + 0.5*x*(1-t*t)*sqrt2OverPi*(1+3*0.044715*x*x)
+		},
+	},
+	"sigmoid": {func(x float64, _ [2]float64) float64 { return sigmoid(x) }, func(x, y float64, _ [2]float64) float64 { return y * (1 - y) }},
+	"tanh":    {func(x float64, _ [2]float64) float64 { return math.Tanh(x) }, func(x, y float64, _ [2]float64) float64 { return 1 - y*y }},
+	// softplus = log(1+exp(x)), computed as max(x,0)+log1p(exp(-|x|)) to avoid overflow.
+	"softplus": {
+		func(x float64, _ [2]float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) },
+		func(x, y float64, _ [2]float64) float64 { return sigmoid(x) },
+	},
+	// swish (SiLU) = x*sigmoid(x) (tf.nn.silu).
+	"swish": {
+		func(x float64, _ [2]float64) float64 { return x * sigmoid(x) },
+		func(x, y float64, _ [2]float64) float64 { s := sigmoid(x); return s + x*s*(1-s) },
+	},
+}
+
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+func leaky(x, alpha float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return alpha * x
+}
+
+// sigmoid is 1/(1+exp(-x)), written to avoid overflow for large |x|.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func init() {
+	for name := range unaryFns {
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+	}
+}
+
+type unaryOp struct {
+	name string
+	fn   unaryFn
+	p    [2]float64
+}
+
+// UnaryOp returns the elementwise op name with scalar attributes p (alpha
+// for leaky_relu and elu, lo and hi for clip); it panics on an unknown name.
+func UnaryOp(name string, p ...float64) Op {
+	fn, ok := unaryFns[name]
+	if !ok {
+		panic("ops: no unary op " + name)
+	}
+	o := &unaryOp{name: name, fn: fn}
+	copy(o.p[:], p)
+	return o
+}
+
+// Neg returns -x.
+func Neg(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("neg"), x) }
+
+// Exp returns e**x.
+func Exp(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("exp"), x) }
+
+// Log returns the natural logarithm.
+func Log(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("log"), x) }
+
+// Sqrt returns the square root.
+func Sqrt(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("sqrt"), x) }
+
+// Rsqrt returns 1/sqrt(x).
+func Rsqrt(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("rsqrt"), x) }
+
+// Abs returns |x|.
+func Abs(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("abs"), x) }
+
+// Square returns x*x.
+func Square(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("square"), x) }
+
+// Clip limits x to [lo, hi].
+func Clip(x *tensor.Tensor, lo, hi float64) (*tensor.Tensor, error) {
+	if lo > hi {
+		return nil, Errorf("clip", []*tensor.Tensor{x}, "lo %v > hi %v", lo, hi)
+	}
+	return run(UnaryOp("clip", lo, hi), x)
+}
+
+// Relu returns max(x, 0).
+func Relu(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("relu"), x) }
+
+// Relu6 returns min(max(x, 0), 6).
+func Relu6(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("relu6"), x) }
+
+// LeakyRelu returns x where x > 0 and alpha*x elsewhere (TF's default alpha is 0.2).
+func LeakyRelu(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
+	return run(UnaryOp("leaky_relu", alpha), x)
+}
+
+// Elu returns x where x > 0 and alpha*(exp(x)-1) elsewhere.
+func Elu(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
+	return run(UnaryOp("elu", alpha), x)
+}
+
+// Gelu returns the exact GELU x*Φ(x).
+func Gelu(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("gelu"), x) }
+
+// GeluTanh returns GELU's tanh approximation.
+func GeluTanh(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("gelu_tanh"), x) }
+
+// Sigmoid returns 1/(1+exp(-x)).
+func Sigmoid(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("sigmoid"), x) }
+
+// Tanh returns the hyperbolic tangent.
+func Tanh(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("tanh"), x) }
+
+// Softplus returns log(1+exp(x)).
+func Softplus(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("softplus"), x) }
+
+// Swish returns x*sigmoid(x) (SiLU).
+func Swish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("swish"), x) }
+
+func (o *unaryOp) Name() string { return o.name }
+
+func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkFloat(o.name, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := tensor.Zeros(dt, in[0].Shape()...)
+	switch dt {
+	case tensor.Float32:
+		unaryKernel(in[0].Float32s(), out.Float32s(), o.fn.f, o.p)
+	case tensor.Float64:
+		unaryKernel(in[0].Float64s(), out.Float64s(), o.fn.f, o.p)
+	}
+	return out, nil
+}
+
+func unaryKernel[T tensor.Float](x, y []T, f func(float64, [2]float64) float64, p [2]float64) {
+	for i, v := range x {
+		y[i] = T(f(float64(v), p))
+	}
+}
+
+func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	g := tensor.ZerosLike(out)
+	switch out.DType() {
+	case tensor.Float32:
+		unaryGradKernel(in[0].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), o.fn.d, o.p)
+	case tensor.Float64:
+		unaryGradKernel(in[0].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), o.fn.d, o.p)
+	}
+	return []*tensor.Tensor{g}, nil
+}
+
+func unaryGradKernel[T tensor.Float](x, y, gout, g []T, d func(x, y float64, p [2]float64) float64, p [2]float64) {
+	for i := range x {
+		g[i] = gout[i] * T(d(float64(x[i]), float64(y[i]), p))
+	}
+}

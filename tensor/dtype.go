@@ -1,0 +1,101 @@
+package tensor
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// DType is the element type of a tensor.
+type DType uint8
+
+// The element types Plumb stores. Float32 is the default for models;
+// Float64 exists for gradient checks and parity; Int32 and Int64 hold labels,
+// indices and token ids.
+const (
+	Float32 DType = iota + 1
+	Float64
+	Int32
+	Int64
+)
+
+// String returns the NumPy-style name of the dtype.
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	case Int32:
+		return "int32"
+	case Int64:
+		return "int64"
+	}
+	return fmt.Sprintf("dtype(%d)", uint8(d))
+}
+
+// IsFloat reports whether d is Float32 or Float64.
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+
+// Size is the number of bytes of one element.
+func (d DType) Size() int {
+	switch d {
+	case Float32, Int32:
+		return 4
+	case Float64, Int64:
+		return 8
+	}
+	return 0
+}
+
+// Elem is the set of Go element types a tensor can hold.
+type Elem interface {
+	float32 | float64 | int32 | int64
+}
+
+// Float is the set of floating-point element types kernels compute in.
+type Float interface {
+	float32 | float64
+}
+
+// DTypeOf returns the dtype that stores elements of type T.
+func DTypeOf[T Elem]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case int32:
+		return Int32
+	default:
+		return Int64
+	}
+}
+
+func dtypeOfSlice(data any) (DType, int, error) {
+	switch s := data.(type) {
+	case []float32:
+		return Float32, len(s), nil
+	case []float64:
+		return Float64, len(s), nil
+	case []int32:
+		return Int32, len(s), nil
+	case []int64:
+		return Int64, len(s), nil
+	}
+	return 0, 0, fmt.Errorf("tensor: unsupported backing %v (want []float32, []float64, []int32 or []int64)", reflect.TypeOf(data))
+}
+
+func makeSlice(dt DType, n int) any {
+	switch dt {
+	case Float32:
+		return make([]float32, n)
+	case Float64:
+		return make([]float64, n)
+	case Int32:
+		return make([]int32, n)
+	case Int64:
+		return make([]int64, n)
+	}
+	panic("tensor: invalid dtype " + dt.String())
+}
