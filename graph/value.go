@@ -25,8 +25,13 @@ func (v *Value) Tensor() (*tensor.Tensor, error) {
 // Err returns the error that failed this value, or nil.
 func (v *Value) Err() error { return v.err }
 
-// Tape returns the tape the value was computed on.
-func (v *Value) Tape() *Tape { return v.tape }
+// Tape returns the tape the value was computed on (nil for a nil value).
+func (v *Value) Tape() *Tape {
+	if v == nil {
+		return nil
+	}
+	return v.tape
+}
 
 // Shape returns the value's shape, or nil for a failed value.
 func (v *Value) Shape() tensor.Shape {

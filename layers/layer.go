@@ -1,0 +1,57 @@
+// Package layers holds the building blocks of models: Linear, Conv2D,
+// pooling, normalisation, Dropout, Flatten and Sequential.
+//
+// A layer owns named parameters (*graph.Param) and maps a value on a tape
+// to a value on the same tape. Whether it behaves as in training (dropout
+// on, batch norm on batch statistics) is the tape's choice
+// (graph.NewTape vs graph.NewEvalTape), so one model serves both.
+// Initializers follow Keras' defaults (Glorot-uniform kernels, zero biases)
+// unless a layer documents otherwise.
+package layers
+
+import (
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Layer maps an input value to an output value and owns parameters.
+type Layer interface {
+	Forward(x *graph.Value) *graph.Value
+	// Params returns every parameter, trainable or not (non-trainable
+	// state such as batch norm's running statistics is saved in checkpoints
+	// too; optimizers skip it).
+	Params() []*graph.Param
+}
+
+// Option configures a layer at construction.
+type Option func(*config)
+
+type config struct {
+	dtype  tensor.DType
+	noBias bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{dtype: tensor.Float32}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// DType sets the parameters' dtype (Float32 by default).
+func DType(dt tensor.DType) Option { return func(c *config) { c.dtype = dt } }
+
+// NoBias leaves out a layer's bias.
+func NoBias() Option { return func(c *config) { c.noBias = true } }
+
+// Trainable returns the trainable parameters of ps, the ones an optimizer updates.
+func Trainable(ps []*graph.Param) []*graph.Param {
+	var out []*graph.Param
+	for _, p := range ps {
+		if p.Trainable {
+			out = append(out, p)
+		}
+	}
+	return out
+}

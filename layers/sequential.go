@@ -1,0 +1,34 @@
+package layers
+
+import "github.com/plumbml/plumb/graph"
+
+// Sequential applies its layers in order.
+type Sequential []Layer
+
+// Forward runs x through every layer. A failed value passes straight through
+// (every op returns it unchanged), so the first error surfaces at the end.
+func (s Sequential) Forward(x *graph.Value) *graph.Value {
+	for _, l := range s {
+		x = l.Forward(x)
+	}
+	return x
+}
+
+// Params returns the parameters of every layer, in order.
+func (s Sequential) Params() []*graph.Param {
+	var ps []*graph.Param
+	for _, l := range s {
+		ps = append(ps, l.Params()...)
+	}
+	return ps
+}
+
+// Activation wraps a function of one value, such as graph.Relu, as a layer
+// without parameters.
+type Activation func(*graph.Value) *graph.Value
+
+// Forward applies the function.
+func (a Activation) Forward(x *graph.Value) *graph.Value { return a(x) }
+
+// Params returns nothing: an activation has no parameters.
+func (Activation) Params() []*graph.Param { return nil }
