@@ -1,0 +1,40 @@
+package graph
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// An embedding lookup: rows 2, 0, 2 of a table; row 2's gradient sums twice.
+func TestGatherBackpropagatesIntoParams(t *testing.T) {
+	tape := NewTape()
+	table := tape.Var(tensor.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 3, 2))
+	ids := tape.Const(tensor.MustFromSlice([]int64{2, 0, 2}, 3))
+	rows := Gather(table, ids, 0)
+	got, err := rows.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, []float64{5, 6, 1, 2, 5, 6}, got.Float64s())
+	require.NoError(t, tape.Backward(Sum(rows)))
+	require.Equal(t, []float64{1, 1, 0, 0, 2, 2}, table.Grad().Float64s())
+	require.Nil(t, ids.Grad())
+
+	_, err = Gather(table, tape.Const(tensor.MustFromSlice([]int64{3}, 1)), 0).Tensor()
+	require.ErrorContains(t, err, "gather: inputs float64[3 2], int64[1]: index 3 out of range")
+}
+
+func TestWhereRoutesGradient(t *testing.T) {
+	tape := NewTape()
+	cond := tape.Const(tensor.MustFromSlice([]int32{1, 0, 1}, 3))
+	a := tape.Var(tensor.MustFromSlice([]float64{1, 2, 3}, 3))
+	b := tape.Var(tensor.Scalar(10.0))
+	y := Where(cond, a, b)
+	got, err := y.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, []float64{1, 10, 3}, got.Float64s())
+	require.NoError(t, tape.Backward(Sum(Mul(y, y))))
+	require.Equal(t, []float64{2, 0, 6}, a.Grad().Float64s())
+	require.Equal(t, []float64{20}, b.Grad().Float64s())
+}

@@ -1,0 +1,246 @@
+package ops
+
+import (
+	"math"
+	"slices"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Reductions over any set of axes, with the semantics of TF's
+// tf.math.reduce_sum, reduce_mean, reduce_max, reduce_min,
+// reduce_variance and reduce_logsumexp: axes may be negative, no axes means
+// every axis, and keepDims keeps each reduced axis with size 1. Like the
+// elementwise ops they share one kernel, eachReduced, which maps every input
+// element to the output element it folds into; they accumulate in float64.
+//
+// Over an empty axis they return TF's identities: sum 0, max -Inf, min +Inf,
+// logsumexp -Inf, and mean and variance NaN (0/0).
+var reduceNames = []string{"sum", "mean", "max", "min", "variance", "logsumexp"}
+
+func init() {
+	for _, name := range reduceNames {
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+	}
+}
+
+type reduceOp struct {
+	name     string
+	axes     []int
+	keepDims bool
+
+	// Saved by Forward for Backward.
+	keep tensor.Shape // x's shape with every reduced axis set to 1
+	n    int          // elements folded into each output element
+	mean []float64    // variance: the mean of each output's elements
+}
+
+// ReduceOp returns the reduction name ("sum", "mean", "max", "min",
+// "variance", "logsumexp") over axes; it panics on another name.
+//
+// Gradients follow TF: sum and mean broadcast the upstream gradient back
+// (mean divides by the count); max and min split it equally among the
+// elements that tie for the extreme (TF's _MinOrMaxGrad); variance, the
+// population variance (ddof 0), has 2(x-mean)/N; logsumexp has the softmax
+// weights exp(x - y).
+func ReduceOp(name string, axes []int, keepDims bool) Op {
+	if !slices.Contains(reduceNames, name) {
+		panic("ops: no reduction " + name)
+	}
+	return &reduceOp{name: name, axes: slices.Clone(axes), keepDims: keepDims}
+}
+
+// Sum returns the sum of x over axes (all axes if none); see ReduceOp.
+func Sum(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("sum", axes, keepDims), x)
+}
+
+// Mean returns the mean of x over axes (tf.math.reduce_mean).
+func Mean(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("mean", axes, keepDims), x)
+}
+
+// Max returns the largest element of x over axes (tf.math.reduce_max).
+func Max(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("max", axes, keepDims), x)
+}
+
+// Min returns the smallest element of x over axes (tf.math.reduce_min).
+func Min(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("min", axes, keepDims), x)
+}
+
+// Variance returns the population variance (ddof 0) of x over axes
+// (tf.math.reduce_variance).
+func Variance(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("variance", axes, keepDims), x)
+}
+
+// LogSumExp returns log(Σ exp(x)) over axes, computed stably as
+// m + log(Σ exp(x - m)) with m the finite maximum, or 0 where the maximum
+// is infinite (tf.math.reduce_logsumexp).
+func LogSumExp(x *tensor.Tensor, axes []int, keepDims bool) (*tensor.Tensor, error) {
+	return run(ReduceOp("logsumexp", axes, keepDims), x)
+}
+
+func (o *reduceOp) Name() string { return o.name }
+
+// reduceShapes resolves axes against x's rank. keep is x's shape with the
+// reduced axes set to 1, out the output shape and n the number of elements
+// folded into each output element.
+func reduceShapes(op string, x *tensor.Tensor, axes []int, keepDims bool) (keep, out tensor.Shape, n int, err error) {
+	in := []*tensor.Tensor{x}
+	reduced := make([]bool, x.Rank())
+	for _, a := range axes {
+		ax, err := tensor.Axis(a, x.Rank())
+		if err != nil {
+			return nil, nil, 0, Errorf(op, in, "%v", err)
+		}
+		if reduced[ax] {
+			return nil, nil, 0, Errorf(op, in, "axis %d repeated in axes %v", a, axes)
+		}
+		reduced[ax] = true
+	}
+	keep = x.Shape().Clone()
+	n = 1
+	for ax, d := range x.Shape() {
+		if len(axes) == 0 || reduced[ax] {
+			keep[ax] = 1
+			n *= d
+			if keepDims {
+				out = append(out, 1)
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return keep, append(tensor.Shape{}, out...), n, nil
+}
+
+func (o *reduceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkFloat(o.name, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	keep, shape, n, err := reduceShapes(o.name, x, o.axes, o.keepDims)
+	if err != nil {
+		return nil, err
+	}
+	o.keep, o.n = keep, n
+	st := bcastStrides(keep, x.Shape())
+	var acc []float64
+	switch dt {
+	case tensor.Float32:
+		acc, o.mean = reduceKernel(o.name, x.Float32s(), x.Shape(), st, keep.Size(), n)
+	case tensor.Float64:
+		acc, o.mean = reduceKernel(o.name, x.Float64s(), x.Shape(), st, keep.Size(), n)
+	}
+	out := tensor.Zeros(dt, shape...)
+	for i, v := range acc {
+		out.SetAt(i, v)
+	}
+	return out, nil
+}
+
+// eachReduced calls f(i, o) for every flat index i of an input of the given
+// shape, with o the flat index of the output element that i folds into; st
+// are the output's strides read under the input's shape (0 on reduced
+// axes), as bcastStrides gives them. It is the one walker of every
+// reduction, forward and backward.
+func eachReduced(shape tensor.Shape, st []int, f func(i, o int)) {
+	bcastRuns(shape, [][]int{st}, func(i int, offs, step []int, n int) {
+		for k := 0; k < n; k++ {
+			f(i+k, offs[0]+k*step[0])
+		}
+	})
+}
+
+// reduceKernel returns the reduction name of x into size outputs of n
+// elements each, and for variance also the per-output means.
+func reduceKernel[T tensor.Float](name string, x []T, shape tensor.Shape, st []int, size, n int) (acc, mean []float64) {
+	acc = make([]float64, size)
+	switch name {
+	case "sum", "mean":
+		eachReduced(shape, st, func(i, o int) { acc[o] += float64(x[i]) })
+		if name == "mean" {
+			for o := range acc {
+				acc[o] /= float64(n)
+			}
+		}
+	case "max", "min":
+		init, pick := math.Inf(-1), math.Max
+		if name == "min" {
+			init, pick = math.Inf(1), math.Min
+		}
+		for o := range acc {
+			acc[o] = init
+		}
+		eachReduced(shape, st, func(i, o int) { acc[o] = pick(acc[o], float64(x[i])) })
+	case "variance": // two passes: mean, then mean squared deviation
+		mean, _ = reduceKernel("mean", x, shape, st, size, n)
+		eachReduced(shape, st, func(i, o int) {
+			d := float64(x[i]) - mean[o]
+			acc[o] += d * d
+		})
+		for o := range acc {
+			acc[o] /= float64(n)
+		}
+	case "logsumexp":
+		shift, _ := reduceKernel("max", x, shape, st, size, n)
+		for o, m := range shift {
+			if math.IsInf(m, 0) || math.IsNaN(m) {
+				shift[o] = 0
+			}
+		}
+		eachReduced(shape, st, func(i, o int) { acc[o] += math.Exp(float64(x[i]) - shift[o]) })
+		for o := range acc {
+			acc[o] = shift[o] + math.Log(acc[o])
+		}
+	}
+	return acc, mean
+}
+
+func (o *reduceOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	x := in[0]
+	g := tensor.ZerosLike(x)
+	st := bcastStrides(o.keep, x.Shape())
+	switch x.DType() {
+	case tensor.Float32:
+		reduceGrad(o.name, x.Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), x.Shape(), st, o.n, o.mean)
+	case tensor.Float64:
+		reduceGrad(o.name, x.Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), x.Shape(), st, o.n, o.mean)
+	}
+	return []*tensor.Tensor{g}, nil
+}
+
+// reduceGrad writes g, the gradient for x of the reduction name whose
+// output is y and upstream gradient gout (both in the output's flat order).
+func reduceGrad[T tensor.Float](name string, x, y, gout, g []T, shape tensor.Shape, st []int, n int, mean []float64) {
+	switch name {
+	case "sum":
+		eachReduced(shape, st, func(i, o int) { g[i] = gout[o] })
+	case "mean":
+		eachReduced(shape, st, func(i, o int) { g[i] = T(float64(gout[o]) / float64(n)) })
+	case "max", "min": // split equally among the tied extremes
+		ties := make([]int, len(y))
+		eachReduced(shape, st, func(i, o int) {
+			if x[i] == y[o] {
+				ties[o]++
+			}
+		})
+		eachReduced(shape, st, func(i, o int) {
+			if x[i] == y[o] {
+				g[i] = T(float64(gout[o]) / float64(ties[o]))
+			}
+		})
+	case "variance":
+		eachReduced(shape, st, func(i, o int) {
+			g[i] = T(float64(gout[o]) * 2 * (float64(x[i]) - mean[o]) / float64(n))
+		})
+	case "logsumexp":
+		eachReduced(shape, st, func(i, o int) {
+			g[i] = T(float64(gout[o]) * math.Exp(float64(x[i])-float64(y[o])))
+		})
+	}
+}
