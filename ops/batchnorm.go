@@ -1,0 +1,200 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{
+		Name:   "batch_norm",
+		Inputs: []string{"x", "gamma", "beta", "moving_mean", "moving_variance"},
+		Grads:  []int{0, 1, 2},
+	})
+}
+
+// Keras' BatchNormalization defaults.
+const (
+	DefaultBatchNormMomentum = 0.99
+	DefaultBatchNormEpsilon  = 1e-3
+)
+
+// BatchNormAttrs are batch norm's attributes. The zero value is invalid
+// (epsilon must be positive); start from DefaultBatchNormMomentum and
+// DefaultBatchNormEpsilon, Keras' defaults.
+type BatchNormAttrs struct {
+	Momentum float64 // in [0, 1]: weight of the old moving statistics
+	Epsilon  float64 // > 0: added to the variance
+	Training bool    // normalise with the batch statistics and update the moving ones
+}
+
+type batchNormOp struct {
+	a BatchNormAttrs
+
+	// Saved by Forward for Backward, per channel: the mean and
+	// 1/sqrt(variance + epsilon) that normalised x.
+	mean, invStd []float64
+}
+
+// BatchNormOp returns batch normalisation over axis 1 of x, the channels
+// of NCHW images [N, C, H, W] or the features of [N, C] (any rank >= 2:
+// statistics are per channel, over every other axis), as Keras'
+// BatchNormalization (axis=1) computes it:
+//
+//	y = gamma·(x - mean)/sqrt(variance + epsilon) + beta
+//
+// Inputs are x, gamma [C], beta [C], moving_mean [C] and moving_variance
+// [C], all of one float dtype. In training, mean and variance are the
+// batch's, the variance biased (divided by the count, as tf.nn.moments),
+// the gradient flows through them, and the moving statistics are updated
+// in place with the biased variance, as Keras does:
+//
+//	moving = moving·momentum + batch·(1 - momentum)
+//
+// In inference, mean and variance are the moving statistics, which are
+// left unchanged. x, gamma and beta have gradients in both modes; the
+// moving statistics have none.
+func BatchNormOp(a BatchNormAttrs) Op { return &batchNormOp{a: a} }
+
+// BatchNorm returns the batch normalisation of x; see BatchNormOp.
+func BatchNorm(x, gamma, beta, movingMean, movingVar *tensor.Tensor, a BatchNormAttrs) (*tensor.Tensor, error) {
+	return run(BatchNormOp(a), x, gamma, beta, movingMean, movingVar)
+}
+
+func (o *batchNormOp) Name() string { return "batch_norm" }
+
+// batchNormDims returns the batch size, the channels and the elements per channel
+// of each example.
+func batchNormDims(x *tensor.Tensor) (n, c, hw int) {
+	return x.Dim(0), x.Dim(1), x.Shape()[2:].Size()
+}
+
+func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkFloat("batch_norm", in, 5)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if x.Rank() < 2 {
+		return nil, Errorf("batch_norm", in, "want x of rank >= 2 ([N, C] or [N, C, H, W])")
+	}
+	n, c, hw := batchNormDims(x)
+	for _, p := range in[1:] {
+		if p.Rank() != 1 || p.Dim(0) != c {
+			return nil, Errorf("batch_norm", in, "want gamma, beta, moving_mean and moving_variance of shape [%d]", c)
+		}
+	}
+	if !(o.a.Momentum >= 0 && o.a.Momentum <= 1) {
+		return nil, Errorf("batch_norm", in, "momentum %v outside [0, 1]", o.a.Momentum)
+	}
+	if !(o.a.Epsilon > 0) || math.IsInf(o.a.Epsilon, 1) {
+		return nil, Errorf("batch_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.a.Epsilon, DefaultBatchNormEpsilon)
+	}
+	if o.a.Training && n*hw == 0 {
+		return nil, Errorf("batch_norm", in, "training needs a non-empty batch to take statistics over")
+	}
+	o.mean, o.invStd = make([]float64, c), make([]float64, c)
+	out := tensor.ZerosLike(x)
+	switch dt {
+	case tensor.Float32:
+		batchNormKernel(x.Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), in[4].Float32s(), out.Float32s(), n, c, hw, o.a, o.mean, o.invStd)
+	case tensor.Float64:
+		batchNormKernel(x.Float64s(), in[1].Float64s(), in[2].Float64s(), in[3].Float64s(), in[4].Float64s(), out.Float64s(), n, c, hw, o.a, o.mean, o.invStd)
+	}
+	return out, nil
+}
+
+// batchNormKernel normalises x [n, c, hw] per channel into y, saving each
+// channel's mean and inverse std; in training it takes the batch
+// statistics (two passes, in float64) and updates the moving ones rm, rv.
+func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int, a BatchNormAttrs, mean, invStd []float64) {
+	m := float64(n * hw)
+	for ch := 0; ch < c; ch++ {
+		mu, v := float64(rm[ch]), float64(rv[ch])
+		if a.Training {
+			mu, v = 0, 0
+			for b := 0; b < n; b++ {
+				for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
+					mu += float64(e)
+				}
+			}
+			mu /= m
+			for b := 0; b < n; b++ {
+				for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
+					v += (float64(e) - mu) * (float64(e) - mu)
+				}
+			}
+			v /= m
+			rm[ch] = T(float64(rm[ch])*a.Momentum + mu*(1-a.Momentum))
+			rv[ch] = T(float64(rv[ch])*a.Momentum + v*(1-a.Momentum))
+		}
+		mean[ch], invStd[ch] = mu, 1/math.Sqrt(v+a.Epsilon)
+		g, bt := float64(gamma[ch]), float64(beta[ch])
+		for b := 0; b < n; b++ {
+			lo := (b*c + ch) * hw
+			for j := lo; j < lo+hw; j++ {
+				y[j] = T(g*(float64(x[j])-mu)*invStd[ch] + bt)
+			}
+		}
+	}
+}
+
+func (o *batchNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	x := in[0]
+	n, c, hw := batchNormDims(x)
+	grads := make([]*tensor.Tensor, 5)
+	for i := 0; i < 3; i++ {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(in[i])
+		}
+	}
+	switch x.DType() {
+	case tensor.Float32:
+		batchNormGrad(x.Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](grads[2]), n, c, hw, o.a.Training, o.mean, o.invStd)
+	case tensor.Float64:
+		batchNormGrad(x.Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](grads[2]), n, c, hw, o.a.Training, o.mean, o.invStd)
+	}
+	return grads, nil
+}
+
+// batchNormGrad writes, per channel with x̂ = (x - mean)·invStd and m its
+// element count, dgamma = Σ dy·x̂, dbeta = Σ dy and
+//
+//	dx = gamma·invStd·(dy - dbeta/m - x̂·dgamma/m)   (training)
+//	dx = gamma·invStd·dy                           (inference)
+//
+// (TF's FusedBatchNormGrad); a nil output is not wanted.
+func batchNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, n, c, hw int, training bool, mean, invStd []float64) {
+	m := float64(n * hw)
+	for ch := 0; ch < c; ch++ {
+		sg, sgx := 0.0, 0.0
+		for b := 0; b < n; b++ {
+			lo := (b*c + ch) * hw
+			for j := lo; j < lo+hw; j++ {
+				sg += float64(dy[j])
+				sgx += float64(dy[j]) * (float64(x[j]) - mean[ch]) * invStd[ch]
+			}
+		}
+		if dgamma != nil {
+			dgamma[ch] = T(sgx)
+		}
+		if dbeta != nil {
+			dbeta[ch] = T(sg)
+		}
+		if dx == nil {
+			continue
+		}
+		k := float64(gamma[ch]) * invStd[ch]
+		for b := 0; b < n; b++ {
+			lo := (b*c + ch) * hw
+			for j := lo; j < lo+hw; j++ {
+				d := float64(dy[j])
+				if training {
+					d -= (sg + (float64(x[j])-mean[ch])*invStd[ch]*sgx) / m
+				}
+				dx[j] = T(k * d)
+			}
+		}
+	}
+}

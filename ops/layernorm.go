@@ -1,0 +1,146 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "layer_norm", Inputs: []string{"x", "gamma", "beta"}, Grads: []int{0, 1, 2}})
+}
+
+// DefaultLayerNormEpsilon is Keras' LayerNormalization default epsilon.
+const DefaultLayerNormEpsilon = 1e-3
+
+type layerNormOp struct {
+	axes    int
+	epsilon float64
+
+	// Saved by Forward for Backward, per normalised row: the mean and
+	// 1/sqrt(variance + epsilon).
+	mean, invStd []float64
+}
+
+// LayerNormOp returns layer normalisation over the last axes axes of x
+// (axes >= 1; 1 is Keras' default axis=-1), as Keras' LayerNormalization
+// computes it: with mean and biased variance (tf.nn.moments) taken over
+// those axes for each leading index,
+//
+//	y = gamma·(x - mean)/sqrt(variance + epsilon) + beta
+//
+// where gamma and beta have the shape of those last axes and the dtype of
+// x. All three inputs have gradients.
+func LayerNormOp(axes int, epsilon float64) Op { return &layerNormOp{axes: axes, epsilon: epsilon} }
+
+// LayerNorm returns the layer normalisation of x; see LayerNormOp.
+func LayerNorm(x, gamma, beta *tensor.Tensor, axes int, epsilon float64) (*tensor.Tensor, error) {
+	return run(LayerNormOp(axes, epsilon), x, gamma, beta)
+}
+
+func (o *layerNormOp) Name() string { return "layer_norm" }
+
+func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkFloat("layer_norm", in, 3)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if o.axes < 1 || o.axes > x.Rank() {
+		return nil, Errorf("layer_norm", in, "cannot normalise the last %d axes of a rank-%d x", o.axes, x.Rank())
+	}
+	if !(o.epsilon > 0) || math.IsInf(o.epsilon, 1) {
+		return nil, Errorf("layer_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, DefaultLayerNormEpsilon)
+	}
+	norm := x.Shape()[x.Rank()-o.axes:]
+	if !in[1].Shape().Equal(norm) || !in[2].Shape().Equal(norm) {
+		return nil, Errorf("layer_norm", in, "want gamma and beta of shape %v", norm)
+	}
+	d := norm.Size()
+	rows := x.Shape()[:x.Rank()-o.axes].Size()
+	o.mean, o.invStd = make([]float64, rows), make([]float64, rows)
+	out := tensor.ZerosLike(x)
+	switch dt {
+	case tensor.Float32:
+		layerNormKernel(x.Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s(), d, o.epsilon, o.mean, o.invStd)
+	case tensor.Float64:
+		layerNormKernel(x.Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s(), d, o.epsilon, o.mean, o.invStd)
+	}
+	return out, nil
+}
+
+// layerNormKernel normalises each row of d elements of x into y, saving
+// its mean and inverse std (two passes, in float64).
+func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, mean, invStd []float64) {
+	for r := range mean {
+		row := x[r*d : (r+1)*d]
+		mu, v := 0.0, 0.0
+		for _, e := range row {
+			mu += float64(e)
+		}
+		mu /= float64(d)
+		for _, e := range row {
+			v += (float64(e) - mu) * (float64(e) - mu)
+		}
+		v /= float64(d)
+		mean[r], invStd[r] = mu, 1/math.Sqrt(v+eps)
+		for j, e := range row {
+			y[r*d+j] = T(float64(gamma[j])*(float64(e)-mu)*invStd[r] + float64(beta[j]))
+		}
+	}
+}
+
+func (o *layerNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	d := in[1].Size()
+	grads := make([]*tensor.Tensor, 3)
+	for i := range grads {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(in[i])
+		}
+	}
+	switch out.DType() {
+	case tensor.Float32:
+		layerNormGrad(in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](grads[2]), d, o.mean, o.invStd)
+	case tensor.Float64:
+		layerNormGrad(in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](grads[2]), d, o.mean, o.invStd)
+	}
+	return grads, nil
+}
+
+// layerNormGrad writes, per row with x̂ = (x - mean)·invStd and
+// g = dy·gamma,
+//
+//	dx = invStd·(g - Σg/d - x̂·Σ(g·x̂)/d),  dgamma = Σ_rows dy·x̂,  dbeta = Σ_rows dy
+//
+// accumulating in float64; a nil output is not wanted.
+func layerNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, d int, mean, invStd []float64) {
+	sgamma, sbeta := make([]float64, d), make([]float64, d)
+	for r := range mean {
+		lo := r * d
+		sg, sgx := 0.0, 0.0
+		for j := 0; j < d; j++ {
+			xh := (float64(x[lo+j]) - mean[r]) * invStd[r]
+			g := float64(dy[lo+j])
+			sg += g * float64(gamma[j])
+			sgx += g * float64(gamma[j]) * xh
+			sgamma[j] += g * xh
+			sbeta[j] += g
+		}
+		if dx == nil {
+			continue
+		}
+		for j := 0; j < d; j++ {
+			xh := (float64(x[lo+j]) - mean[r]) * invStd[r]
+			g := float64(dy[lo+j]) * float64(gamma[j])
+			dx[lo+j] = T(invStd[r] * (g - sg/float64(d) - xh*sgx/float64(d)))
+		}
+	}
+	for j := 0; j < d; j++ {
+		if dgamma != nil {
+			dgamma[j] = T(sgamma[j])
+		}
+		if dbeta != nil {
+			dbeta[j] = T(sbeta[j])
+		}
+	}
+}

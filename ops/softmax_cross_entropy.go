@@ -1,0 +1,193 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "softmax_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0}})
+	register(Spec{Name: "softmax_cross_entropy_soft", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1}})
+}
+
+// softmaxXentOp is the fused softmax cross-entropy from logits [N, C],
+// with integer class labels [N] or, when soft, probability labels [N, C].
+type softmaxXentOp struct {
+	name string
+	r    LossReduction
+	soft bool
+
+	// Saved by Forward for Backward.
+	labels []int     // the integer labels
+	lse    []float64 // log Σ exp(logits) of each row
+}
+
+// SoftmaxCrossEntropyOp returns the op computing, for logits [N, C] and
+// int32 or int64 class labels [N] in [0, C),
+//
+//	loss_i = logsumexp(z_i) - z_i[label_i]
+//
+// (tf.nn.sparse_softmax_cross_entropy_with_logits), then folded by r: the
+// batch mean (LossMean, a scalar, which is tf.reduce_mean of TF's result
+// and Keras' SparseCategoricalCrossentropy(from_logits=True)), the sum, or
+// none ([N]). It is one fused, stable op rather than log_softmax, one_hot
+// and a sum: logsumexp subtracts the row max, and the gradient is
+// softmax(z_i) - onehot(label_i) times the upstream gradient of loss_i.
+// Labels have no gradient. Unlike TF's kernel, which writes NaN, a label
+// outside [0, C) is an error naming the op and the label.
+func SoftmaxCrossEntropyOp(r LossReduction) Op {
+	return &softmaxXentOp{name: "softmax_cross_entropy", r: r}
+}
+
+// SoftmaxCrossEntropySoftOp returns the op computing, for logits [N, C] and
+// labels [N, C] of the same float dtype (each row a distribution),
+//
+//	loss_i = Σ_c y_ic·(logsumexp(z_i) - z_ic)
+//
+// (tf.nn.softmax_cross_entropy_with_logits), folded by r as
+// SoftmaxCrossEntropyOp. Both inputs have gradients, as in TF: the labels'
+// is -log_softmax(z_i), and the logits' is softmax(z_i)·Σ_c y_ic - y_i,
+// the exact derivative, which is TF's softmax(z_i) - y_i when the row of
+// labels sums to 1.
+func SoftmaxCrossEntropySoftOp(r LossReduction) Op {
+	return &softmaxXentOp{name: "softmax_cross_entropy_soft", r: r, soft: true}
+}
+
+// SoftmaxCrossEntropy returns the softmax cross-entropy of logits [N, C]
+// with integer labels [N]; see SoftmaxCrossEntropyOp.
+func SoftmaxCrossEntropy(logits, labels *tensor.Tensor, r LossReduction) (*tensor.Tensor, error) {
+	return run(SoftmaxCrossEntropyOp(r), logits, labels)
+}
+
+// SoftmaxCrossEntropySoft returns the softmax cross-entropy of logits
+// [N, C] with probability labels [N, C]; see SoftmaxCrossEntropySoftOp.
+func SoftmaxCrossEntropySoft(logits, labels *tensor.Tensor, r LossReduction) (*tensor.Tensor, error) {
+	return run(SoftmaxCrossEntropySoftOp(r), logits, labels)
+}
+
+func (o *softmaxXentOp) Name() string { return o.name }
+
+// check validates the inputs and, for integer labels, saves them.
+func (o *softmaxXentOp) check(in []*tensor.Tensor) error {
+	if err := checkArity(o.name, in, 2); err != nil {
+		return err
+	}
+	if err := checkReduction(o.name, in, o.r); err != nil {
+		return err
+	}
+	z, y := in[0], in[1]
+	if !z.DType().IsFloat() || z.Rank() != 2 {
+		return Errorf(o.name, in, "want float32 or float64 logits [N, C]")
+	}
+	if o.soft {
+		if y.DType() != z.DType() || !y.Shape().Equal(z.Shape()) {
+			return Errorf(o.name, in, "want labels of the logits' dtype and shape %v", z.Shape())
+		}
+		return nil
+	}
+	labels, err := y.Ints()
+	if err != nil || y.Rank() != 1 || y.Dim(0) != z.Dim(0) {
+		return Errorf(o.name, in, "want int32 or int64 labels [%d]", z.Dim(0))
+	}
+	c := z.Dim(1)
+	for i, l := range labels {
+		if l < 0 || l >= c {
+			return Errorf(o.name, in, "label %d at row %d out of range [0, %d)", l, i, c)
+		}
+	}
+	o.labels = labels
+	return nil
+}
+
+func (o *softmaxXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if err := o.check(in); err != nil {
+		return nil, err
+	}
+	z := in[0]
+	n, c := z.Dim(0), z.Dim(1)
+	o.lse = make([]float64, n)
+	loss := make([]float64, n)
+	switch z.DType() {
+	case tensor.Float32:
+		xentKernel(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.lse, loss)
+	case tensor.Float64:
+		xentKernel(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.lse, loss)
+	}
+	return reduceLoss(z.DType(), o.r, loss, tensor.Shape{n}), nil
+}
+
+// softLabels returns the float labels of the soft form, or nil.
+func (o *softmaxXentOp) softLabels(in []*tensor.Tensor) *tensor.Tensor {
+	if o.soft {
+		return in[1]
+	}
+	return nil
+}
+
+// xentKernel writes each row's logsumexp into lse and its loss into loss,
+// from soft labels y when y is non-nil and from integer labels otherwise.
+func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, lse, loss []float64) {
+	for i := 0; i < n; i++ {
+		m, ls := logSumExp(z, i*c, c, 1)
+		lse[i] = m + ls
+		if y == nil {
+			loss[i] = lse[i] - float64(z[i*c+labels[i]])
+			continue
+		}
+		for j := i * c; j < (i+1)*c; j++ {
+			loss[i] += float64(y[j]) * (lse[i] - float64(z[j]))
+		}
+	}
+}
+
+func (o *softmaxXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	z := in[0]
+	n, c := z.Dim(0), z.Dim(1)
+	w := lossWeights(o.r, gout, n)
+	grads := make([]*tensor.Tensor, 2)
+	if need[0] {
+		grads[0] = tensor.ZerosLike(z)
+	}
+	if o.soft && need[1] {
+		grads[1] = tensor.ZerosLike(in[1])
+	}
+	switch z.DType() {
+	case tensor.Float32:
+		xentGrad(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.lse, w, floats[float32](grads[0]), floats[float32](grads[1]))
+	case tensor.Float64:
+		xentGrad(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.lse, w, floats[float64](grads[0]), floats[float64](grads[1]))
+	}
+	return grads, nil
+}
+
+// xentGrad writes, for row weights w (the upstream gradient of each loss),
+// dz = w·(p·Σy - y) with p = softmax(z) and y the soft labels or the
+// one-hot of the integer labels, and for soft labels dy = w·(lse - z);
+// a nil dz or dy is not wanted.
+func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, lse, w []float64, dz, dy []T) {
+	for i := 0; i < n; i++ {
+		mass := 1.0
+		if y != nil {
+			mass = 0
+			for _, v := range y[i*c : (i+1)*c] {
+				mass += float64(v)
+			}
+		}
+		for j := i * c; j < (i+1)*c; j++ {
+			if dz != nil {
+				d := math.Exp(float64(z[j])-lse[i]) * mass
+				switch {
+				case y != nil:
+					d -= float64(y[j])
+				case j-i*c == labels[i]:
+					d--
+				}
+				dz[j] = T(w[i] * d)
+			}
+			if dy != nil {
+				dy[j] = T(w[i] * (lse[i] - float64(z[j])))
+			}
+		}
+	}
+}
