@@ -1,0 +1,41 @@
+package optim
+
+import (
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// NewAdagrad returns Adagrad (Duchi et al. 2011) as tf.keras 3's Adagrad,
+// with one slot "accumulator" starting at the initial accumulator value:
+//
+//	accum += g²
+//	var -= lr * g / sqrt(accum + eps)
+//
+// Keras 3 adds eps inside the root; TF's raw ApplyAdagradV2 (and Keras 2)
+// used g/(sqrt(accum) + eps), which differs only while accum is tiny.
+// Options: InitialAccumulator (default 0.1), Epsilon (1e-7). Default LR
+// 0.001. All as Keras.
+func NewAdagrad(params []*graph.Param, opts ...Option) (Optimizer, error) {
+	c, err := configure("Adagrad", config{lr: constant(0.001), initAccum: 0.1, epsilon: 1e-7},
+		[]string{"InitialAccumulator", "Epsilon"}, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, prepare: func(lr float64, _ int64) update {
+		k := adagradCoef{lr: lr, eps: c.epsilon}
+		return func(v, g *tensor.Tensor, s []*tensor.Tensor) {
+			run(k, v, g, s, adagradKernel[float32], adagradKernel[float64])
+		}
+	}}
+	return newOptimizer(params, c, r)
+}
+
+type adagradCoef struct{ lr, eps float64 }
+
+func adagradKernel[T tensor.Float](c adagradCoef, v, g []T, s [][]T) {
+	lr, eps, acc := T(c.lr), T(c.eps), s[0]
+	for i, gi := range g {
+		acc[i] += gi * gi
+		v[i] -= lr * gi / sqrt(acc[i]+eps)
+	}
+}

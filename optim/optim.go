@@ -1,0 +1,213 @@
+// Package optim updates parameters from their gradients: SGD, Momentum
+// (with Nesterov), Adam, AdamW, RMSProp and Adagrad, learning-rate
+// schedules, global-norm gradient clipping and L2 regularisation.
+//
+// The update rules follow TensorFlow's (tf.keras 3, the version the parity
+// goldens are recorded with); each constructor's doc comment gives its
+// formula. Every rule runs in float32 and float64, in the parameter's own
+// dtype.
+//
+// A training loop builds a new tape per step, calls Backward and then Step:
+//
+//	opt, err := optim.NewAdam(net.Params(), optim.LR(1e-3))
+//	...
+//	for batch := range batches {
+//		tape := graph.NewTape()
+//		loss := ...
+//		if err := tape.Backward(loss); err != nil {
+//			return err
+//		}
+//		if err := opt.Step(); err != nil {
+//			return err
+//		}
+//	}
+//
+// Step zeroes the gradients it used, so the loop needs no separate
+// ZeroGrad: Backward adds into Param.Grad, and without the zeroing every
+// step would also apply the gradients of all the steps before it.
+//
+// Each Step works in this order, as Keras' apply does: the learning rate
+// is read from the schedule at the number of steps taken so far; the L2
+// term is added to each gradient (as a penalty in the loss would be); the
+// gradients are clipped to the global norm; the decoupled weight decay
+// shrinks each parameter (var -= lr*wd*var); the rule's update is applied;
+// the gradients are zeroed and the step is counted.
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Optimizer updates a fixed set of parameters from their gradients.
+type Optimizer interface {
+	// Step updates every trainable parameter that has a gradient, then
+	// zeroes those gradients (see the package doc for why). A parameter
+	// without a gradient (nil Grad) is skipped, and so is one whose
+	// Trainable flag is off; neither is touched. If nothing has a gradient,
+	// Step does nothing and does not count a step, as Keras' apply does.
+	// Step checks every parameter before it updates any, so an error leaves
+	// all parameters as they were.
+	Step() error
+	// State returns the optimizer's own tensors, each as a non-trainable
+	// Param that shares storage with the optimizer, so a checkpoint can
+	// save them and restore them in place: the per-parameter slots, named
+	// "<param name>/<slot>" (such as "dense/kernel/m"), and the number of
+	// steps taken, an int64 scalar named "iterations".
+	State() []*graph.Param
+}
+
+// slot names one per-parameter state tensor and its initial value.
+type slot struct {
+	name string
+	init float64
+}
+
+// update applies one step of a rule to one parameter v with gradient g and
+// slots s (in the order of rule.slots). Shapes and dtypes are validated.
+type update func(v, g *tensor.Tensor, s []*tensor.Tensor)
+
+// rule is what distinguishes one optimizer from another.
+type rule struct {
+	name  string
+	slots []slot
+	// prepare returns the update for step t (1-based, as TF's local_step)
+	// at learning rate lr.
+	prepare func(lr float64, t int64) update
+}
+
+// optimizer runs a rule over a fixed set of parameters; it implements
+// Optimizer for every constructor in this package.
+type optimizer struct {
+	rule   rule
+	cfg    config
+	params []*graph.Param   // trainable at construction
+	slots  [][]*graph.Param // slots[i] belongs to params[i]
+	iter   *graph.Param     // int64 scalar: steps taken
+	active []int            // scratch: indices of params updated this step
+}
+
+// newOptimizer allocates the slots of every trainable parameter in params;
+// non-trainable ones are left out.
+func newOptimizer(params []*graph.Param, cfg config, r rule) (Optimizer, error) {
+	o := &optimizer{rule: r, cfg: cfg, iter: graph.NewState("iterations", tensor.Scalar[int64](0))}
+	seen := map[string]bool{}
+	for i, p := range params {
+		switch {
+		case p == nil:
+			return nil, fmt.Errorf("optim: %s: parameter %d is nil", r.name, i)
+		case !p.Trainable:
+			continue
+		case p.Value == nil:
+			return nil, fmt.Errorf("optim: %s: parameter %q has no value", r.name, p.Name)
+		case !p.Value.DType().IsFloat():
+			return nil, fmt.Errorf("optim: %s: parameter %q is %v; only float32 and float64 parameters are trainable", r.name, p.Name, p.Value.DType())
+		case seen[p.Name]:
+			return nil, fmt.Errorf("optim: %s: two parameters are named %q; slot names must be unique", r.name, p.Name)
+		}
+		seen[p.Name] = true
+		ss := make([]*graph.Param, len(r.slots))
+		for j, s := range r.slots {
+			t := tensor.ZerosLike(p.Value)
+			t.Fill(s.init)
+			ss[j] = graph.NewState(p.Name+"/"+s.name, t)
+		}
+		o.params = append(o.params, p)
+		o.slots = append(o.slots, ss)
+	}
+	return o, nil
+}
+
+func (o *optimizer) State() []*graph.Param {
+	var st []*graph.Param
+	for _, ss := range o.slots {
+		st = append(st, ss...)
+	}
+	return append(st, o.iter)
+}
+
+func (o *optimizer) Step() error {
+	o.active = o.active[:0]
+	for i, p := range o.params {
+		if !p.Trainable || p.Grad == nil {
+			continue
+		}
+		if err := o.check(i); err != nil {
+			return err
+		}
+		o.active = append(o.active, i)
+	}
+	if len(o.active) == 0 {
+		return nil
+	}
+	it := o.iter.Value
+	if it == nil || it.DType() != tensor.Int64 || it.Size() != 1 {
+		return fmt.Errorf("optim: %s: the iterations state must be one int64", o.rule.name)
+	}
+	done := it.Int64s()[0]
+	if done < 0 || done == math.MaxInt64 {
+		return fmt.Errorf("optim: %s: iteration count %d out of range", o.rule.name, done)
+	}
+	lr := o.cfg.lr.LR(done)
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("optim: %s: learning rate schedule gave %v at step %d; want a finite value >= 0", o.rule.name, lr, done)
+	}
+	if o.cfg.l2 > 0 {
+		for _, i := range o.active {
+			axpy(o.cfg.l2, o.params[i].Value, o.params[i].Grad)
+		}
+	}
+	if o.cfg.clipNorm > 0 {
+		grads := make([]*tensor.Tensor, len(o.active))
+		for k, i := range o.active {
+			grads[k] = o.params[i].Grad
+		}
+		clipGlobalNorm(grads, o.cfg.clipNorm)
+	}
+	if o.cfg.weightDecay > 0 {
+		for _, i := range o.active {
+			axpy(-lr*o.cfg.weightDecay, o.params[i].Value, o.params[i].Value)
+		}
+	}
+	up := o.rule.prepare(lr, done+1)
+	s := make([]*tensor.Tensor, len(o.rule.slots))
+	for _, i := range o.active {
+		p := o.params[i]
+		for j, sp := range o.slots[i] {
+			s[j] = sp.Value
+		}
+		up(p.Value, p.Grad, s)
+		p.ZeroGrad()
+	}
+	it.Int64s()[0] = done + 1
+	return nil
+}
+
+// check validates parameter i before Step touches anything: its gradient
+// and slots must match its value's dtype and shape (a value replaced since
+// construction, or a slot filled from a wrong checkpoint, would not).
+func (o *optimizer) check(i int) error {
+	p := o.params[i]
+	if p.Value == nil {
+		return fmt.Errorf("optim: %s: parameter %q has no value", o.rule.name, p.Name)
+	}
+	want := func(what string, t *tensor.Tensor) error {
+		if t == nil {
+			return fmt.Errorf("optim: %s: parameter %q has no %s tensor", o.rule.name, p.Name, what)
+		}
+		if t.DType() != p.Value.DType() || !tensor.SameShape(t, p.Value) {
+			return fmt.Errorf("optim: %s: parameter %q is %v%v but its %s is %v%v",
+				o.rule.name, p.Name, p.Value.DType(), p.Value.Shape(), what, t.DType(), t.Shape())
+		}
+		return nil
+	}
+	errs := []error{want("gradient", p.Grad)}
+	for _, s := range o.slots[i] {
+		errs = append(errs, want("slot "+s.Name, s.Value))
+	}
+	return errors.Join(errs...)
+}
