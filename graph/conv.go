@@ -1,0 +1,35 @@
+package graph
+
+import "github.com/plumbml/plumb/ops"
+
+// The graph forms of ops' convolutions and pools over NCHW images. Each
+// records the op on the inputs' tape; see the ops function of the same name
+// for shapes, padding rules and the TF and PyTorch ops they follow.
+
+// Conv2D returns the 2-D convolution of x [N, C, H, W] with weights
+// w [O, C/groups, KH, KW] plus b [O]; b may be nil.
+func Conv2D(x, w, b *Value, attrs ops.Conv2DAttrs) *Value {
+	if b == nil {
+		return apply(ops.Conv2DOp(attrs), x, w)
+	}
+	return apply(ops.Conv2DOp(attrs), x, w, b)
+}
+
+// Conv2DTranspose returns the transposed convolution of x [N, C, H, W]
+// with weights w [C, O/groups, KH, KW] plus b [O]; b may be nil.
+func Conv2DTranspose(x, w, b *Value, attrs ops.Conv2DTransposeAttrs) *Value {
+	if b == nil {
+		return apply(ops.Conv2DTransposeOp(attrs), x, w)
+	}
+	return apply(ops.Conv2DTransposeOp(attrs), x, w, b)
+}
+
+// MaxPool2D returns the 2-D max pool of x [N, C, H, W].
+func MaxPool2D(x *Value, attrs ops.Pool2DAttrs) *Value { return apply(ops.MaxPool2DOp(attrs), x) }
+
+// AvgPool2D returns the 2-D average pool of x [N, C, H, W], padding left
+// out of each window's divisor.
+func AvgPool2D(x *Value, attrs ops.Pool2DAttrs) *Value { return apply(ops.AvgPool2DOp(attrs), x) }
+
+// GlobalAvgPool2D returns the mean of each channel of x [N, C, H, W] as [N, C].
+func GlobalAvgPool2D(x *Value) *Value { return apply(ops.GlobalAvgPool2DOp(), x) }

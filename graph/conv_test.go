@@ -1,0 +1,59 @@
+package graph
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/internal/gradcheck"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// A small CNN of every conv and pool wrapper agrees with central differences.
+func TestConvNetGradientMatchesNumeric(t *testing.T) {
+	rng := tensor.NewRNG(5)
+	randn := func(shape ...int) *tensor.Tensor {
+		x, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, shape...)
+		require.NoError(t, err)
+		return x
+	}
+	in := []*tensor.Tensor{randn(2, 2, 4, 4), randn(3, 2, 3, 3), randn(3), randn(3, 2, 2, 2)}
+	net := func(tape *Tape, in []*tensor.Tensor) (*Value, []*Value) {
+		vs := []*Value{tape.Var(in[0]), tape.Var(in[1]), tape.Var(in[2]), tape.Var(in[3])}
+		h := Tanh(Conv2D(vs[0], vs[1], vs[2], ops.Conv2DAttrs{Padding: ops.PadSame}))
+		p := MaxPool2D(h, ops.Pool2DAttrs{Kernel: [2]int{2, 2}})
+		u := Conv2DTranspose(p, vs[3], nil, ops.Conv2DTransposeAttrs{Conv2DAttrs: ops.Conv2DAttrs{Stride: [2]int{2, 2}}})
+		a := AvgPool2D(u, ops.Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, Padding: ops.PadSame})
+		return GlobalAvgPool2D(a), vs
+	}
+	fwd := func(in []*tensor.Tensor) (*tensor.Tensor, error) {
+		y, _ := net(NewTape(), in)
+		return y.Tensor()
+	}
+	bwd := func(in []*tensor.Tensor, _, gout *tensor.Tensor) ([]*tensor.Tensor, error) {
+		tape := NewTape()
+		y, vs := net(tape, in)
+		if err := tape.BackwardWith(y, gout); err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{vs[0].Grad(), vs[1].Grad(), vs[2].Grad(), vs[3].Grad()}, nil
+	}
+	y, err := fwd(in)
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{2, 2}, y.Shape())
+	require.NoError(t, gradcheck.Check(fwd, bwd, in, []int{0, 1, 2, 3}, gradcheck.Default))
+}
+
+func TestConvWrappersPassErrorsOn(t *testing.T) {
+	tape := NewTape()
+	x := tape.Var(tensor.Zeros(tensor.Float32, 1, 3, 5, 5))
+	w := tape.Var(tensor.Zeros(tensor.Float32, 2, 4, 3, 3))
+	bad := GlobalAvgPool2D(MaxPool2D(Conv2D(x, w, nil, ops.Conv2DAttrs{}), ops.Pool2DAttrs{Kernel: [2]int{2, 2}}))
+	_, err := bad.Tensor()
+	require.ErrorContains(t, err, "conv2d: inputs float32[1 3 5 5], float32[2 4 3 3]")
+	_, err = Conv2DTranspose(nil, nil, nil, ops.Conv2DTransposeAttrs{}).Tensor()
+	require.ErrorContains(t, err, "conv2d_transpose")
+	_, err = AvgPool2D(x, ops.Pool2DAttrs{}).Tensor()
+	require.ErrorContains(t, err, "avg_pool2d")
+}

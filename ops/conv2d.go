@@ -1,0 +1,424 @@
+package ops
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "conv2d", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+}
+
+// PadMode says where a convolution's or pool's padding comes from.
+type PadMode uint8
+
+const (
+	// PadExplicit uses the attrs' Pad as given; an all-zero Pad is TF's VALID.
+	PadExplicit PadMode = iota
+	// PadValid is TF's "VALID": no padding (Pad must be zero).
+	PadValid
+	// PadSame is TF's "SAME": Pad (which must be zero) is computed from the
+	// input size at Forward time by SamePadding, so that the output size
+	// is ceil(input / stride).
+	PadSame
+)
+
+func (m PadMode) String() string {
+	switch m {
+	case PadExplicit:
+		return "explicit"
+	case PadValid:
+		return "valid"
+	case PadSame:
+		return "same"
+	}
+	return fmt.Sprintf("PadMode(%d)", uint8(m))
+}
+
+// SamePadding returns the per-side padding (top, bottom, left, right) of
+// TensorFlow's SAME rule for an inH×inW input and a kH×kW kernel: along each
+// axis the output size is out = ceil(in / stride), the total padding is
+// max((out−1)·stride + (k−1)·dilation + 1 − in, 0), and the odd pixel goes
+// to the bottom or right. All arguments must be positive.
+func SamePadding(inH, inW, kH, kW, strideH, strideW, dilH, dilW int) ([4]int, error) {
+	if min(inH, inW, kH, kW, strideH, strideW, dilH, dilW) < 1 {
+		return [4]int{}, &Error{Op: "SamePadding", Msg: fmt.Sprintf(
+			"want positive sizes; got input %dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d",
+			inH, inW, kH, kW, strideH, strideW, dilH, dilW)}
+	}
+	side := func(in, k, s, d int) (int, int) {
+		out := (in + s - 1) / s
+		total := max((out-1)*s+(k-1)*d+1-in, 0)
+		return total / 2, total - total/2
+	}
+	var p [4]int
+	p[0], p[1] = side(inH, kH, strideH, dilH)
+	p[2], p[3] = side(inW, kW, strideW, dilW)
+	return p, nil
+}
+
+// resolvePad returns the padding that mode and pad give an h×w input.
+func resolvePad(mode PadMode, pad [4]int, h, w, kh, kw, sh, sw, dh, dw int) ([4]int, error) {
+	switch mode {
+	case PadExplicit:
+		if min(pad[0], pad[1], pad[2], pad[3]) < 0 {
+			return pad, fmt.Errorf("negative padding %v (top, bottom, left, right)", pad)
+		}
+		return pad, nil
+	case PadValid, PadSame:
+		if pad != [4]int{} {
+			return pad, fmt.Errorf("padding mode %v takes no explicit Pad, got %v", mode, pad)
+		}
+		if mode == PadValid {
+			return pad, nil
+		}
+		return SamePadding(h, w, kh, kw, sh, sw, dh, dw)
+	}
+	return pad, fmt.Errorf("unknown padding mode %v", mode)
+}
+
+// windowsOut returns the output size of sliding an effective kernel of size
+// eff at stride s over an input of size in padded by lo and hi, and false
+// when the kernel does not fit.
+func windowsOut(in, lo, hi, eff, s int) (int, bool) {
+	if in+lo+hi < eff {
+		return 0, false
+	}
+	return (in+lo+hi-eff)/s + 1, true
+}
+
+// Conv2DAttrs are the attributes of a 2-D convolution. The zero value is a
+// stride-1, undilated, unpadded (VALID), ungrouped convolution.
+type Conv2DAttrs struct {
+	Stride   [2]int  // (height, width); 0 means 1
+	Dilation [2]int  // (height, width); 0 means 1
+	Pad      [4]int  // zero padding (top, bottom, left, right), with Padding PadExplicit
+	Padding  PadMode // where the padding comes from
+	Groups   int     // input and output channels split into this many groups; 0 means 1
+}
+
+// norm returns a with zero strides, dilations and groups replaced by 1.
+func (a Conv2DAttrs) norm() (Conv2DAttrs, error) {
+	if min(a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1], a.Groups) < 0 {
+		return a, fmt.Errorf("stride %v, dilation %v and groups %d must be positive (0 means 1)", a.Stride, a.Dilation, a.Groups)
+	}
+	for _, v := range []*int{&a.Stride[0], &a.Stride[1], &a.Dilation[0], &a.Dilation[1], &a.Groups} {
+		if *v == 0 {
+			*v = 1
+		}
+	}
+	return a, nil
+}
+
+// convGeom is a validated convolution y = conv(x, w) over a batch: x is
+// [n, C, H, W], w is [cout, C/groups, KH, KW] and y is [n, cout, OH, OW].
+// Conv2D computes it forwards; Conv2DTranspose runs it backwards, so its
+// own input plays y and its output plays x.
+type convGeom struct {
+	im2col.Geom
+	n, cout, groups int
+}
+
+// convInputs checks the inputs shared by conv2d and conv2d_transpose: x, w
+// and an optional b, all of one float dtype, x and w of rank 4. layout
+// names the expected weight layout in errors.
+func convInputs(op, layout string, in []*tensor.Tensor, a Conv2DAttrs) (tensor.DType, Conv2DAttrs, error) {
+	if len(in) != 2 && len(in) != 3 {
+		return 0, a, Errorf(op, in, "want inputs x, w and optional b")
+	}
+	dt, err := checkFloat(op, in, len(in))
+	if err != nil {
+		return 0, a, err
+	}
+	if in[0].Rank() != 4 || in[1].Rank() != 4 {
+		return 0, a, Errorf(op, in, "want x [N, C, H, W] and w %s", layout)
+	}
+	a, err = a.norm()
+	if err != nil {
+		return 0, a, Errorf(op, in, "%v", err)
+	}
+	if in[1].Dim(2) < 1 || in[1].Dim(3) < 1 {
+		return 0, a, Errorf(op, in, "want a kernel of at least 1x1")
+	}
+	return dt, a, nil
+}
+
+// checkBias checks the optional bias in[2] against c output channels.
+func checkBias(op string, in []*tensor.Tensor, c int) error {
+	if len(in) == 3 && (in[2].Rank() != 1 || in[2].Dim(0) != c) {
+		return Errorf(op, in, "want bias [%d]", c)
+	}
+	return nil
+}
+
+type conv2dOp struct {
+	attrs Conv2DAttrs
+	g     convGeom // saved by Forward
+}
+
+// Conv2DOp returns the 2-D convolution (cross-correlation, as every DL
+// framework computes it) of x [N, C, H, W] with weights w [O, C/groups,
+// KH, KW] plus an optional bias b [O], giving [N, O, OH, OW]: PyTorch's
+// torch.nn.functional.conv2d, and tf.nn.conv2d with data_format NCHW and
+// the weights transposed from TF's HWIO. With groups G, input channels
+// [g·C/G, (g+1)·C/G) feed output channels [g·O/G, (g+1)·O/G); G == C
+// is a depthwise convolution. Output sizes are
+// (in + pad_before + pad_after − ((k−1)·dilation + 1)) / stride + 1.
+//
+// The bias is an optional third input, as in linear, so its add rides in
+// the output pass and its gradient is a plain sum. The kernel lowers each
+// image with im2col and runs one GEMM per group, images spread over
+// goroutines.
+func Conv2DOp(attrs Conv2DAttrs) Op { return &conv2dOp{attrs: attrs} }
+
+// Conv2D returns the convolution of x with w plus b (which may be nil); see Conv2DOp.
+func Conv2D(x, w, b *tensor.Tensor, attrs Conv2DAttrs) (*tensor.Tensor, error) {
+	return runWithBias(Conv2DOp(attrs), x, w, b)
+}
+
+// runWithBias runs op on x, w and b, leaving out b when it is nil.
+func runWithBias(op Op, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if b == nil {
+		return run(op, x, w)
+	}
+	return run(op, x, w, b)
+}
+
+func (o *conv2dOp) Name() string { return "conv2d" }
+
+func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	const op = "conv2d"
+	dt, a, err := convInputs(op, "[O, C/groups, KH, KW]", in, o.attrs)
+	if err != nil {
+		return nil, err
+	}
+	x, w := in[0].Shape(), in[1].Shape()
+	if x[1]%a.Groups != 0 || w[0]%a.Groups != 0 || w[1]*a.Groups != x[1] {
+		return nil, Errorf(op, in, "with groups %d want C and O divisible by it and w [O, %d, KH, KW]", a.Groups, x[1]/a.Groups)
+	}
+	g := convGeom{n: x[0], cout: w[0], groups: a.Groups, Geom: im2col.Geom{
+		C: x[1], H: x[2], W: x[3], KH: w[2], KW: w[3],
+		SH: a.Stride[0], SW: a.Stride[1], DH: a.Dilation[0], DW: a.Dilation[1],
+	}}
+	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.DH, g.DW)
+	if err != nil {
+		return nil, Errorf(op, in, "%v", err)
+	}
+	g.PT, g.PL = pad[0], pad[2]
+	effH, effW := (g.KH-1)*g.DH+1, (g.KW-1)*g.DW+1
+	var okH, okW bool
+	g.OH, okH = windowsOut(g.H, pad[0], pad[1], effH, g.SH)
+	g.OW, okW = windowsOut(g.W, pad[2], pad[3], effW, g.SW)
+	if !okH || !okW {
+		return nil, Errorf(op, in, "dilated kernel %dx%d is larger than the padded input %dx%d (padding %v)",
+			effH, effW, g.H+pad[0]+pad[1], g.W+pad[2]+pad[3], pad)
+	}
+	if err := checkBias(op, in, g.cout); err != nil {
+		return nil, err
+	}
+	o.g = g
+	return runConv(g, false, dt, in), nil
+}
+
+func (o *conv2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	return convBackward(o.g, false, in, gout, need), nil
+}
+
+// runConv allocates the output of conv2d, or of conv2d_transpose when
+// transposed, and runs its forward pass on the validated inputs.
+func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) *tensor.Tensor {
+	shape := []int{g.n, g.cout, g.OH, g.OW}
+	if transposed {
+		shape = []int{g.n, g.C, g.H, g.W}
+	}
+	out := tensor.Zeros(dt, shape...)
+	var b *tensor.Tensor
+	if len(in) == 3 {
+		b = in[2]
+	}
+	switch dt {
+	case tensor.Float32:
+		convForward(g, transposed, in[0].Float32s(), in[1].Float32s(), floats[float32](b), out.Float32s())
+	case tensor.Float64:
+		convForward(g, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
+	}
+	return out
+}
+
+// convForward computes y = conv(x, w) + b, or convᵀ(x, w) + b when
+// transposed, into the zeroed y; b may be nil.
+func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
+	if transposed {
+		convDataAdjoint(g, x, w, y)
+		if b != nil {
+			addBias(y, b, g.n, g.C, g.H*g.W)
+		}
+		return
+	}
+	convData(g, x, w, y)
+	if b != nil {
+		addBias(y, b, g.n, g.cout, g.Cols())
+	}
+}
+
+// convBackward returns the gradients of conv2d, or of conv2d_transpose when
+// transposed, for the inputs that need them.
+func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor.Tensor, need []bool) []*tensor.Tensor {
+	grads := make([]*tensor.Tensor, len(in))
+	for i := range in {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(in[i])
+		}
+	}
+	var gb *tensor.Tensor
+	if len(in) == 3 {
+		gb = grads[2]
+	}
+	switch gout.DType() {
+	case tensor.Float32:
+		convGrad(g, transposed, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](gb))
+	case tensor.Float64:
+		convGrad(g, transposed, in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](gb))
+	}
+	return grads
+}
+
+// convGrad adds into the zeroed dx, dw and db (each nil when unwanted).
+// For y = conv(x, w) + b: dx = convᵀ(dy, w), dw = the filter gradient of x
+// and dy, db = Σ_{images, pixels} dy. For y = convᵀ(x, w) + b the roles
+// swap: dx = conv(dy, w) and dw is the filter gradient with dy as the
+// convolution's input and x as its output gradient.
+func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db []T) {
+	c, p := g.cout, g.Cols()
+	if transposed {
+		c, p = g.C, g.H*g.W
+	}
+	if dx != nil {
+		if transposed {
+			convData(g, dy, w, dx)
+		} else {
+			convDataAdjoint(g, dy, w, dx)
+		}
+	}
+	if dw != nil {
+		if transposed {
+			convFilter(g, dy, x, dw)
+		} else {
+			convFilter(g, x, dy, dw)
+		}
+	}
+	if db != nil {
+		biasGrad(dy, db, g.n, c, p)
+	}
+}
+
+// The three convolution kernels, shared by conv2d and conv2d_transpose.
+// With og output and kg = C/groups·KH·KW lowered input rows per group and
+// p = OH·OW pixels, image i and group k compute
+//
+//	convData:         y[i,k] (og×p)  = w[k] (og×kg) · im2col(x[i])[k] (kg×p)
+//	convDataAdjoint:  x[i]          += col2im(w[k]ᵀ (kg×og) · y[i,k] (og×p))
+//	convFilter:       dw[k] (og×kg) += y[i,k] (og×p) · im2col(x[i])[k]ᵀ (p×kg)
+
+// convData writes y = conv(x, w).
+func convData[T tensor.Float](g convGeom, x, w, y []T) {
+	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
+	forBatch(g.n, func(_, lo, hi int) {
+		col := make([]T, g.Rows()*p)
+		for i := lo; i < hi; i++ {
+			im2col.Im2Col(g.Geom, x[i*chw:], col)
+			for k := 0; k < g.groups; k++ {
+				gemm.Gemm(false, false, og, p, kg, 1, w[k*og*kg:], kg, col[k*kg*p:], p, 0, y[(i*g.cout+k*og)*p:], p)
+			}
+		}
+	})
+}
+
+// convDataAdjoint adds convᵀ(y, w), the adjoint of convData in x, into x.
+func convDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
+	forBatch(g.n, func(_, lo, hi int) {
+		col := make([]T, g.Rows()*p)
+		for i := lo; i < hi; i++ {
+			for k := 0; k < g.groups; k++ {
+				gemm.Gemm(true, false, kg, p, og, 1, w[k*og*kg:], kg, y[(i*g.cout+k*og)*p:], p, 0, col[k*kg*p:], p)
+			}
+			im2col.Col2Im(g.Geom, col, x[i*chw:(i+1)*chw])
+		}
+	})
+}
+
+// convFilter adds the gradient of <y, conv(x, w)> in w into dw. Each
+// goroutine sums its images into a buffer of its own, added at the end.
+func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
+	part := make([][]T, batchWorkers(g.n))
+	forBatch(g.n, func(worker, lo, hi int) {
+		acc := dw
+		if worker > 0 {
+			acc = make([]T, len(dw))
+			part[worker] = acc
+		}
+		col := make([]T, g.Rows()*p)
+		for i := lo; i < hi; i++ {
+			im2col.Im2Col(g.Geom, x[i*chw:], col)
+			for k := 0; k < g.groups; k++ {
+				gemm.Gemm(false, true, og, kg, p, 1, y[(i*g.cout+k*og)*p:], p, col[k*kg*p:], p, 1, acc[k*og*kg:], kg)
+			}
+		}
+	})
+	for _, acc := range part[1:] {
+		for j, v := range acc {
+			dw[j] += v
+		}
+	}
+}
+
+// addBias adds b[c] to every pixel of channel c of y [n, len(b), p].
+func addBias[T tensor.Float](y, b []T, n, c, p int) {
+	for i := 0; i < n; i++ {
+		for j, v := range b {
+			row := y[(i*c+j)*p : (i*c+j+1)*p]
+			for k := range row {
+				row[k] += v
+			}
+		}
+	}
+}
+
+// biasGrad adds the sum of dy [n, c, p] over images and pixels into db [c].
+func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
+	for i := 0; i < n; i++ {
+		for j := range db {
+			for _, v := range dy[(i*c+j)*p : (i*c+j+1)*p] {
+				db[j] += v
+			}
+		}
+	}
+}
+
+// batchWorkers is the number of goroutines forBatch uses for n images.
+func batchWorkers(n int) int { return max(1, min(n, runtime.GOMAXPROCS(0))) }
+
+// forBatch splits images [0, n) into batchWorkers(n) contiguous runs and
+// calls fn(worker, lo, hi) for each, concurrently. Runs write disjoint
+// images, so kernels built on it are race-free.
+func forBatch(n int, fn func(worker, lo, hi int)) {
+	workers := batchWorkers(n)
+	if workers == 1 {
+		fn(0, 0, n)
+		return
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := min(n, w*chunk), min(n, (w+1)*chunk)
+		wg.Go(func() { fn(w, lo, hi) })
+	}
+	wg.Wait()
+}

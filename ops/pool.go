@@ -1,0 +1,263 @@
+package ops
+
+import (
+	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "max_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "global_avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
+}
+
+// Pool2DAttrs are the attributes of a 2-D max or average pool.
+type Pool2DAttrs struct {
+	Kernel  [2]int  // window (height, width); both required
+	Stride  [2]int  // (height, width); 0 means the window size, as Keras and PyTorch default
+	Pad     [4]int  // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
+	Padding PadMode // where the padding comes from
+}
+
+type pool2dOp struct {
+	max   bool
+	attrs Pool2DAttrs
+
+	// Saved by Forward for Backward.
+	g   im2col.Geom // one channel per image plane: C is N·C of x
+	arg []int       // max: the flat input index of each output's maximum
+}
+
+// MaxPool2DOp returns the 2-D max pool of x [N, C, H, W], giving
+// [N, C, OH, OW] with OH = (H + pad_top + pad_bottom − KH) / stride + 1
+// (likewise OW): tf.nn.max_pool2d with data_format NCHW. Padded cells never
+// win. The gradient goes to the first maximum of each window in row-major
+// order, as TF's CPU kernel and PyTorch's do on ties.
+func MaxPool2DOp(attrs Pool2DAttrs) Op { return &pool2dOp{max: true, attrs: attrs} }
+
+// AvgPool2DOp returns the 2-D average pool of x [N, C, H, W], shaped as
+// MaxPool2DOp's: tf.nn.avg_pool2d with data_format NCHW. Padded cells are
+// left out of both the sum and the divisor, as TF does (PyTorch's
+// count_include_pad=False).
+func AvgPool2DOp(attrs Pool2DAttrs) Op { return &pool2dOp{attrs: attrs} }
+
+// MaxPool2D returns the max pool of x; see MaxPool2DOp.
+func MaxPool2D(x *tensor.Tensor, attrs Pool2DAttrs) (*tensor.Tensor, error) {
+	return run(MaxPool2DOp(attrs), x)
+}
+
+// AvgPool2D returns the average pool of x; see AvgPool2DOp.
+func AvgPool2D(x *tensor.Tensor, attrs Pool2DAttrs) (*tensor.Tensor, error) {
+	return run(AvgPool2DOp(attrs), x)
+}
+
+func (o *pool2dOp) Name() string {
+	if o.max {
+		return "max_pool2d"
+	}
+	return "avg_pool2d"
+}
+
+// geom validates the input and attrs and returns the pool's geometry.
+func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) {
+	op, a := o.Name(), o.attrs
+	dt, err := checkFloat(op, in, 1)
+	if err != nil {
+		return 0, im2col.Geom{}, err
+	}
+	if in[0].Rank() != 4 {
+		return 0, im2col.Geom{}, Errorf(op, in, "want x [N, C, H, W]")
+	}
+	if a.Kernel[0] < 1 || a.Kernel[1] < 1 || a.Stride[0] < 0 || a.Stride[1] < 0 {
+		return 0, im2col.Geom{}, Errorf(op, in, "want a positive kernel and non-negative stride (0 means the kernel), got kernel %v, stride %v", a.Kernel, a.Stride)
+	}
+	for i := range a.Stride {
+		if a.Stride[i] == 0 {
+			a.Stride[i] = a.Kernel[i]
+		}
+	}
+	x := in[0].Shape()
+	g := im2col.Geom{C: x[0] * x[1], H: x[2], W: x[3], KH: a.Kernel[0], KW: a.Kernel[1], SH: a.Stride[0], SW: a.Stride[1], DH: 1, DW: 1}
+	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, 1, 1)
+	if err != nil {
+		return 0, g, Errorf(op, in, "%v", err)
+	}
+	if max(pad[0], pad[1]) >= g.KH || max(pad[2], pad[3]) >= g.KW {
+		return 0, g, Errorf(op, in, "padding %v must be below the kernel %v, so that every window holds an input cell", pad, a.Kernel)
+	}
+	g.PT, g.PL = pad[0], pad[2]
+	var okH, okW bool
+	g.OH, okH = windowsOut(g.H, pad[0], pad[1], g.KH, g.SH)
+	g.OW, okW = windowsOut(g.W, pad[2], pad[3], g.KW, g.SW)
+	if !okH || !okW {
+		return 0, g, Errorf(op, in, "kernel %v is larger than the padded input %dx%d (padding %v)",
+			a.Kernel, g.H+pad[0]+pad[1], g.W+pad[2]+pad[3], pad)
+	}
+	return dt, g, nil
+}
+
+func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, g, err := o.geom(in)
+	if err != nil {
+		return nil, err
+	}
+	o.g = g
+	x := in[0].Shape()
+	out := tensor.Zeros(dt, x[0], x[1], g.OH, g.OW)
+	if o.max {
+		o.arg = make([]int, out.Size())
+	}
+	switch dt {
+	case tensor.Float32:
+		poolKernel(g, o.arg, in[0].Float32s(), out.Float32s())
+	case tensor.Float64:
+		poolKernel(g, o.arg, in[0].Float64s(), out.Float64s())
+	}
+	return out, nil
+}
+
+func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if !need[0] {
+		return []*tensor.Tensor{nil}, nil
+	}
+	gx := tensor.ZerosLike(in[0])
+	switch out.DType() {
+	case tensor.Float32:
+		poolGrad(o.g, o.arg, gout.Float32s(), gx.Float32s())
+	case tensor.Float64:
+		poolGrad(o.g, o.arg, gout.Float64s(), gx.Float64s())
+	}
+	return []*tensor.Tensor{gx}, nil
+}
+
+// eachWindow calls fn for output cell o of every plane with the flat
+// offset base of its input plane and the window's rows [h0, h1) and
+// columns [w0, w1), clipped to the image. The attrs' check that padding is
+// below the kernel keeps every window non-empty.
+func eachWindow(g im2col.Geom, fn func(o, base, h0, h1, w0, w1 int)) {
+	o := 0
+	for c := 0; c < g.C; c++ {
+		for oh := 0; oh < g.OH; oh++ {
+			h := oh*g.SH - g.PT
+			for ow := 0; ow < g.OW; ow++ {
+				w := ow*g.SW - g.PL
+				fn(o, c*g.H*g.W, max(h, 0), min(h+g.KH, g.H), max(w, 0), min(w+g.KW, g.W))
+				o++
+			}
+		}
+	}
+}
+
+// poolKernel writes each window's maximum into y and its flat input index
+// into arg when arg is non-nil (max pool), else each window's mean.
+func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
+	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
+		if arg != nil {
+			at := base + h0*g.W + w0
+			for i := h0; i < h1; i++ {
+				for j := base + i*g.W + w0; j < base+i*g.W+w1; j++ {
+					if x[j] > x[at] {
+						at = j
+					}
+				}
+			}
+			y[o], arg[o] = x[at], at
+			return
+		}
+		var s T
+		for i := h0; i < h1; i++ {
+			for _, v := range x[base+i*g.W+w0 : base+i*g.W+w1] {
+				s += v
+			}
+		}
+		y[o] = s / T((h1-h0)*(w1-w0))
+	})
+}
+
+// poolGrad adds into dx: with arg, each dy to its window's maximum; else
+// each dy spread evenly over its window's input cells.
+func poolGrad[T tensor.Float](g im2col.Geom, arg []int, dy, dx []T) {
+	if arg != nil {
+		for o, at := range arg {
+			dx[at] += dy[o]
+		}
+		return
+	}
+	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
+		d := dy[o] / T((h1-h0)*(w1-w0))
+		for i := h0; i < h1; i++ {
+			row := dx[base+i*g.W+w0 : base+i*g.W+w1]
+			for j := range row {
+				row[j] += d
+			}
+		}
+	})
+}
+
+type globalAvgPool2dOp struct{}
+
+// GlobalAvgPool2DOp returns the mean of each channel of x [N, C, H, W] over
+// its H·W pixels, giving [N, C]: Keras's GlobalAveragePooling2D with
+// data_format "channels_first", i.e. tf.reduce_mean over axes 2 and 3.
+func GlobalAvgPool2DOp() Op { return globalAvgPool2dOp{} }
+
+// GlobalAvgPool2D returns the per-channel mean of x; see GlobalAvgPool2DOp.
+func GlobalAvgPool2D(x *tensor.Tensor) (*tensor.Tensor, error) { return run(GlobalAvgPool2DOp(), x) }
+
+func (globalAvgPool2dOp) Name() string { return "global_avg_pool2d" }
+
+func (globalAvgPool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	const op = "global_avg_pool2d"
+	dt, err := checkFloat(op, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if in[0].Rank() != 4 || in[0].Dim(2)*in[0].Dim(3) == 0 {
+		return nil, Errorf(op, in, "want x [N, C, H, W] with H, W >= 1")
+	}
+	out := tensor.Zeros(dt, in[0].Dim(0), in[0].Dim(1))
+	p := in[0].Dim(2) * in[0].Dim(3)
+	switch dt {
+	case tensor.Float32:
+		globalAvgPool(p, in[0].Float32s(), out.Float32s())
+	case tensor.Float64:
+		globalAvgPool(p, in[0].Float64s(), out.Float64s())
+	}
+	return out, nil
+}
+
+func (globalAvgPool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if !need[0] {
+		return []*tensor.Tensor{nil}, nil
+	}
+	gx := tensor.ZerosLike(in[0])
+	p := in[0].Dim(2) * in[0].Dim(3)
+	switch out.DType() {
+	case tensor.Float32:
+		globalAvgPoolGrad(p, gout.Float32s(), gx.Float32s())
+	case tensor.Float64:
+		globalAvgPoolGrad(p, gout.Float64s(), gx.Float64s())
+	}
+	return []*tensor.Tensor{gx}, nil
+}
+
+// globalAvgPool writes the mean of each run of p elements of x into y.
+func globalAvgPool[T tensor.Float](p int, x, y []T) {
+	for i := range y {
+		var s T
+		for _, v := range x[i*p : (i+1)*p] {
+			s += v
+		}
+		y[i] = s / T(p)
+	}
+}
+
+// globalAvgPoolGrad spreads each dy[i] evenly over its p pixels of dx.
+func globalAvgPoolGrad[T tensor.Float](p int, dy, dx []T) {
+	for i, d := range dy {
+		row := dx[i*p : (i+1)*p]
+		for j := range row {
+			row[j] = d / T(p)
+		}
+	}
+}
