@@ -21,14 +21,35 @@ func FromDense(d *gt.Dense) (*Tensor, error) {
 	if d.IsView() || !d.IsNativelyAccessible() || d.RequiresIterator() {
 		d = d.Materialize().(*gt.Dense)
 	}
-	dt, n, err := dtypeOfSlice(d.Data())
+	data := d.Data()
+	if d.IsScalar() {
+		// Dense.Data returns the element itself for shape (); take the
+		// one-element backing slice instead, so that scalars share too.
+		data = scalarBacking(d)
+	}
+	dt, n, err := dtypeOfSlice(data)
 	if err != nil {
 		return nil, err
 	}
 	shape := Shape(d.Shape()).Clone()
 	if n != shape.Size() {
-		// Gorgonia stores a scalar as shape () with one element.
 		return nil, fmt.Errorf("tensor: Dense of shape %v holds %d elements", shape, n)
 	}
-	return &Tensor{dtype: dt, shape: shape, data: d.Data()}, nil
+	return &Tensor{dtype: dt, shape: shape, data: data}, nil
+}
+
+// scalarBacking returns the backing slice of a scalar Dense of a dtype
+// Plumb stores, or the element itself (which FromDense then rejects).
+func scalarBacking(d *gt.Dense) any {
+	switch d.Dtype() {
+	case gt.Float32:
+		return d.Float32s()
+	case gt.Float64:
+		return d.Float64s()
+	case gt.Int32:
+		return d.Int32s()
+	case gt.Int64:
+		return d.Int64s()
+	}
+	return d.Data()
 }

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func (t *Tensor) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v%v\n", t.dtype, t.shape)
 	if t.Rank() == 0 {
-		b.WriteString(fmt.Sprint(t.At(0)))
+		b.WriteString(t.formatElem(0))
 		return b.String()
 	}
 	t.format(&b, 0, 0)
@@ -34,12 +35,12 @@ func (t *Tensor) format(b *strings.Builder, axis, off int) {
 			if axis == t.Rank()-1 {
 				b.WriteString("... ")
 			} else {
-				b.WriteString("...\n" + strings.Repeat(" ", axis+1))
+				b.WriteString("..." + strings.Repeat("\n", t.Rank()-1-axis) + strings.Repeat(" ", axis+1))
 			}
 			i = n - maxShown
 		}
 		if axis == t.Rank()-1 {
-			fmt.Fprintf(b, "%.6g", t.At(off+i))
+			b.WriteString(t.formatElem(off + i))
 			if i < n-1 {
 				b.WriteByte(' ')
 			}
@@ -51,4 +52,17 @@ func (t *Tensor) format(b *strings.Builder, axis, off int) {
 		}
 	}
 	b.WriteByte(']')
+}
+
+// formatElem prints element i of the flat storage: integers exactly (labels
+// and token ids must not turn into 1.23457e+06), floats with six significant
+// digits, as NumPy's default print precision.
+func (t *Tensor) formatElem(i int) string {
+	switch s := t.data.(type) {
+	case []int32:
+		return strconv.FormatInt(int64(s[i]), 10)
+	case []int64:
+		return strconv.FormatInt(s[i], 10)
+	}
+	return strconv.FormatFloat(t.At(i), 'g', 6, 64)
 }

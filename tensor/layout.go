@@ -24,6 +24,9 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 		}
 		s[infer] = t.Size() / known
 	}
+	if err := checkDims(s); err != nil {
+		return nil, fmt.Errorf("tensor: reshape %v to %v: %w", t.shape, Shape(shape), err)
+	}
 	if s.Size() != t.Size() {
 		return nil, fmt.Errorf("tensor: reshape %v (%d elements) to %v (%d elements)", t.shape, t.Size(), s, s.Size())
 	}

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -65,11 +66,25 @@ func Axis(axis, rank int) (int, error) {
 	return axis, nil
 }
 
+// checkDims rejects negative dims and shapes whose element count overflows
+// int (which would otherwise wrap to a small or zero Size that lies about
+// the shape).
 func checkDims(shape []int) error {
+	n, overflow, zero := 1, false, false
 	for _, d := range shape {
-		if d < 0 {
+		switch {
+		case d < 0:
 			return fmt.Errorf("tensor: negative dim in shape %v", Shape(shape))
+		case d == 0:
+			zero = true
+		case n > math.MaxInt/d:
+			overflow = true
+		default:
+			n *= d
 		}
+	}
+	if overflow && !zero {
+		return fmt.Errorf("tensor: shape %v has more elements than an int can count", Shape(shape))
 	}
 	return nil
 }

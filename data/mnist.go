@@ -1,0 +1,145 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// EnvDir names the environment variable that points at a local data
+// directory, used when no directory is given on the command line.
+const EnvDir = "PLUMB_DATA"
+
+// Dir returns flagValue when it is set, else $PLUMB_DATA (possibly "",
+// meaning "no directory: use the embedded copy").
+func Dir(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv(EnvDir)
+}
+
+// The standard MNIST file names (LeCun's distribution); each may also carry
+// a .gz suffix.
+const (
+	mnistTrainImages = "train-images-idx3-ubyte"
+	mnistTrainLabels = "train-labels-idx1-ubyte"
+	mnistTestImages  = "t10k-images-idx3-ubyte"
+	mnistTestLabels  = "t10k-labels-idx1-ubyte"
+)
+
+// LoadMNIST reads the four standard MNIST files from dir, or from
+// dir/mnist when dir itself lacks them (so $PLUMB_DATA may name either the
+// MNIST folder or a root with one folder per dataset). See LoadMNISTFS for
+// what is checked and how pixels are scaled.
+func LoadMNIST(dir string) (train, test *Dataset, err error) {
+	if dir == "" {
+		return nil, nil, fmt.Errorf("mnist: no directory given (set --data or $%s)", EnvDir)
+	}
+	train, test, err = LoadMNISTFS(os.DirFS(dir))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (in %s)", err, dir)
+	}
+	return train, test, nil
+}
+
+// LoadMNISTFS reads MNIST from fsys, at its root or in a "mnist" folder:
+// train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte
+// and t10k-labels-idx1-ubyte, each raw or with a .gz suffix.
+//
+// Images become float32 [N, 1, H, W] (NCHW, H = W = 28 for MNIST) with
+// pixels scaled from 0..255 to [0, 1] by p/255. We chose [0, 1], as Keras'
+// and TensorFlow's MNIST tutorials and torchvision's ToTensor do, rather
+// than the Paddle book's [-1, 1]: the background stays exactly 0, and the
+// TensorFlow references we check against see the same inputs. Labels
+// become int64 [N]. Image and label counts must match, images must be
+// rank 3 and labels rank 1, and every label must be a digit 0..9.
+func LoadMNISTFS(fsys fs.FS) (train, test *Dataset, err error) {
+	if fsys == nil {
+		return nil, nil, fmt.Errorf("mnist: nil file system")
+	}
+	if _, err := findFile(fsys, mnistTrainImages); errors.Is(err, fs.ErrNotExist) {
+		if sub, subErr := fs.Sub(fsys, "mnist"); subErr == nil {
+			if _, err := findFile(sub, mnistTrainImages); err == nil {
+				fsys = sub
+			}
+		}
+	}
+	train, err = loadMNISTSplit(fsys, mnistTrainImages, mnistTrainLabels)
+	if err != nil {
+		return nil, nil, err
+	}
+	test, err = loadMNISTSplit(fsys, mnistTestImages, mnistTestLabels)
+	if err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
+func loadMNISTSplit(fsys fs.FS, imagesName, labelsName string) (*Dataset, error) {
+	img, err := readIDXFile(fsys, imagesName)
+	if err != nil {
+		return nil, err
+	}
+	lab, err := readIDXFile(fsys, labelsName)
+	if err != nil {
+		return nil, err
+	}
+	if len(img.Dims) != 3 {
+		return nil, fmt.Errorf("mnist: %s has dims %v, want [N, rows, cols]", imagesName, img.Dims)
+	}
+	if len(lab.Dims) != 1 {
+		return nil, fmt.Errorf("mnist: %s has dims %v, want [N]", labelsName, lab.Dims)
+	}
+	if img.Dims[0] != lab.Dims[0] {
+		return nil, fmt.Errorf("mnist: %s holds %d images but %s holds %d labels", imagesName, img.Dims[0], labelsName, lab.Dims[0])
+	}
+	pix := make([]float32, len(img.Data))
+	for i, p := range img.Data {
+		pix[i] = float32(p) / 255
+	}
+	labels := make([]int64, len(lab.Data))
+	for i, l := range lab.Data {
+		if l > 9 {
+			return nil, fmt.Errorf("mnist: %s: label %d of example %d is not a digit 0..9", labelsName, l, i)
+		}
+		labels[i] = int64(l)
+	}
+	images, err := tensor.FromSlice(pix, img.Dims[0], 1, img.Dims[1], img.Dims[2])
+	if err != nil {
+		return nil, err
+	}
+	return NewDataset(images, tensor.MustFromSlice(labels))
+}
+
+// findFile returns the name under which base exists in fsys: base itself
+// or base+".gz".
+func findFile(fsys fs.FS, base string) (string, error) {
+	for _, name := range []string{base, base + ".gz"} {
+		if _, err := fs.Stat(fsys, name); err == nil {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("mnist: neither %s nor %s.gz found: %w", base, base, fs.ErrNotExist)
+}
+
+// readIDXFile opens base (or base.gz) in fsys and decodes it.
+func readIDXFile(fsys fs.FS, base string) (*IDX, error) {
+	name, err := findFile(fsys, base)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %w", err)
+	}
+	defer f.Close()
+	idx, err := ReadIDX(f)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %s: %w", name, err)
+	}
+	return idx, nil
+}
