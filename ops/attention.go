@@ -1,0 +1,392 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "attention", Inputs: []string{"q", "k", "v", "mask"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "additive_attention", Inputs: []string{"q", "k", "v", "values", "mask"}, Grads: []int{0, 1, 2, 3}})
+}
+
+// AttentionAttrs are the masking (and scaling) attributes of the attention
+// ops. A key j is attended by query i of batch element b when all of these
+// allow it:
+//   - KeyLengths (optional, one per batch element): j < KeyLengths[b], a
+//     key-padding mask for padded keys;
+//   - the optional mask input [B, Tk]: mask[b, j] != 0 (Keras' key mask);
+//   - Causal: j <= i (Keras use_causal_mask, a lower-triangular mask).
+//
+// Masked keys get probability exactly zero: the softmax runs over the
+// allowed keys only, which is what adding a large negative to their scores
+// (Keras adds -1e9) computes whenever some key is allowed. A query that
+// may attend to no key at all (every key masked) outputs zeros and passes
+// zero gradient, where Keras would average every value with equal weights.
+type AttentionAttrs struct {
+	KeyLengths []int
+	Causal     bool
+	// Scale multiplies the scores q·kᵀ; 0 means 1/sqrt(d) (Vaswani et al.
+	// 2017). Only the dot-product op reads it.
+	Scale float64
+}
+
+// attnMask answers whether query i of batch element b may attend to key j.
+type attnMask struct {
+	a    AttentionAttrs
+	mask *tensor.Tensor // [B, Tk] or nil
+	tk   int
+}
+
+func (m attnMask) allowed(b, i, j int) bool {
+	return (m.a.KeyLengths == nil || j < m.a.KeyLengths[b]) &&
+		(m.mask == nil || m.mask.At(b*m.tk+j) != 0) &&
+		(!m.a.Causal || j <= i)
+}
+
+// newAttnMask validates the lengths and the optional mask input against a
+// batch of b elements with tk keys.
+func newAttnMask(op string, in []*tensor.Tensor, a AttentionAttrs, mask *tensor.Tensor, b, tk int) (attnMask, error) {
+	if a.KeyLengths != nil {
+		if len(a.KeyLengths) != b {
+			return attnMask{}, Errorf(op, in, "%d key lengths for a batch of %d", len(a.KeyLengths), b)
+		}
+		for i, l := range a.KeyLengths {
+			if l < 0 || l > tk {
+				return attnMask{}, Errorf(op, in, "key length %d of batch element %d outside [0, %d]", l, i, tk)
+			}
+		}
+	}
+	if mask != nil && !mask.Shape().Equal(tensor.Shape{b, tk}) {
+		return attnMask{}, Errorf(op, in, "want mask [%d %d]", b, tk)
+	}
+	return attnMask{a: a, mask: mask, tk: tk}, nil
+}
+
+// maskedSoftmax turns the scores s (one query's row over the keys) into
+// probabilities over the keys ok allows, stably (max subtracted), and zeros
+// elsewhere; a row with no allowed key becomes all zeros.
+func maskedSoftmax[T tensor.Float](s []T, ok func(j int) bool) {
+	m := math.Inf(-1)
+	for j, v := range s {
+		if ok(j) {
+			m = math.Max(m, float64(v))
+		}
+	}
+	sum := 0.0
+	for j, v := range s {
+		e := 0.0
+		if ok(j) {
+			e = math.Exp(float64(v) - m)
+		}
+		s[j] = T(e)
+		sum += e
+	}
+	if sum == 0 {
+		return
+	}
+	for j := range s {
+		s[j] = T(float64(s[j]) / sum)
+	}
+}
+
+// softmaxRowGrad overwrites dp, the gradient of one row of probabilities
+// p, with the gradient of its scores: p∘(dp - Σ dp∘p). Masked keys (p = 0)
+// get zero.
+func softmaxRowGrad[T tensor.Float](p, dp []T) {
+	dot := 0.0
+	for j, v := range p {
+		dot += float64(v) * float64(dp[j])
+	}
+	for j, v := range p {
+		dp[j] = T(float64(v) * (float64(dp[j]) - dot))
+	}
+}
+
+type attentionOp struct {
+	a     AttentionAttrs
+	probs any // []T [..., Tq, Tk], for Backward
+}
+
+// AttentionOp returns scaled dot-product attention (Vaswani et al. 2017;
+// tf.keras.layers.Attention / the core of MultiHeadAttention):
+//
+//	out = softmax(scale·q·kᵀ, over the allowed keys)·v
+//
+// for q [B, H, Tq, d], k [B, H, Tk, d], v [B, H, Tk, dv] (or without the
+// heads axis, [B, T, d]) and an optional float mask [B, Tk] (see
+// AttentionAttrs for the masks and what a fully masked query gives). The
+// output is [B, H, Tq, dv] (or [B, Tq, dv]). Gradients flow to q, k and v;
+// the mask has none. The probabilities [B, H, Tq, Tk] are kept for the
+// backward pass (no flash-style tiling yet).
+func AttentionOp(a AttentionAttrs) Op { return &attentionOp{a: a} }
+
+// Attention returns the scaled dot-product attention of q, k, v; mask may be nil.
+func Attention(q, k, v, mask *tensor.Tensor, a AttentionAttrs) (*tensor.Tensor, error) {
+	if mask == nil {
+		return run(AttentionOp(a), q, k, v)
+	}
+	return run(AttentionOp(a), q, k, v, mask)
+}
+
+func (o *attentionOp) Name() string { return "attention" }
+
+// attnDims are the shapes shared by the attention ops' kernels.
+type attnDims struct{ b, heads, tq, tk, d, dv int }
+
+// dims checks q, k, v and returns their sizes and the mask.
+func (o *attentionOp) dims(in []*tensor.Tensor) (attnDims, attnMask, error) {
+	q, k, v := in[0].Shape(), in[1].Shape(), in[2].Shape()
+	r := len(q)
+	if (r != 3 && r != 4) || len(k) != r || len(v) != r ||
+		!q[:r-2].Equal(k[:r-2]) || !k[:r-1].Equal(v[:r-1]) || q[r-1] != k[r-1] {
+		return attnDims{}, attnMask{}, Errorf("attention", in, "want q [B, H, Tq, d], k [B, H, Tk, d], v [B, H, Tk, dv] (or without H)")
+	}
+	d := attnDims{b: q[0], heads: 1, tq: q[r-2], tk: k[r-2], d: q[r-1], dv: v[r-1]}
+	if r == 4 {
+		d.heads = q[1]
+	}
+	var mask *tensor.Tensor
+	if len(in) == 4 {
+		mask = in[3]
+	}
+	m, err := newAttnMask("attention", in, o.a, mask, d.b, d.tk)
+	return d, m, err
+}
+
+func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 3 && len(in) != 4 {
+		return nil, Errorf("attention", in, "want inputs q, k, v and optional mask")
+	}
+	if err := checkArity("attention", in, len(in)); err != nil {
+		return nil, err
+	}
+	dt, err := checkFloat("attention", in[:3], 3)
+	if err != nil {
+		return nil, Errorf("attention", in, "want float32 or float64 q, k, v of one dtype")
+	}
+	d, m, err := o.dims(in)
+	if err != nil {
+		return nil, err
+	}
+	scale := o.a.Scale
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(max(d.d, 1)))
+	}
+	outShape := append(in[0].Shape()[:in[0].Rank()-1].Clone(), d.dv)
+	out := tensor.Zeros(dt, outShape...)
+	switch dt {
+	case tensor.Float32:
+		o.probs = attentionForward(d, m, scale, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s())
+	case tensor.Float64:
+		o.probs = attentionForward(d, m, scale, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s())
+	}
+	return out, nil
+}
+
+// attentionForward computes, per (batch, head), P = masked softmax(scale·Q·Kᵀ)
+// and out = P·V with two GEMMs, and returns P.
+func attentionForward[T tensor.Float](d attnDims, m attnMask, scale float64, q, k, v, out []T) []T {
+	p := make([]T, d.b*d.heads*d.tq*d.tk)
+	for bh := 0; bh < d.b*d.heads; bh++ {
+		b := bh / d.heads
+		pb := p[bh*d.tq*d.tk : (bh+1)*d.tq*d.tk]
+		gemm.Gemm(false, true, d.tq, d.tk, d.d, T(scale), q[bh*d.tq*d.d:], d.d, k[bh*d.tk*d.d:], d.d, 0, pb, d.tk)
+		for i := 0; i < d.tq; i++ {
+			maskedSoftmax(pb[i*d.tk:(i+1)*d.tk], func(j int) bool { return m.allowed(b, i, j) })
+		}
+		gemm.Gemm(false, false, d.tq, d.dv, d.tk, 1, pb, d.tk, v[bh*d.tk*d.dv:], d.dv, 0, out[bh*d.tq*d.dv:], d.dv)
+	}
+	return p
+}
+
+func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	d, _, _ := o.dims(in)
+	scale := o.a.Scale
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(max(d.d, 1)))
+	}
+	grads := make([]*tensor.Tensor, len(in))
+	for i := 0; i < 3; i++ {
+		grads[i] = tensor.ZerosLike(in[i]) // all three are cheap next to dP
+	}
+	switch out.DType() {
+	case tensor.Float32:
+		attentionBackward(d, scale, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), o.probs.([]float32), gout.Float32s(), grads[0].Float32s(), grads[1].Float32s(), grads[2].Float32s())
+	case tensor.Float64:
+		attentionBackward(d, scale, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), o.probs.([]float64), gout.Float64s(), grads[0].Float64s(), grads[1].Float64s(), grads[2].Float64s())
+	}
+	for i := 0; i < 3; i++ {
+		if !need[i] {
+			grads[i] = nil
+		}
+	}
+	return grads, nil
+}
+
+// attentionBackward: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP - rowsum(dP∘P)),
+// dQ = scale·dS·K, dK = scale·dSᵀ·Q, per (batch, head).
+func attentionBackward[T tensor.Float](d attnDims, scale float64, q, k, v, p, dout, dq, dk, dv []T) {
+	ds := make([]T, d.tq*d.tk)
+	for bh := 0; bh < d.b*d.heads; bh++ {
+		pb, do := p[bh*d.tq*d.tk:(bh+1)*d.tq*d.tk], dout[bh*d.tq*d.dv:]
+		gemm.Gemm(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dv[bh*d.tk*d.dv:], d.dv)
+		gemm.Gemm(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, v[bh*d.tk*d.dv:], d.dv, 0, ds, d.tk)
+		for i := 0; i < d.tq; i++ {
+			softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], ds[i*d.tk:(i+1)*d.tk])
+		}
+		gemm.Gemm(false, false, d.tq, d.d, d.tk, T(scale), ds, d.tk, k[bh*d.tk*d.d:], d.d, 0, dq[bh*d.tq*d.d:], d.d)
+		gemm.Gemm(true, false, d.tk, d.d, d.tq, T(scale), ds, d.tk, q[bh*d.tq*d.d:], d.d, 0, dk[bh*d.tk*d.d:], d.d)
+	}
+}
+
+type additiveAttentionOp struct {
+	a     AttentionAttrs
+	probs any // []T [B, Tq, Tk]
+	tanh  any // []T [B, Tq, Tk, A]: tanh(q_i + k_j)
+}
+
+// AdditiveAttentionOp returns additive (Bahdanau) attention (Bahdanau et
+// al. 2015; tf.keras.layers.AdditiveAttention with use_scale=True, TF's
+// BahdanauAttention): for projected queries q [B, Tq, A] (W1·query),
+// projected keys k [B, Tk, A] (W2·memory, computed once per source), the
+// scale vector v [A], values [B, Tk, Dv] and an optional mask [B, Tk],
+//
+//	score[b, i, j] = Σ_a v_a·tanh(q[b, i, a] + k[b, j, a])
+//	out[b, i] = Σ_j softmax_j(score[b, i, :], over the allowed keys)·values[b, j]
+//
+// with the masks of AttentionAttrs (KeyLengths for source lengths; Scale is
+// not used). The output is [B, Tq, Dv]; gradients flow to q, k, v and values.
+func AdditiveAttentionOp(a AttentionAttrs) Op { return &additiveAttentionOp{a: a} }
+
+// AdditiveAttention returns additive attention; mask may be nil. See AdditiveAttentionOp.
+func AdditiveAttention(q, k, v, values, mask *tensor.Tensor, a AttentionAttrs) (*tensor.Tensor, error) {
+	if mask == nil {
+		return run(AdditiveAttentionOp(a), q, k, v, values)
+	}
+	return run(AdditiveAttentionOp(a), q, k, v, values, mask)
+}
+
+func (o *additiveAttentionOp) Name() string { return "additive_attention" }
+
+func (o *additiveAttentionOp) dims(in []*tensor.Tensor) (attnDims, attnMask, error) {
+	q, k, v, val := in[0].Shape(), in[1].Shape(), in[2].Shape(), in[3].Shape()
+	if len(q) != 3 || len(k) != 3 || len(v) != 1 || len(val) != 3 ||
+		q[0] != k[0] || q[2] != k[2] || v[0] != q[2] || !val[:2].Equal(k[:2]) {
+		return attnDims{}, attnMask{}, Errorf("additive_attention", in, "want q [B, Tq, A], k [B, Tk, A], scale [A] and values [B, Tk, Dv]")
+	}
+	if o.a.Scale != 0 {
+		return attnDims{}, attnMask{}, Errorf("additive_attention", in, "attrs.Scale %v is not used (the scale is the input v)", o.a.Scale)
+	}
+	d := attnDims{b: q[0], heads: 1, tq: q[1], tk: k[1], d: q[2], dv: val[2]}
+	var mask *tensor.Tensor
+	if len(in) == 5 {
+		mask = in[4]
+	}
+	m, err := newAttnMask("additive_attention", in, o.a, mask, d.b, d.tk)
+	return d, m, err
+}
+
+func (o *additiveAttentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 4 && len(in) != 5 {
+		return nil, Errorf("additive_attention", in, "want inputs q, k, v, values and optional mask")
+	}
+	if err := checkArity("additive_attention", in, len(in)); err != nil {
+		return nil, err
+	}
+	dt, err := checkFloat("additive_attention", in[:4], 4)
+	if err != nil {
+		return nil, Errorf("additive_attention", in, "want float32 or float64 q, k, v, values of one dtype")
+	}
+	d, m, err := o.dims(in)
+	if err != nil {
+		return nil, err
+	}
+	out := tensor.Zeros(dt, d.b, d.tq, d.dv)
+	switch dt {
+	case tensor.Float32:
+		o.probs, o.tanh = additiveForward(d, m, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), out.Float32s())
+	case tensor.Float64:
+		o.probs, o.tanh = additiveForward(d, m, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), in[3].Float64s(), out.Float64s())
+	}
+	return out, nil
+}
+
+func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out []T) (p, th []T) {
+	a := d.d
+	p, th = make([]T, d.b*d.tq*d.tk), make([]T, d.b*d.tq*d.tk*a)
+	for b := 0; b < d.b; b++ {
+		for i := 0; i < d.tq; i++ {
+			row := p[(b*d.tq+i)*d.tk : (b*d.tq+i+1)*d.tk]
+			qi := q[(b*d.tq+i)*a : (b*d.tq+i+1)*a]
+			for j := range row {
+				kj, tj := k[(b*d.tk+j)*a:(b*d.tk+j+1)*a], th[((b*d.tq+i)*d.tk+j)*a:]
+				s := 0.0
+				for c := range qi {
+					t := math.Tanh(float64(qi[c]) + float64(kj[c]))
+					tj[c] = T(t)
+					s += float64(v[c]) * t
+				}
+				row[j] = T(s)
+			}
+			maskedSoftmax(row, func(j int) bool { return m.allowed(b, i, j) })
+		}
+		gemm.Gemm(false, false, d.tq, d.dv, d.tk, 1, p[b*d.tq*d.tk:], d.tk, val[b*d.tk*d.dv:], d.dv, 0, out[b*d.tq*d.dv:], d.dv)
+	}
+	return p, th
+}
+
+func (o *additiveAttentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	d, _, _ := o.dims(in)
+	grads := make([]*tensor.Tensor, len(in))
+	for i := 0; i < 4; i++ {
+		grads[i] = tensor.ZerosLike(in[i])
+	}
+	switch out.DType() {
+	case tensor.Float32:
+		additiveBackward(d, in[2].Float32s(), in[3].Float32s(), o.probs.([]float32), o.tanh.([]float32), gout.Float32s(),
+			grads[0].Float32s(), grads[1].Float32s(), grads[2].Float32s(), grads[3].Float32s())
+	case tensor.Float64:
+		additiveBackward(d, in[2].Float64s(), in[3].Float64s(), o.probs.([]float64), o.tanh.([]float64), gout.Float64s(),
+			grads[0].Float64s(), grads[1].Float64s(), grads[2].Float64s(), grads[3].Float64s())
+	}
+	for i := 0; i < 4; i++ {
+		if !need[i] {
+			grads[i] = nil
+		}
+	}
+	return grads, nil
+}
+
+// additiveBackward: dValues = Pᵀ·dO and dP = dO·Valuesᵀ per batch element,
+// dE = P∘(dP - rowsum(dP∘P)), then per (i, j, a) with t = tanh(q_i + k_j):
+// dv_a += dE·t and dq_i,a, dk_j,a += dE·v_a·(1 - t²).
+func additiveBackward[T tensor.Float](d attnDims, v, val, p, th, dout, dq, dk, dv, dval []T) {
+	a := d.d
+	de := make([]T, d.tq*d.tk)
+	for b := 0; b < d.b; b++ {
+		pb, do := p[b*d.tq*d.tk:(b+1)*d.tq*d.tk], dout[b*d.tq*d.dv:]
+		gemm.Gemm(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dval[b*d.tk*d.dv:], d.dv)
+		gemm.Gemm(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, val[b*d.tk*d.dv:], d.dv, 0, de, d.tk)
+		for i := 0; i < d.tq; i++ {
+			softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], de[i*d.tk:(i+1)*d.tk])
+			for j := 0; j < d.tk; j++ {
+				e := float64(de[i*d.tk+j])
+				if e == 0 {
+					continue
+				}
+				tj := th[((b*d.tq+i)*d.tk+j)*a:]
+				qi, kj := dq[(b*d.tq+i)*a:], dk[(b*d.tk+j)*a:]
+				for c := 0; c < a; c++ {
+					t := float64(tj[c])
+					dv[c] += T(e * t)
+					g := T(e * float64(v[c]) * (1 - t*t))
+					qi[c] += g
+					kj[c] += g
+				}
+			}
+		}
+	}
+}

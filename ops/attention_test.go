@@ -1,0 +1,163 @@
+package ops
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// maskBT is a [2, 4] key mask whose second row masks keys 1 and 3.
+var maskBT = tensor.MustFromSlice([]float64{1, 1, 1, 1, 1, 0, 1, 0}, 2, 4)
+
+var _ = addGradCases("attention",
+	gradCase{name: "heads_lengths_causal", mk: func() Op { return AttentionOp(AttentionAttrs{KeyLengths: []int{3, 1}, Causal: true}) },
+		in: ins(randn(1, 2, 2, 3, 2), randn(2, 2, 2, 3, 2), randn(3, 2, 2, 3, 3)), wrt: []int{0, 1, 2}},
+	gradCase{name: "mask_fully_masked", mk: func() Op { return AttentionOp(AttentionAttrs{KeyLengths: []int{0, 4}}) },
+		in: ins(randn(4, 2, 3, 2), randn(5, 2, 4, 2), randn(6, 2, 4, 2), maskBT), wrt: []int{0, 1, 2}},
+	gradCase{name: "scale", mk: func() Op { return AttentionOp(AttentionAttrs{Scale: 0.3}) },
+		in: ins(randn(7, 1, 2, 3), randn(8, 1, 4, 3), randn(9, 1, 4, 1)), wrt: []int{0, 1, 2}},
+)
+
+var _ = addGradCases("additive_attention",
+	gradCase{name: "lengths", mk: func() Op { return AdditiveAttentionOp(AttentionAttrs{KeyLengths: []int{3, 0, 1}}) },
+		in: ins(randn(11, 3, 2, 2), randn(12, 3, 3, 2), randn(13, 2), randn(14, 3, 3, 2)), wrt: []int{0, 1, 2, 3}},
+	gradCase{name: "mask", mk: func() Op { return AdditiveAttentionOp(AttentionAttrs{}) },
+		in: ins(randn(15, 2, 1, 3), randn(16, 2, 4, 3), randn(17, 3), randn(18, 2, 4, 2), maskBT), wrt: []int{0, 1, 2, 3}},
+)
+
+// sliceB takes batch element b of x [B, ...] as a [1, ...] tensor.
+func sliceB(t *testing.T, x *tensor.Tensor, b int) *tensor.Tensor {
+	y, err := x.Slice(0, b, b+1)
+	require.NoError(t, err)
+	return y
+}
+
+func TestAttentionPaddedEqualsEachAlone(t *testing.T) {
+	// q [B, H, Tq, d], k, v [B, H, Tk, d]; batch element b has lengths[b] keys.
+	q, k, v := randn(1, 3, 2, 4, 3), randn(2, 3, 2, 5, 3), randn(3, 3, 2, 5, 2)
+	lengths := []int{5, 2, 3}
+	got, err := Attention(q, k, v, nil, AttentionAttrs{KeyLengths: lengths})
+	require.NoError(t, err)
+	for b, l := range lengths {
+		kb, err := sliceB(t, k, b).Slice(2, 0, l)
+		require.NoError(t, err)
+		vb, err := sliceB(t, v, b).Slice(2, 0, l)
+		require.NoError(t, err)
+		want, err := Attention(sliceB(t, q, b), kb, vb, nil, AttentionAttrs{})
+		require.NoError(t, err)
+		requireClose(t, want, sliceB(t, got, b), 1e-14, 1e-12)
+	}
+	// The same lengths as a mask input give the same result.
+	mask := tensor.Zeros(tensor.Float32, 3, 5)
+	for b, l := range lengths {
+		for j := 0; j < l; j++ {
+			mask.SetAt(b*5+j, 1)
+		}
+	}
+	viaMask, err := Attention(q, k, v, mask, AttentionAttrs{})
+	require.NoError(t, err)
+	requireClose(t, got, viaMask, 0, 0)
+	checkDTypes(t, func() Op { return AttentionOp(AttentionAttrs{KeyLengths: lengths, Causal: true}) }, q, k, v)
+}
+
+func TestAttentionCausal(t *testing.T) {
+	q, k, v := randn(1, 1, 4, 3), randn(2, 1, 4, 3), randn(3, 1, 4, 2)
+	got, err := Attention(q, k, v, nil, AttentionAttrs{Causal: true})
+	require.NoError(t, err)
+	for i := 0; i < 4; i++ { // query i sees keys 0..i: the same as keys cut to i+1
+		qi, _ := q.Slice(1, i, i+1)
+		ki, _ := k.Slice(1, 0, i+1)
+		vi, _ := v.Slice(1, 0, i+1)
+		want, err := Attention(qi, ki, vi, nil, AttentionAttrs{})
+		require.NoError(t, err)
+		gi, _ := got.Slice(1, i, i+1)
+		requireClose(t, want, gi, 1e-14, 1e-12)
+	}
+}
+
+func TestAttentionMatchesFormula(t *testing.T) {
+	// softmax(q·kᵀ/sqrt(d))·v, written out for one query.
+	q := tensor.MustFromSlice([]float64{1, 0.5}, 1, 1, 2)
+	k := tensor.MustFromSlice([]float64{1, 0, 0, 1, -1, 1}, 1, 3, 2)
+	v := tensor.MustFromSlice([]float64{1, 2, 3}, 1, 3, 1)
+	got, err := Attention(q, k, v, nil, AttentionAttrs{})
+	require.NoError(t, err)
+	s := []float64{1 / math.Sqrt2, 0.5 / math.Sqrt2, -0.5 / math.Sqrt2}
+	p := plainSoftmax(s)
+	require.InDelta(t, p[0]+2*p[1]+3*p[2], got.At(0), 1e-15)
+}
+
+func TestAttentionFullyMaskedRowIsZero(t *testing.T) {
+	q, k, v := randn(1, 2, 3, 2), randn(2, 2, 4, 2), randn(3, 2, 4, 2)
+	op := AttentionOp(AttentionAttrs{KeyLengths: []int{0, 4}})
+	out, err := op.Forward(ins(q, k, v))
+	require.NoError(t, err)
+	for i := 0; i < 6; i++ {
+		require.Zero(t, out.At(i))
+	}
+	g, err := op.Backward(ins(q, k, v), out, randn(4, 2, 3, 2), []bool{true, true, true})
+	require.NoError(t, err)
+	for _, gi := range g {
+		half := gi.Size() / 2
+		for i := 0; i < half; i++ {
+			require.Zero(t, gi.At(i))
+		}
+	}
+}
+
+func TestAdditiveAttentionMatchesFormula(t *testing.T) {
+	q, k, v, val := randn(1, 2, 3, 4), randn(2, 2, 5, 4), randn(3, 4), randn(4, 2, 5, 3)
+	lengths := []int{5, 2}
+	got, err := AdditiveAttention(q, k, v, val, nil, AttentionAttrs{KeyLengths: lengths})
+	require.NoError(t, err)
+	want := tensor.Zeros(tensor.Float64, 2, 3, 3)
+	for b, l := range lengths {
+		for i := 0; i < 3; i++ {
+			s := make([]float64, l)
+			for j := range s {
+				for a := 0; a < 4; a++ {
+					s[j] += v.At(a) * math.Tanh(q.At((b*3+i)*4+a)+k.At((b*5+j)*4+a))
+				}
+			}
+			for j, p := range plainSoftmax(s) {
+				for c := 0; c < 3; c++ {
+					want.Float64s()[(b*3+i)*3+c] += p * val.At((b*5+j)*3+c)
+				}
+			}
+		}
+	}
+	requireClose(t, want, got, 1e-14, 1e-12)
+	checkDTypes(t, func() Op { return AdditiveAttentionOp(AttentionAttrs{KeyLengths: lengths}) }, q, k, v, val)
+}
+
+func TestAttentionErrors(t *testing.T) {
+	q, k, v := randn(1, 2, 3, 4), randn(2, 2, 5, 4), randn(3, 2, 5, 2)
+	for _, tc := range []struct {
+		name   string
+		in     []*tensor.Tensor
+		a      AttentionAttrs
+		substr string
+	}{
+		{"length beyond T", ins(q, k, v), AttentionAttrs{KeyLengths: []int{2, 6}}, "attention: inputs float64[2 3 4], float64[2 5 4], float64[2 5 2]: key length 6 of batch element 1 outside [0, 5]"},
+		{"negative length", ins(q, k, v), AttentionAttrs{KeyLengths: []int{-1, 2}}, "key length -1 of batch element 0"},
+		{"lengths count", ins(q, k, v), AttentionAttrs{KeyLengths: []int{2}}, "1 key lengths for a batch of 2"},
+		{"mask shape", ins(q, k, v, maskBT), AttentionAttrs{}, "want mask [2 5]"},
+		{"d differs", ins(q, randn(2, 2, 5, 3), v), AttentionAttrs{}, "want q [B, H, Tq, d]"},
+		{"tk differs", ins(q, k, randn(3, 2, 4, 2)), AttentionAttrs{}, "want q [B, H, Tq, d]"},
+		{"rank", ins(randn(1, 3, 4), randn(2, 5, 4), randn(3, 5, 2)), AttentionAttrs{}, "want q [B, H, Tq, d]"},
+		{"dtype", ins(q, f32(k), v), AttentionAttrs{}, "want float32 or float64 q, k, v"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := AttentionOp(tc.a).Forward(tc.in)
+			require.ErrorContains(t, err, "attention: inputs")
+			require.ErrorContains(t, err, tc.substr)
+		})
+	}
+	_, err := AdditiveAttention(randn(1, 2, 1, 4), randn(2, 2, 5, 4), randn(3, 3), randn(4, 2, 5, 2), nil, AttentionAttrs{})
+	require.ErrorContains(t, err, "additive_attention: inputs float64[2 1 4], float64[2 5 4], float64[3], float64[2 5 2]: want q [B, Tq, A]")
+	_, err = AdditiveAttention(randn(1, 2, 1, 4), randn(2, 2, 5, 4), randn(3, 4), randn(4, 2, 5, 2), nil, AttentionAttrs{KeyLengths: []int{1, 7}})
+	require.ErrorContains(t, err, "key length 7 of batch element 1 outside [0, 5]")
+}

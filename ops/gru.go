@@ -1,0 +1,302 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "gru", Inputs: []string{"x", "w", "u", "b", "h0"}, Grads: []int{0, 1, 2, 3, 4}})
+}
+
+// GRUAttrs are the fused GRU's attributes.
+type GRUAttrs struct {
+	// Offsets split the rows of x into sequences (see LSTMAttrs.Offsets).
+	Offsets []int
+	// Reverse processes each sequence from its last step (see LSTMAttrs.Reverse).
+	Reverse bool
+	// ResetAfter applies the reset gate after the recurrent matmul, with
+	// separate input and recurrent biases (Keras reset_after=True, TF2's
+	// default and cuDNN's form); false is the original GRU (Cho et al.
+	// 2014, Keras reset_after=False).
+	ResetAfter bool
+}
+
+// gruOp is the fused GRU over a ragged batch, or (cell) one step of it.
+type gruOp struct {
+	name  string // "gru" or "gru_cell"
+	attrs GRUAttrs
+	s     *rnnSchedule
+	act   any // []T [total, 3H]: z, r, h̃ after their nonlinearities
+	rech  any // []T [total, H]: h·Uh + b_rec,h (ResetAfter only)
+}
+
+// GRUOp returns the fused GRU over a ragged batch. Inputs, in order:
+//
+//	x [total, In]   every step of every sequence (rows split by attrs.Offsets)
+//	W [In, 3H]      input kernel, gate blocks z, r, h̃ (Keras' order)
+//	U [H, 3H]       recurrent kernel, same blocks
+//	b               [2, 3H] (input bias row, recurrent bias row) with
+//	                ResetAfter, else [3H]
+//	h0 [B, H]       optional initial state (zeros without)
+//
+// Per step, Keras GRUCell's formulas: with ResetAfter (reset_after=True)
+//
+//	z = σ(x·Wz + bz + h·Uz + b'z)    r = σ(x·Wr + br + h·Ur + b'r)
+//	h̃ = tanh(x·Wh + bh + r∘(h·Uh + b'h))
+//
+// (b the input row of the bias, b' the recurrent row), and without it
+// (reset_after=False)
+//
+//	z = σ(x·Wz + h·Uz + bz)    r = σ(x·Wr + h·Ur + br)
+//	h̃ = tanh(x·Wh + (r∘h)·Uh + bh)
+//
+// and in both h' = z∘h + (1-z)∘h̃. The output is h' per row, [total, H],
+// with x's offsets; each sequence's final state is RNNFinalStateOp of it.
+//
+// The kernel is LSTMOp's: one GEMM for every step's x·W, then per step the
+// recurrent GEMM(s) over the sequences still running (sorted by length, no
+// padding; see rnnSchedule) and a fused gate kernel; without ResetAfter a
+// step takes two GEMMs, h·[Uz Ur] and then (r∘h)·Uh.
+func GRUOp(attrs GRUAttrs) Op { return &gruOp{name: "gru", attrs: attrs} }
+
+// GRU runs the fused GRU; h0 may be nil. See GRUOp.
+func GRU(x, w, u, b, h0 *tensor.Tensor, attrs GRUAttrs) (*tensor.Tensor, error) {
+	if h0 == nil {
+		return run(GRUOp(attrs), x, w, u, b)
+	}
+	return run(GRUOp(attrs), x, w, u, b, h0)
+}
+
+func (o *gruOp) Name() string { return o.name }
+
+// gruInputs names the inputs by role; h0 is nil when left out.
+type gruInputs struct{ x, w, u, b, h0 *tensor.Tensor }
+
+// roles maps the inputs (or their gradients) to roles: the fused op's order
+// is x, W, U, b, [h0]; the cell's is x, h, W, U, b.
+func (o *gruOp) roles(in []*tensor.Tensor) gruInputs {
+	if o.name == "gru_cell" {
+		return gruInputs{in[0], in[2], in[3], in[4], in[1]}
+	}
+	r := gruInputs{x: in[0], w: in[1], u: in[2], b: in[3]}
+	if len(in) == 5 {
+		r.h0 = in[4]
+	}
+	return r
+}
+
+func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	switch {
+	case o.name == "gru_cell" && len(in) != 5:
+		return nil, Errorf(o.name, in, "want inputs x, h, W, U, b")
+	case len(in) != 4 && len(in) != 5:
+		return nil, Errorf(o.name, in, "want inputs x, W, U, b and optional h0")
+	}
+	dt, err := checkFloat(o.name, in, len(in))
+	if err != nil {
+		return nil, err
+	}
+	r := o.roles(in)
+	if o.name == "gru_cell" {
+		o.attrs.Offsets = cellOffsets(r.x)
+	}
+	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%3 != 0 {
+		return nil, Errorf(o.name, in, "want x [rows, In] and W [In, 3H] with matching In")
+	}
+	nIn, h := r.x.Dim(1), r.w.Dim(1)/3
+	if !r.u.Shape().Equal(tensor.Shape{h, 3 * h}) {
+		return nil, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
+	}
+	if o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{2, 3 * h}) {
+		return nil, Errorf(o.name, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
+	}
+	if !o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{3 * h}) {
+		return nil, Errorf(o.name, in, "want bias [%d] without reset_after", 3*h)
+	}
+	bs := len(o.attrs.Offsets) - 1
+	if r.h0 != nil && !r.h0.Shape().Equal(tensor.Shape{bs, h}) {
+		return nil, Errorf(o.name, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
+	}
+	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
+		return nil, err
+	}
+	out := tensor.Zeros(dt, r.x.Dim(0), h)
+	switch dt {
+	case tensor.Float32:
+		o.act, o.rech = gruForward(o.s, nIn, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s())
+	case tensor.Float64:
+		o.act, o.rech = gruForward(o.s, nIn, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s())
+	}
+	return out, nil
+}
+
+type gruSlices[T tensor.Float] struct{ x, w, u, b, h0 []T }
+
+func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
+	return gruSlices[T]{floats[T](r.x), floats[T](r.w), floats[T](r.u), floats[T](r.b), floats[T](r.h0)}
+}
+
+// gruForward writes h' per row into out [total, H] and returns the gate
+// activations [total, 3H] and, with resetAfter, h·Uh + b'h [total, H].
+func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d gruSlices[T], out []T) (act, rech []T) {
+	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
+	act = make([]T, total*g3) // first x·W + b (input bias), then the activations
+	for r := 0; r < total; r++ {
+		copy(act[r*g3:(r+1)*g3], d.b[:g3])
+	}
+	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 1, act, g3)
+	if resetAfter {
+		rech = make([]T, total*h)
+	}
+	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	sortRows(s, h, hs, d.h0)
+	for t, n := range s.active {
+		if resetAfter { // rec = h·U + b'
+			for j := 0; j < n; j++ {
+				copy(rec[j*g3:(j+1)*g3], d.b[g3:])
+			}
+			gemm.Gemm(false, false, n, g3, h, 1, hs, h, d.u, g3, 1, rec, g3)
+		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
+			gemm.Gemm(false, false, n, 2*h, h, 1, hs, h, d.u, g3, 0, rec, g3)
+		}
+		for j := 0; j < n; j++ {
+			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
+			for k := 0; k < h; k++ {
+				z, r := sigmoid(float64(a[k])+float64(rc[k])), sigmoid(float64(a[h+k])+float64(rc[h+k]))
+				a[k], a[h+k] = T(z), T(r)
+				rh[j*h+k] = T(r) * hs[j*h+k]
+			}
+		}
+		if !resetAfter {
+			gemm.Gemm(false, false, n, h, h, 1, rh, h, d.u[2*h:], g3, 0, rec[2*h:], g3)
+		}
+		for j := 0; j < n; j++ {
+			row := s.row(j, t)
+			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
+			for k := 0; k < h; k++ {
+				pre := float64(a[2*h+k])
+				if resetAfter {
+					pre += float64(a[h+k]) * float64(rc[2*h+k])
+					rech[row*h+k] = rc[2*h+k]
+				} else {
+					pre += float64(rc[2*h+k])
+				}
+				hh, z := math.Tanh(pre), float64(a[k])
+				a[2*h+k] = T(hh)
+				hj[k] = T(z*float64(hj[k]) + (1-z)*hh)
+			}
+			copy(out[row*h:(row+1)*h], hj)
+		}
+	}
+	return act, rech
+}
+
+func (o *gruOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	grads := wantedGrads(in, need)
+	r, g := o.roles(in), o.roles(grads)
+	h := r.u.Dim(0)
+	switch out.DType() {
+	case tensor.Float32:
+		rech, _ := o.rech.([]float32)
+		gruBackward(o.s, r.x.Dim(1), h, gruData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), rech, gruData[float32](g))
+	case tensor.Float64:
+		rech, _ := o.rech.([]float64)
+		gruBackward(o.s, r.x.Dim(1), h, gruData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), rech, gruData[float64](g))
+	}
+	return grads, nil
+}
+
+// gruBackward back-propagates through time. Per step, with δh the
+// gradient reaching h' and hp the state entering the step:
+//
+//	δz = δh∘(hp - h̃)∘z(1-z)    δh̃ = δh∘(1-z)∘(1-h̃²)
+//	reset_after:  δr = δh̃∘(hp·Uh + b'h)∘r(1-r); the recurrent pre-activation
+//	              gradient is [δz δr δh̃∘r], and δhp = δh∘z + it·Uᵀ
+//	otherwise:    δ(r∘hp) = δh̃·Uhᵀ, δr = δ(r∘hp)∘hp∘r(1-r),
+//	              δhp = δh∘z + δ(r∘hp)∘r + [δz δr]·[Uz Ur]ᵀ
+//
+// and the input pre-activation gradient δA = [δz δr δh̃] gives dx = δA·Wᵀ,
+// dW = xᵀ·δA and the input bias gradient Σ δA.
+func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, gout, act, rech []T, gr gruSlices[T]) {
+	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
+	resetAfter := rech != nil
+	hp := prevStates(s, h, out, h, d.h0)
+	da := make([]T, total*g3) // input pre-activation gradients
+	var drec []T              // recurrent pre-activation gradients (reset_after)
+	if resetAfter {
+		drec = make([]T, total*g3)
+	}
+	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	for t := len(s.active) - 1; t >= 0; t-- {
+		n := s.active[t]
+		for j := 0; j < n; j++ {
+			r := s.row(j, t)
+			a, st := act[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3]
+			for k := 0; k < h; k++ {
+				z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
+				dhk := float64(dh[j*h+k]) + float64(gout[r*h+k])
+				dz := dhk * (float64(hp[r*h+k]) - hh) * z * (1 - z)
+				dhh := dhk * (1 - z) * (1 - hh*hh)
+				st[k], st[2*h+k] = T(dz), T(dhh)
+				dh[j*h+k] = T(dhk * z)
+				if resetAfter {
+					st[h+k] = T(dhh * float64(rech[r*h+k]) * rg * (1 - rg))
+				}
+			}
+		}
+		if resetAfter {
+			for j := 0; j < n; j++ {
+				r := s.row(j, t)
+				st := step[j*g3 : (j+1)*g3]
+				copy(da[r*g3:(r+1)*g3], st)
+				for k := 0; k < h; k++ { // the recurrent h̃ block is δh̃∘r
+					st[2*h+k] *= act[r*g3+h+k]
+				}
+				copy(drec[r*g3:(r+1)*g3], st)
+			}
+			gemm.Gemm(false, true, n, h, g3, 1, step, g3, d.u, g3, 1, dh, h)
+			continue
+		}
+		gemm.Gemm(false, true, n, h, h, 1, step[2*h:], g3, d.u[2*h:], g3, 0, drh, h)
+		for j := 0; j < n; j++ {
+			r := s.row(j, t)
+			for k := 0; k < h; k++ {
+				rg, drhk := float64(act[r*g3+h+k]), float64(drh[j*h+k])
+				step[j*g3+h+k] = T(drhk * float64(hp[r*h+k]) * rg * (1 - rg))
+				dh[j*h+k] += T(drhk * rg)
+			}
+			copy(da[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3])
+		}
+		gemm.Gemm(false, true, n, h, 2*h, 1, step, g3, d.u, g3, 1, dh, h)
+	}
+	unsortRows(s, h, gr.h0, dh)
+	if gr.x != nil {
+		gemm.Gemm(false, true, total, nIn, g3, 1, da, g3, d.w, g3, 0, gr.x, nIn)
+	}
+	if gr.w != nil {
+		gemm.Gemm(true, false, nIn, g3, total, 1, d.x, nIn, da, g3, 0, gr.w, g3)
+	}
+	if gr.b != nil {
+		sumRows(gr.b[:g3], da, total, g3)
+		if resetAfter {
+			sumRows(gr.b[g3:], drec, total, g3)
+		}
+	}
+	if gr.u == nil {
+		return
+	}
+	if resetAfter {
+		gemm.Gemm(true, false, h, g3, total, 1, hp, h, drec, g3, 0, gr.u, g3)
+		return
+	}
+	gemm.Gemm(true, false, h, 2*h, total, 1, hp, h, da, g3, 0, gr.u, g3)
+	for r := 0; r < total; r++ { // hp becomes r∘hp, the input of Uh
+		for k := 0; k < h; k++ {
+			hp[r*h+k] *= act[r*g3+h+k]
+		}
+	}
+	gemm.Gemm(true, false, h, h, total, 1, hp, h, da[2*h:], g3, 0, gr.u[2*h:], g3)
+}

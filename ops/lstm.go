@@ -1,0 +1,308 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "lstm", Inputs: []string{"x", "w", "u", "b", "peephole", "h0", "c0"}, Grads: []int{0, 1, 2, 3, 4, 5, 6}})
+}
+
+// LSTMAttrs are the fused LSTM's attributes.
+type LSTMAttrs struct {
+	// Offsets split the rows of x into sequences (a ragged batch: sequence
+	// q is rows Offsets[q] to Offsets[q+1]; see tensor.Ragged).
+	Offsets []int
+	// Reverse processes each sequence from its last step to its first
+	// (Keras go_backwards), writing each step's output at the row of its
+	// input, so outputs stay aligned with the inputs.
+	Reverse bool
+}
+
+// lstmOp is the fused LSTM over a ragged batch, or (cell) one step of it.
+type lstmOp struct {
+	name  string // "lstm" or "lstm_cell"
+	attrs LSTMAttrs
+	s     *rnnSchedule
+	act   any // []T [total, 4H]: i, f, g, o after their nonlinearities, for Backward
+}
+
+// LSTMOp returns the fused LSTM over a ragged batch. Inputs, in order:
+//
+//	x [total, In]   every step of every sequence (rows split by attrs.Offsets)
+//	W [In, 4H]      input kernel, gate blocks i, f, c (g), o (Keras, cuDNN)
+//	U [H, 4H]       recurrent kernel, same gate blocks
+//	b [4H]          bias, same gate blocks
+//	peephole [3H]   optional diagonal peephole weights for i, f, o
+//	h0, c0 [B, H]   optional initial state, both or neither (zeros without)
+//
+// so 4, 5 (peephole), 6 (h0, c0) or 7 inputs. Per step, with x·W, h·U
+// split into the gate blocks (Hochreiter & Schmidhuber 1997 with the forget
+// gate of Gers et al. 2000; Keras LSTMCell; peepholes as TF's
+// LSTMCell(use_peepholes=True) and Paddle's lstm, Gers & Schmidhuber 2000):
+//
+//	i = σ(x·Wi + h·Ui + bi + pi∘c)    f = σ(x·Wf + h·Uf + bf + pf∘c)
+//	g = tanh(x·Wc + h·Uc + bc)        c' = f∘c + i∘g
+//	o = σ(x·Wo + h·Uo + bo + po∘c')   h' = o∘tanh(c')
+//
+// The output is [total, 2H]: row r holds h' (columns [0, H)) and c'
+// (columns [H, 2H)) after the step of row r, so the per-step hidden states
+// keep x's offsets. Each sequence's final (h, c) is RNNFinalStateOp of this
+// output (with concat(h0, c0) as its init), which the graph wrapper does.
+//
+// The kernel does one GEMM for every step's input projection x·W + b at
+// once, then per time step one GEMM h·U over the sequences still running
+// and a fused gate kernel. Sequences are not padded: they are sorted by
+// length and step t runs only the active[t] longest (see rnnSchedule), so
+// lengths 0 and 1 cost nothing extra. Backward runs through time with one
+// GEMM per step for dh, then three whole-batch GEMMs for dx, dW and dU.
+func LSTMOp(attrs LSTMAttrs) Op { return &lstmOp{name: "lstm", attrs: attrs} }
+
+// LSTM runs the fused LSTM; peephole, h0 and c0 may be nil (h0 and c0
+// together). See LSTMOp.
+func LSTM(x, w, u, b, peephole, h0, c0 *tensor.Tensor, attrs LSTMAttrs) (*tensor.Tensor, error) {
+	in := []*tensor.Tensor{x, w, u, b}
+	if peephole != nil {
+		in = append(in, peephole)
+	}
+	if h0 != nil || c0 != nil {
+		in = append(in, h0, c0)
+	}
+	return run(LSTMOp(attrs), in...)
+}
+
+func (o *lstmOp) Name() string { return o.name }
+
+// lstmInputs names the inputs by role; nil where left out.
+type lstmInputs struct{ x, w, u, b, p, h0, c0 *tensor.Tensor }
+
+// roles maps the n inputs (or their gradients) to their roles: the fused
+// op's order is x, W, U, b, [peephole], [h0, c0]; the cell's is x, h, c,
+// W, U, b, [peephole].
+func (o *lstmOp) roles(in []*tensor.Tensor) lstmInputs {
+	var idx [7]int // x, w, u, b, p, h0, c0; -1 where left out
+	switch n := len(in); {
+	case o.name == "lstm_cell" && n == 6:
+		idx = [7]int{0, 3, 4, 5, -1, 1, 2}
+	case o.name == "lstm_cell":
+		idx = [7]int{0, 3, 4, 5, 6, 1, 2}
+	case n == 4:
+		idx = [7]int{0, 1, 2, 3, -1, -1, -1}
+	case n == 5:
+		idx = [7]int{0, 1, 2, 3, 4, -1, -1}
+	case n == 6:
+		idx = [7]int{0, 1, 2, 3, -1, 4, 5}
+	default:
+		idx = [7]int{0, 1, 2, 3, 4, 5, 6}
+	}
+	var r [7]*tensor.Tensor
+	for k, i := range idx {
+		if i >= 0 {
+			r[k] = in[i]
+		}
+	}
+	return lstmInputs{r[0], r[1], r[2], r[3], r[4], r[5], r[6]}
+}
+
+// check validates the roles' shapes, naming o's op and the inputs in as the
+// user passed them; it returns In and H.
+func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error) {
+	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%4 != 0 {
+		return 0, 0, Errorf(o.name, in, "want x [rows, In] and W [In, 4H] with matching In")
+	}
+	nIn, h = r.x.Dim(1), r.w.Dim(1)/4
+	if !r.u.Shape().Equal(tensor.Shape{h, 4 * h}) {
+		return 0, 0, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 4*h, nIn, 4*h)
+	}
+	if !r.b.Shape().Equal(tensor.Shape{4 * h}) {
+		return 0, 0, Errorf(o.name, in, "want bias [%d]", 4*h)
+	}
+	if r.p != nil && !r.p.Shape().Equal(tensor.Shape{3 * h}) {
+		return 0, 0, Errorf(o.name, in, "want peephole [%d] (i, f, o)", 3*h)
+	}
+	bs := len(o.attrs.Offsets) - 1
+	for _, s := range []*tensor.Tensor{r.h0, r.c0} {
+		if s != nil && !s.Shape().Equal(tensor.Shape{bs, h}) {
+			return 0, 0, Errorf(o.name, in, "want states h, c [%d %d] for a batch of %d", bs, h, bs)
+		}
+	}
+	return nIn, h, nil
+}
+
+func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	switch {
+	case o.name == "lstm_cell" && len(in) != 6 && len(in) != 7:
+		return nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
+	case len(in) < 4 || len(in) > 7:
+		return nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
+	}
+	dt, err := checkFloat(o.name, in, len(in))
+	if err != nil {
+		return nil, err
+	}
+	r := o.roles(in)
+	if o.name == "lstm_cell" {
+		o.attrs.Offsets = cellOffsets(r.x)
+	}
+	nIn, h, err := o.check(in, r)
+	if err != nil {
+		return nil, err
+	}
+	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
+		return nil, err
+	}
+	out := tensor.Zeros(dt, r.x.Dim(0), 2*h)
+	switch dt {
+	case tensor.Float32:
+		o.act = lstmForward(o.s, nIn, h, lstmData[float32](r), out.Float32s())
+	case tensor.Float64:
+		o.act = lstmForward(o.s, nIn, h, lstmData[float64](r), out.Float64s())
+	}
+	return out, nil
+}
+
+// lstmSlices holds the roles' data; nil where left out.
+type lstmSlices[T tensor.Float] struct{ x, w, u, b, p, h0, c0 []T }
+
+func lstmData[T tensor.Float](r lstmInputs) lstmSlices[T] {
+	return lstmSlices[T]{floats[T](r.x), floats[T](r.w), floats[T](r.u), floats[T](r.b), floats[T](r.p), floats[T](r.h0), floats[T](r.c0)}
+}
+
+// lstmForward writes h', c' per row into out [total, 2H] and returns the
+// gate activations [total, 4H].
+func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], out []T) []T {
+	total, g4 := s.off[len(s.off)-1], 4*h
+	act := make([]T, total*g4) // first x·W + b, then the activations
+	for r := 0; r < total; r++ {
+		copy(act[r*g4:(r+1)*g4], d.b)
+	}
+	gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	bs := s.batch()
+	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	sortRows(s, h, hs, d.h0)
+	sortRows(s, h, cs, d.c0)
+	for t, n := range s.active {
+		for j := 0; j < n; j++ {
+			r := s.row(j, t)
+			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
+		}
+		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
+		for j := 0; j < n; j++ {
+			r := s.row(j, t)
+			lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
+			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
+			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
+		}
+	}
+	return act
+}
+
+// lstmGates is the fused gate kernel of one row: from the pre-activations
+// z (blocks i, f, g, o) and the state c it writes the activations into act
+// and the new state into h and c.
+func lstmGates[T tensor.Float](h int, z, p, hs, cs, act []T) {
+	for k := 0; k < h; k++ {
+		c := float64(cs[k])
+		zi, zf, zg, zo := float64(z[k]), float64(z[h+k]), float64(z[2*h+k]), float64(z[3*h+k])
+		if p != nil {
+			zi += float64(p[k]) * c
+			zf += float64(p[h+k]) * c
+		}
+		i, f, g := sigmoid(zi), sigmoid(zf), math.Tanh(zg)
+		cn := f*c + i*g
+		if p != nil {
+			zo += float64(p[2*h+k]) * cn
+		}
+		o := sigmoid(zo)
+		act[k], act[h+k], act[2*h+k], act[3*h+k] = T(i), T(f), T(g), T(o)
+		cs[k], hs[k] = T(cn), T(o*math.Tanh(cn))
+	}
+}
+
+func (o *lstmOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	grads := wantedGrads(in, need)
+	r, g := o.roles(in), o.roles(grads)
+	h := r.u.Dim(0)
+	switch out.DType() {
+	case tensor.Float32:
+		lstmBackward(o.s, r.x.Dim(1), h, lstmData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), lstmData[float32](g))
+	case tensor.Float64:
+		lstmBackward(o.s, r.x.Dim(1), h, lstmData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), lstmData[float64](g))
+	}
+	return grads, nil
+}
+
+// lstmBackward back-propagates through time. Per step (rows of the active
+// sequences), with δh, δc the gradients reaching h', c' from the output and
+// from the next step:
+//
+//	δc' = δc + δh∘o∘(1-tanh²c') + δo·po      δo = δh∘tanh(c')∘o(1-o)
+//	δi = δc'∘g∘i(1-i)    δf = δc'∘c∘f(1-f)   δg = δc'∘i∘(1-g²)
+//	δc (to the previous step) = δc'∘f + δi∘pi + δf∘pf
+//	δh (to the previous step) = [δi δf δg δo]·Uᵀ
+//
+// then dx = δZ·Wᵀ, dW = xᵀ·δZ, dU = Hprevᵀ·δZ and db = Σ δZ over every row.
+// Gradients in gr may be nil (not wanted).
+func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], out, gout, act []T, gr lstmSlices[T]) {
+	total, g4, bs := s.off[len(s.off)-1], 4*h, s.batch()
+	dz := make([]T, total*g4)
+	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	for t := len(s.active) - 1; t >= 0; t-- {
+		n := s.active[t]
+		for j := 0; j < n; j++ {
+			r, pr, q := s.row(j, t), s.prev(j, t), s.order[j]
+			for k := 0; k < h; k++ {
+				var cp float64
+				switch {
+				case pr >= 0:
+					cp = float64(out[(pr*2+1)*h+k])
+				case d.c0 != nil:
+					cp = float64(d.c0[q*h+k])
+				}
+				i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
+				c := float64(out[(r*2+1)*h+k])
+				tc := math.Tanh(c)
+				dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
+				dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
+				do := dhk * tc * o * (1 - o)
+				dck += dhk * o * (1 - tc*tc)
+				if d.p != nil {
+					dck += do * float64(d.p[2*h+k])
+				}
+				di, df, dg := dck*g*i*(1-i), dck*cp*f*(1-f), dck*i*(1-g*g)
+				dcp := dck * f
+				if d.p != nil {
+					dcp += di*float64(d.p[k]) + df*float64(d.p[h+k])
+					if gr.p != nil {
+						gr.p[k] += T(di * cp)
+						gr.p[h+k] += T(df * cp)
+						gr.p[2*h+k] += T(do * c)
+					}
+				}
+				dc[j*h+k] = T(dcp)
+				zj := dzs[j*g4 : (j+1)*g4]
+				zj[k], zj[h+k], zj[2*h+k], zj[3*h+k] = T(di), T(df), T(dg), T(do)
+			}
+			copy(dz[r*g4:(r+1)*g4], dzs[j*g4:(j+1)*g4])
+		}
+		gemm.Gemm(false, true, n, h, g4, 1, dzs, g4, d.u, g4, 0, dh, h)
+	}
+	unsortRows(s, h, gr.h0, dh)
+	unsortRows(s, h, gr.c0, dc)
+	if gr.x != nil {
+		gemm.Gemm(false, true, total, nIn, g4, 1, dz, g4, d.w, g4, 0, gr.x, nIn)
+	}
+	if gr.w != nil {
+		gemm.Gemm(true, false, nIn, g4, total, 1, d.x, nIn, dz, g4, 0, gr.w, g4)
+	}
+	if gr.u != nil {
+		hp := prevStates(s, h, out, 2*h, d.h0)
+		gemm.Gemm(true, false, h, g4, total, 1, hp, h, dz, g4, 0, gr.u, g4)
+	}
+	if gr.b != nil {
+		sumRows(gr.b, dz, total, g4)
+	}
+}

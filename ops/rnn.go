@@ -1,0 +1,260 @@
+package ops
+
+import (
+	"sort"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "rnn_final_state", Inputs: []string{"states", "init"}, Grads: []int{0, 1}})
+}
+
+// rnnSchedule is how the fused recurrent ops (lstm, gru) walk a ragged
+// batch without padding: the sequences are sorted by length, longest first
+// (stably, so equal lengths keep their order), and at time step t only the
+// first active[t] of them, those longer than t, take part. The active rows
+// of the state are thus always a prefix of a packed [B, H] buffer, and one
+// GEMM per step serves every active sequence (cuDNN's packed-sequence
+// layout, PyTorch's PackedSequence with sorted lengths). Empty sequences
+// never become active; length-1 sequences take part in step 0 only.
+type rnnSchedule struct {
+	off     []int // the batch's offsets
+	order   []int // order[j] is the j-th longest sequence
+	active  []int // active[t] = number of sequences with length > t
+	reverse bool
+}
+
+// newRNNSchedule validates offsets against the rows of values (errors name
+// op and in) and returns their schedule.
+func newRNNSchedule(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int, reverse bool) (*rnnSchedule, error) {
+	if err := checkRagged(op, in, values, offsets); err != nil {
+		return nil, err
+	}
+	b := len(offsets) - 1
+	s := &rnnSchedule{off: offsets, order: make([]int, b), reverse: reverse}
+	for i := range s.order {
+		s.order[i] = i
+	}
+	sort.SliceStable(s.order, func(i, j int) bool { return s.len(s.order[i]) > s.len(s.order[j]) })
+	if b > 0 {
+		s.active = make([]int, s.len(s.order[0]))
+		for _, q := range s.order {
+			for t := 0; t < s.len(q); t++ {
+				s.active[t]++
+			}
+		}
+	}
+	return s, nil
+}
+
+// checkRagged checks that offsets split the rows of values into a ragged
+// batch (tensor.NewRagged's rules: they start at 0, never decrease and end
+// at the number of rows), naming op and its inputs in the error.
+func checkRagged(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int) error {
+	if _, err := tensor.NewRagged(values, offsets); err != nil {
+		return Errorf(op, in, "offsets %v: %v", offsets, err)
+	}
+	return nil
+}
+
+func (s *rnnSchedule) len(q int) int { return s.off[q+1] - s.off[q] }
+
+// batch is the number of sequences.
+func (s *rnnSchedule) batch() int { return len(s.order) }
+
+// row is the value row of the j-th longest sequence at time step t: its
+// t-th step forward, or its t-th step from the end in reverse.
+func (s *rnnSchedule) row(j, t int) int {
+	q := s.order[j]
+	if s.reverse {
+		return s.off[q+1] - 1 - t
+	}
+	return s.off[q] + t
+}
+
+// prev is the row processed just before row(j, t), or -1 at t == 0.
+func (s *rnnSchedule) prev(j, t int) int {
+	switch {
+	case t == 0:
+		return -1
+	case s.reverse:
+		return s.row(j, t) + 1
+	default:
+		return s.row(j, t) - 1
+	}
+}
+
+// prevStates returns the [total, h] matrix whose row r is the state that
+// entered step r: the state output at the previous step (columns [0, h) of
+// states, row stride ld), or at a sequence's first step its row of init
+// [B, h] (zero when init is nil).
+func prevStates[T tensor.Float](s *rnnSchedule, h int, states []T, ld int, init []T) []T {
+	hp := make([]T, s.off[len(s.off)-1]*h)
+	for t, n := range s.active {
+		for j := 0; j < n; j++ {
+			r, p := s.row(j, t), s.prev(j, t)
+			switch {
+			case p >= 0:
+				copy(hp[r*h:(r+1)*h], states[p*ld:p*ld+h])
+			case init != nil:
+				q := s.order[j]
+				copy(hp[r*h:(r+1)*h], init[q*h:(q+1)*h])
+			}
+		}
+	}
+	return hp
+}
+
+// sortRows copies the rows of the per-sequence [B, h] matrix src into
+// dst in the schedule's order (longest first); a nil src leaves dst.
+func sortRows[T tensor.Float](s *rnnSchedule, h int, dst, src []T) {
+	if src == nil {
+		return
+	}
+	for j, q := range s.order {
+		copy(dst[j*h:(j+1)*h], src[q*h:(q+1)*h])
+	}
+}
+
+// unsortRows is sortRows' inverse: the schedule-ordered rows of src go to
+// their sequences' rows of dst; a nil dst (an unwanted gradient) is skipped.
+func unsortRows[T tensor.Float](s *rnnSchedule, h int, dst, src []T) {
+	if dst == nil {
+		return
+	}
+	for j, q := range s.order {
+		copy(dst[q*h:(q+1)*h], src[j*h:(j+1)*h])
+	}
+}
+
+// cellOffsets are the offsets 0, 1, ..., B that make a cell op's batch x
+// [B, In] a ragged batch of B one-step sequences.
+func cellOffsets(x *tensor.Tensor) []int {
+	if x.Rank() < 1 {
+		return []int{0}
+	}
+	off := make([]int, x.Dim(0)+1)
+	for i := range off {
+		off[i] = i
+	}
+	return off
+}
+
+// wantedGrads returns zeroed gradients for the inputs whose need is set
+// and nil for the others.
+func wantedGrads(in []*tensor.Tensor, need []bool) []*tensor.Tensor {
+	grads := make([]*tensor.Tensor, len(in))
+	for i, t := range in {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(t)
+		}
+	}
+	return grads
+}
+
+// sumRows adds the column sums of the [m, n] matrix a into dst.
+func sumRows[T tensor.Float](dst, a []T, m, n int) {
+	for i := 0; i < m; i++ {
+		for j, v := range a[i*n : (i+1)*n] {
+			dst[j] += v
+		}
+	}
+}
+
+type rnnFinalStateOp struct {
+	offsets []int
+	reverse bool
+}
+
+// RNNFinalStateOp returns the op that picks each sequence's final state
+// from the per-step states [total, S] of a recurrent op run over a ragged
+// batch with these offsets: the row of its last step (its first row when
+// reverse, since a reverse recurrence ends there), or, for an empty
+// sequence, its row of the optional initial state init [B, S] (zeros
+// without init), as a Keras RNN with a mask keeps the initial state through
+// masked steps. The output is [B, S]; the gradient flows back to the picked
+// rows and to init's rows of empty sequences.
+func RNNFinalStateOp(offsets []int, reverse bool) Op {
+	return &rnnFinalStateOp{offsets: offsets, reverse: reverse}
+}
+
+// RNNFinalState returns the final state of every sequence; init may be
+// nil. See RNNFinalStateOp.
+func RNNFinalState(states, init *tensor.Tensor, offsets []int, reverse bool) (*tensor.Tensor, error) {
+	if init == nil {
+		return run(RNNFinalStateOp(offsets, reverse), states)
+	}
+	return run(RNNFinalStateOp(offsets, reverse), states, init)
+}
+
+func (o *rnnFinalStateOp) Name() string { return "rnn_final_state" }
+
+// source returns the states row that holds sequence q's final state, or -1
+// for an empty sequence.
+func (o *rnnFinalStateOp) source(q int) int {
+	switch {
+	case o.offsets[q+1] == o.offsets[q]:
+		return -1
+	case o.reverse:
+		return o.offsets[q]
+	default:
+		return o.offsets[q+1] - 1
+	}
+}
+
+func (o *rnnFinalStateOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 1 && len(in) != 2 {
+		return nil, Errorf("rnn_final_state", in, "want inputs states and optional init")
+	}
+	dt, err := checkFloat("rnn_final_state", in, len(in))
+	if err != nil {
+		return nil, err
+	}
+	st := in[0]
+	if st.Rank() != 2 {
+		return nil, Errorf("rnn_final_state", in, "want states [total, S]")
+	}
+	if err := checkRagged("rnn_final_state", in, st, o.offsets); err != nil {
+		return nil, err
+	}
+	b, n := len(o.offsets)-1, st.Dim(1)
+	if len(in) == 2 && !in[1].Shape().Equal(tensor.Shape{b, n}) {
+		return nil, Errorf("rnn_final_state", in, "want init [%d %d]", b, n)
+	}
+	out := tensor.Zeros(dt, b, n)
+	for q := 0; q < b; q++ {
+		switch r := o.source(q); {
+		case r >= 0:
+			copyRow(out, q, st, r)
+		case len(in) == 2:
+			copyRow(out, q, in[1], q)
+		}
+	}
+	return out, nil
+}
+
+// copyRow copies row src of the matrix from into row dst of the matrix to
+// (both 2-D, of one dtype and width).
+func copyRow(to *tensor.Tensor, dst int, from *tensor.Tensor, src int) {
+	n := to.Dim(1)
+	switch d := to.Raw().(type) {
+	case []float32:
+		copy(d[dst*n:(dst+1)*n], from.Float32s()[src*n:(src+1)*n])
+	case []float64:
+		copy(d[dst*n:(dst+1)*n], from.Float64s()[src*n:(src+1)*n])
+	}
+}
+
+func (o *rnnFinalStateOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	grads := wantedGrads(in, need)
+	for q := 0; q < len(o.offsets)-1; q++ {
+		switch r := o.source(q); {
+		case r >= 0 && grads[0] != nil:
+			copyRow(grads[0], r, gout, q)
+		case r < 0 && len(in) == 2 && grads[1] != nil:
+			copyRow(grads[1], q, gout, q)
+		}
+	}
+	return grads, nil
+}
