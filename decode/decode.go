@@ -1,0 +1,241 @@
+// Package decode turns a model that scores one next token at a time (the
+// decoder of a seq2seq model, a language model) into output sequences, by
+// greedy decoding or beam search.
+//
+// It lives outside ops because it is a search over calls of the model, not
+// an op on tensors: it records nothing on a tape and has no gradient. The
+// model is a Step function that, given the last token of each live
+// hypothesis and the decoder state for them, returns log-probabilities
+// [hypotheses, V] of the next token (the output of graph.LogSoftmax on an
+// inference tape, say) and the new state. Beam search also needs a Reorder
+// function that selects rows of the state for the surviving hypotheses
+// (fairseq's reorder_incremental_state; a gather along the batch axis of
+// each state tensor). One call decodes one source; the hypotheses of a
+// beam are the batch the Step sees.
+package decode
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Step scores the next token for n live hypotheses: prev[i] is hypothesis
+// i's last token (Config.Start at the first step) and state the decoder
+// state for the n hypotheses in that order. It returns log-probabilities
+// [n, V] (float32 or float64) and the state after consuming prev.
+type Step[S any] func(prev []int, state S) (logProbs *tensor.Tensor, next S, err error)
+
+// Reorder returns the state of the hypotheses parents[0], parents[1], ...
+// of state, in that order (a parent may repeat or vanish).
+type Reorder[S any] func(state S, parents []int) (S, error)
+
+// LengthNorm says how a finished hypothesis's log-probability is
+// normalised by its length before hypotheses are ranked.
+type LengthNorm int
+
+// The length normalisations.
+const (
+	// NoNorm ranks by the plain sum of log-probabilities.
+	NoNorm LengthNorm = iota
+	// Average divides by the length (the mean log-probability per token).
+	Average
+	// GNMT divides by ((5 + length)/6)^Alpha, the length penalty of Wu et
+	// al. 2016 (Google's NMT; tf-addons' BeamSearchDecoder length_penalty_weight).
+	GNMT
+)
+
+// Config sets up a decoding.
+type Config struct {
+	Start     int        // the token fed as prev at the first step (BOS)
+	End       int        // the token that ends a hypothesis (EOS); it must be < V
+	MaxLen    int        // the most tokens a hypothesis generates, End included
+	BeamWidth int        // hypotheses kept per step (BeamSearch only)
+	Norm      LengthNorm // how scores are normalised by length
+	Alpha     float64    // GNMT's exponent (0.6 to 1.0 in the paper)
+}
+
+// Hypothesis is one decoded sequence.
+type Hypothesis struct {
+	Tokens   []int   // the generated tokens, without Start; ending with End if Finished
+	LogProb  float64 // Σ log P(token | prefix)
+	Score    float64 // LogProb normalised by the Config's LengthNorm
+	Finished bool    // whether it ended with End (else it reached MaxLen)
+}
+
+// score normalises logProb over n tokens.
+func (c Config) score(logProb float64, n int) float64 {
+	switch c.Norm {
+	case Average:
+		return logProb / float64(max(n, 1))
+	case GNMT:
+		return logProb / math.Pow((5+float64(n))/6, c.Alpha)
+	}
+	return logProb
+}
+
+func (c Config) check(beam bool) error {
+	switch {
+	case c.MaxLen < 1:
+		return fmt.Errorf("decode: MaxLen %d must be positive", c.MaxLen)
+	case beam && c.BeamWidth < 1:
+		return fmt.Errorf("decode: BeamWidth %d must be positive", c.BeamWidth)
+	case c.End < 0:
+		return fmt.Errorf("decode: End token %d must not be negative", c.End)
+	case c.Norm < NoNorm || c.Norm > GNMT:
+		return fmt.Errorf("decode: unknown LengthNorm %d", c.Norm)
+	}
+	return nil
+}
+
+// scores checks that Step returned log-probabilities [n, V] with End < V
+// and returns them as rows.
+func (c Config) scores(lp *tensor.Tensor, n int) ([][]float64, error) {
+	if lp == nil || !lp.DType().IsFloat() || lp.Rank() != 2 || lp.Dim(0) != n || lp.Dim(1) <= c.End {
+		var got any = "nil"
+		if lp != nil {
+			got = fmt.Sprintf("%v%v", lp.DType(), lp.Shape())
+		}
+		return nil, fmt.Errorf("decode: step returned log-probabilities %v, want float [%d, V] with V > End (%d)", got, n, c.End)
+	}
+	v := lp.Dim(1)
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = make([]float64, v)
+		for j := range rows[i] {
+			rows[i][j] = lp.At(i*v + j)
+		}
+	}
+	return rows, nil
+}
+
+// Greedy decodes by taking the most likely next token (the lower token on
+// ties) until End or MaxLen tokens.
+func Greedy[S any](step Step[S], state S, cfg Config) (Hypothesis, error) {
+	if err := cfg.check(false); err != nil {
+		return Hypothesis{}, err
+	}
+	h, prev := Hypothesis{}, cfg.Start
+	for len(h.Tokens) < cfg.MaxLen && !h.Finished {
+		lp, next, err := step([]int{prev}, state)
+		if err != nil {
+			return Hypothesis{}, err
+		}
+		rows, err := cfg.scores(lp, 1)
+		if err != nil {
+			return Hypothesis{}, err
+		}
+		tok := 0
+		for j, v := range rows[0] {
+			if v > rows[0][tok] {
+				tok = j
+			}
+		}
+		h.Tokens = append(h.Tokens, tok)
+		h.LogProb += rows[0][tok]
+		h.Finished = tok == cfg.End
+		prev, state = tok, next
+	}
+	h.Score = cfg.score(h.LogProb, len(h.Tokens))
+	return h, nil
+}
+
+// candidate is one extension of a live hypothesis by one token.
+type candidate struct {
+	parent, token int
+	logProb       float64
+}
+
+// BeamSearch keeps the BeamWidth most likely live hypotheses (by plain
+// log-probability) at each step and returns up to BeamWidth hypotheses,
+// best first by Score. At each step it ranks every extension of every live
+// hypothesis by one token (top-k over hypotheses × V, ties to the lower
+// hypothesis, then the lower token); the extensions by End among the first
+// BeamWidth finish, and the best BeamWidth others stay live (as fairseq's
+// search does). It stops once BeamWidth hypotheses have finished, none is
+// live, or MaxLen tokens have been generated; the hypotheses still live at
+// MaxLen are returned unfinished. With BeamWidth 1 it returns what Greedy
+// does.
+func BeamSearch[S any](step Step[S], reorder Reorder[S], state S, cfg Config) ([]Hypothesis, error) {
+	if err := cfg.check(true); err != nil {
+		return nil, err
+	}
+	if reorder == nil {
+		return nil, fmt.Errorf("decode: BeamSearch needs a Reorder function")
+	}
+	k := cfg.BeamWidth
+	alive := []Hypothesis{{}}
+	prev := []int{cfg.Start}
+	var done []Hypothesis
+	for t := 0; t < cfg.MaxLen && len(done) < k && len(alive) > 0; t++ {
+		lp, next, err := step(prev, state)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := cfg.scores(lp, len(alive))
+		if err != nil {
+			return nil, err
+		}
+		var live []Hypothesis
+		var parents []int
+		for r, c := range topCandidates(alive, rows, 2*k) {
+			h := Hypothesis{Tokens: append(slices.Clone(alive[c.parent].Tokens), c.token), LogProb: c.logProb}
+			switch {
+			case c.token == cfg.End && r < k:
+				h.Finished = true
+				done = append(done, h)
+			case c.token != cfg.End && len(live) < k:
+				live = append(live, h)
+				parents = append(parents, c.parent)
+			}
+		}
+		if len(live) > 0 {
+			if state, err = reorder(next, parents); err != nil {
+				return nil, err
+			}
+		}
+		alive, prev = live, make([]int, 0, len(live))
+		for _, h := range alive {
+			prev = append(prev, h.Tokens[len(h.Tokens)-1])
+		}
+	}
+	done = append(done, alive...)
+	for i := range done {
+		done[i].Score = cfg.score(done[i].LogProb, len(done[i].Tokens))
+	}
+	slices.SortStableFunc(done, func(a, b Hypothesis) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	return done[:min(k, len(done))], nil
+}
+
+// topCandidates returns the n best extensions of the hypotheses by one
+// token, best first; ties go to the lower hypothesis, then the lower token.
+func topCandidates(alive []Hypothesis, rows [][]float64, n int) []candidate {
+	best := make([]candidate, 0, n+1)
+	for i, row := range rows {
+		for j, v := range row {
+			c := candidate{parent: i, token: j, logProb: alive[i].LogProb + v}
+			if len(best) == n && !(c.logProb > best[n-1].logProb) {
+				continue
+			}
+			at := len(best)
+			for at > 0 && c.logProb > best[at-1].logProb {
+				at--
+			}
+			best = slices.Insert(best, at, c)
+			if len(best) > n {
+				best = best[:n]
+			}
+		}
+	}
+	return best
+}
