@@ -194,7 +194,9 @@ func TestDecodeErrors(t *testing.T) {
 	bad := func(prev []int, s struct{}) (*tensor.Tensor, struct{}, error) { return nil, s, nil }
 	_, err = Greedy(bad, struct{}{}, ok)
 	require.ErrorContains(t, err, "decode: step returned log-probabilities nil, want float [1, V]")
-	fails := func(prev []int, s struct{}) (*tensor.Tensor, struct{}, error) { return nil, s, fmt.Errorf("model broke") }
+	fails := func(prev []int, s struct{}) (*tensor.Tensor, struct{}, error) {
+		return nil, s, fmt.Errorf("model broke")
+	}
 	_, err = BeamSearch(fails, keep, struct{}{}, ok)
 	require.ErrorContains(t, err, "model broke")
 	_, err = Greedy(fails, struct{}{}, ok)
