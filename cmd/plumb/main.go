@@ -1,0 +1,47 @@
+// Command plumb trains and evaluates Plumb's book models and prints the
+// parity report.
+//
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
+//	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage:
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
+  plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "plumb:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run dispatches a command line; it is main without the exit, for tests.
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	cmd, model, rest := args[0], args[1], args[2:]
+	if model != "mnist" {
+		return fmt.Errorf("unknown model family %q (this build knows mnist)\n%s", model, usage)
+	}
+	switch cmd {
+	case "train":
+		return trainMNIST(rest, stdout, stderr)
+	case "eval":
+		return evalMNIST(rest, stdout, stderr)
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/plumbml/plumb/checkpoint"
+	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/mnist/embedded"
+	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// mnistData loads MNIST from dir (or $PLUMB_DATA), else the embedded copy.
+func mnistData(dir string) (train, test *data.Dataset, err error) {
+	if d := data.Dir(dir); d != "" {
+		return data.LoadMNIST(d)
+	}
+	return embedded.Load()
+}
+
+func trainMNIST(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train mnist", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "cnn", "network: cnn or mlp")
+	epochs := fs.Int("epochs", 1, "passes over the training set")
+	batch := fs.Int("batch", 64, "batch size")
+	lr := fs.Float64("lr", 1e-3, "Adam learning rate")
+	seed := fs.Uint64("seed", 1, "seed for initialisation and shuffling")
+	save := fs.String("save", "", "write a checkpoint (safetensors) here after training")
+	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
+	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	train, test, err := mnistData(*dir)
+	if err != nil {
+		return err
+	}
+	if *limit > 0 {
+		train = train.Take(*limit)
+	}
+	net, err := mnist.New(*model, tensor.NewRNG(*seed))
+	if err != nil {
+		return err
+	}
+	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
+		*model, train.Len(), test.Len(), *lr, *batch, *seed)
+	bar := newProgressBar(stderr)
+	err = mnist.Train(net, opt, train, test, mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed},
+		bar.update,
+		func(e mnist.Epoch) {
+			bar.clear()
+			fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
+				e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
+		})
+	if err != nil {
+		return err
+	}
+	if *save != "" {
+		if err := checkpoint.Save(*save, net.Params(), opt); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "saved %s\n", *save)
+	}
+	return nil
+}
+
+func evalMNIST(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval mnist", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "cnn", "network the checkpoint holds: cnn or mlp")
+	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
+	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *load == "" {
+		return fmt.Errorf("eval mnist: --load FILE is required")
+	}
+	_, test, err := mnistData(*dir)
+	if err != nil {
+		return err
+	}
+	net, err := mnist.New(*model, tensor.NewRNG(0))
+	if err != nil {
+		return err
+	}
+	if err := checkpoint.Load(*load, net.Params(), nil); err != nil {
+		return err
+	}
+	acc, loss, err := mnist.Evaluate(net, test, 500)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s from %s: test loss %.4f, test accuracy %.2f%% on %d images\n", *model, *load, loss, 100*acc, test.Len())
+	return nil
+}
