@@ -1,0 +1,260 @@
+package parity
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// testdata is the golden tree, relative to the package directory in
+// which go test runs.
+const testdata = "testdata"
+
+// pendingParity lists registered ops that have no recorded case yet, each
+// with the reason. TestEveryOpHasParityCases fails for a registered op
+// missing both cases and an entry here, and for an entry whose op has
+// cases, so the list only shrinks: record the op (record.py), then delete
+// its line.
+var pendingParity = map[string]string{
+	"additive_attention": "landed while the harness was written; Keras AdditiveAttention next",
+	"attention":          "landed while the harness was written; Keras Attention / MultiHeadAttention next",
+	"gru":                "landed while the harness was written; Keras GRU with mapped gate order next",
+	"gru_cell":           "landed while the harness was written; Keras GRUCell with mapped gate order next",
+	"lstm":               "landed while the harness was written; Keras LSTM with mapped gate order next",
+	"lstm_cell":          "landed while the harness was written; Keras LSTMCell with mapped gate order next",
+	"rnn_final_state":    "landed while the harness was written; recorded with the RNN cases next",
+	"crf":                "linear-chain CRF NLL: TF core has no CRF (tfa is gone); needs a recorder-side reference",
+	"sequence_concat":    "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+	"sequence_conv":      "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+	"sequence_expand":    "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+	"sequence_pool":      "ragged sequence ops landed while the harness was written; tf.math.segment_* next",
+	"sequence_reverse":   "ragged sequence ops landed while the harness was written; tf.reverse_sequence next",
+	"sequence_slice":     "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+	"sequence_softmax":   "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+}
+
+// knownMismatches lists cases where Plumb and TF disagree beyond the
+// bound for a reason in Plumb (reported to the op's owner; the harness does
+// not loosen bounds to hide them). TestCases skips them while they still
+// fail and fails once they pass, so the entry is removed with the fix.
+var knownMismatches = map[string]string{
+	"softmax_cross_entropy_soft/large_logits_f64": "the labels' gradient lse - z is computed as (max + log Σ) - z, " +
+		"which rounds to ulp(|max|) ≈ 1e-13 at logits near -800 where TF's -(z - max - log Σ) keeps ~2e-13 exactly",
+}
+
+// TestMain runs the tests, then prints the parity table (op, dtype, cases,
+// max abs and rel error, bound, result) for the whole golden tree.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	rows, err := Run(testdata)
+	if err != nil {
+		fmt.Println("parity table:", err)
+		os.Exit(1)
+	}
+	fmt.Print("\n", FormatTable(rows))
+	os.Exit(code)
+}
+
+func loadCases(t *testing.T) []*Case {
+	t.Helper()
+	cases, err := LoadCases(os.DirFS(testdata))
+	require.NoError(t, err)
+	return cases
+}
+
+// TestCases runs every golden as a subtest <op>/<case>.
+func TestCases(t *testing.T) {
+	for _, c := range loadCases(t) {
+		t.Run(c.ID(), func(t *testing.T) {
+			r := CheckCase(c)
+			if why, known := knownMismatches[c.ID()]; known {
+				require.True(t, r.Failed(), "known mismatch %s now passes: remove it from knownMismatches", c.ID())
+				t.Skipf("known mismatch (%s):\n%s", why, r.Message())
+			}
+			assert.False(t, r.Failed(), "%s", r.Message())
+		})
+	}
+}
+
+// TestCasesMatchRegistry checks every op case against ops' registry: the
+// op is registered, its input count is the registry's (variadic inputs and
+// an optional last input excepted), and it records the gradient of every
+// differentiable input it has.
+func TestCasesMatchRegistry(t *testing.T) {
+	for _, c := range loadCases(t) {
+		if c.Kind != "op" {
+			continue
+		}
+		spec, ok := ops.Lookup(c.Op)
+		if !assert.Truef(t, ok, "%s: op %q is not registered in ops", c.ID(), c.Op) {
+			continue
+		}
+		variadic := len(spec.Inputs) == 1 && len(spec.Inputs[0]) > 3 && spec.Inputs[0][len(spec.Inputs[0])-3:] == "..."
+		if !variadic {
+			assert.Containsf(t, []int{len(spec.Inputs), len(spec.Inputs) - 1}, c.Inputs,
+				"%s: %d inputs, registry has %v", c.ID(), c.Inputs, spec.Inputs)
+		}
+		for _, i := range spec.Grads {
+			if i < c.Inputs {
+				assert.Containsf(t, c.Grads, i, "%s: no recorded gradient for input %d", c.ID(), i)
+			}
+		}
+	}
+}
+
+// TestEveryOpHasParityCases fails for a registered op with no case that
+// is not in pendingParity, and for a pendingParity entry that is stale.
+func TestEveryOpHasParityCases(t *testing.T) {
+	has := map[string]bool{}
+	for _, c := range loadCases(t) {
+		has[c.Op] = true
+	}
+	for _, s := range ops.Registered() {
+		_, pending := pendingParity[s.Name]
+		switch {
+		case !has[s.Name] && !pending:
+			t.Errorf("op %s has no parity case: add cases to parity/record/record.py and record them, "+
+				"or list it in pendingParity with the reason", s.Name)
+		case has[s.Name] && pending:
+			t.Errorf("op %s has parity cases: remove it from pendingParity", s.Name)
+		}
+	}
+	for name := range pendingParity {
+		_, ok := ops.Lookup(name)
+		assert.Truef(t, ok, "pendingParity lists %s, which is not a registered op", name)
+	}
+}
+
+// TestEveryOptimizerHasCases fails for an optimizer the runner knows that
+// has no recorded update steps.
+func TestEveryOptimizerHasCases(t *testing.T) {
+	has := map[string]bool{}
+	for _, c := range loadCases(t) {
+		if c.Kind == "optimizer" {
+			has[c.Op] = true
+		}
+	}
+	for name := range optimizers {
+		assert.Truef(t, has[name], "optimizer %s has no parity case", name)
+	}
+}
+
+func TestToleranceClassesHaveReasons(t *testing.T) {
+	for name, cl := range toleranceClasses {
+		assert.NotEmptyf(t, cl.reason, "tolerance class %s has no reason", name)
+		assert.Positivef(t, cl.f32.RTol, "tolerance class %s", name)
+		assert.Positivef(t, cl.f64.RTol, "tolerance class %s", name)
+	}
+}
+
+// caseByID loads one golden.
+func caseByID(t *testing.T, id string) *Case {
+	t.Helper()
+	cases := loadCases(t)
+	i := slices.IndexFunc(cases, func(c *Case) bool { return c.ID() == id })
+	require.GreaterOrEqualf(t, i, 0, "no case %s", id)
+	return cases[i]
+}
+
+// TestCatchesWrongOp feeds the comparator Plumb's results with a
+// deliberate mistake and checks that the case fails with a message naming
+// the op, case, tensor, index and values.
+func TestCatchesWrongOp(t *testing.T) {
+	tests := []struct {
+		id, tensor string
+		perturb    func(t *testing.T, x *tensor.Tensor) *tensor.Tensor
+		wantIndex  string // a regexp for the tensor and index the message names
+	}{
+		{id: "matmul/2d_f32", tensor: "out", perturb: swapRows(0, 1), wantIndex: `out\[[01] \d\]`},
+		{id: "matmul/batched_f64", tensor: "grad1", perturb: swapRows(1, 3), wantIndex: `grad1\[0 [13] \d\]`},
+		{id: "softmax/last_f32", tensor: "out", perturb: swapRows(0, 2), wantIndex: `out\[[02] \d\]`},
+		{id: "conv2d/s1_same_f32", tensor: "out", perturb: shiftRight, wantIndex: `out\[\d \d \d \d\]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id+"/"+tt.tensor, func(t *testing.T) {
+			c := caseByID(t, tt.id)
+			pairs, err := evaluate(c)
+			require.NoError(t, err)
+			tol, err := toleranceFor(c, pairs[0].want.DType())
+			require.NoError(t, err)
+			require.False(t, compare(c, tol, pairs).Failed(), "the unperturbed case must pass")
+
+			k := slices.IndexFunc(pairs, func(p pair) bool { return p.name == tt.tensor })
+			require.GreaterOrEqual(t, k, 0)
+			pairs[k].got = tt.perturb(t, pairs[k].got)
+			r := compare(c, tol, pairs)
+			require.True(t, r.Failed())
+			msg := r.Message()
+			for _, want := range []string{c.Op, c.Name, "got ", "want ", "bound"} {
+				assert.Contains(t, msg, want)
+			}
+			assert.Regexp(t, tt.wantIndex, msg)
+			t.Log(msg)
+		})
+	}
+}
+
+// swapRows returns a perturbation that swaps rows i and j of the second
+// to last axis (of the first matrix, for a batch).
+func swapRows(i, j int) func(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	return func(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+		require.GreaterOrEqual(t, x.Rank(), 2)
+		rows, cols := x.Dim(-2), x.Dim(-1)
+		require.Less(t, max(i, j), rows)
+		y := x.Clone()
+		for k := range cols {
+			y.SetAt(i*cols+k, x.At(j*cols+k))
+			y.SetAt(j*cols+k, x.At(i*cols+k))
+		}
+		return y
+	}
+}
+
+// shiftRight moves every row of an NCHW image one pixel right, the mistake
+// of a SAME padding that puts the odd pixel on the wrong side.
+func shiftRight(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	require.Equal(t, 4, x.Rank())
+	w := x.Dim(3)
+	y := x.Clone()
+	for i := range x.Size() {
+		if i%w > 0 {
+			y.SetAt(i, x.At(i-1))
+		}
+	}
+	return y
+}
+
+func TestCompareShapeMismatch(t *testing.T) {
+	c := &Case{Op: "add", Name: "x_f32"}
+	got := tensor.Zeros(tensor.Float32, 2, 3)
+	want := tensor.Zeros(tensor.Float32, 3, 2)
+	r := compare(c, Tolerance{RTol: 1e-5}, []pair{{name: "out", got: got, want: want}})
+	require.True(t, r.Failed())
+	assert.Equal(t, "add/x_f32: out: got float32[2 3], want float32[3 2]", r.Message())
+}
+
+func TestToleranceBound(t *testing.T) {
+	tol := Tolerance{RTol: 1e-5, ATol: 1e-6}
+	assert.InDelta(t, 1e-6+2e-5, tol.Bound(-2), 1e-18)
+	assert.Equal(t, "atol 1e-06 + rtol 1e-05", tol.String())
+	assert.Equal(t, "rtol 1e-10", Tolerance{RTol: 1e-10}.String())
+}
+
+func TestFormatTable(t *testing.T) {
+	rows := []Row{
+		{Op: "add", DType: "float32", Cases: 5, MaxAbs: 1e-7, MaxRel: 2e-7, Bound: "atol 1e-06 + rtol 1e-05", Pass: true},
+		{Op: "add", DType: "float64", Cases: 5, Bound: "rtol 1e-10", Pass: false},
+	}
+	s := FormatTable(rows)
+	assert.Contains(t, s, "OP")
+	assert.Regexp(t, `add\s+float32\s+5\s+1\.00e-07\s+2\.00e-07\s+atol 1e-06 \+ rtol 1e-05\s+pass`, s)
+	assert.Regexp(t, `add\s+float64\s+5\s+0\.00e\+00\s+0\.00e\+00\s+rtol 1e-10\s+FAIL`, s)
+	assert.Contains(t, s, "10 cases in 2 op/dtype rows; 1 rows failed")
+}

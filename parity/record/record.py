@@ -1,0 +1,794 @@
+#!/usr/bin/env python3
+"""Records Plumb's parity goldens from TensorFlow.
+
+Usage, from the repository root:
+
+    .venv/bin/python parity/record/record.py               # rewrite every golden
+    .venv/bin/python parity/record/record.py --only matmul  # rewrite one op's goldens
+    .venv/bin/python parity/record/record.py --check        # re-record into a temp dir, compare bytes
+
+Each case is written to parity/testdata/<op>/<case>/ as
+
+    case.json     op, case, kind, attrs, dtype, seed, tolerance class, the
+                  number of inputs, which inputs have recorded gradients,
+                  and the tensorflow, keras and numpy versions
+    in<i>.npy     input i, in Plumb's layout (NCHW images, OIHW conv
+                  weights, [in, out] linear weights)
+    out.npy       the op's output
+    gout.npy      the upstream gradient fed to the backward pass
+    grad<i>.npy   the gradient of input i (only for the inputs listed in
+                  case.json's "grads")
+    after<i>.npy  the value of input i after the op ran, for inputs an op
+                  updates in place (batch norm's moving statistics)
+
+Optimizer cases (kind "optimizer") hold in0.npy, the initial variable, and
+for each step k = 1, 2, 3: step<k>_grad.npy, the gradient applied, and
+step<k>_var.npy, the variable after the step.
+
+Layout differences are mapped here, never in the library: a case function
+receives Plumb-layout tensors and transposes to TF's layout and back inside
+the differentiated function, so the recorded gradients are in Plumb's layout.
+
+Every case draws its inputs from numpy's default Generator seeded with a
+CRC-32 of "<op>/<case>", so adding or reordering cases changes no other
+case's data. float32 cases use the float64 draws rounded to float32. Inputs
+of max-type ops (max/min reductions, maximum/minimum, relu-like kinks, clip,
+max pool) are drawn away from ties and kinks.
+"""
+
+import argparse
+import filecmp
+import json
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+
+# Plain Eigen kernels on one thread, so the same command rewrites the same
+# bytes (oneDNN's kernels may pick other code paths per CPU and thread count).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+tf.config.experimental.enable_op_determinism()
+tf.config.threading.set_intra_op_parallelism_threads(1)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTDATA = os.path.join(REPO, "parity", "testdata")
+DTYPES = ("float32", "float64")
+SUFFIX = {"float32": "f32", "float64": "f64"}
+OPT_STEPS = 3
+
+
+class Case:
+    """One golden: op applied by fn to the inputs make(rng) returns.
+
+    make(rng) returns float64 arrays (cast to the case dtype) or integer
+    arrays (kept as they are). fn(xs) gets the inputs as tf.Variables and
+    returns the output, or (output, subs, extras): subs maps an input index
+    to the variable its gradient is taken for instead (a Keras layer's own
+    weight), extras maps an input index to its value after the op.
+    """
+
+    def __init__(self, op, name, make, fn, attrs=None, grads=(0,), tol="default", kind="op", dtypes=DTYPES):
+        self.op, self.name, self.make, self.fn = op, name, make, fn
+        self.attrs, self.grads, self.tol, self.kind = attrs or {}, list(grads), tol, kind
+        self.dtypes = dtypes
+
+
+CASES = []
+
+
+def add(*args, **kw):
+    CASES.append(Case(*args, **kw))
+
+
+# ---- input draws -----------------------------------------------------------
+
+
+def normal(*shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+def uniform(lo, hi, *shape):
+    return lambda rng: rng.uniform(lo, hi, shape)
+
+
+def distinct(rng, shape, lo=-2.0, hi=2.0):
+    """Values spread over [lo, hi] with pairwise gaps of at least a third of
+    (hi-lo)/size, shuffled: no ties, even after rounding to float32."""
+    n = int(np.prod(shape, dtype=np.int64))
+    step = (hi - lo) / max(n, 1)
+    v = lo + (rng.permutation(n) + rng.uniform(0.0, 0.6, n)) * step
+    return v.reshape(shape)
+
+
+def away(rng, shape, points, margin=0.05, scale=1.5):
+    """Normal draws (times scale) redrawn until none is within margin of a kink."""
+    v = rng.standard_normal(shape) * scale
+    for _ in range(100):
+        bad = np.zeros(shape, dtype=bool)
+        for p in points:
+            bad |= np.abs(v - p) < margin
+        if not bad.any():
+            return v
+        v = np.where(bad, rng.standard_normal(shape) * scale, v)
+    raise RuntimeError("away: could not draw away from kinks")
+
+
+def inputs(*makers):
+    return lambda rng: [m(rng) for m in makers]
+
+
+# ---- elementwise -----------------------------------------------------------
+
+BINARY = {
+    "add": tf.math.add,
+    "sub": tf.math.subtract,
+    "mul": tf.math.multiply,
+    "div": tf.math.divide,
+    "pow": tf.math.pow,
+    "maximum": tf.math.maximum,
+    "minimum": tf.math.minimum,
+}
+BINARY_SHAPES = {
+    "same": ((3, 4), (3, 4)),
+    "bcast_row": ((3, 4), (4,)),
+    "bcast_outer": ((3, 1), (1, 4)),
+    "scalar": ((2, 3), ()),
+    "rank3": ((2, 1, 3), (4, 1)),
+}
+
+
+def binary_make(op, sa, sb):
+    def make(rng):
+        if op in ("maximum", "minimum"):
+            v = distinct(rng, (int(np.prod(sa)) + int(np.prod(sb)),))
+            return [v[: int(np.prod(sa))].reshape(sa), v[int(np.prod(sa)):].reshape(sb)]
+        if op == "pow":
+            return [rng.uniform(0.5, 2.0, sa), rng.standard_normal(sb)]
+        if op == "div":
+            return [rng.standard_normal(sa), rng.uniform(0.5, 2.0, sb) * rng.choice([-1.0, 1.0], sb)]
+        return [rng.standard_normal(sa), rng.standard_normal(sb)]
+
+    return make
+
+
+for op, f in BINARY.items():
+    for name, (sa, sb) in BINARY_SHAPES.items():
+        add(op, name, binary_make(op, sa, sb), lambda xs, f=f: f(xs[0], xs[1]), grads=(0, 1))
+
+
+def keras_elu(alpha):
+    return lambda x: keras.activations.elu(x, alpha=alpha)
+
+
+# name: (tf function, draw, attrs)
+UNARY = {
+    "neg": (tf.math.negative, lambda r, s: r.standard_normal(s), {}),
+    "exp": (tf.math.exp, lambda r, s: r.standard_normal(s), {}),
+    "log": (tf.math.log, lambda r, s: r.uniform(0.2, 3.0, s), {}),
+    "sqrt": (tf.math.sqrt, lambda r, s: r.uniform(0.2, 3.0, s), {}),
+    "rsqrt": (tf.math.rsqrt, lambda r, s: r.uniform(0.2, 3.0, s), {}),
+    "square": (tf.math.square, lambda r, s: r.standard_normal(s), {}),
+    "abs": (tf.math.abs, lambda r, s: away(r, s, [0.0]), {}),
+    "clip": (lambda x: tf.clip_by_value(x, -0.5, 0.7), lambda r, s: away(r, s, [-0.5, 0.7]), {"lo": -0.5, "hi": 0.7}),
+    "relu": (tf.nn.relu, lambda r, s: away(r, s, [0.0]), {}),
+    "relu6": (tf.nn.relu6, lambda r, s: away(r, s, [0.0, 6.0], scale=4.0), {}),
+    # TF's LeakyRelu keeps alpha in a float32 attr, so Plumb gets that value.
+    "leaky_relu": (lambda x: tf.nn.leaky_relu(x, alpha=0.2), lambda r, s: away(r, s, [0.0]),
+                   {"alpha": float(np.float32(0.2))}),
+    "elu": (tf.nn.elu, lambda r, s: away(r, s, [0.0]), {"alpha": 1.0}),
+    "gelu": (lambda x: tf.nn.gelu(x, approximate=False), lambda r, s: r.standard_normal(s) * 2, {}),
+    "gelu_tanh": (lambda x: tf.nn.gelu(x, approximate=True), lambda r, s: r.standard_normal(s) * 2, {}),
+    "sigmoid": (tf.math.sigmoid, lambda r, s: r.standard_normal(s) * 3, {}),
+    "tanh": (tf.math.tanh, lambda r, s: r.standard_normal(s) * 2, {}),
+    "softplus": (tf.math.softplus, lambda r, s: r.standard_normal(s) * 4, {}),
+    "swish": (tf.nn.silu, lambda r, s: r.standard_normal(s) * 2, {}),
+}
+UNARY_SHAPES = {"vec": (7,), "r2": (3, 5), "r3": (2, 3, 4)}
+
+# tf.nn.gelu casts its Python constants (1/sqrt(2); sqrt(2/pi) and 0.044715)
+# through float32 even for float64 inputs; see the "tf_gelu" tolerance class.
+UNARY_TOL = {"gelu": "tf_gelu", "gelu_tanh": "tf_gelu"}
+
+for op, (f, draw, attrs) in UNARY.items():
+    for name, shape in UNARY_SHAPES.items():
+        add(op, name, lambda rng, d=draw, s=shape: [d(rng, s)], lambda xs, f=f: f(xs[0]), attrs=attrs,
+            tol=UNARY_TOL.get(op, "default"))
+# elu with another alpha goes through Keras, since tf.nn.elu fixes alpha at 1.
+add("elu", "alpha_0.5", lambda rng: [away(rng, (3, 5), [0.0])], lambda xs: keras_elu(0.5)(xs[0]), attrs={"alpha": 0.5})
+
+# ---- matmul and linear -----------------------------------------------------
+
+MATMUL = {
+    "2d": ((3, 4), (4, 5), False, False),
+    "trans_a": ((4, 3), (4, 5), True, False),
+    "trans_b": ((3, 4), (5, 4), False, True),
+    "trans_ab": ((4, 3), (5, 4), True, True),
+    "batched": ((2, 3, 4), (2, 4, 5), False, False),
+    "batched_trans_ab": ((2, 4, 3), (2, 5, 4), True, True),
+    "batched_shared_b": ((2, 3, 4), (4, 5), False, False),
+    "batch2x2": ((2, 2, 3, 4), (2, 2, 4, 2), False, False),
+}
+for name, (sa, sb, ta, tb) in MATMUL.items():
+    add("matmul", name, inputs(normal(*sa), normal(*sb)),
+        lambda xs, ta=ta, tb=tb: tf.linalg.matmul(xs[0], xs[1], transpose_a=ta, transpose_b=tb),
+        attrs={"transpose_a": ta, "transpose_b": tb}, grads=(0, 1))
+
+
+def linear(xs):
+    """Keras Dense without activation: x·W (+ b) over x's last axis, W [in, out]."""
+    y = tf.tensordot(xs[0], xs[1], axes=[[len(xs[0].shape) - 1], [0]])
+    return y + xs[2] if len(xs) == 3 else y
+
+
+add("linear", "bias", inputs(normal(3, 4), normal(4, 5), normal(5)), linear, grads=(0, 1, 2))
+add("linear", "no_bias", inputs(normal(3, 4), normal(4, 2)), linear, grads=(0, 1))
+add("linear", "rank3", inputs(normal(2, 3, 4), normal(4, 5), normal(5)), linear, grads=(0, 1, 2))
+add("linear", "single_row", inputs(normal(1, 6), normal(6, 3), normal(3)), linear, grads=(0, 1, 2))
+
+# ---- reductions ------------------------------------------------------------
+
+REDUCE = {
+    "sum": tf.math.reduce_sum,
+    "mean": tf.math.reduce_mean,
+    "max": tf.math.reduce_max,
+    "min": tf.math.reduce_min,
+    "variance": tf.math.reduce_variance,
+    "logsumexp": tf.math.reduce_logsumexp,
+}
+REDUCE_CASES = {
+    "all": (None, False),
+    "axis1": ([1], False),
+    "axes02_keep": ([0, 2], True),
+    "last_keep": ([-1], True),
+    "axes01": ([0, 1], False),
+}
+for op, f in REDUCE.items():
+    for name, (axes, keep) in REDUCE_CASES.items():
+        add(op, name, lambda rng: [distinct(rng, (3, 4, 5))],
+            lambda xs, f=f, axes=axes, keep=keep: f(xs[0], axis=axes, keepdims=keep),
+            attrs={"axes": axes, "keepdims": keep})
+add("logsumexp", "large", lambda rng: [distinct(rng, (3, 6), 500.0, 900.0)],
+    lambda xs: tf.math.reduce_logsumexp(xs[0], axis=[1]), attrs={"axes": [1], "keepdims": False})
+
+# ---- indexing and layout ---------------------------------------------------
+
+
+def gather_make(pshape, idx):
+    return lambda rng: [rng.standard_normal(pshape), idx]
+
+
+add("gather", "axis0_repeats", gather_make((5, 3), np.array([4, 0, 2, 0], np.int32)),
+    lambda xs: tf.gather(xs[0], xs[1], axis=0), attrs={"axis": 0})
+add("gather", "axis1_int64_2d", gather_make((2, 5, 3), np.array([[1, 3, 1], [0, 4, 2]], np.int64)),
+    lambda xs: tf.gather(xs[0], xs[1], axis=1), attrs={"axis": 1})
+add("gather", "axis_neg1", gather_make((3, 4), np.array([3, 3, 1], np.int32)),
+    lambda xs: tf.gather(xs[0], xs[1], axis=-1), attrs={"axis": -1})
+add("gather", "scalar_index", gather_make((4, 3), np.array(2, np.int64)),
+    lambda xs: tf.gather(xs[0], xs[1], axis=0), attrs={"axis": 0})
+
+# Embedding: tf.nn.embedding_lookup; Plumb's padding index (PyTorch's and
+# Paddle's padding_idx, which TF lacks) zeroes its rows, mapped here as a mask.
+
+
+def embedding(pad):
+    def fn(xs):
+        y = tf.nn.embedding_lookup(xs[0], xs[1])
+        if pad < 0:
+            return y
+        return y * tf.expand_dims(tf.cast(tf.not_equal(xs[1], pad), y.dtype), -1)
+
+    return fn
+
+
+add("embedding", "no_padding", gather_make((6, 3), np.array([[1, 5, 1], [0, 2, 5]], np.int32)), embedding(-1),
+    attrs={"padding_idx": -1})
+add("embedding", "padding_idx", gather_make((5, 4), np.array([0, 3, 0, 4, 3, 1], np.int64)), embedding(0),
+    attrs={"padding_idx": 0})
+
+
+def where_make(sc, sa, sb):
+    return lambda rng: [(rng.uniform(size=sc) < 0.5).astype(np.int32), rng.standard_normal(sa), rng.standard_normal(sb)]
+
+
+def where_fn(xs):
+    return tf.where(tf.not_equal(xs[0], 0), xs[1], xs[2])
+
+
+add("where", "same", where_make((3, 4), (3, 4), (3, 4)), where_fn, grads=(1, 2))
+add("where", "bcast", where_make((3, 1), (4,), (3, 4)), where_fn, grads=(1, 2))
+add("where", "bcast_cond", where_make((4,), (3, 4), ()), where_fn, grads=(1, 2))
+
+add("reshape", "flatten_lead", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [6, 4]), attrs={"shape": [6, 4]})
+add("reshape", "infer", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [4, -1]), attrs={"shape": [4, -1]})
+add("reshape", "add_axes", inputs(normal(6)), lambda xs: tf.reshape(xs[0], [1, 2, 3, 1]), attrs={"shape": [1, 2, 3, 1]})
+
+add("transpose", "2d", inputs(normal(3, 4)), lambda xs: tf.transpose(xs[0], [1, 0]), attrs={"perm": [1, 0]})
+add("transpose", "rank3", inputs(normal(2, 3, 4)), lambda xs: tf.transpose(xs[0], [2, 0, 1]), attrs={"perm": [2, 0, 1]})
+add("transpose", "reverse", inputs(normal(2, 3, 4)), lambda xs: tf.transpose(xs[0]), attrs={"perm": []})
+add("transpose", "nchw_nhwc", inputs(normal(2, 3, 2, 2)), lambda xs: tf.transpose(xs[0], [0, 2, 3, 1]),
+    attrs={"perm": [0, 2, 3, 1]})
+
+add("concat", "axis0", inputs(normal(2, 3), normal(1, 3), normal(3, 3)), lambda xs: tf.concat(xs, 0),
+    attrs={"axis": 0}, grads=(0, 1, 2))
+add("concat", "axis1_rank3", inputs(normal(2, 1, 4), normal(2, 3, 4)), lambda xs: tf.concat(xs, 1),
+    attrs={"axis": 1}, grads=(0, 1))
+add("concat", "axis_neg1", inputs(normal(3, 2), normal(3, 4)), lambda xs: tf.concat(xs, -1),
+    attrs={"axis": -1}, grads=(0, 1))
+
+add("slice", "axis1", inputs(normal(3, 5)), lambda xs: tf.slice(xs[0], [0, 1], [3, 2]),
+    attrs={"axis": 1, "begin": 1, "end": 3})
+add("slice", "axis0_rank3", inputs(normal(4, 2, 3)), lambda xs: tf.slice(xs[0], [2, 0, 0], [2, 2, 3]),
+    attrs={"axis": 0, "begin": 2, "end": 4})
+add("slice", "last_axis", inputs(normal(2, 3, 4)), lambda xs: tf.slice(xs[0], [0, 0, 0], [2, 3, 1]),
+    attrs={"axis": -1, "begin": 0, "end": 1})
+
+# ---- softmax and losses ----------------------------------------------------
+
+for op, f in (("softmax", tf.nn.softmax), ("log_softmax", tf.nn.log_softmax)):
+    add(op, "last", inputs(normal(3, 5)), lambda xs, f=f: f(xs[0], axis=-1), attrs={"axis": -1})
+    add(op, "axis1_rank3", inputs(normal(2, 3, 4)), lambda xs, f=f: f(xs[0], axis=1), attrs={"axis": 1})
+    add(op, "axis0", inputs(normal(4, 3)), lambda xs, f=f: f(xs[0], axis=0), attrs={"axis": 0})
+    add(op, "large_logits", lambda rng: [rng.standard_normal((3, 5)) * 40 + 1000], lambda xs, f=f: f(xs[0], axis=-1),
+        attrs={"axis": -1})
+
+REDUCTIONS = {"mean": tf.math.reduce_mean, "sum": tf.math.reduce_sum, "none": lambda v: v}
+
+
+def sparse_xent(red):
+    return lambda xs: REDUCTIONS[red](tf.nn.sparse_softmax_cross_entropy_with_logits(labels=xs[1], logits=xs[0]))
+
+
+def soft_xent(red):
+    return lambda xs: REDUCTIONS[red](tf.nn.softmax_cross_entropy_with_logits(labels=xs[1], logits=xs[0]))
+
+
+def sigmoid_xent(red):
+    return lambda xs: REDUCTIONS[red](tf.nn.sigmoid_cross_entropy_with_logits(labels=xs[1], logits=xs[0]))
+
+
+def mse(red):
+    return lambda xs: REDUCTIONS[red](tf.math.square(xs[0] - xs[1]))
+
+
+def soft_labels(rng, shape):
+    e = np.exp(rng.standard_normal(shape))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+for red in REDUCTIONS:
+    add("softmax_cross_entropy", red,
+        lambda rng: [rng.standard_normal((4, 5)) * 2, rng.integers(0, 5, 4).astype(np.int32)],
+        sparse_xent(red), attrs={"reduction": red})
+    add("softmax_cross_entropy_soft", red, lambda rng: [rng.standard_normal((4, 5)) * 2, soft_labels(rng, (4, 5))],
+        soft_xent(red), attrs={"reduction": red}, grads=(0, 1))
+    add("sigmoid_cross_entropy", red, lambda rng: [rng.standard_normal((3, 4)) * 3, rng.uniform(0, 1, (3, 4))],
+        sigmoid_xent(red), attrs={"reduction": red}, grads=(0, 1))
+    add("mse", red, inputs(normal(3, 4), normal(3, 4)), mse(red), attrs={"reduction": red}, grads=(0, 1))
+add("softmax_cross_entropy", "large_logits_int64",
+    lambda rng: [rng.standard_normal((3, 6)) * 30 + 800, rng.integers(0, 6, 3).astype(np.int64)],
+    sparse_xent("mean"), attrs={"reduction": "mean"})
+add("softmax_cross_entropy_soft", "large_logits",
+    lambda rng: [rng.standard_normal((3, 6)) * 30 - 800, soft_labels(rng, (3, 6))],
+    soft_xent("sum"), attrs={"reduction": "sum"}, grads=(0, 1))
+add("sigmoid_cross_entropy", "large_logits",
+    lambda rng: [rng.standard_normal((2, 5)) * 40, rng.uniform(0, 1, (2, 5))],
+    sigmoid_xent("mean"), attrs={"reduction": "mean"}, grads=(0, 1))
+add("mse", "vector", inputs(normal(7), normal(7)), mse("mean"), attrs={"reduction": "mean"}, grads=(0, 1))
+
+# ---- normalisation and dropout ---------------------------------------------
+
+
+def batch_norm(momentum, epsilon, training):
+    """Keras BatchNormalization over axis 1 with the inputs as its weights."""
+
+    def fn(xs):
+        layer = keras.layers.BatchNormalization(axis=1, momentum=momentum, epsilon=epsilon, dtype=xs[0].dtype.name)
+        layer.build(xs[0].shape)
+        layer.set_weights([v.numpy() for v in xs[1:]])
+        y = layer(xs[0], training=training)
+        extras = {3: layer.moving_mean.numpy(), 4: layer.moving_variance.numpy()} if training else {}
+        return y, {1: layer.gamma, 2: layer.beta}, extras
+
+    return fn
+
+
+def bn_make(shape):
+    c = shape[1]
+    return lambda rng: [rng.standard_normal(shape) * 2 + 0.5, rng.uniform(0.5, 1.5, c), rng.standard_normal(c),
+                        rng.standard_normal(c) * 0.3, rng.uniform(0.5, 2.0, c)]
+
+
+for name, shape, training in (("train_nchw", (4, 3, 2, 3), True), ("infer_nchw", (4, 3, 2, 3), False),
+                              ("train_2d", (6, 4), True), ("infer_2d", (6, 4), False)):
+    add("batch_norm", name, bn_make(shape), batch_norm(0.9, 1e-3, training),
+        attrs={"momentum": 0.9, "epsilon": 1e-3, "training": training}, grads=(0, 1, 2))
+add("batch_norm", "train_keras_defaults", bn_make((5, 2, 3, 3)), batch_norm(0.99, 1e-3, True),
+    attrs={"momentum": 0.99, "epsilon": 1e-3, "training": True}, grads=(0, 1, 2))
+
+
+def layer_norm(axes, epsilon):
+    def fn(xs):
+        rank = len(xs[0].shape)
+        axis = list(range(rank - axes, rank))
+        layer = keras.layers.LayerNormalization(axis=axis, epsilon=epsilon, dtype=xs[0].dtype.name)
+        layer.build(xs[0].shape)
+        layer.set_weights([xs[1].numpy(), xs[2].numpy()])
+        return layer(xs[0]), {1: layer.gamma, 2: layer.beta}, {}
+
+    return fn
+
+
+def ln_make(shape, axes):
+    norm = shape[len(shape) - axes:]
+    return lambda rng: [rng.standard_normal(shape) * 2 + 1, rng.uniform(0.5, 1.5, norm), rng.standard_normal(norm)]
+
+
+add("layer_norm", "last", ln_make((4, 6), 1), layer_norm(1, 1e-3), attrs={"norm_axes": 1, "epsilon": 1e-3}, grads=(0, 1, 2))
+add("layer_norm", "rank3_last", ln_make((2, 3, 5), 1), layer_norm(1, 1e-5), attrs={"norm_axes": 1, "epsilon": 1e-5},
+    grads=(0, 1, 2))
+add("layer_norm", "last_two", ln_make((2, 3, 4), 2), layer_norm(2, 1e-3), attrs={"norm_axes": 2, "epsilon": 1e-3},
+    grads=(0, 1, 2))
+
+# Dropout draws its mask from TF's stateless RNG, which Plumb cannot
+# reproduce; the Go side compares only where both masks keep an element,
+# which checks the inverted scaling of the output and of the gradient.
+add("dropout", "rate0", inputs(normal(3, 4)), lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.0, seed=[1, 2]), attrs={"rate": 0.0})
+add("dropout", "rate0.5", inputs(normal(4, 6)),
+    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.5, seed=[7, 11]), attrs={"rate": 0.5})
+add("dropout", "rate0.2", inputs(normal(2, 3, 5)),
+    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.2, seed=[3, 5]), attrs={"rate": 0.2})
+
+# ---- convolutions and pools -------------------------------------------------
+# Plumb is NCHW with OIHW conv weights and [C, O/groups, KH, KW] transposed
+# conv weights; TF's CPU kernels want NHWC with HWIO filters (HW, out, in for
+# the transposed conv), so each case function transposes in and back.
+
+
+def nhwc(x):
+    return tf.transpose(x, [0, 2, 3, 1])
+
+
+def nchw(y):
+    return tf.transpose(y, [0, 3, 1, 2])
+
+
+def tf_padding(padding, pads):
+    if padding == "EXPLICIT":
+        return [[0, 0], [pads[0], pads[1]], [pads[2], pads[3]], [0, 0]]
+    return padding
+
+
+def add_bias(y, xs):
+    return y + tf.reshape(xs[2], [1, -1, 1, 1]) if len(xs) == 3 else y
+
+
+def conv2d(strides, padding, pads, dilations, groups):
+    def one(x, w):
+        w = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
+        if dilations != (1, 1):
+            # TF's CPU Conv2DBackpropInput has no dilation, so dilated cases go
+            # through tf.nn.convolution, which runs them via space_to_batch.
+            return tf.nn.convolution(x, w, strides, padding, dilations=dilations)
+        return tf.nn.conv2d(x, w, strides, tf_padding(padding, pads))
+
+    def fn(xs):
+        # TF's CPU kernels have no gradient for grouped convolutions, so run
+        # each group's channels on their own and concatenate, as grouping
+        # defines it (input group g feeds output group g).
+        ys = [one(nhwc(x), w) for x, w in zip(tf.split(xs[0], groups, axis=1), tf.split(xs[1], groups, axis=0))]
+        return add_bias(nchw(tf.concat(ys, axis=3)), xs)
+
+    return fn
+
+
+def depthwise(strides, padding, dilations):
+    def fn(xs):
+        c, kh, kw = xs[0].shape[1], xs[1].shape[2], xs[1].shape[3]
+        # [C*mult, 1, KH, KW] -> [KH, KW, C, mult]: Plumb's output channel c*mult+m is TF's.
+        w = tf.transpose(tf.reshape(xs[1], [c, -1, kh, kw]), [2, 3, 0, 1])
+        y = tf.nn.depthwise_conv2d(nhwc(xs[0]), w, [1, strides[0], strides[1], 1], padding, dilations=dilations)
+        return add_bias(nchw(y), xs)
+
+    return fn
+
+
+def conv_attrs(strides, padding, pads, dilations, groups):
+    a = {"strides": list(strides), "padding": padding, "dilations": list(dilations), "groups": groups}
+    if padding == "EXPLICIT":
+        a["pads"] = list(pads)
+    return a
+
+
+CONV = {
+    # name: x shape, w shape (OIHW), strides, padding, pads, dilations, groups, bias
+    "s1_same": ((2, 3, 5, 5), (4, 3, 3, 3), (1, 1), "SAME", None, (1, 1), 1, True),
+    "s1_valid": ((2, 3, 5, 5), (4, 3, 3, 3), (1, 1), "VALID", None, (1, 1), 1, True),
+    "s2_same_even": ((2, 3, 6, 6), (4, 3, 3, 3), (2, 2), "SAME", None, (1, 1), 1, True),
+    "s2_same_odd": ((1, 2, 7, 5), (3, 2, 3, 3), (2, 2), "SAME", None, (1, 1), 1, True),
+    "s2_valid": ((2, 3, 7, 7), (4, 3, 3, 3), (2, 2), "VALID", None, (1, 1), 1, True),
+    "explicit": ((2, 3, 5, 6), (4, 3, 3, 3), (1, 2), "EXPLICIT", (1, 2, 0, 1), (1, 1), 1, True),
+    "dilation2_same": ((1, 3, 7, 7), (2, 3, 3, 3), (1, 1), "SAME", None, (2, 2), 1, True),
+    "dilation2_valid": ((2, 2, 7, 6), (3, 2, 3, 2), (1, 1), "VALID", None, (2, 2), 1, False),
+    "groups2": ((2, 4, 5, 5), (6, 2, 3, 3), (1, 1), "SAME", None, (1, 1), 2, True),
+    "pointwise_1x1": ((2, 5, 4, 4), (3, 5, 1, 1), (1, 1), "VALID", None, (1, 1), 1, True),
+    "k5_s2": ((1, 2, 9, 9), (3, 2, 5, 5), (2, 2), "SAME", None, (1, 1), 1, True),
+    "k4_even_same": ((1, 2, 6, 6), (2, 2, 4, 4), (1, 1), "SAME", None, (1, 1), 1, False),
+    "rect": ((2, 2, 6, 7), (3, 2, 2, 3), (2, 1), "VALID", None, (1, 1), 1, False),
+}
+for name, (sx, sw, st, padding, pads, dil, groups, bias) in CONV.items():
+    shapes = [sx, sw] + ([(sw[0],)] if bias else [])
+    add("conv2d", name, inputs(*[normal(*s) for s in shapes]), conv2d(st, padding, pads, dil, groups),
+        attrs=conv_attrs(st, padding, pads, dil, groups), grads=range(len(shapes)), tol="conv")
+for name, (sx, mult, st, padding, dil) in {"depthwise_same": ((2, 3, 5, 5), 2, (1, 1), "SAME", (1, 1)),
+                                           "depthwise_s2": ((1, 4, 6, 6), 1, (2, 2), "SAME", (1, 1)),
+                                           "depthwise_dilation2": ((1, 2, 7, 7), 1, (1, 1), "VALID", (2, 2))}.items():
+    sw = (sx[1] * mult, 1, 3, 3)
+    add("conv2d", name, inputs(normal(*sx), normal(*sw), normal(sw[0])), depthwise(st, padding, dil),
+        attrs=conv_attrs(st, padding, None, dil, sx[1]), grads=(0, 1, 2), tol="conv")
+
+
+def conv2d_transpose(strides, padding, pads, groups, out_pad):
+    def fn(xs):
+        x, w = xs[0], xs[1]
+        n, h, wd = x.shape[0], x.shape[2], x.shape[3]
+        kh, kw, o = w.shape[2], w.shape[3], w.shape[1] * groups
+        if padding == "SAME":
+            oh, ow = h * strides[0], wd * strides[1]
+        else:
+            p = pads or (0, 0, 0, 0)
+            oh = (h - 1) * strides[0] - p[0] - p[1] + kh + out_pad[0]
+            ow = (wd - 1) * strides[1] - p[2] - p[3] + kw + out_pad[1]
+        # Groups: TF's CPU transposed conv has none, so run each group's
+        # channels on their own and concatenate, as grouping defines it.
+        ys = []
+        for xg, wg in zip(tf.split(x, groups, axis=1), tf.split(w, groups, axis=0)):
+            f = tf.transpose(wg, [2, 3, 1, 0])  # [C/g, O/g, KH, KW] -> [KH, KW, O/g, C/g]
+            ys.append(tf.nn.conv2d_transpose(nhwc(xg), f, [n, oh, ow, o // groups], strides,
+                                             tf_padding(padding, pads)))
+        return add_bias(nchw(tf.concat(ys, axis=3)), xs)
+
+    return fn
+
+
+CONV_T = {
+    # name: x shape, w shape ([C, O/groups, KH, KW]), strides, padding, pads, groups, output padding, bias
+    "s2_same": ((2, 3, 3, 3), (3, 4, 3, 3), (2, 2), "SAME", None, 1, (0, 0), True),
+    "s1_same": ((2, 3, 4, 4), (3, 2, 3, 3), (1, 1), "SAME", None, 1, (0, 0), True),
+    "s2_valid": ((2, 3, 3, 3), (3, 4, 3, 3), (2, 2), "VALID", None, 1, (0, 0), True),
+    "s2_valid_outpad": ((1, 2, 3, 4), (2, 3, 3, 3), (2, 2), "VALID", None, 1, (1, 1), True),
+    "explicit": ((2, 3, 3, 3), (3, 2, 3, 3), (2, 2), "EXPLICIT", (1, 1, 0, 1), 1, (0, 0), True),
+    "k4_s2_same": ((1, 2, 3, 3), (2, 3, 4, 4), (2, 2), "SAME", None, 1, (0, 0), False),
+    "groups2": ((2, 4, 3, 3), (4, 3, 3, 3), (2, 2), "SAME", None, 2, (0, 0), True),
+    "rect": ((1, 3, 2, 3), (3, 2, 2, 3), (2, 1), "VALID", None, 1, (0, 0), False),
+}
+for name, (sx, sw, st, padding, pads, groups, opad, bias) in CONV_T.items():
+    shapes = [sx, sw] + ([(sw[1] * groups,)] if bias else [])
+    attrs = conv_attrs(st, padding, pads, (1, 1), groups)
+    attrs["output_padding"] = list(opad)
+    add("conv2d_transpose", name, inputs(*[normal(*s) for s in shapes]),
+        conv2d_transpose(st, padding, pads, groups, opad), attrs=attrs, grads=range(len(shapes)), tol="conv")
+
+
+def pool(kind, kernel, strides, padding, pads):
+    def fn(xs):
+        x = nhwc(xs[0])
+        if padding == "EXPLICIT":  # max only: padded cells are -inf, so they never win
+            x = tf.pad(x, tf_padding(padding, pads), constant_values=-np.inf)
+        f = tf.nn.max_pool2d if kind == "max" else tf.nn.avg_pool2d
+        return nchw(f(x, kernel, strides, "VALID" if padding == "EXPLICIT" else padding))
+
+    return fn
+
+
+POOL = {
+    # name: x shape, kernel, strides, padding, pads
+    "k2_s2_valid": ((2, 3, 4, 4), (2, 2), (2, 2), "VALID", None),
+    "k3_s2_same": ((2, 2, 5, 5), (3, 3), (2, 2), "SAME", None),
+    "k3_s1_same": ((1, 2, 4, 5), (3, 3), (1, 1), "SAME", None),
+    "k3_s2_valid_overlap": ((1, 3, 7, 7), (3, 3), (2, 2), "VALID", None),
+    "k2_s2_same_odd": ((2, 2, 5, 3), (2, 2), (2, 2), "SAME", None),
+    "rect": ((1, 2, 6, 5), (2, 3), (2, 1), "VALID", None),
+}
+for kind in ("max", "avg"):
+    for name, (sx, k, st, padding, pads) in POOL.items():
+        attrs = {"kernel": list(k), "strides": list(st), "padding": padding}
+        add(f"{kind}_pool2d", name, lambda rng, sx=sx: [distinct(rng, sx)], pool(kind, k, st, padding, pads),
+            attrs=attrs)
+add("max_pool2d", "explicit", lambda rng: [distinct(rng, (1, 2, 5, 5))], pool("max", (3, 3), (2, 2), "EXPLICIT",
+                                                                              (1, 1, 0, 1)),
+    attrs={"kernel": [3, 3], "strides": [2, 2], "padding": "EXPLICIT", "pads": [1, 1, 0, 1]})
+add("global_avg_pool2d", "nchw", inputs(normal(2, 3, 4, 5)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
+add("global_avg_pool2d", "one_pixel", inputs(normal(3, 2, 1, 1)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
+
+
+# ---- optimizers ------------------------------------------------------------
+# Keras casts a Python-float hyperparameter to the variable's dtype through
+# a float32 tensor (ops.cast converts it first), and keeps the learning rate
+# in a float32 variable; so in float64 Keras runs with float32-rounded
+# hyperparameters. The "exact" variants therefore use values float32 holds
+# exactly (powers of two and sums of a few), recorded in both dtypes; the
+# "keras_defaults" variants use Keras' defaults (but a learning rate of
+# 1/16, so the update is visible) and are recorded in float32 only, where
+# both sides round the hyperparameters to float32 alike.
+
+OPTIMIZERS = {
+    "optim_sgd": {"exact": ("SGD", {"learning_rate": 0.125}),
+                  "keras_defaults": ("SGD", {"learning_rate": 0.0625})},
+    "optim_momentum": {"exact": ("SGD", {"learning_rate": 0.0625, "momentum": 0.875}),
+                       "m0.5": ("SGD", {"learning_rate": 0.25, "momentum": 0.5}),
+                       "keras_defaults": ("SGD", {"learning_rate": 0.0625, "momentum": 0.9})},
+    "optim_nesterov": {"exact": ("SGD", {"learning_rate": 0.0625, "momentum": 0.875, "nesterov": True}),
+                       "keras_defaults": ("SGD", {"learning_rate": 0.0625, "momentum": 0.9, "nesterov": True})},
+    "optim_adam": {"exact": ("Adam", {"learning_rate": 0.0625, "beta_1": 0.875, "beta_2": 0.99609375,
+                                      "epsilon": 2.0 ** -20}),
+                   "large_eps": ("Adam", {"learning_rate": 0.03125, "beta_1": 0.75, "beta_2": 0.9375,
+                                          "epsilon": 2.0 ** -10}),
+                   "keras_defaults": ("Adam", {"learning_rate": 0.0625, "beta_1": 0.9, "beta_2": 0.999,
+                                               "epsilon": 1e-7})},
+    "optim_adamw": {"exact": ("AdamW", {"learning_rate": 0.0625, "weight_decay": 2.0 ** -6, "beta_1": 0.875,
+                                        "beta_2": 0.99609375, "epsilon": 2.0 ** -20}),
+                    "wd0.125": ("AdamW", {"learning_rate": 0.125, "weight_decay": 0.125, "beta_1": 0.875,
+                                          "beta_2": 0.99609375, "epsilon": 2.0 ** -20}),
+                    "keras_defaults": ("AdamW", {"learning_rate": 0.0625, "weight_decay": 0.004, "beta_1": 0.9,
+                                                 "beta_2": 0.999, "epsilon": 1e-7})},
+    "optim_rmsprop": {"exact": ("RMSprop", {"learning_rate": 0.0625, "rho": 0.875, "momentum": 0.0,
+                                            "epsilon": 2.0 ** -20, "centered": False}),
+                      "momentum_centered": ("RMSprop", {"learning_rate": 0.03125, "rho": 0.75, "momentum": 0.5,
+                                                        "epsilon": 2.0 ** -20, "centered": True}),
+                      "keras_defaults": ("RMSprop", {"learning_rate": 0.0625, "rho": 0.9, "momentum": 0.0,
+                                                     "epsilon": 1e-7, "centered": False})},
+    "optim_adagrad": {"exact": ("Adagrad", {"learning_rate": 0.125, "initial_accumulator_value": 0.125,
+                                            "epsilon": 2.0 ** -20}),
+                      "keras_defaults": ("Adagrad", {"learning_rate": 0.0625, "initial_accumulator_value": 0.1,
+                                                     "epsilon": 1e-7})},
+}
+# Keras' float32 Adam computes 1 - beta_2^t in float32; see the
+# "keras_adam_f32" tolerance class.
+OPT_TOL = {("optim_adam", "keras_defaults"): "keras_adam_f32", ("optim_adamw", "keras_defaults"): "keras_adam_f32"}
+
+
+def optimizer_fn(cls, kw):
+    def fn(var0, grads):
+        var = keras.Variable(var0, dtype=var0.dtype.name)
+        opt = getattr(keras.optimizers, cls)(**kw)
+        out = []
+        for g in grads:
+            opt.apply_gradients([(tf.constant(g), var)])
+            out.append(np.array(var.numpy()))
+        return out
+
+    return fn
+
+
+for op, variants in OPTIMIZERS.items():
+    for name, (cls, kw) in variants.items():
+        add(op, name, lambda rng: [rng.standard_normal((3, 4)) for _ in range(1 + OPT_STEPS)],
+            optimizer_fn(cls, kw), attrs=dict(kw), grads=(), kind="optimizer",
+            tol=OPT_TOL.get((op, name), "default"), dtypes=("float32",) if name == "keras_defaults" else DTYPES)
+
+
+# ---- driver ----------------------------------------------------------------
+
+
+def cast(a, dtype):
+    return a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a
+
+
+def as_array(t, dtype):
+    """A gradient or output as a numpy array (IndexedSlices densified)."""
+    if isinstance(t, tf.IndexedSlices):
+        t = tf.convert_to_tensor(t)
+    a = np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
+    return a
+
+
+def save(path, a):
+    np.save(path, np.asarray(a, order="C"), allow_pickle=False)
+
+
+def record_case(c, dtype, root):
+    seed = zlib.crc32(f"{c.op}/{c.name}".encode()) & 0x7FFFFFFF
+    rng = np.random.default_rng(seed)
+    arrays = [cast(np.asarray(a), dtype) for a in c.make(rng)]
+    d = os.path.join(root, c.op, f"{c.name}_{SUFFIX[dtype]}")
+    os.makedirs(d)
+    meta = {
+        "op": c.op, "case": f"{c.name}_{SUFFIX[dtype]}", "kind": c.kind, "attrs": c.attrs, "dtype": dtype,
+        "seed": seed, "tolerance": c.tol, "tensorflow": tf.__version__, "keras": keras.__version__,
+        "numpy": np.__version__,
+    }
+    if c.kind == "optimizer":
+        var0, grads = arrays[0], arrays[1:]
+        save(os.path.join(d, "in0.npy"), var0)
+        for k, (g, v) in enumerate(zip(grads, c.fn(var0, grads)), 1):
+            save(os.path.join(d, f"step{k}_grad.npy"), g)
+            save(os.path.join(d, f"step{k}_var.npy"), as_array(v, dtype))
+        meta["steps"] = len(grads)
+    else:
+        xs = [tf.Variable(a, trainable=np.issubdtype(a.dtype, np.floating)) for a in arrays]
+        with tf.GradientTape() as tape:
+            res = c.fn(xs)
+            y, subs, extras = res if isinstance(res, tuple) else (res, {}, {})
+        gout = cast(rng.standard_normal(tuple(y.shape)), dtype)
+        targets = [subs.get(i, xs[i]) for i in c.grads]
+        grads = tape.gradient(y, targets, output_gradients=tf.constant(gout)) if targets else []
+        for i, a in enumerate(arrays):
+            save(os.path.join(d, f"in{i}.npy"), a)
+        save(os.path.join(d, "out.npy"), as_array(y, dtype))
+        save(os.path.join(d, "gout.npy"), gout)
+        for i, g in zip(c.grads, grads):
+            g = np.zeros(arrays[i].shape, dtype) if g is None else as_array(g, dtype)
+            save(os.path.join(d, f"grad{i}.npy"), g)
+        for i, v in sorted(extras.items()):
+            save(os.path.join(d, f"after{i}.npy"), as_array(v, dtype))
+        meta["inputs"] = len(arrays)
+        meta["grads"] = c.grads
+        meta["after"] = sorted(extras)
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def record(root, only):
+    cases = [c for c in CASES if only is None or c.op == only]
+    if not cases:
+        sys.exit(f"record.py: no cases for op {only!r}")
+    for op in sorted({c.op for c in cases}):
+        shutil.rmtree(os.path.join(root, op), ignore_errors=True)
+    for c in cases:
+        for dtype in c.dtypes:
+            record_case(c, dtype, root)
+    return cases
+
+
+def check(only):
+    """Re-records into a temporary folder and compares every file byte for byte."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = record(tmp, only)
+        bad = []
+        for op in sorted({c.op for c in cases}):
+            bad += compare_trees(os.path.join(tmp, op), os.path.join(TESTDATA, op), op)
+    for b in bad:
+        print("record.py --check:", b)
+    if bad:
+        sys.exit(1)
+    print(f"record.py --check: {sum(len(c.dtypes) for c in cases)} cases reproduce the committed goldens")
+
+
+def compare_trees(new, old, rel):
+    if not os.path.isdir(old):
+        return [f"{rel}: missing from the committed goldens"]
+    cmp = filecmp.dircmp(new, old)
+    bad = [f"{rel}/{n}: not in the committed goldens" for n in cmp.left_only]
+    bad += [f"{rel}/{n}: committed but no longer recorded" for n in cmp.right_only]
+    for n in cmp.common_files:
+        if not filecmp.cmp(os.path.join(new, n), os.path.join(old, n), shallow=False):
+            bad.append(f"{rel}/{n}: differs")
+    for n in cmp.common_dirs:
+        bad += compare_trees(os.path.join(new, n), os.path.join(old, n), f"{rel}/{n}")
+    return bad
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--only", metavar="OP", help="record (or check) only this op's cases")
+    p.add_argument("--check", action="store_true", help="re-record into a temp dir and compare with the goldens")
+    a = p.parse_args()
+    if a.check:
+        check(a.only)
+    else:
+        cases = record(TESTDATA, a.only)
+        print(f"record.py: wrote {sum(len(c.dtypes) for c in cases)} cases under {os.path.relpath(TESTDATA, REPO)}")
+
+
+if __name__ == "__main__":
+    main()
