@@ -1,0 +1,84 @@
+package layers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func TestEmbeddingInitAndPadding(t *testing.T) {
+	l, err := NewEmbedding("emb", 50, 4, 3, tensor.NewRNG(1))
+	require.NoError(t, err)
+	require.Equal(t, "emb/embeddings", l.Table.Name)
+	for i, v := range l.Table.Value.Float32s() {
+		if i/4 == 3 {
+			require.Zero(t, v, "the padding row starts at zero")
+			continue
+		}
+		require.True(t, v >= -0.05 && v < 0.05, "element %d = %v outside Keras' uniform(-0.05, 0.05)", i, v)
+	}
+	tape := graph.NewTape()
+	ids := tensor.MustFromSlice([]int64{3, 7, 7}, 3)
+	y := l.Forward(tape.Const(ids))
+	require.Equal(t, tensor.Shape{3, 4}, y.Shape())
+	require.NoError(t, tape.Backward(graph.Sum(y)))
+	rows, err := ops.EmbeddingRows(ids, l.PaddingIdx)
+	require.NoError(t, err)
+	require.Equal(t, []int{7}, rows)
+	for i, v := range l.Table.Grad.Float32s() {
+		want := float32(0)
+		if i/4 == 7 {
+			want = 2
+		}
+		require.Equal(t, want, v, "element %d", i)
+	}
+
+	none, err := NewEmbedding("e", 3, 2, ops.NoPadding, tensor.NewRNG(1), DType(tensor.Float64))
+	require.NoError(t, err)
+	require.Equal(t, ops.NoPadding, none.PaddingIdx)
+	require.Len(t, none.Params(), 1)
+	_, err = none.Forward(graph.NewTape().Const(tensor.MustFromSlice([]int32{3}, 1))).Tensor()
+	require.ErrorContains(t, err, "embedding: inputs float64[3 2], int32[1]: id 3 at position 0 out of range [0, 3)")
+	_, err = NewEmbedding("bad", 3, 2, 3, tensor.NewRNG(1))
+	require.ErrorContains(t, err, `layers: embedding "bad"`)
+}
+
+func TestSequenceLayers(t *testing.T) {
+	off := []int{0, 2, 2, 3, 7}
+	x := randn(1, 7, 3)
+	conv, err := NewSequenceConv("sc", 3, 5, -1, 3, true, tensor.NewRNG(2), DType(tensor.Float64))
+	require.NoError(t, err)
+	require.Len(t, conv.Params(), 3)
+	require.Equal(t, tensor.Shape{2, 3}, conv.Padding.Value.Shape())
+	tape := graph.NewTape()
+	s := graph.NewSeq(tape.Const(x), off)
+	y := conv.Forward(s)
+	require.Equal(t, off, y.Offsets)
+	pooled := SequencePool{Kind: ops.SequencePoolMax, Pad: -1}.Forward(y)
+	require.NoError(t, tape.Backward(graph.Sum(pooled)))
+	for _, p := range conv.Params() {
+		require.NotNil(t, p.Grad, p.Name)
+	}
+
+	want, err := ops.SequenceConv(x, conv.Filter.Value, conv.Padding.Value, off, -1, 3)
+	require.NoError(t, err)
+	got, err := y.Values.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, want.Float64s(), got.Float64s(), "zero bias")
+	p, err := pooled.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, []float64{-1, -1, -1, -1, -1}, p.Float64s()[5:10], "the empty sequence pools to Pad")
+
+	plain, err := NewSequenceConv("p", 3, 2, 0, 1, false, tensor.NewRNG(2), NoBias())
+	require.NoError(t, err)
+	require.Len(t, plain.Params(), 1)
+	_, err = NewSequenceConv("bad", 3, 2, 0, 0, false, tensor.NewRNG(2))
+	require.ErrorContains(t, err, `layers: sequence conv "bad"`)
+	_, err = SequencePool{Kind: "mode"}.Forward(s).Tensor()
+	require.ErrorContains(t, err, `sequence_pool: inputs float64[7 3]: unknown pool type "mode"`)
+	require.Nil(t, SequencePool{}.Params())
+}
