@@ -220,7 +220,7 @@ func BeamSearch[S any](step Step[S], reorder Reorder[S], state S, cfg Config) ([
 // topCandidates returns the n best extensions of the hypotheses by one
 // token, best first; ties go to the lower hypothesis, then the lower token.
 func topCandidates(alive []Hypothesis, rows [][]float64, n int) []candidate {
-	best := make([]candidate, 0, n+1)
+	best := make([]candidate, 0, min(n, len(rows)*len(rows[0]))+1)
 	for i, row := range rows {
 		for j, v := range row {
 			c := candidate{parent: i, token: j, logProb: alive[i].LogProb + v}

@@ -41,8 +41,8 @@ func NewCRF(name string, numTags int, rng *rand.Rand, opts ...Option) (*CRF, err
 // ops.CRFOp); take graph.Mean of it for a batch loss.
 func (l *CRF) NegLogLikelihood(emissions graph.Seq, tags *tensor.Tensor) *graph.Value {
 	t := emissions.Values.Tape()
-	if t == nil {
-		return emissions.Values
+	if t == nil { // a nil or tapeless failed value: fail (or pass its error on) without parameters
+		return graph.CRFNegLogLikelihood(emissions, nil, nil, nil, tags)
 	}
 	return graph.CRFNegLogLikelihood(emissions, t.Param(l.Transitions), t.Param(l.Start), t.Param(l.Stop), tags)
 }

@@ -92,4 +92,5 @@ func TestCRFLayerErrors(t *testing.T) {
 	require.ErrorContains(t, err, "viterbi_decode: inputs float32[2 4], float32[3 3], float32[3], float32[3]: want transitions [4 4]")
 	_, _, err = crf.Decode(graph.Seq{})
 	require.ErrorContains(t, err, "nil values")
+	require.ErrorContains(t, crf.NegLogLikelihood(graph.Seq{}, nil).Err(), "crf")
 }
