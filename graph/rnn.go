@@ -1,0 +1,88 @@
+package graph
+
+import (
+	"github.com/plumbml/plumb/ops"
+)
+
+// LSTMState is an LSTM's state: h and c, each [B, H].
+type LSTMState struct{ H, C *Value }
+
+// LSTMWeights are an LSTM's parameters on a tape: W [In, 4H], U [H, 4H],
+// B [4H] with gate blocks i, f, c, o (Keras; see ops.LSTMOp), and an
+// optional Peephole [3H] (nil for none).
+type LSTMWeights struct{ W, U, B, Peephole *Value }
+
+// LSTM runs the fused LSTM (ops.LSTMOp) over the ragged batch x [total, In]
+// from the initial state init (nil for zeros), forward or, with reverse,
+// from each sequence's last step. It returns the hidden state of every
+// step, [total, H] with x's offsets (aligned with x's rows in both
+// directions), and each sequence's final state (an empty sequence keeps
+// init).
+func LSTM(x Seq, w LSTMWeights, init *LSTMState, reverse bool) (Seq, LSTMState) {
+	in := []*Value{x.Values, w.W, w.U, w.B}
+	if w.Peephole != nil {
+		in = append(in, w.Peephole)
+	}
+	var hc0 *Value
+	if init != nil {
+		in = append(in, init.H, init.C)
+		hc0 = Concat(1, init.H, init.C)
+	}
+	hc := apply(ops.LSTMOp(ops.LSTMAttrs{Offsets: x.Offsets, Reverse: reverse}), in...)
+	if hc.err != nil {
+		return x.With(hc), LSTMState{hc, hc}
+	}
+	h := hc.t.Dim(1) / 2
+	final := RNNFinalState(x.With(hc), hc0, reverse)
+	return x.With(Slice(hc, 1, 0, h)), LSTMState{Slice(final, 1, 0, h), Slice(final, 1, h, 2*h)}
+}
+
+// LSTMCell runs one LSTM step (ops.LSTMCellOp) on x [B, In] from state s.
+func LSTMCell(x *Value, s LSTMState, w LSTMWeights) LSTMState {
+	in := []*Value{x, s.H, s.C, w.W, w.U, w.B}
+	if w.Peephole != nil {
+		in = append(in, w.Peephole)
+	}
+	hc := apply(ops.LSTMCellOp(), in...)
+	if hc.err != nil {
+		return LSTMState{hc, hc}
+	}
+	h := hc.t.Dim(1) / 2
+	return LSTMState{Slice(hc, 1, 0, h), Slice(hc, 1, h, 2*h)}
+}
+
+// GRUWeights are a GRU's parameters on a tape: W [In, 3H], U [H, 3H] with
+// gate blocks z, r, h̃ (Keras; see ops.GRUOp) and B, [2, 3H] (input and
+// recurrent rows) when ResetAfter, else [3H].
+type GRUWeights struct {
+	W, U, B    *Value
+	ResetAfter bool
+}
+
+// GRU runs the fused GRU (ops.GRUOp) over the ragged batch x from the
+// initial state h0 [B, H] (nil for zeros). It returns every step's state,
+// [total, H] with x's offsets, and each sequence's final state [B, H].
+func GRU(x Seq, w GRUWeights, h0 *Value, reverse bool) (Seq, *Value) {
+	in := []*Value{x.Values, w.W, w.U, w.B}
+	if h0 != nil {
+		in = append(in, h0)
+	}
+	hs := apply(ops.GRUOp(ops.GRUAttrs{Offsets: x.Offsets, Reverse: reverse, ResetAfter: w.ResetAfter}), in...)
+	return x.With(hs), RNNFinalState(x.With(hs), h0, reverse)
+}
+
+// GRUCell runs one GRU step (ops.GRUCellOp) on x [B, In] from state h [B, H].
+func GRUCell(x, h *Value, w GRUWeights) *Value {
+	return apply(ops.GRUCellOp(w.ResetAfter), x, h, w.W, w.U, w.B)
+}
+
+// RNNFinalState returns each sequence's final state from the per-step
+// states of a recurrence run forward (or with reverse, backward) over s's
+// sequences; an empty sequence gives its row of init [B, S] (zeros when
+// init is nil). See ops.RNNFinalStateOp.
+func RNNFinalState(states Seq, init *Value, reverse bool) *Value {
+	if init == nil {
+		return apply(ops.RNNFinalStateOp(states.Offsets, reverse), states.Values)
+	}
+	return apply(ops.RNNFinalStateOp(states.Offsets, reverse), states.Values, init)
+}
