@@ -68,6 +68,16 @@ type Attrs struct {
 	// embedding's padding index (negative: none).
 	PaddingIdx int `json:"padding_idx"`
 
+	// Ragged sequence ops: the offsets of the (first) ragged input, of
+	// sequence_concat's second, sequence_pool's pooling and pad value, and
+	// sequence_slice's per-sequence starts and lengths.
+	Offsets  []int   `json:"offsets"`
+	OffsetsB []int   `json:"offsets_b"`
+	Pool     string  `json:"pool"`
+	Pad      float64 `json:"pad"`
+	Starts   []int   `json:"starts"`
+	Lengths  []int   `json:"lengths"`
+
 	// Normalisation and dropout.
 	Training bool    `json:"training"`
 	NormAxes int     `json:"norm_axes"`

@@ -31,13 +31,7 @@ var pendingParity = map[string]string{
 	"lstm_cell":          "landed while the harness was written; Keras LSTMCell with mapped gate order next",
 	"rnn_final_state":    "landed while the harness was written; recorded with the RNN cases next",
 	"crf":                "linear-chain CRF NLL: TF core has no CRF (tfa is gone); needs a recorder-side reference",
-	"sequence_concat":    "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
-	"sequence_conv":      "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
-	"sequence_expand":    "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
-	"sequence_pool":      "ragged sequence ops landed while the harness was written; tf.math.segment_* next",
-	"sequence_reverse":   "ragged sequence ops landed while the harness was written; tf.reverse_sequence next",
-	"sequence_slice":     "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
-	"sequence_softmax":   "ragged sequence ops landed while the harness was written; map onto tf.RaggedTensor next",
+	"sequence_conv":      "Paddle's context projection with trainable padding rows: needs a recorder-side composition",
 }
 
 // knownMismatches lists cases where Plumb and TF disagree beyond the

@@ -14,11 +14,21 @@ import (
 // through ops' public constructors. The elementwise ops and reductions are
 // added by init from their name lists below.
 var opBuilders = map[string]func(c *Case) (ops.Op, error){
-	"matmul":            func(c *Case) (ops.Op, error) { return ops.MatMulOp(c.Attrs.TransposeA, c.Attrs.TransposeB), nil },
-	"linear":            func(c *Case) (ops.Op, error) { return ops.LinearOp(), nil },
-	"gather":            func(c *Case) (ops.Op, error) { return ops.GatherOp(c.Attrs.Axis), nil },
-	"where":             func(c *Case) (ops.Op, error) { return ops.WhereOp(), nil },
-	"embedding":         func(c *Case) (ops.Op, error) { return ops.EmbeddingOp(c.Attrs.PaddingIdx), nil },
+	"matmul":    func(c *Case) (ops.Op, error) { return ops.MatMulOp(c.Attrs.TransposeA, c.Attrs.TransposeB), nil },
+	"linear":    func(c *Case) (ops.Op, error) { return ops.LinearOp(), nil },
+	"gather":    func(c *Case) (ops.Op, error) { return ops.GatherOp(c.Attrs.Axis), nil },
+	"where":     func(c *Case) (ops.Op, error) { return ops.WhereOp(), nil },
+	"embedding": func(c *Case) (ops.Op, error) { return ops.EmbeddingOp(c.Attrs.PaddingIdx), nil },
+	"sequence_pool": func(c *Case) (ops.Op, error) {
+		return ops.SequencePoolOp(ops.SequencePoolType(c.Attrs.Pool), c.Attrs.Pad, c.Attrs.Offsets), nil
+	},
+	"sequence_reverse": func(c *Case) (ops.Op, error) { return ops.SequenceReverseOp(c.Attrs.Offsets), nil },
+	"sequence_slice": func(c *Case) (ops.Op, error) {
+		return ops.SequenceSliceOp(c.Attrs.Offsets, c.Attrs.Starts, c.Attrs.Lengths), nil
+	},
+	"sequence_expand":   func(c *Case) (ops.Op, error) { return ops.SequenceExpandOp(c.Attrs.Offsets), nil },
+	"sequence_concat":   func(c *Case) (ops.Op, error) { return ops.SequenceConcatOp(c.Attrs.Offsets, c.Attrs.OffsetsB), nil },
+	"sequence_softmax":  func(c *Case) (ops.Op, error) { return ops.SequenceSoftmaxOp(c.Attrs.Offsets), nil },
 	"reshape":           func(c *Case) (ops.Op, error) { return ops.ReshapeOp(c.Attrs.Shape...), nil },
 	"transpose":         func(c *Case) (ops.Op, error) { return ops.TransposeOp(c.Attrs.Perm...), nil },
 	"concat":            func(c *Case) (ops.Op, error) { return ops.ConcatOp(c.Attrs.Axis), nil },

@@ -609,6 +609,102 @@ add("global_avg_pool2d", "nchw", inputs(normal(2, 3, 4, 5)), lambda xs: tf.reduc
 add("global_avg_pool2d", "one_pixel", inputs(normal(3, 2, 1, 1)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
 
 
+# ---- ragged sequence ops -----------------------------------------------------
+# Plumb's ragged batch is values [total, D...] plus offsets [B+1] (Paddle's
+# LoD); TF's reference is segment ops and per-sequence slices of the same
+# values, with the offsets as an attribute. Empty sequences are included.
+
+
+def seq_bounds(offsets):
+    return list(zip(offsets[:-1], offsets[1:]))
+
+
+def sequence_pool(kind, pad, offsets):
+    lengths = np.diff(offsets)
+    seg = np.repeat(np.arange(len(lengths)), lengths).astype(np.int32)
+
+    def fn(xs):
+        x, b = xs[0], len(lengths)
+        n = tf.constant(np.maximum(lengths, 1).reshape([-1] + [1] * (len(x.shape) - 1)), x.dtype)
+        if kind in ("sum", "average", "sqrt"):
+            y = tf.math.unsorted_segment_sum(x, seg, b)
+            y = {"sum": y, "average": y / n, "sqrt": y / tf.sqrt(n)}[kind]
+        elif kind == "max":
+            y = tf.math.unsorted_segment_max(x, seg, b)
+        else:
+            rows = [lo if kind == "first" else hi - 1 for lo, hi in seq_bounds(offsets)]
+            y = tf.gather(x, np.clip(rows, 0, None).astype(np.int32))
+        empty = tf.constant((lengths == 0).reshape([-1] + [1] * (len(x.shape) - 1)))
+        return tf.where(empty, tf.cast(pad, x.dtype), y)  # an empty sequence yields pad
+
+    return fn
+
+
+SEQ_OFFSETS = [0, 3, 3, 4, 8]  # lengths 3, 0, 1, 4
+for kind in ("sum", "average", "sqrt", "max", "first", "last"):
+    add("sequence_pool", kind, lambda rng: [distinct(rng, (8, 3))], sequence_pool(kind, 0.0, SEQ_OFFSETS),
+        attrs={"offsets": SEQ_OFFSETS, "pool": kind, "pad": 0.0})
+add("sequence_pool", "max_pad_rank3", lambda rng: [distinct(rng, (5, 2, 2))], sequence_pool("max", -1.5, [0, 0, 2, 5]),
+    attrs={"offsets": [0, 0, 2, 5], "pool": "max", "pad": -1.5})
+
+
+def sequence_reverse(offsets):
+    lengths = np.diff(offsets)
+
+    def fn(xs):
+        padded = tf.RaggedTensor.from_row_splits(xs[0], offsets).to_tensor()
+        rev = tf.reverse_sequence(padded, lengths, seq_axis=1, batch_axis=0)
+        return tf.RaggedTensor.from_tensor(rev, lengths=lengths).flat_values
+
+    return fn
+
+
+add("sequence_reverse", "mixed", inputs(normal(8, 3)), sequence_reverse(SEQ_OFFSETS), attrs={"offsets": SEQ_OFFSETS})
+add("sequence_reverse", "rank1", inputs(normal(5)), sequence_reverse([0, 2, 5]), attrs={"offsets": [0, 2, 5]})
+
+
+def sequence_slice(offsets, starts, lengths):
+    def fn(xs):
+        return tf.concat([xs[0][lo + s:lo + s + n] for (lo, _), s, n in zip(seq_bounds(offsets), starts, lengths)], 0)
+
+    return fn
+
+
+add("sequence_slice", "mixed", inputs(normal(8, 3)), sequence_slice(SEQ_OFFSETS, [1, 0, 0, 1], [2, 0, 1, 3]),
+    attrs={"offsets": SEQ_OFFSETS, "starts": [1, 0, 0, 1], "lengths": [2, 0, 1, 3]})
+
+
+def sequence_expand(offsets):
+    return lambda xs: tf.repeat(xs[0], np.diff(offsets), axis=0)
+
+
+add("sequence_expand", "mixed", inputs(normal(4, 3)), sequence_expand(SEQ_OFFSETS), attrs={"offsets": SEQ_OFFSETS})
+add("sequence_expand", "rank3", inputs(normal(2, 2, 2)), sequence_expand([0, 3, 4]), attrs={"offsets": [0, 3, 4]})
+
+
+def sequence_concat(off_a, off_b):
+    def fn(xs):
+        parts = []
+        for (a0, a1), (b0, b1) in zip(seq_bounds(off_a), seq_bounds(off_b)):
+            parts += [xs[0][a0:a1], xs[1][b0:b1]]
+        return tf.concat(parts, 0)
+
+    return fn
+
+
+add("sequence_concat", "mixed", inputs(normal(8, 3), normal(4, 3)), sequence_concat(SEQ_OFFSETS, [0, 1, 3, 3, 4]),
+    attrs={"offsets": SEQ_OFFSETS, "offsets_b": [0, 1, 3, 3, 4]}, grads=(0, 1))
+
+
+def sequence_softmax(offsets):
+    return lambda xs: tf.concat([tf.nn.softmax(xs[0][lo:hi], axis=0) for lo, hi in seq_bounds(offsets)], 0)
+
+
+add("sequence_softmax", "vector", inputs(normal(8)), sequence_softmax(SEQ_OFFSETS), attrs={"offsets": SEQ_OFFSETS})
+add("sequence_softmax", "column", lambda rng: [rng.standard_normal((6, 1)) * 5], sequence_softmax([0, 4, 6]),
+    attrs={"offsets": [0, 4, 6]})
+
+
 # ---- optimizers ------------------------------------------------------------
 # Keras casts a Python-float hyperparameter to the variable's dtype through
 # a float32 tensor (ops.cast converts it first), and keeps the learning rate
