@@ -39,12 +39,7 @@ func TestAttentionFusedEqualsComposition(t *testing.T) {
 		require.NoError(t, err)
 		return o, []*Value{q, k, v}
 	}
-	want, wl := run(false)
-	got, gl := run(true)
-	requireNear(t, want, got, 1e-12)
-	for i := range wl {
-		requireNear(t, wl[i].Grad(), gl[i].Grad(), 1e-12)
-	}
+	requireSameRuns(t, run)
 }
 
 func TestPadSeq(t *testing.T) {

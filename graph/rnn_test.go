@@ -120,12 +120,7 @@ func TestLSTMFusedEqualsComposition(t *testing.T) {
 				require.NoError(t, err)
 				return res, leaves
 			}
-			want, wl := run(false)
-			got, gl := run(true)
-			requireNear(t, want, got, 1e-12)
-			for i := range wl {
-				requireNear(t, wl[i].Grad(), gl[i].Grad(), 1e-12)
-			}
+			requireSameRuns(t, run)
 		})
 	}
 }
@@ -155,12 +150,7 @@ func TestGRUFusedEqualsComposition(t *testing.T) {
 				require.NoError(t, err)
 				return res, []*Value{x.Values, w.W, w.U, w.B, h0}
 			}
-			want, wl := run(false)
-			got, gl := run(true)
-			requireNear(t, want, got, 1e-12)
-			for i := range wl {
-				requireNear(t, wl[i].Grad(), gl[i].Grad(), 1e-12)
-			}
+			requireSameRuns(t, run)
 		}
 	}
 }
@@ -188,6 +178,19 @@ func TestRNNCellsAndErrors(t *testing.T) {
 	_, gf := GRU(Seq{x, []int{0, 3}}, GRUWeights{W: tape.Const(randn(2, 3, 6)), U: tape.Const(randn(3, 2, 6)), B: tape.Const(randn(4, 6))}, nil, false)
 	require.ErrorContains(t, gf.Err(), "gru: inputs float64[2 3], float64[3 6], float64[2 6], float64[6]: offsets [0 3]")
 	require.ErrorContains(t, GRUCell(x, s.H, GRUWeights{W: tape.Const(randn(2, 3, 6)), U: tape.Const(randn(3, 2, 6)), B: tape.Const(randn(4, 6)), ResetAfter: true}).Err(), "gru_cell")
+}
+
+// requireSameRuns requires run's composed (false) and fused (true) forms
+// to give the same output and the same gradient for every leaf, to
+// float64 round-off.
+func requireSameRuns(t *testing.T, run func(fused bool) (*tensor.Tensor, []*Value)) {
+	t.Helper()
+	want, wl := run(false)
+	got, gl := run(true)
+	requireNear(t, want, got, 1e-12)
+	for i := range wl {
+		requireNear(t, wl[i].Grad(), gl[i].Grad(), 1e-12)
+	}
 }
 
 // requireNear checks got against want elementwise within tol·(1 + |want|).
