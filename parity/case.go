@@ -78,6 +78,12 @@ type Attrs struct {
 	Starts   []int   `json:"starts"`
 	Lengths  []int   `json:"lengths"`
 
+	// Attention: key-padding lengths, the causal mask and the score scale
+	// (0: 1/sqrt(d)).
+	KeyLengths []int   `json:"key_lengths"`
+	Causal     bool    `json:"causal"`
+	Scale      float64 `json:"scale"`
+
 	// Normalisation and dropout.
 	Training bool    `json:"training"`
 	NormAxes int     `json:"norm_axes"`

@@ -23,15 +23,13 @@ const testdata = "testdata"
 // cases, so the list only shrinks: record the op (record.py), then delete
 // its line.
 var pendingParity = map[string]string{
-	"additive_attention": "landed while the harness was written; Keras AdditiveAttention next",
-	"attention":          "landed while the harness was written; Keras Attention / MultiHeadAttention next",
-	"gru":                "landed while the harness was written; Keras GRU with mapped gate order next",
-	"gru_cell":           "landed while the harness was written; Keras GRUCell with mapped gate order next",
-	"lstm":               "landed while the harness was written; Keras LSTM with mapped gate order next",
-	"lstm_cell":          "landed while the harness was written; Keras LSTMCell with mapped gate order next",
-	"rnn_final_state":    "landed while the harness was written; recorded with the RNN cases next",
-	"crf":                "linear-chain CRF NLL: TF core has no CRF (tfa is gone); needs a recorder-side reference",
-	"sequence_conv":      "Paddle's context projection with trainable padding rows: needs a recorder-side composition",
+	"gru":             "landed while the harness was written; Keras GRU with mapped gate order next",
+	"gru_cell":        "landed while the harness was written; Keras GRUCell with mapped gate order next",
+	"lstm":            "landed while the harness was written; Keras LSTM with mapped gate order next",
+	"lstm_cell":       "landed while the harness was written; Keras LSTMCell with mapped gate order next",
+	"rnn_final_state": "landed while the harness was written; recorded with the RNN cases next",
+	"crf":             "linear-chain CRF NLL: TF core has no CRF (tfa is gone); needs a recorder-side reference",
+	"sequence_conv":   "Paddle's context projection with trainable padding rows: needs a recorder-side composition",
 }
 
 // knownMismatches lists cases where Plumb and TF disagree beyond the

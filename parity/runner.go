@@ -26,8 +26,14 @@ var opBuilders = map[string]func(c *Case) (ops.Op, error){
 	"sequence_slice": func(c *Case) (ops.Op, error) {
 		return ops.SequenceSliceOp(c.Attrs.Offsets, c.Attrs.Starts, c.Attrs.Lengths), nil
 	},
-	"sequence_expand":   func(c *Case) (ops.Op, error) { return ops.SequenceExpandOp(c.Attrs.Offsets), nil },
-	"sequence_concat":   func(c *Case) (ops.Op, error) { return ops.SequenceConcatOp(c.Attrs.Offsets, c.Attrs.OffsetsB), nil },
+	"sequence_expand": func(c *Case) (ops.Op, error) { return ops.SequenceExpandOp(c.Attrs.Offsets), nil },
+	"sequence_concat": func(c *Case) (ops.Op, error) { return ops.SequenceConcatOp(c.Attrs.Offsets, c.Attrs.OffsetsB), nil },
+	"attention": func(c *Case) (ops.Op, error) {
+		return ops.AttentionOp(ops.AttentionAttrs{KeyLengths: c.Attrs.KeyLengths, Causal: c.Attrs.Causal, Scale: c.Attrs.Scale}), nil
+	},
+	"additive_attention": func(c *Case) (ops.Op, error) {
+		return ops.AdditiveAttentionOp(ops.AttentionAttrs{KeyLengths: c.Attrs.KeyLengths, Causal: c.Attrs.Causal}), nil
+	},
 	"sequence_softmax":  func(c *Case) (ops.Op, error) { return ops.SequenceSoftmaxOp(c.Attrs.Offsets), nil },
 	"reshape":           func(c *Case) (ops.Op, error) { return ops.ReshapeOp(c.Attrs.Shape...), nil },
 	"transpose":         func(c *Case) (ops.Op, error) { return ops.TransposeOp(c.Attrs.Perm...), nil },

@@ -705,6 +705,80 @@ add("sequence_softmax", "column", lambda rng: [rng.standard_normal((6, 1)) * 5],
     attrs={"offsets": [0, 4, 6]})
 
 
+# ---- attention -----------------------------------------------------------------
+# The formulas of tf.keras.layers.Attention (with a scale) and
+# AdditiveAttention (use_scale=True) in TF ops; masked keys get Keras'
+# -1e9 before the softmax.
+
+
+def attn_allowed(b, tq, tk, key_lengths, causal, mask):
+    ok = np.ones((b, 1, tq, tk), dtype=bool)
+    if key_lengths is not None:
+        ok &= (np.arange(tk)[None, :] < np.array(key_lengths)[:, None])[:, None, None, :]
+    if causal:
+        ok &= np.tril(np.ones((tq, tk), dtype=bool))[None, None]
+    if mask is not None:
+        ok &= (mask != 0)[:, None, None, :]
+    return ok
+
+
+def masked_softmax(scores, ok):
+    return tf.nn.softmax(tf.where(ok, scores, tf.cast(-1e9, scores.dtype)), axis=-1)
+
+
+def attention(scale, key_lengths=None, causal=False):
+    def fn(xs):
+        q, k, v = xs[:3]
+        rank3 = len(q.shape) == 3
+        if rank3:
+            q, k, v = q[:, None], k[:, None], v[:, None]
+        mask = xs[3].numpy() if len(xs) == 4 else None
+        ok = attn_allowed(q.shape[0], q.shape[2], k.shape[2], key_lengths, causal, mask)
+        s = tf.linalg.matmul(q, k, transpose_b=True) * (scale or 1 / np.sqrt(q.shape[-1]))
+        y = tf.linalg.matmul(masked_softmax(s, ok), v)
+        return y[:, 0] if rank3 else y
+
+    return fn
+
+
+def attn_attrs(scale, key_lengths=None, causal=False):
+    a = {"scale": scale, "causal": causal}
+    if key_lengths is not None:
+        a["key_lengths"] = key_lengths
+    return a
+
+
+add("attention", "rank3", inputs(normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 3)), attention(0.0),
+    attrs=attn_attrs(0.0), grads=(0, 1, 2))
+add("attention", "heads_scale", inputs(normal(2, 2, 3, 4), normal(2, 2, 4, 4), normal(2, 2, 4, 2)), attention(0.25),
+    attrs=attn_attrs(0.25), grads=(0, 1, 2))
+add("attention", "causal", inputs(normal(1, 2, 4, 3), normal(1, 2, 4, 3), normal(1, 2, 4, 3)),
+    attention(0.0, causal=True), attrs=attn_attrs(0.0, causal=True), grads=(0, 1, 2))
+add("attention", "key_lengths_mask",
+    lambda rng: [rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 2)),
+                 np.array([[1, 0, 1, 1, 1], [1, 1, 1, 0, 1]], np.float64)],
+    attention(0.0, key_lengths=[4, 5]), attrs=attn_attrs(0.0, key_lengths=[4, 5]), grads=(0, 1, 2))
+
+
+def additive_attention(key_lengths=None, causal=False):
+    def fn(xs):
+        q, k, v, values = xs[:4]
+        mask = xs[4].numpy() if len(xs) == 5 else None
+        ok = attn_allowed(q.shape[0], q.shape[1], k.shape[1], key_lengths, causal, mask)[:, 0]
+        s = tf.reduce_sum(v * tf.tanh(q[:, :, None, :] + k[:, None, :, :]), axis=-1)
+        return tf.linalg.matmul(masked_softmax(s, ok), values)
+
+    return fn
+
+
+add("additive_attention", "plain", inputs(normal(2, 3, 4), normal(2, 5, 4), normal(4), normal(2, 5, 3)),
+    additive_attention(), attrs=attn_attrs(0.0), grads=(0, 1, 2, 3))
+add("additive_attention", "key_lengths_mask",
+    lambda rng: [rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 4, 3)), rng.standard_normal(3),
+                 rng.standard_normal((2, 4, 2)), np.array([[1, 1, 0, 1], [0, 1, 1, 1]], np.float64)],
+    additive_attention(key_lengths=[3, 4]), attrs=attn_attrs(0.0, key_lengths=[3, 4]), grads=(0, 1, 2, 3))
+
+
 # ---- optimizers ------------------------------------------------------------
 # Keras casts a Python-float hyperparameter to the variable's dtype through
 # a float32 tensor (ops.cast converts it first), and keeps the learning rate
