@@ -1,0 +1,225 @@
+package layers
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func TestOrthogonalInit(t *testing.T) {
+	for _, s := range [][2]int{{4, 16}, {6, 3}, {5, 5}} {
+		q, err := orthogonal(tensor.NewRNG(1), tensor.Float64, s[0], s[1])
+		require.NoError(t, err)
+		rows := s[0] <= s[1] // rows orthonormal, else columns
+		n, m := s[1], s[0]
+		if !rows {
+			n, m = s[0], s[1]
+		}
+		at := func(v, i int) float64 {
+			if rows {
+				return q.At(v*s[1] + i)
+			}
+			return q.At(i*s[1] + v)
+		}
+		for a := 0; a < m; a++ {
+			for b := 0; b < m; b++ {
+				dot := 0.0
+				for i := 0; i < n; i++ {
+					dot += at(a, i) * at(b, i)
+				}
+				want := 0.0
+				if a == b {
+					want = 1
+				}
+				require.InDelta(t, want, dot, 1e-12)
+			}
+		}
+	}
+}
+
+func TestRNNLayersShapesAndInit(t *testing.T) {
+	rng := tensor.NewRNG(1)
+	l, err := NewLSTM("enc", 3, 4, RNNConfig{Layers: 2, Bidirectional: true, Peepholes: true}, rng)
+	require.NoError(t, err)
+	require.Len(t, l.Params(), 2*2*4)
+	require.Equal(t, "enc/l1/bw/recurrent_kernel", l.W[1][1].U.Name)
+	require.Equal(t, tensor.Shape{8, 16}, l.W[1][0].W.Value.Shape())
+	for k := 0; k < 16; k++ { // unit_forget_bias: block f is 1
+		require.Equal(t, float64(b2i(k >= 4 && k < 8)), l.W[0][0].B.Value.At(k))
+	}
+	g, err := NewGRU("g", 3, 4, RNNConfig{Layers: 2, Bidirectional: true, ResetAfter: true}, rng)
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{2, 12}, g.W[0][0].B.Value.Shape())
+
+	tape := graph.NewTape()
+	x := graph.Seq{Values: tape.Const(randn32(2, 6, 3)), Offsets: []int{0, 4, 4, 5, 6}}
+	for _, got := range []struct {
+		v     *graph.Value
+		shape tensor.Shape
+	}{{l.Forward(x).Values, tensor.Shape{6, 8}}, {l.Final(x), tensor.Shape{4, 8}}, {g.Forward(x).Values, tensor.Shape{6, 8}}, {g.Final(x), tensor.Shape{4, 8}}} {
+		v, err := got.v.Tensor()
+		require.NoError(t, err)
+		require.Equal(t, got.shape, v.Shape())
+	}
+	_, fs := l.Run(x, make([]graph.LSTMState, 3))
+	require.ErrorContains(t, fs[0].H.Err(), "3 initial states for 4 layers × directions")
+	_, err = NewLSTM("bad", 0, 4, RNNConfig{}, rng)
+	require.ErrorContains(t, err, `lstm "bad"`)
+	_, err = NewGRU("bad", 3, 4, RNNConfig{Layers: -1}, rng)
+	require.ErrorContains(t, err, `gru "bad"`)
+	bad := graph.Seq{Values: tape.Const(randn32(3, 6, 2)), Offsets: []int{0, 6}}
+	require.ErrorContains(t, l.Final(bad).Err(), "lstm: inputs float32[6 2], float32[3 16]")
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func randn32(seed uint64, shape ...int) *tensor.Tensor {
+	t, _ := randn(seed, shape...).Cast(tensor.Float32)
+	return t
+}
+
+// An LSTM learns to count the ones in a bit sequence of length 1 to 6
+// from its final state.
+func TestLSTMLearnsToCount(t *testing.T) {
+	rng := tensor.NewRNG(7)
+	lstm, err := NewLSTM("lstm", 2, 16, RNNConfig{}, rng)
+	require.NoError(t, err)
+	head, err := NewLinear("head", 16, 7, rng)
+	require.NoError(t, err)
+	params := append(lstm.Params(), head.Params()...)
+	opt, err := optim.NewAdam(params, optim.LR(0.02))
+	require.NoError(t, err)
+	data := tensor.NewRNG(8)
+	batch := func(n int) (*tensor.Ragged, *tensor.Tensor) {
+		lengths := make([]int, n)
+		labels := make([]int32, n)
+		var bits []float32
+		for i := range lengths {
+			lengths[i] = 1 + data.IntN(6)
+			for range lengths[i] {
+				b := data.IntN(2)
+				labels[i] += int32(b)
+				bits = append(bits, float32(1-b), float32(b)) // one-hot
+			}
+		}
+		off, err := tensor.OffsetsFromLengths(lengths)
+		require.NoError(t, err)
+		r, err := tensor.NewRagged(tensor.MustFromSlice(bits, len(bits)/2, 2), off)
+		require.NoError(t, err)
+		return r, tensor.MustFromSlice(labels, n)
+	}
+	for range 250 {
+		x, y := batch(32)
+		tape := graph.NewTape()
+		loss := graph.SoftmaxCrossEntropy(head.Forward(lstm.Final(tape.ConstSeq(x))), y)
+		require.NoError(t, tape.Backward(loss))
+		require.NoError(t, opt.Step())
+	}
+	x, y := batch(200)
+	tape := graph.NewEvalTape()
+	logits, err := head.Forward(lstm.Final(tape.ConstSeq(x))).Tensor()
+	require.NoError(t, err)
+	a, err := ops.Accuracy(logits, y)
+	require.NoError(t, err)
+	require.Greater(t, a, 0.9)
+}
+
+// An encoder LSTM and an attention decoder learn to copy a token sequence
+// (teacher forcing).
+func TestAttentionDecoderLearnsToCopy(t *testing.T) {
+	const vocab, steps, hid = 5, 4, 24
+	rng := tensor.NewRNG(3)
+	enc, err := NewLSTM("enc", vocab, hid, RNNConfig{}, rng)
+	require.NoError(t, err)
+	dec, err := NewAttentionDecoder("dec", vocab+1, hid, hid, hid, vocab, rng)
+	require.NoError(t, err)
+	opt, err := optim.NewAdam(append(enc.Params(), dec.Params()...), optim.LR(0.01))
+	require.NoError(t, err)
+	data := tensor.NewRNG(4)
+	batch := func(n int) (src *tensor.Ragged, in, labels *tensor.Tensor) {
+		toks := make([]int, n*steps)
+		oneHot := tensor.Zeros(tensor.Float32, n*steps, vocab)
+		in = tensor.Zeros(tensor.Float32, n, steps, vocab+1)
+		labels = tensor.Zeros(tensor.Int32, n*steps)
+		for i := range toks {
+			toks[i] = data.IntN(vocab)
+			oneHot.SetAt(i*vocab+toks[i], 1)
+			labels.SetAt(i, float64(toks[i]))
+			b, s := i/steps, i%steps
+			prev := vocab // start symbol
+			if s > 0 {
+				prev = toks[i-1]
+			}
+			in.SetAt((b*steps+s)*(vocab+1)+prev, 1)
+		}
+		off, _ := tensor.OffsetsFromLengths(repeat(steps, n))
+		src, err := tensor.NewRagged(oneHot, off)
+		require.NoError(t, err)
+		return src, in, labels
+	}
+	run := func(tape *graph.Tape, src *tensor.Ragged, in *tensor.Tensor) *graph.Value {
+		outs, finals := enc.Run(tape.ConstSeq(src), nil)
+		logits := dec.Decode(tape.Const(in), dec.Attn.Memory(outs), &finals[0])
+		return graph.Reshape(logits, -1, vocab)
+	}
+	for range 300 {
+		src, in, y := batch(32)
+		tape := graph.NewTape()
+		require.NoError(t, tape.Backward(graph.SoftmaxCrossEntropy(run(tape, src, in), y)))
+		require.NoError(t, opt.Step())
+	}
+	src, in, y := batch(100)
+	logits, err := run(graph.NewEvalTape(), src, in).Tensor()
+	require.NoError(t, err)
+	a, err := ops.Accuracy(logits, y)
+	require.NoError(t, err)
+	require.Greater(t, a, 0.9)
+}
+
+func repeat(v, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// Multi-head attention over a padded batch with key lengths gives, at every
+// query, what each sequence gives alone.
+func TestMultiHeadAttentionPaddedEqualsAlone(t *testing.T) {
+	m, err := NewMultiHeadAttention("mha", 2, 3, 4, 5, 6, tensor.NewRNG(1), DType(tensor.Float64))
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{4, 2, 3}, m.WQ.Value.Shape())
+	require.Equal(t, tensor.Shape{2, 3, 6}, m.WO.Value.Shape())
+	q, kv := randn(1, 2, 3, 4), randn(2, 2, 5, 5)
+	lengths := []int{5, 2}
+	tape := graph.NewEvalTape()
+	got, err := m.Forward(tape.Const(q), nil, tape.Const(kv), ops.AttentionAttrs{KeyLengths: lengths}).Tensor()
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{2, 3, 6}, got.Shape())
+	for b, l := range lengths {
+		qb, _ := q.Slice(0, b, b+1)
+		kb, _ := kv.Slice(0, b, b+1)
+		kb, _ = kb.Slice(1, 0, l)
+		want, err := m.Forward(tape.Const(qb), tape.Const(kb), tape.Const(kb), ops.AttentionAttrs{}).Tensor()
+		require.NoError(t, err)
+		gb, _ := got.Slice(0, b, b+1)
+		for i := range want.Size() {
+			require.InDelta(t, want.At(i), gb.At(i), 1e-12*(1+math.Abs(want.At(i))))
+		}
+	}
+	require.ErrorContains(t, m.Forward(tape.Const(q), nil, tape.Const(randn(3, 2, 5, 4)), ops.AttentionAttrs{}).Err(), "linear")
+	_, err = NewMultiHeadAttention("bad", 0, 3, 4, 5, 6, tensor.NewRNG(1))
+	require.ErrorContains(t, err, `multi-head attention "bad"`)
+}
