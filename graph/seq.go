@@ -17,7 +17,9 @@ type Seq struct {
 
 // ConstSeq puts a ragged batch on the tape as a constant (token features,
 // say); VarSeq does the same with a gradient.
-func (t *Tape) ConstSeq(r *tensor.Ragged) Seq { return Seq{Values: t.Const(r.Values), Offsets: r.Offsets} }
+func (t *Tape) ConstSeq(r *tensor.Ragged) Seq {
+	return Seq{Values: t.Const(r.Values), Offsets: r.Offsets}
+}
 
 // VarSeq puts a ragged batch on the tape as a leaf whose gradient Backward computes.
 func (t *Tape) VarSeq(r *tensor.Ragged) Seq { return Seq{Values: t.Var(r.Values), Offsets: r.Offsets} }
