@@ -20,7 +20,8 @@ type softmaxXentOp struct {
 
 	// Saved by Forward for Backward.
 	labels []int     // the integer labels
-	lse    []float64 // log Σ exp(logits) of each row
+	rowMax []float64 // max of each row of logits
+	logSum []float64 // log Σ exp(logits - rowMax) of each row
 }
 
 // SoftmaxCrossEntropyOp returns the op computing, for logits [N, C] and
@@ -106,13 +107,13 @@ func (o *softmaxXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	z := in[0]
 	n, c := z.Dim(0), z.Dim(1)
-	o.lse = make([]float64, n)
+	o.rowMax, o.logSum = make([]float64, n), make([]float64, n)
 	loss := make([]float64, n)
 	switch z.DType() {
 	case tensor.Float32:
-		xentKernel(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.lse, loss)
+		xentKernel(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.rowMax, o.logSum, loss)
 	case tensor.Float64:
-		xentKernel(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.lse, loss)
+		xentKernel(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.rowMax, o.logSum, loss)
 	}
 	return reduceLoss(z.DType(), o.r, loss, tensor.Shape{n}), nil
 }
@@ -125,21 +126,27 @@ func (o *softmaxXentOp) softLabels(in []*tensor.Tensor) *tensor.Tensor {
 	return nil
 }
 
-// xentKernel writes each row's logsumexp into lse and its loss into loss,
-// from soft labels y when y is non-nil and from integer labels otherwise.
-func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, lse, loss []float64) {
+// xentKernel writes each row's max and shifted log-sum-exp into rowMax and
+// logSum and its loss into loss, from soft labels y when y is non-nil and
+// from integer labels otherwise.
+func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, loss []float64) {
 	for i := 0; i < n; i++ {
 		m, ls := logSumExp(z, i*c, c, 1)
-		lse[i] = m + ls
+		rowMax[i], logSum[i] = m, ls
 		if y == nil {
-			loss[i] = lse[i] - float64(z[i*c+labels[i]])
+			loss[i] = negLogSoftmax(m, ls, z[i*c+labels[i]])
 			continue
 		}
 		for j := i * c; j < (i+1)*c; j++ {
-			loss[i] += float64(y[j]) * (lse[i] - float64(z[j]))
+			loss[i] += float64(y[j]) * negLogSoftmax(m, ls, z[j])
 		}
 	}
 }
+
+// negLogSoftmax is -log softmax = (max - z) + log Σ exp(z - max), summed in
+// that order: (max + log Σ) - z would round the small differences of very
+// negative rows to the spacing of |max| (TF keeps them, and so do we).
+func negLogSoftmax[T tensor.Float](m, ls float64, z T) float64 { return (m - float64(z)) + ls }
 
 func (o *softmaxXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	z := in[0]
@@ -154,18 +161,18 @@ func (o *softmaxXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, 
 	}
 	switch z.DType() {
 	case tensor.Float32:
-		xentGrad(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.lse, w, floats[float32](grads[0]), floats[float32](grads[1]))
+		xentGrad(z.Float32s(), floats[float32](o.softLabels(in)), o.labels, n, c, o.rowMax, o.logSum, w, floats[float32](grads[0]), floats[float32](grads[1]))
 	case tensor.Float64:
-		xentGrad(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.lse, w, floats[float64](grads[0]), floats[float64](grads[1]))
+		xentGrad(z.Float64s(), floats[float64](o.softLabels(in)), o.labels, n, c, o.rowMax, o.logSum, w, floats[float64](grads[0]), floats[float64](grads[1]))
 	}
 	return grads, nil
 }
 
 // xentGrad writes, for row weights w (the upstream gradient of each loss),
 // dz = w·(p·Σy - y) with p = softmax(z) and y the soft labels or the
-// one-hot of the integer labels, and for soft labels dy = w·(lse - z);
+// one-hot of the integer labels, and for soft labels dy = w·(-log p);
 // a nil dz or dy is not wanted.
-func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, lse, w []float64, dz, dy []T) {
+func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, w []float64, dz, dy []T) {
 	for i := 0; i < n; i++ {
 		mass := 1.0
 		if y != nil {
@@ -176,7 +183,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, lse, w []float64
 		}
 		for j := i * c; j < (i+1)*c; j++ {
 			if dz != nil {
-				d := math.Exp(float64(z[j])-lse[i]) * mass
+				d := math.Exp(-negLogSoftmax(rowMax[i], logSum[i], z[j])) * mass
 				switch {
 				case y != nil:
 					d -= float64(y[j])
@@ -186,7 +193,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, lse, w []float64
 				dz[j] = T(w[i] * d)
 			}
 			if dy != nil {
-				dy[j] = T(w[i] * (lse[i] - float64(z[j])))
+				dy[j] = T(w[i] * negLogSoftmax(rowMax[i], logSum[i], z[j]))
 			}
 		}
 	}

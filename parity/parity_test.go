@@ -36,10 +36,7 @@ var pendingParity = map[string]string{
 // bound for a reason in Plumb (reported to the op's owner; the harness does
 // not loosen bounds to hide them). TestCases skips them while they still
 // fail and fails once they pass, so the entry is removed with the fix.
-var knownMismatches = map[string]string{
-	"softmax_cross_entropy_soft/large_logits_f64": "the labels' gradient lse - z is computed as (max + log Σ) - z, " +
-		"which rounds to ulp(|max|) ≈ 1e-13 at logits near -800 where TF's -(z - max - log Σ) keeps ~2e-13 exactly",
-}
+var knownMismatches = map[string]string{}
 
 // TestMain runs the tests, then prints the parity table (op, dtype, cases,
 // max abs and rel error, bound, result) for the whole golden tree.
