@@ -3,6 +3,7 @@
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+//	plumb parity [--dir DIR]
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 const usage = `usage:
   plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+  plumb parity [--dir DIR]
 `
 
 func main() {
@@ -29,6 +31,9 @@ func main() {
 
 // run dispatches a command line; it is main without the exit, for tests.
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) >= 1 && args[0] == "parity" {
+		return parityReport(args[1:], stdout, stderr)
+	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp

@@ -51,3 +51,12 @@ func TestUsageErrors(t *testing.T) {
 		require.Contains(t, err.Error(), c.want, c.args)
 	}
 }
+
+func TestParityReport(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"parity", "--dir", "../../parity/testdata"}, &out, &errOut))
+	require.Contains(t, out.String(), "conv2d")
+	require.Contains(t, out.String(), "optim_adam")
+	require.NotContains(t, out.String(), "FAIL")
+	require.ErrorContains(t, run([]string{"parity", "--dir", t.TempDir()}, &out, &errOut), "parity")
+}
