@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumbml/plumb/internal/gradcheck"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -16,11 +15,8 @@ func TestSequenceWrappersGradientMatchesNumeric(t *testing.T) {
 	off := []int{0, 3, 3, 4, 10, 10}
 	ids := tensor.MustFromSlice([]int64{0, 2, 5, 1, 2, 3, 4, 5, 0, 1, 2, 2, 3}, 13)
 	tags := tensor.MustFromSlice([]int32{0, 1, 2, 2, 1, 0, 0, 1, 2, 1, 1, 0, 2}, 13)
-	net := func(tape *Tape, in []*tensor.Tensor) (*Value, []*Value) {
-		vs := make([]*Value, len(in))
-		for i, x := range in {
-			vs[i] = tape.Var(x)
-		}
+	in := []*tensor.Tensor{randn(1, 10, 2), randn(2, 5, 2), randn(3, 6, 3), randn(4, 2, 2), randn(5, 6, 3), randn(6, 3, 3), randn(7, 3), randn(8, 3)}
+	checkNetGradients(t, in, func(vs []*Value) *Value {
 		s := NewSeq(vs[0], off)
 		c := SequenceConcat(SequenceReverse(s), SequenceExpand(vs[1], s)) // lengths 6, 0, 2, 12, 0
 		c = SequenceSlice(c, []int{1, 0, 0, 3, 0}, []int{4, 0, 2, 7, 0})
@@ -29,26 +25,8 @@ func TestSequenceWrappersGradientMatchesNumeric(t *testing.T) {
 		loss := Sum(CRFNegLogLikelihood(em, vs[5], vs[6], vs[7], tags))
 		sm := SequenceSoftmax(em.With(Slice(em.Values, 1, 0, 1)))
 		loss = Add(loss, Sum(Mul(sm.Values, Slice(em.Values, 1, 1, 2))))
-		return Add(loss, Sum(SequencePool(em, ops.SequencePoolSqrt, 0.5))), vs
-	}
-	in := []*tensor.Tensor{randn(1, 10, 2), randn(2, 5, 2), randn(3, 6, 3), randn(4, 2, 2), randn(5, 6, 3), randn(6, 3, 3), randn(7, 3), randn(8, 3)}
-	fwd := func(in []*tensor.Tensor) (*tensor.Tensor, error) {
-		y, _ := net(NewTape(), in)
-		return y.Tensor()
-	}
-	bwd := func(in []*tensor.Tensor, _, gout *tensor.Tensor) ([]*tensor.Tensor, error) {
-		tape := NewTape()
-		y, vs := net(tape, in)
-		if err := tape.BackwardWith(y, gout); err != nil {
-			return nil, err
-		}
-		grads := make([]*tensor.Tensor, len(vs))
-		for i, v := range vs {
-			grads[i] = v.Grad()
-		}
-		return grads, nil
-	}
-	require.NoError(t, gradcheck.Check(fwd, bwd, in, []int{0, 1, 2, 3, 4, 5, 6, 7}, gradcheck.Default))
+		return Add(loss, Sum(SequencePool(em, ops.SequencePoolSqrt, 0.5)))
+	})
 }
 
 func TestSequenceWrappersShapesAndOffsets(t *testing.T) {

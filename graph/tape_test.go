@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumbml/plumb/internal/gradcheck"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -143,22 +142,8 @@ func TestCompositeGradientMatchesNumeric(t *testing.T) {
 	x, _ := tensor.RandNormal(rng, tensor.Float64, 0, 1, 4, 3)
 	w, _ := tensor.RandNormal(rng, tensor.Float64, 0, 1, 3, 5)
 	b, _ := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5)
-	net := func(tape *Tape, in []*tensor.Tensor) (*Value, []*Value) {
-		vs := []*Value{tape.Var(in[0]), tape.Var(in[1]), tape.Var(in[2])}
+	checkNetGradients(t, []*tensor.Tensor{x, w, b}, func(vs []*Value) *Value {
 		h := Tanh(Linear(vs[0], vs[1], vs[2]))
-		return Mul(Sigmoid(h), Square(h)), vs
-	}
-	fwd := func(in []*tensor.Tensor) (*tensor.Tensor, error) {
-		y, _ := net(NewTape(), in)
-		return y.Tensor()
-	}
-	bwd := func(in []*tensor.Tensor, _, gout *tensor.Tensor) ([]*tensor.Tensor, error) {
-		tape := NewTape()
-		y, vs := net(tape, in)
-		if err := tape.BackwardWith(y, gout); err != nil {
-			return nil, err
-		}
-		return []*tensor.Tensor{vs[0].Grad(), vs[1].Grad(), vs[2].Grad()}, nil
-	}
-	require.NoError(t, gradcheck.Check(fwd, bwd, []*tensor.Tensor{x, w, b}, []int{0, 1, 2}, gradcheck.Default))
+		return Mul(Sigmoid(h), Square(h))
+	})
 }

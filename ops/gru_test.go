@@ -129,8 +129,8 @@ func TestGRUErrors(t *testing.T) {
 		resetAfter bool
 		substr     string
 	}{
-		{"decreasing offsets", ins(x, w, u, randn(4, 6)), []int{0, 5, 4, 8}, false, "offsets [0 5 4 8]: tensor: ragged offsets decrease at 2: 4 after 5"},
-		{"overrun offsets", ins(x, w, u, randn(4, 6)), []int{0, 5, 10}, false, "offsets end at 10 but values have 8 rows"},
+		{"decreasing offsets", ins(x, w, u, randn(4, 6)), []int{0, 5, 4, 8}, false, "offsets [0 5 4 8] decrease at 2: 4 after 5"},
+		{"overrun offsets", ins(x, w, u, randn(4, 6)), []int{0, 5, 10}, false, "offset 2 is 10 but the values have 8 rows"},
 		{"w", ins(x, randn(2, 3, 5), u, randn(4, 6)), raggedOffsets, false, "gru: inputs float64[8 3], float64[3 5], float64[2 6], float64[6]: want x [rows, In] and W [In, 3H]"},
 		{"u", ins(x, w, randn(3, 3, 6), randn(4, 6)), raggedOffsets, false, "want U [2 6] for W [3 6]"},
 		{"bias reset_after", ins(x, w, u, randn(4, 6)), raggedOffsets, true, "want bias [2 6] (input, recurrent) with reset_after"},

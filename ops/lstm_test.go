@@ -161,9 +161,9 @@ func TestLSTMErrors(t *testing.T) {
 		off    []int
 		substr string
 	}{
-		{"decreasing offsets", ins(x, w, u, b), []int{0, 3, 2, 8}, "offsets [0 3 2 8]: tensor: ragged offsets decrease at 2: 2 after 3"},
-		{"overrun offsets", ins(x, w, u, b), []int{0, 3, 9}, "offsets end at 9 but values have 8 rows"},
-		{"short offsets", ins(x, w, u, b), []int{0, 3, 7}, "offsets end at 7"},
+		{"decreasing offsets", ins(x, w, u, b), []int{0, 3, 2, 8}, "offsets [0 3 2 8] decrease at 2: 2 after 3"},
+		{"overrun offsets", ins(x, w, u, b), []int{0, 3, 9}, "offset 2 is 9 but the values have 8 rows"},
+		{"short offsets", ins(x, w, u, b), []int{0, 3, 7}, "end at 7 but the values have 8 rows"},
 		{"no offsets", ins(x, w, u, b), nil, "must start at 0"},
 		{"w rows", ins(x, randn(2, 4, 8), u, b), raggedOffsets, "lstm: inputs float64[8 3], float64[4 8], float64[2 8], float64[8]: want x [rows, In] and W [In, 4H]"},
 		{"w cols", ins(x, randn(2, 3, 7), u, b), raggedOffsets, "W [In, 4H]"},

@@ -28,7 +28,10 @@ type rnnSchedule struct {
 // newRNNSchedule validates offsets against the rows of values (errors name
 // op and in) and returns their schedule.
 func newRNNSchedule(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int, reverse bool) (*rnnSchedule, error) {
-	if err := checkRagged(op, in, values, offsets); err != nil {
+	if values.Rank() < 1 {
+		return nil, Errorf(op, in, "want ragged values [total, ...]")
+	}
+	if err := checkOffsets(op, in, offsets, values.Dim(0)); err != nil {
 		return nil, err
 	}
 	b := len(offsets) - 1
@@ -46,16 +49,6 @@ func newRNNSchedule(op string, in []*tensor.Tensor, values *tensor.Tensor, offse
 		}
 	}
 	return s, nil
-}
-
-// checkRagged checks that offsets split the rows of values into a ragged
-// batch (tensor.NewRagged's rules: they start at 0, never decrease and end
-// at the number of rows), naming op and its inputs in the error.
-func checkRagged(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int) error {
-	if _, err := tensor.NewRagged(values, offsets); err != nil {
-		return Errorf(op, in, "offsets %v: %v", offsets, err)
-	}
-	return nil
 }
 
 func (s *rnnSchedule) len(q int) int { return s.off[q+1] - s.off[q] }
@@ -215,7 +208,7 @@ func (o *rnnFinalStateOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if st.Rank() != 2 {
 		return nil, Errorf("rnn_final_state", in, "want states [total, S]")
 	}
-	if err := checkRagged("rnn_final_state", in, st, o.offsets); err != nil {
+	if err := checkOffsets("rnn_final_state", in, o.offsets, st.Dim(0)); err != nil {
 		return nil, err
 	}
 	b, n := len(o.offsets)-1, st.Dim(1)
