@@ -269,12 +269,7 @@ func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
 // convBackward returns the gradients of conv2d, or of conv2d_transpose when
 // transposed, for the inputs that need them.
 func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor.Tensor, need []bool) []*tensor.Tensor {
-	grads := make([]*tensor.Tensor, len(in))
-	for i := range in {
-		if need[i] {
-			grads[i] = tensor.ZerosLike(in[i])
-		}
-	}
+	grads := wantedGrads(in, need)
 	var gb *tensor.Tensor
 	if len(in) == 3 {
 		gb = grads[2]

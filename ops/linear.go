@@ -80,12 +80,7 @@ func (linearOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []b
 	if n == 0 {
 		m = out.Shape()[:out.Rank()-1].Size()
 	}
-	grads := make([]*tensor.Tensor, len(in))
-	for i := range in {
-		if need[i] {
-			grads[i] = tensor.ZerosLike(in[i])
-		}
-	}
+	grads := wantedGrads(in, need)
 	var gb *tensor.Tensor
 	if len(in) == 3 {
 		gb = grads[2]

@@ -88,13 +88,7 @@ func matmulKernel[T tensor.Float](ta, tb bool, batch, m, n, k int, shared bool, 
 
 func (o *matmulOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	batch, m, n, k, shared, _, _ := o.dims(in)
-	grads := make([]*tensor.Tensor, 2)
-	if need[0] {
-		grads[0] = tensor.ZerosLike(in[0])
-	}
-	if need[1] {
-		grads[1] = tensor.ZerosLike(in[1])
-	}
+	grads := wantedGrads(in, need)
 	switch out.DType() {
 	case tensor.Float32:
 		matmulGrad(o.transA, o.transB, batch, m, n, k, shared, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]))

@@ -89,5 +89,17 @@ func checkArity(op string, in []*tensor.Tensor, n int) error {
 	return nil
 }
 
+// wantedGrads returns zeroed gradients for the inputs whose need is set
+// and nil for the others.
+func wantedGrads(in []*tensor.Tensor, need []bool) []*tensor.Tensor {
+	grads := make([]*tensor.Tensor, len(in))
+	for i, t := range in {
+		if need[i] {
+			grads[i] = tensor.ZerosLike(t)
+		}
+	}
+	return grads
+}
+
 // run is the body of every plain function: one Forward of a fresh op.
 func run(op Op, in ...*tensor.Tensor) (*tensor.Tensor, error) { return op.Forward(in) }

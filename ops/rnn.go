@@ -134,18 +134,6 @@ func cellOffsets(x *tensor.Tensor) []int {
 	return off
 }
 
-// wantedGrads returns zeroed gradients for the inputs whose need is set
-// and nil for the others.
-func wantedGrads(in []*tensor.Tensor, need []bool) []*tensor.Tensor {
-	grads := make([]*tensor.Tensor, len(in))
-	for i, t := range in {
-		if need[i] {
-			grads[i] = tensor.ZerosLike(t)
-		}
-	}
-	return grads
-}
-
 // sumRows adds the column sums of the [m, n] matrix a into dst.
 func sumRows[T tensor.Float](dst, a []T, m, n int) {
 	for i := 0; i < m; i++ {

@@ -144,12 +144,7 @@ func seqConvKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T
 }
 
 func (o *sequenceConvOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
-	grads := make([]*tensor.Tensor, len(in))
-	for i := range in {
-		if need[i] {
-			grads[i] = tensor.ZerosLike(in[i])
-		}
-	}
+	grads := wantedGrads(in, need)
 	var gp *tensor.Tensor
 	if len(in) == 3 {
 		gp = grads[2]
