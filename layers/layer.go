@@ -1,5 +1,9 @@
 // Package layers holds the building blocks of models: Linear, Conv2D,
-// pooling, normalisation, Dropout, Flatten and Sequential.
+// pooling, normalisation, Dropout, Flatten and Sequential for images and
+// vectors; Embedding, LSTM, GRU, MultiHeadAttention, Bahdanau attention, an
+// attention decoder, SequencePool, SequenceConv and CRF for sequences.
+// Sequence layers take and return ragged graph.Seq values, so they offer
+// methods on Seq rather than the Layer interface.
 //
 // A layer owns named parameters (*graph.Param) and maps a value on a tape
 // to a value on the same tape. Whether it behaves as in training (dropout
