@@ -15,9 +15,16 @@ func (t *Tensor) Dense() (*gt.Dense, error) {
 	return gt.New(gt.WithShape(t.shape...), gt.WithBacking(t.data)), nil
 }
 
-// FromDense wraps a gorgonia *Dense. A contiguous, non-view Dense shares its
+// FromDense wraps a gorgonia *Dense (a masked one is an error: Plumb tensors
+// have no mask). A contiguous, non-view Dense shares its
 // storage (no copy); a view or transposed Dense is materialized first.
 func FromDense(d *gt.Dense) (*Tensor, error) {
+	if d == nil {
+		return nil, fmt.Errorf("tensor: FromDense of a nil Dense")
+	}
+	if d.IsMasked() {
+		return nil, fmt.Errorf("tensor: FromDense of a masked Dense of shape %v: Plumb tensors have no mask", d.Shape())
+	}
 	if d.IsView() || !d.IsNativelyAccessible() || d.RequiresIterator() {
 		d = d.Materialize().(*gt.Dense)
 	}

@@ -130,3 +130,11 @@ func TestDenseErrors(t *testing.T) {
 	_, err = FromDense(gt.New(gt.FromScalar(true)))
 	assert.ErrorContains(t, err, "unsupported backing")
 }
+
+func TestFromDenseRejectsNilAndMasked(t *testing.T) {
+	_, err := FromDense(nil)
+	require.ErrorContains(t, err, "nil Dense")
+	d := gt.New(gt.WithShape(2), gt.WithBacking([]float32{1, 2}), gt.WithMask([]bool{false, true}))
+	_, err = FromDense(d)
+	require.ErrorContains(t, err, "masked")
+}

@@ -14,6 +14,9 @@ type Ragged struct {
 // NewRagged checks that offsets start at 0, never decrease and end at the
 // number of rows of values.
 func NewRagged(values *Tensor, offsets []int) (*Ragged, error) {
+	if values == nil {
+		return nil, fmt.Errorf("tensor: ragged batch with nil values")
+	}
 	if values.Rank() < 1 {
 		return nil, fmt.Errorf("tensor: ragged values must have rank >= 1, got shape %v", values.shape)
 	}

@@ -178,3 +178,8 @@ func TestRaggedMaskDTypes(t *testing.T) {
 	_, err = r.Mask(DType(0))
 	require.ErrorContains(t, err, "invalid dtype")
 }
+
+func TestNewRaggedNilValues(t *testing.T) {
+	_, err := NewRagged(nil, []int{0})
+	require.ErrorContains(t, err, "nil values")
+}
