@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.50.0
 	gonum.org/v1/gonum v0.17.0
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.24

@@ -1,22 +1,31 @@
 // Package gemm is the single matrix-multiply entry point that every Plumb
 // kernel (matmul, linear, conv via im2col, LSTM projections) calls.
 //
-// Today it forwards to gonum's pure-Go BLAS (gonum.org/v1/gonum/blas/gonum):
-// the fastest pure-Go GEMM we have measured here (about 15 GFLOP/s float32 on
-// 2 cores at 1024³), and already in the module graph through Gorgonia. The
-// packed, assembly micro-kernel GEMM replaces it behind this same function,
-// so no caller changes when it lands.
+// It follows the GotoBLAS/BLIS structure (Goto and van de Geijn, "Anatomy of
+// High-Performance Matrix Multiplication", ACM TOMS 2008; Van Zee and van de
+// Geijn, "BLIS: A Framework for Rapidly Instantiating BLAS Functionality",
+// ACM TOMS 2015): C is cut into NC-column slabs, K into KC-deep slices and
+// the rows into MC-row blocks, so that a KC×NR panel of B stays in L1 while
+// an MC×KC block of A stays in L2; a micro-kernel (Go assembly on amd64,
+// see kernels_amd64.go) holds an MR×NR tile of C in registers and streams
+// the whole KC loop with FMAs in one call.
+//
+// Packing is done where it pays, as BLIS's "pack when reuse amortises the
+// copy" rule: a B panel is copied into a contiguous zero-padded KC×NR buffer
+// when it is transposed or reused by many row strips, an A block into
+// MC×KC of MR-row strips when it is reused by many column panels. Otherwise
+// the micro-kernel reads A and B where they lie (it takes row and column
+// strides), which on the thin shapes of models (a batch of 32-64 rows)
+// saves a copy that would cost as much as the multiply. Ragged edges
+// (M % MR, N % NR) always go through a zero-padded packing buffer, and the
+// partial C tile through a small scratch tile, so there is no scalar edge
+// loop.
 package gemm
 
 import (
 	"runtime"
 	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 )
-
-var impl gonum.Implementation
 
 // Float is the set of element types GEMM computes in.
 type Float interface{ float32 | float64 }
@@ -24,134 +33,286 @@ type Float interface{ float32 | float64 }
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, where
 // op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n; lda, ldb and ldc
 // are the row strides of A, B and C as stored. With beta == 0, C need not be
-// initialised. Callers validate shapes; Gemm assumes they fit.
+// initialised (NaN there does not leak). With alpha == 0 or k == 0, A and B
+// are not read. Callers validate shapes; Gemm assumes they fit.
 func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if k == 0 {
+	if k == 0 || alpha == 0 {
 		scale(c, m, n, ldc, beta)
 		return
 	}
-	if transA {
-		// gonum's Aᵀ·B loop sweeps all of C once per row of A, which falls
-		// out of cache for weight gradients such as xᵀ·dy (784×128 from 64
-		// rows): copying Aᵀ (m·k elements, cheap next to m·n·k) and taking
-		// the row-major A·B path is about twice as fast on those shapes.
-		buf := getScratch[T](m * k)
-		defer putScratch(buf)
-		at := *buf
-		for r := 0; r < k; r++ {
-			row := a[r*lda : r*lda+m]
-			for i, v := range row {
-				at[i*k+r] = v
-			}
-		}
-		a, lda = at, k
-	}
-	if p := splits(m, n, k); p > 1 {
-		parallel(p, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	serial(transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	j.run(runtime.GOMAXPROCS(0))
 }
 
-// minSplitWork is the multiply-add count above which a product that gonum
-// would run on one core is split across cores; below it goroutine start-up
-// costs more than it saves.
-const minSplitWork = 1 << 18
+// minWorkPerCore is the multiply-add count below which a product is not given
+// another core: starting and joining a goroutine costs a few microseconds,
+// about what one core multiplies in that time.
+const minWorkPerCore = 1 << 17
 
-// splits returns how many parts to cut a product into: gonum parallelises
-// only products with at least 4 blocks of 64×64 in C, so the thin shapes
-// of models (64×128 with k 784: one MLP layer on a batch) would use one core.
-func splits(m, n, k int) int {
-	p := runtime.GOMAXPROCS(0)
-	if p < 2 || m*n*k < minSplitWork || ceilDiv(m, 64)*ceilDiv(n, 64) >= 4 {
-		return 1
+// job is one product with its arguments, cut by run into parts of C.
+type job[T Float] struct {
+	cfg            *config[T]
+	transA, transB bool
+	m, n, k        int
+	alpha          T
+	a              []T
+	lda            int
+	b              []T
+	ldb            int
+	beta           T
+	c              []T
+	ldc            int
+}
+
+// run multiplies on up to procs cores. It cuts C into bands of whole
+// micro-tiles, by columns when op(A) is the smaller operand (each band then
+// re-reads all of A, which is cheap) and by rows otherwise.
+func (j *job[T]) run(procs int) {
+	mr, nr := j.cfg.mr, j.cfg.nr
+	byCols := j.m <= j.n
+	tiles := ceilDiv(j.m, mr)
+	if byCols {
+		tiles = ceilDiv(j.n, nr)
 	}
-	return min(p, max(m, n))
+	parts := min(procs, tiles, j.m*j.n*j.k/minWorkPerCore)
+	if parts <= 1 {
+		j.serial()
+		return
+	}
+	t := getTeam[T](parts)
+	for i := range parts {
+		lo, hi := i*tiles/parts, (i+1)*tiles/parts
+		p := *j
+		if byCols {
+			lo, hi = lo*nr, min(hi*nr, j.n)
+			p.n = hi - lo
+			if j.transB {
+				p.b = j.b[lo*j.ldb:]
+			} else {
+				p.b = j.b[lo:]
+			}
+			p.c = j.c[lo:]
+		} else {
+			lo, hi = lo*mr, min(hi*mr, j.m)
+			p.m = hi - lo
+			if j.transA {
+				p.a = j.a[lo:]
+			} else {
+				p.a = j.a[lo*j.lda:]
+			}
+			p.c = j.c[lo*j.ldc:]
+		}
+		t.jobs[i] = p
+	}
+	t.wg.Add(parts - 1)
+	for i := 1; i < parts; i++ {
+		go t.work(i)
+	}
+	t.jobs[0].serial()
+	t.wg.Wait()
+	putTeam(t)
+}
+
+// team holds the parts of one parallel product; it is pooled so that a call
+// allocates nothing after warm-up.
+type team[T Float] struct {
+	wg   sync.WaitGroup
+	jobs []job[T]
+}
+
+func (t *team[T]) work(i int) {
+	t.jobs[i].serial()
+	t.wg.Done()
+}
+
+var teams32, teams64 sync.Pool
+
+func getTeam[T Float](parts int) *team[T] {
+	pool := poolFor[T](&teams32, &teams64)
+	t, ok := pool.Get().(*team[T])
+	if !ok {
+		t = new(team[T])
+	}
+	if cap(t.jobs) < parts {
+		t.jobs = make([]job[T], parts)
+	}
+	t.jobs = t.jobs[:parts]
+	return t
+}
+
+func putTeam[T Float](t *team[T]) {
+	clear(t.jobs) // drop the caller's slices
+	poolFor[T](&teams32, &teams64).Put(t)
+}
+
+// poolFor picks the float32 or float64 pool.
+func poolFor[T Float](p32, p64 *sync.Pool) *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return p32
+	}
+	return p64
+}
+
+// serial runs the BLIS loops on one core: slabs of NC columns, slices of KC
+// along K (the first applies beta, the rest accumulate), blocks of MC rows,
+// then the macro-kernel over the micro-tiles of the block.
+func (j *job[T]) serial() {
+	cfg := j.cfg
+	mr, nr := cfg.mr, cfg.nr
+	// Balance the blocks so the last one is not a sliver (k = 260 runs as
+	// two slices of 130 rather than 256 + 4).
+	kc0 := ceilDiv(j.k, ceilDiv(j.k, cfg.kc))
+	mc0 := roundUp(ceilDiv(j.m, ceilDiv(j.m, cfg.mc)), mr)
+	nc0 := roundUp(ceilDiv(j.n, ceilDiv(j.n, cfg.nc)), nr)
+	// A block is reused by every B panel of the slab, a B panel by every A
+	// strip of the block: pack what is reused enough to repay the copy.
+	// Bᵀ must be packed, as the micro-kernel loads rows of B as vectors.
+	packA := min(j.n, nc0) >= cfg.packAMinN
+	packB := j.transB || min(j.m, mc0) >= cfg.packBMinM
+
+	ws := getWorkspace[T](mr*kc0*ceilDiv(mc0, mr), nr*kc0*ceilDiv(nc0, nr), mr*nr)
+	defer putWorkspace(ws)
+	for jc := 0; jc < j.n; jc += nc0 {
+		nc := min(nc0, j.n-jc)
+		for pc := 0; pc < j.k; pc += kc0 {
+			kc := min(kc0, j.k-pc)
+			beta := j.beta
+			if pc > 0 {
+				beta = 1
+			}
+			bs := j.bPanels(ws.b, packB, pc, kc, jc, nc)
+			for ic := 0; ic < j.m; ic += mc0 {
+				mc := min(mc0, j.m-ic)
+				as := j.aStrips(ws.a, packA, ic, mc, pc, kc)
+				j.macro(&as, &bs, mc, nc, kc, beta, j.c[ic*j.ldc+jc:], ws.tile)
+			}
+		}
+	}
+}
+
+// strips describes where the micro-kernel finds A strip s (rows s*MR on) or
+// B panel s (columns s*NR on): element (i, p) of a strip lies at
+// base + s*step + i*rs + p*cs; element (p, j) of a panel at
+// base + s*step + p*rs + j. The ragged last strip may live in edge instead,
+// packed and zero-padded.
+type strips[T Float] struct {
+	base     []T
+	step     int
+	rs, cs   int
+	edge     []T
+	edgeRS   int
+	edgeCS   int
+	fullOnes int // strips before the edge one
+}
+
+// at returns the start and strides of strip s.
+func (st *strips[T]) at(s int) (*T, int, int) {
+	if s < st.fullOnes {
+		return &st.base[s*st.step], st.rs, st.cs
+	}
+	return &st.edge[0], st.edgeRS, st.edgeCS
+}
+
+// aStrips packs op(A)[ic:ic+mc, pc:pc+kc] into MR-row strips (element (i, p)
+// at p*MR + i, zero-padded to whole strips) or, unpacked, points at A as it
+// lies and packs only the ragged last strip.
+func (j *job[T]) aStrips(buf []T, pack bool, ic, mc, pc, kc int) strips[T] {
+	mr := j.cfg.mr
+	n := ceilDiv(mc, mr)
+	if pack {
+		for s := range n {
+			packA(j.transA, j.a, j.lda, ic+s*mr, min(mr, mc-s*mr), pc, kc, mr, buf[s*mr*kc:(s+1)*mr*kc])
+		}
+		return strips[T]{base: buf, step: mr * kc, rs: 1, cs: mr, fullOnes: n}
+	}
+	rs, cs := j.lda, 1
+	if j.transA {
+		rs, cs = 1, j.lda
+	}
+	st := strips[T]{base: j.a[ic*rs+pc*cs:], step: mr * rs, rs: rs, cs: cs, fullOnes: mc / mr,
+		edge: buf, edgeRS: 1, edgeCS: mr}
+	if r := mc % mr; r != 0 {
+		packA(j.transA, j.a, j.lda, ic+mc-r, r, pc, kc, mr, buf[:mr*kc])
+	}
+	return st
+}
+
+// bPanels packs op(B)[pc:pc+kc, jc:jc+nc] into NR-column panels (element
+// (p, j) at p*NR + j, zero-padded to whole panels) or, unpacked, points at
+// B as it lies and packs only the ragged last panel.
+func (j *job[T]) bPanels(buf []T, pack bool, pc, kc, jc, nc int) strips[T] {
+	nr := j.cfg.nr
+	n := ceilDiv(nc, nr)
+	if pack {
+		for s := range n {
+			packB(j.transB, j.b, j.ldb, pc, kc, jc+s*nr, min(nr, nc-s*nr), nr, buf[s*nr*kc:(s+1)*nr*kc])
+		}
+		return strips[T]{base: buf, step: nr * kc, rs: nr, fullOnes: n}
+	}
+	st := strips[T]{base: j.b[pc*j.ldb+jc:], step: nr, rs: j.ldb, fullOnes: nc / nr, edge: buf, edgeRS: nr}
+	if r := nc % nr; r != 0 {
+		packB(j.transB, j.b, j.ldb, pc, kc, jc+nc-r, r, nr, buf[:nr*kc])
+	}
+	return st
+}
+
+// macro runs the micro-kernel over the mc×nc block of C at c: B panels in
+// the outer loop so each stays in L1 while the A strips stream from L2.
+// A partial tile is computed into tile and added into C from there.
+func (j *job[T]) macro(as, bs *strips[T], mc, nc, kc int, beta T, c []T, tile []T) {
+	cfg := j.cfg
+	mr, nr := cfg.mr, cfg.nr
+	for jr := 0; jr < nc; jr += nr {
+		b, rsB, _ := bs.at(jr / nr)
+		cols := min(nr, nc-jr)
+		for ir := 0; ir < mc; ir += mr {
+			a, rsA, csA := as.at(ir / mr)
+			rows := min(mr, mc-ir)
+			ct := c[ir*j.ldc+jr:]
+			if rows == mr && cols == nr {
+				cfg.kernel(kc, a, rsA, csA, b, rsB, &ct[0], j.ldc, j.alpha, beta)
+				continue
+			}
+			cfg.kernel(kc, a, rsA, csA, b, rsB, &tile[0], nr, j.alpha, 0)
+			addTile(ct, j.ldc, tile, nr, rows, cols, beta)
+		}
+	}
+}
+
+// addTile sets the rows×cols corner of C to tile + beta*C (tile alone when
+// beta is 0, so NaN in C does not leak).
+func addTile[T Float](c []T, ldc int, tile []T, ldt, rows, cols int, beta T) {
+	for i := range rows {
+		dst, src := c[i*ldc:i*ldc+cols], tile[i*ldt:i*ldt+cols]
+		if beta == 0 {
+			copy(dst, src)
+			continue
+		}
+		for x, v := range src {
+			dst[x] = v + beta*dst[x]
+		}
+	}
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// parallel cuts C into p bands of rows (or of columns when C is wider than
-// tall) and multiplies each band on its own goroutine. A is untransposed here.
-func parallel[T Float](p int, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	var wg sync.WaitGroup
-	byRows := m >= n
-	total := n
-	if byRows {
-		total = m
-	}
-	for i := 0; i < p; i++ {
-		lo, hi := i*total/p, (i+1)*total/p
-		if lo == hi {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if byRows {
-				serial(transB, hi-lo, n, k, alpha, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
-				return
-			}
-			bOff := lo * ldb // rows of Bᵀ are columns of op(B)
-			if !transB {
-				bOff = lo
-			}
-			serial(transB, m, hi-lo, k, alpha, a, lda, b[bOff:], ldb, beta, c[lo:], ldc)
-		}()
-	}
-	wg.Wait()
-}
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
-// serial is one gonum call on an untransposed A.
-func serial[T Float](transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transB {
-		tb = blas.Trans
-	}
-	switch cc := any(c).(type) {
-	case []float32:
-		impl.Sgemm(ta, tb, m, n, k, float32(alpha), any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), cc, ldc)
-	case []float64:
-		impl.Dgemm(ta, tb, m, n, k, float64(alpha), any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), cc, ldc)
-	}
-}
-
+// scale sets C = beta*C (zeros when beta is 0, so NaN in C does not leak).
 func scale[T Float](c []T, m, n, ldc int, beta T) {
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
 		for j := range row {
-			if beta == 0 {
-				row[j] = 0
-			} else {
-				row[j] *= beta
-			}
+			row[j] *= beta
 		}
 	}
-}
-
-var scratch32, scratch64 sync.Pool
-
-// getScratch returns a pooled slice of n elements (contents undefined).
-func getScratch[T Float](n int) *[]T {
-	pool := &scratch64
-	if _, ok := any(T(0)).(float32); ok {
-		pool = &scratch32
-	}
-	if p, ok := pool.Get().(*[]T); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
-	}
-	s := make([]T, n)
-	return &s
-}
-
-func putScratch[T Float](p *[]T) {
-	if _, ok := any(T(0)).(float32); ok {
-		scratch32.Put(p)
-		return
-	}
-	scratch64.Put(p)
 }

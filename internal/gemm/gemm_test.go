@@ -1,6 +1,8 @@
 package gemm
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -26,7 +28,11 @@ func naive(ta, tb bool, m, n, k int, alpha float64, a []float64, lda int, b []fl
 				}
 				s += av * bv
 			}
-			c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
 		}
 	}
 }
@@ -39,45 +45,171 @@ func randSlice(rng *rand.Rand, n int) []float64 {
 	return s
 }
 
-func TestGemmMatchesNaive(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	shapes := [][3]int{{1, 1, 1}, {3, 17, 5}, {17, 3, 127}, {64, 128, 784}, {2, 513, 300}, {513, 2, 300}, {65, 1, 4100}, {7, 9, 0}}
-	for _, s := range shapes {
-		m, n, k := s[0], s[1], s[2]
-		for _, ta := range []bool{false, true} {
-			for _, tb := range []bool{false, true} {
-				for _, ab := range [][2]float64{{1, 0}, {0.5, 2}} {
-					lda, ldb, ldc := k+1, n+2, n+3 // padded strides
-					if ta {
-						lda = m + 1
-					}
-					if tb {
-						ldb = k + 2
-					}
-					rowsA, rowsB := m, k
-					if ta {
-						rowsA = k
-					}
-					if tb {
-						rowsB = n
-					}
-					a, b := randSlice(rng, rowsA*lda), randSlice(rng, rowsB*ldb)
-					c := randSlice(rng, m*ldc)
-					cOrig := append([]float64(nil), c...)
-					want := append([]float64(nil), c...)
-					naive(ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
-					Gemm(ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
-					require.InDeltaSlicef(t, want, c, 1e-9, "m=%d n=%d k=%d ta=%v tb=%v alpha,beta=%v", m, n, k, ta, tb, ab)
+// supportedPaths lists the micro-kernel paths this build and CPU can run.
+func supportedPaths() []path {
+	var ps []path
+	for p := range numPaths {
+		if configs32[p] != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
 
-					// float32 on the same values agrees within float32 round-off of a k-term sum.
-					c32 := f32(cOrig)
-					Gemm(ta, tb, m, n, k, float32(ab[0]), f32(a), lda, f32(b), ldb, float32(ab[1]), c32, ldc)
-					for i, w := range want {
-						require.InDeltaf(t, w, float64(c32[i]), 1e-5*float64(k+1)*(1+abs(w)), "float32 element %d", i)
+// usePath makes Gemm use path p until the test ends.
+func usePath(t *testing.T, p path) {
+	old := active
+	active = p
+	t.Cleanup(func() { active = old })
+}
+
+// gemmCase is one product with its operands in float64; check runs it
+// through Gemm in float64 and float32 and compares with naive.
+type gemmCase struct {
+	ta, tb      bool
+	m, n, k     int
+	alpha, beta float64
+	nanC        bool // fill C with NaN (only with beta 0)
+}
+
+func (gc gemmCase) String() string {
+	return fmt.Sprintf("m=%d n=%d k=%d ta=%v tb=%v alpha=%v beta=%v nanC=%v", gc.m, gc.n, gc.k, gc.ta, gc.tb, gc.alpha, gc.beta, gc.nanC)
+}
+
+func (gc gemmCase) check(t *testing.T, rng *rand.Rand) {
+	m, n, k, ta, tb := gc.m, gc.n, gc.k, gc.ta, gc.tb
+	lda, ldb, ldc := k+1, n+2, n+3 // padded strides
+	rowsA, rowsB := m, k
+	if ta {
+		lda, rowsA = m+1, k
+	}
+	if tb {
+		ldb, rowsB = k+2, n
+	}
+	a, b := randSlice(rng, rowsA*lda), randSlice(rng, rowsB*ldb)
+	c := randSlice(rng, m*ldc)
+	if gc.nanC {
+		for i := range c {
+			c[i] = math.NaN()
+		}
+	}
+	want := append([]float64(nil), c...)
+	naive(ta, tb, m, n, k, gc.alpha, a, lda, b, ldb, gc.beta, want, ldc)
+	// bound = |alpha|·|op(A)|·|op(B)| + |beta|·|C|: the scale of round-off.
+	bound := absAll(c)
+	naive(ta, tb, m, n, k, math.Abs(gc.alpha), absAll(a), lda, absAll(b), ldb, math.Abs(gc.beta), bound, ldc)
+
+	got := append([]float64(nil), c...)
+	Gemm(ta, tb, m, n, k, gc.alpha, a, lda, b, ldb, gc.beta, got, ldc)
+	got32 := f32(c)
+	Gemm(ta, tb, m, n, k, float32(gc.alpha), f32(a), lda, f32(b), ldb, float32(gc.beta), got32, ldc)
+
+	// float64: a k-term sum in another order; float32 also rounds the inputs.
+	for i, w := range want {
+		tol64 := float64(k+2) * 0x1p-52 * bound[i]
+		tol32 := 2 * float64(k+2) * 0x1p-23 * bound[i]
+		if math.IsNaN(w) { // padding outside the m×n block of C stays as it was
+			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])), "%v: element %d", gc, i)
+			continue
+		}
+		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) { // also false on NaN
+			require.InDeltaf(t, w, got[i], tol64, "%v: float64 element %d", gc, i)
+			require.InDeltaf(t, w, float64(got32[i]), tol32, "%v: float32 element %d", gc, i)
+		}
+	}
+	if gc.nanC {
+		for i := range m {
+			for j := range n {
+				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])), "%v: NaN leaked at (%d, %d)", gc, i, j)
+			}
+		}
+	}
+}
+
+// testShapes are odd sizes, the model shapes, and shapes that cross every
+// block boundary of every path: k > KC, m > MC, n > NC, and M, N both
+// above and below the packing thresholds.
+var testShapes = [][3]int{
+	{1, 1, 1}, {1, 128, 784}, {3, 17, 5}, {17, 3, 127}, {127, 513, 17}, {513, 127, 3},
+	{13, 29, 300}, {64, 128, 784}, {2, 513, 300}, {513, 2, 300}, {65, 1, 4100}, {7, 9, 0},
+	{150, 40, 600}, {7, 3100, 20}, {30, 700, 33}, {24, 16, 8}, {6, 32, 1},
+}
+
+func TestGemmMatchesNaive(t *testing.T) {
+	for _, p := range supportedPaths() {
+		t.Run(configs32[p].name, func(t *testing.T) {
+			usePath(t, p)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for _, s := range testShapes {
+				for _, ta := range []bool{false, true} {
+					for _, tb := range []bool{false, true} {
+						for _, ab := range [][2]float64{{1, 0}, {0.5, 2}, {-1.5, 1}, {0, 0.5}} {
+							gemmCase{ta, tb, s[0], s[1], s[2], ab[0], ab[1], false}.check(t, rng)
+						}
+						gemmCase{ta, tb, s[0], s[1], s[2], 0.75, 0, true}.check(t, rng)
 					}
 				}
 			}
+		})
+	}
+}
+
+// The pure-Go kernel is what non-amd64 builds and older CPUs run: force it
+// here whatever this CPU has.
+func TestPureGoFallback(t *testing.T) {
+	usePath(t, pathGo)
+	require.Equal(t, "go", current[float32]().name)
+	require.Equal(t, "go", current[float64]().name)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][3]int{{1, 1, 1}, {5, 7, 3}, {127, 17, 513}, {64, 128, 784}, {200, 300, 90}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				gemmCase{ta, tb, s[0], s[1], s[2], 1.25, 0.5, false}.check(t, rng)
+				gemmCase{ta, tb, s[0], s[1], s[2], 1, 0, true}.check(t, rng)
+			}
 		}
+	}
+}
+
+// Cutting C across cores, by rows or by columns, with either operand
+// transposed, gives the serial result on every path.
+func TestParallelParts(t *testing.T) {
+	for _, p := range supportedPaths() {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					m, n, k := s[0], s[1], s[2]
+					lda, ldb := k, n
+					if ta {
+						lda = m
+					}
+					if tb {
+						ldb = k
+					}
+					a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+					want, got := make([]float64, m*n), make([]float64, m*n)
+					naive(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, want, n)
+					j := job[float64]{cfg: configs64[p], transA: ta, transB: tb, m: m, n: n, k: k,
+						alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: got, ldc: n}
+					j.run(3)
+					require.InDeltaSlicef(t, want, got, 1e-11, "%s m=%d n=%d k=%d ta=%v tb=%v", configs64[p].name, m, n, k, ta, tb)
+				}
+			}
+		}
+	}
+}
+
+// After warm-up the packing buffers come from the pool: a product
+// allocates nothing.
+func TestNoAllocAfterWarmUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][3]int{{64, 128, 784}, {31, 45, 300}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := f32(randSlice(rng, m*k)), f32(randSlice(rng, k*n)), make([]float32, m*n)
+		Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+		allocs := testing.AllocsPerRun(20, func() { Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n) })
+		require.Zerof(t, allocs, "m=%d n=%d k=%d", m, n, k)
 	}
 }
 
@@ -89,29 +221,10 @@ func f32(s []float64) []float32 {
 	return out
 }
 
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
+func absAll(s []float64) []float64 {
+	out := make([]float64, len(s))
+	for i, v := range s {
+		out[i] = math.Abs(v)
 	}
-	return x
-}
-
-// The banded split agrees with one serial call whatever the core count,
-// cutting rows (tall C) or columns (wide C), with B either way round.
-func TestParallelBands(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, s := range [][3]int{{10, 3, 7}, {3, 11, 5}, {2, 2, 9}} {
-		m, n, k := s[0], s[1], s[2]
-		for _, tb := range []bool{false, true} {
-			ldb := n
-			if tb {
-				ldb = k
-			}
-			a, b := randSlice(rng, m*k), randSlice(rng, k*n)
-			want, got := make([]float64, m*n), make([]float64, m*n)
-			naive(false, tb, m, n, k, 1, a, k, b, ldb, 0, want, n)
-			parallel(3, tb, m, n, k, 1, a, k, b, ldb, 0, got, n)
-			require.InDeltaSlicef(t, want, got, 1e-12, "m=%d n=%d k=%d tb=%v", m, n, k, tb)
-		}
-	}
+	return out
 }

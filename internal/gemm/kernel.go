@@ -1,0 +1,120 @@
+package gemm
+
+import "unsafe"
+
+// microKernel computes one MR×NR tile: acc = Σ_p A(i, p)·B(p, j) over k
+// steps, then c = alpha*acc (beta == 0: C is not read) or
+// c = alpha*acc + beta*c. Element (i, p) of A lies at a + i*rsA + p*csA and
+// element (p, j) of B at b + p*rsB + j (strides in elements), so the same
+// kernel reads packed strips and matrices as they lie; ldc is C's row
+// stride. The whole K loop runs inside one call.
+type microKernel[T Float] func(k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T)
+
+// config is one micro-kernel with its register tile (MR×NR) and the cache
+// blocks that suit it (KC, MC, NC), plus when packing pays on it.
+type config[T Float] struct {
+	name       string
+	mr, nr     int
+	kc, mc, nc int
+	// packAMinN is the block width from which an A block is packed,
+	// packBMinM the block height from which B panels are packed.
+	packAMinN, packBMinM int
+	kernel               microKernel[T]
+}
+
+// path names an implementation of the micro-kernels.
+type path int
+
+const (
+	pathGo path = iota
+	pathAVX2
+	pathAVX512
+	numPaths
+)
+
+// configs32 and configs64 hold the kernels this build and CPU can run,
+// indexed by path (nil where unsupported); archConfigs fills the
+// assembly ones on amd64.
+var configs32, configs64 = archConfigs()
+
+// active is the path Gemm uses: the fastest the CPU supports. Tests switch
+// it to check every supported path against the reference.
+var active = best()
+
+func best() path {
+	p := pathGo
+	for q := range numPaths {
+		if configs32[q] != nil {
+			p = q
+		}
+	}
+	return p
+}
+
+// current returns the active path's configuration for T.
+func current[T Float]() *config[T] {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(configs32[active]).(*config[T])
+	}
+	return any(configs64[active]).(*config[T])
+}
+
+// goMR×goNR is the pure-Go kernel's tile: 16 accumulators fit the 16+
+// floating-point registers of amd64 and arm64 alongside the operands.
+const goMR, goNR = 4, 4
+
+func goConfig[T Float]() *config[T] {
+	return &config[T]{name: "go", mr: goMR, nr: goNR, kc: 256, mc: 128, nc: 2048,
+		packAMinN: 64, packBMinM: 16, kernel: goKernel[T]}
+}
+
+// goKernel is the portable micro-kernel for CPUs without the assembly ones.
+func goKernel[T Float](k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T) {
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 T
+	pa, pb := unsafe.Pointer(a), unsafe.Pointer(b)
+	sz := unsafe.Sizeof(*a)
+	ra, ca, rb := uintptr(rsA)*sz, uintptr(csA)*sz, uintptr(rsB)*sz
+	for range k {
+		a0 := *(*T)(pa)
+		a1 := *(*T)(unsafe.Add(pa, ra))
+		a2 := *(*T)(unsafe.Add(pa, 2*ra))
+		a3 := *(*T)(unsafe.Add(pa, 3*ra))
+		bv := (*[goNR]T)(pb)
+		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+		pa = unsafe.Add(pa, ca)
+		pb = unsafe.Add(pb, rb)
+	}
+	acc := [goMR][goNR]T{
+		{c00, c01, c02, c03},
+		{c10, c11, c12, c13},
+		{c20, c21, c22, c23},
+		{c30, c31, c32, c33},
+	}
+	for i := range goMR {
+		row := (*[goNR]T)(unsafe.Add(unsafe.Pointer(c), uintptr(i*ldc)*sz))
+		for j := range goNR {
+			if beta == 0 {
+				row[j] = alpha * acc[i][j]
+			} else {
+				row[j] = alpha*acc[i][j] + beta*row[j]
+			}
+		}
+	}
+}

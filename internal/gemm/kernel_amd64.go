@@ -1,0 +1,44 @@
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+// The assembly micro-kernels (kernel_avx2_amd64.s, kernel_avx512_amd64.s);
+// each implements microKernel, see there for the arguments.
+
+//go:noescape
+func sgemmAVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func dgemmAVX2(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
+
+//go:noescape
+func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
+
+// archConfigs offers the pure-Go kernel and the assembly ones this CPU (and
+// its OS, which must save the wider registers) supports.
+//
+// AVX2+FMA: 6×16 float32 and 6×8 float64, the classic Haswell-class tile:
+// 12 ymm accumulators cover the FMA latency × 2 pipes, two ymm hold the B
+// row, one takes the A broadcast. AVX-512F: 12×32 float32 and 12×16
+// float64, 24 zmm accumulators. KC = 256 keeps the KC×NR B panel (16 KiB)
+// in a 32 KiB L1 with the streaming A strip; MC keeps an MC×KC A block
+// (144-192 KiB) well inside L2; NC keeps the B slab (3-4 MiB) in L3.
+func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
+	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
+			packAMinN: 512, packBMinM: 24, kernel: sgemmAVX2}
+		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
+			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX2}
+	}
+	if cpu.X86.HasAVX512F {
+		c32[pathAVX512] = &config[float32]{name: "avx512", mr: 12, nr: 32, kc: 192, mc: 144, nc: 3072,
+			packAMinN: 512, packBMinM: 24, kernel: sgemmAVX512}
+		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
+			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX512}
+	}
+	return c32, c64
+}
