@@ -16,7 +16,7 @@ import (
 type Case struct {
 	Op        string `json:"op"`
 	Name      string `json:"case"`
-	Kind      string `json:"kind"` // "op" or "optimizer"
+	Kind      string `json:"kind"` // "op", "optimizer", "model" or "decode"
 	DType     string `json:"dtype"`
 	Seed      int64  `json:"seed"`
 	Tolerance string `json:"tolerance"` // a tolerance class; see tolerance.go
@@ -31,6 +31,10 @@ type Case struct {
 
 	// Optimizer cases: the number of recorded steps.
 	Steps int `json:"steps"`
+
+	// Model cases: the input index that holds each parameter's value, by
+	// the parameter's name (graph.Param.Name, such as "conv1/kernel").
+	Params map[string]int `json:"params"`
 
 	// The versions that recorded the case.
 	TensorFlow string `json:"tensorflow"`
@@ -79,10 +83,23 @@ type Attrs struct {
 	Lengths  []int   `json:"lengths"`
 
 	// Attention: key-padding lengths, the causal mask and the score scale
-	// (0: 1/sqrt(d)).
+	// (0: 1/sqrt(d)); multi-head attention's heads, key_dim and output
+	// features.
 	KeyLengths []int   `json:"key_lengths"`
 	Causal     bool    `json:"causal"`
 	Scale      float64 `json:"scale"`
+	Heads      int     `json:"heads"`
+	KeyDim     int     `json:"key_dim"`
+	OutDim     int     `json:"out_dim"`
+
+	// Recurrent ops: reverse processing (Keras go_backwards) and the GRU's
+	// reset_after form.
+	Reverse    bool `json:"reverse"`
+	ResetAfter bool `json:"reset_after"`
+
+	// sequence_conv's context window.
+	ContextStart  int `json:"context_start"`
+	ContextLength int `json:"context_length"`
 
 	// Normalisation and dropout.
 	Training bool    `json:"training"`

@@ -34,7 +34,20 @@ var opBuilders = map[string]func(c *Case) (ops.Op, error){
 	"additive_attention": func(c *Case) (ops.Op, error) {
 		return ops.AdditiveAttentionOp(ops.AttentionAttrs{KeyLengths: c.Attrs.KeyLengths, Causal: c.Attrs.Causal}), nil
 	},
-	"sequence_softmax":  func(c *Case) (ops.Op, error) { return ops.SequenceSoftmaxOp(c.Attrs.Offsets), nil },
+	"sequence_softmax": func(c *Case) (ops.Op, error) { return ops.SequenceSoftmaxOp(c.Attrs.Offsets), nil },
+	"sequence_conv": func(c *Case) (ops.Op, error) {
+		return ops.SequenceConvOp(c.Attrs.Offsets, c.Attrs.ContextStart, c.Attrs.ContextLength), nil
+	},
+	"lstm": func(c *Case) (ops.Op, error) {
+		return ops.LSTMOp(ops.LSTMAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse}), nil
+	},
+	"lstm_cell": func(c *Case) (ops.Op, error) { return ops.LSTMCellOp(), nil },
+	"gru": func(c *Case) (ops.Op, error) {
+		return ops.GRUOp(ops.GRUAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse, ResetAfter: c.Attrs.ResetAfter}), nil
+	},
+	"gru_cell":          func(c *Case) (ops.Op, error) { return ops.GRUCellOp(c.Attrs.ResetAfter), nil },
+	"rnn_final_state":   func(c *Case) (ops.Op, error) { return ops.RNNFinalStateOp(c.Attrs.Offsets, c.Attrs.Reverse), nil },
+	"crf":               func(c *Case) (ops.Op, error) { return ops.CRFOp(c.Attrs.Offsets), nil },
 	"reshape":           func(c *Case) (ops.Op, error) { return ops.ReshapeOp(c.Attrs.Shape...), nil },
 	"transpose":         func(c *Case) (ops.Op, error) { return ops.TransposeOp(c.Attrs.Perm...), nil },
 	"concat":            func(c *Case) (ops.Op, error) { return ops.ConcatOp(c.Attrs.Axis), nil },
@@ -187,6 +200,10 @@ func evaluate(c *Case) ([]pair, error) {
 		pairs, err = evaluateOp(c)
 	case "optimizer":
 		pairs, err = evaluateOptimizer(c)
+	case "model":
+		pairs, err = evaluateModel(c)
+	case "decode":
+		pairs, err = evaluateDecode(c)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", c.Kind)
 	}
@@ -212,28 +229,17 @@ func evaluateOp(c *Case) ([]pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := make([]*tensor.Tensor, c.Inputs)
-	for i := range in {
-		if in[i], err = c.load(fmt.Sprintf("in%d.npy", i)); err != nil {
-			return nil, err
-		}
+	in, err := c.loadInputs()
+	if err != nil {
+		return nil, err
 	}
 	out, err := op.Forward(in)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.golden("out", out)
+	pairs, err := c.outputs(out, in)
 	if err != nil {
 		return nil, err
-	}
-	pairs := []pair{p}
-	// Forward has updated these inputs in place (batch norm's moving statistics).
-	for _, i := range c.After {
-		p, err := c.golden(fmt.Sprintf("after%d", i), in[i])
-		if err != nil {
-			return nil, err
-		}
-		pairs = append(pairs, p)
 	}
 	if len(c.Grads) > 0 {
 		gout, err := c.load("gout.npy")
@@ -261,6 +267,37 @@ func evaluateOp(c *Case) ([]pair, error) {
 	}
 	if c.Op == "dropout" {
 		return dropoutPairs(in[0], pairs), nil
+	}
+	return pairs, nil
+}
+
+// loadInputs reads the case's inputs in<i>.npy.
+func (c *Case) loadInputs() ([]*tensor.Tensor, error) {
+	in := make([]*tensor.Tensor, c.Inputs)
+	for i := range in {
+		var err error
+		if in[i], err = c.load(fmt.Sprintf("in%d.npy", i)); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// outputs pairs out with out.npy and each input in c.After, which the
+// forward pass has updated in place (batch norm's moving statistics), with
+// its after<i>.npy.
+func (c *Case) outputs(out *tensor.Tensor, in []*tensor.Tensor) ([]pair, error) {
+	p, err := c.golden("out", out)
+	if err != nil {
+		return nil, err
+	}
+	pairs := []pair{p}
+	for _, i := range c.After {
+		p, err := c.golden(fmt.Sprintf("after%d", i), in[i])
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, p)
 	}
 	return pairs, nil
 }

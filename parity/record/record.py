@@ -21,6 +21,11 @@ Each case is written to parity/testdata/<op>/<case>/ as
     after<i>.npy  the value of input i after the op ran, for inputs an op
                   updates in place (batch norm's moving statistics)
 
+Model cases (kind "model": a whole Plumb layer or model) add "params" to
+case.json, each parameter's name and the input that holds its value.
+Decode cases (kind "decode") hold paths.npy, the best tag paths
+concatenated, and out.npy, their scores.
+
 Optimizer cases (kind "optimizer") hold in0.npy, the initial variable, and
 for each step k = 1, 2, 3: step<k>_grad.npy, the gradient applied, and
 step<k>_var.npy, the variable after the step.
@@ -38,6 +43,8 @@ max pool) are drawn away from ties and kinks.
 
 import argparse
 import filecmp
+import gzip
+import itertools
 import json
 import os
 import shutil
@@ -72,13 +79,22 @@ class Case:
     arrays (kept as they are). fn(xs) gets the inputs as tf.Variables and
     returns the output, or (output, subs, extras): subs maps an input index
     to the variable its gradient is taken for instead (a Keras layer's own
-    weight), extras maps an input index to its value after the op.
+    weight), or to (variable, to_plumb) where to_plumb maps that gradient
+    from Keras' layout back into Plumb's; extras maps an input index to its
+    value after the op.
+
+    Model cases (kind "model") run a whole Plumb layer or model: params maps
+    a Plumb parameter name to the input index that holds its value, so the
+    Go side loads the weights by name. Decode cases (kind "decode") return
+    (paths, scores): every sequence's best tag path, concatenated, and its
+    score.
     """
 
-    def __init__(self, op, name, make, fn, attrs=None, grads=(0,), tol="default", kind="op", dtypes=DTYPES):
+    def __init__(self, op, name, make, fn, attrs=None, grads=(0,), tol="default", kind="op", dtypes=DTYPES,
+                 params=None):
         self.op, self.name, self.make, self.fn = op, name, make, fn
         self.attrs, self.grads, self.tol, self.kind = attrs or {}, list(grads), tol, kind
-        self.dtypes = dtypes
+        self.dtypes, self.params = dtypes, params
 
 
 CASES = []
@@ -779,6 +795,504 @@ add("additive_attention", "key_lengths_mask",
     additive_attention(key_lengths=[3, 4]), attrs=attn_attrs(0.0, key_lengths=[3, 4]), grads=(0, 1, 2, 3))
 
 
+# ---- recurrent ops ---------------------------------------------------------
+# Plumb's LSTM and GRU use Keras' weight layouts and gate orders (LSTM: W
+# [In, 4H], U [H, 4H], b [4H] in blocks i, f, c, o; GRU: blocks z, r, h,
+# with b [2, 3H] (input row, recurrent row) when reset_after), so Keras'
+# LSTMCell and GRUCell take Plumb's weights as they are. The fused ops run
+# over a ragged batch; the recorder steps the Keras cell over each sequence
+# on its own (backwards for reverse), which is what a masked Keras RNN
+# computes, and checks that against keras.layers.LSTM / GRU with a mask on
+# the padded batch (final states). The fused ops' output rows are each
+# step's state: concat(h, c) for the LSTM, h for the GRU. Keras has no
+# peephole LSTM, so peephole cases step TF1's LSTMCell(use_peepholes=True)
+# written in TF ops (checked against Keras' cell with zero peepholes).
+
+RNN_OFFSETS = [0, 3, 3, 4, 8]  # lengths 3, 0, 1, 4
+RNN_IN, RNN_H = 3, 2
+
+
+def keras_cell(kind, h, dtype, weights, reset_after=True):
+    """A built Keras LSTMCell or GRUCell holding weights (kernel, recurrent, bias)."""
+    if kind == "lstm":
+        cell = keras.layers.LSTMCell(h, dtype=dtype)
+    else:
+        cell = keras.layers.GRUCell(h, reset_after=reset_after, dtype=dtype)
+    cell.build((None, weights[0].shape[0]))
+    cell.set_weights([np.asarray(w) for w in weights])
+    return cell
+
+
+def peephole_lstm_step(x, h, c, w, u, b, p):
+    """One step of TF1's LSTMCell(use_peepholes=True, forget_bias=0) in Plumb's gate order."""
+    zi, zf, zg, zo = tf.split(tf.linalg.matmul(x, w) + tf.linalg.matmul(h, u) + b, 4, axis=-1)
+    pi, pf, po = tf.split(p, 3)
+    i, f = tf.sigmoid(zi + pi * c), tf.sigmoid(zf + pf * c)
+    c = f * c + i * tf.tanh(zg)
+    return tf.sigmoid(zo + po * c) * tf.tanh(c), c
+
+
+def lstm_stepper(xs, w, u, b, p):
+    """The step function and its gradient substitutes for weights at inputs w, u, b (and p)."""
+    if p is None:
+        cell = keras_cell("lstm", xs[u].shape[0], xs[0].dtype.name, [xs[w], xs[u], xs[b]])
+
+        def step(x, h, c):
+            _, (h, c) = cell(x, [h, c])
+            return h, c
+
+        return step, {w: cell.kernel, u: cell.recurrent_kernel, b: cell.bias}
+    check_peephole_reference()
+    return lambda x, h, c: peephole_lstm_step(x, h, c, xs[w], xs[u], xs[b], xs[p]), {}
+
+
+def run_rnn(offsets, reverse, h0, step):
+    """Steps each sequence of a ragged batch from its initial state (a list of
+    [B, H] tensors), step(row, *state) -> state, and returns every row's
+    state, concatenated along features, in the rows' order."""
+    rows = [None] * offsets[-1]
+    for q, (lo, hi) in enumerate(seq_bounds(offsets)):
+        s = [t[q:q + 1] for t in h0]
+        for r in (range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)):
+            s = step(r, *s)
+            rows[r] = tf.concat(s, 1)
+    return tf.concat(rows, 0)
+
+
+def check_keras_rnn(kind, xs, offsets, reverse, h0, rows, reset_after=True):
+    """Asserts that keras.layers.LSTM / GRU with a mask on the padded batch
+    ends in the final states of the recorded rows (the initial state for
+    an empty sequence)."""
+    x, w, u, b = (np.asarray(v) for v in xs[:4])
+    h = u.shape[0]
+    lengths = np.diff(offsets)
+    t = max(lengths.max(), 1)
+    padded = np.zeros((len(lengths), t, x.shape[1]), x.dtype)
+    for q, (lo, hi) in enumerate(seq_bounds(offsets)):
+        padded[q, :hi - lo] = x[lo:hi]
+    mask = np.arange(t)[None, :] < lengths[:, None]
+    if kind == "lstm":
+        layer = keras.layers.LSTM(h, return_state=True, go_backwards=reverse, dtype=x.dtype.name)
+    else:
+        layer = keras.layers.GRU(h, return_state=True, go_backwards=reverse, reset_after=reset_after,
+                                 dtype=x.dtype.name)
+    layer.build(padded.shape)
+    layer.set_weights([w, u, b])
+    res = layer(padded, mask=mask, initial_state=[tf.constant(np.asarray(s)) for s in h0])
+    final = np.concatenate([np.asarray(s) for s in res[1:]], 1)
+    rows = np.asarray(rows)
+    for q, (lo, hi) in enumerate(seq_bounds(offsets)):
+        want = np.concatenate([np.asarray(s)[q] for s in h0]) if lo == hi else rows[lo if reverse else hi - 1]
+        np.testing.assert_allclose(final[q], want, rtol=1e-5 if x.dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+def lstm(offsets, reverse, peephole, init):
+    def fn(xs):
+        h = xs[2].shape[0]
+        b = len(offsets) - 1
+        p = 4 if peephole else None
+        step, subs = lstm_stepper(xs, 1, 2, 3, p)
+        h0 = list(xs[-2:]) if init else [tf.zeros([b, h], xs[0].dtype)] * 2
+        y = run_rnn(offsets, reverse, h0, lambda r, hh, cc: step(xs[0][r:r + 1], hh, cc))
+        if not peephole:
+            check_keras_rnn("lstm", xs, offsets, reverse, h0, y)
+        return y, subs, {}
+
+    return fn
+
+
+def lstm_make(offsets, peephole, init):
+    b = len(offsets) - 1
+
+    def make(rng):
+        a = [rng.standard_normal((offsets[-1], RNN_IN)), rng.standard_normal((RNN_IN, 4 * RNN_H)) * 0.7,
+             rng.standard_normal((RNN_H, 4 * RNN_H)) * 0.7, rng.standard_normal(4 * RNN_H) * 0.5]
+        if peephole:
+            a.append(rng.standard_normal(3 * RNN_H) * 0.5)
+        if init:
+            a += [rng.standard_normal((b, RNN_H)), rng.standard_normal((b, RNN_H))]
+        return a
+
+    return make
+
+
+for name, offsets, reverse, peephole, init in (
+        ("ragged", RNN_OFFSETS, False, False, False),
+        ("ragged_reverse", RNN_OFFSETS, True, False, False),
+        ("init_state", RNN_OFFSETS, False, False, True),
+        ("init_state_reverse", [0, 2, 7], True, False, True),
+        ("peephole", RNN_OFFSETS, False, True, False),
+        ("peephole_init_reverse", RNN_OFFSETS, True, True, True)):
+    n = 4 + peephole + 2 * init
+    add("lstm", name, lstm_make(offsets, peephole, init), lstm(offsets, reverse, peephole, init),
+        attrs={"offsets": offsets, "reverse": reverse}, grads=range(n))
+
+
+def lstm_cell(peephole):
+    def fn(xs):
+        step, subs = lstm_stepper(xs, 3, 4, 5, 6 if peephole else None)
+        return tf.concat(step(xs[0], xs[1], xs[2]), 1), subs, {}
+
+    return fn
+
+
+def lstm_cell_make(peephole):
+    def make(rng):
+        a = [rng.standard_normal((3, RNN_IN)), rng.standard_normal((3, RNN_H)), rng.standard_normal((3, RNN_H)),
+             rng.standard_normal((RNN_IN, 4 * RNN_H)) * 0.7, rng.standard_normal((RNN_H, 4 * RNN_H)) * 0.7,
+             rng.standard_normal(4 * RNN_H) * 0.5]
+        return a + [rng.standard_normal(3 * RNN_H) * 0.5] if peephole else a
+
+    return make
+
+
+add("lstm_cell", "keras", lstm_cell_make(False), lstm_cell(False), grads=range(6))
+add("lstm_cell", "peephole", lstm_cell_make(True), lstm_cell(True), grads=range(7))
+
+
+def check_peephole_reference():
+    """TF1's peephole cell with zero peepholes is Keras' LSTMCell."""
+    rng = np.random.default_rng(0)
+    x, h, c = rng.standard_normal((2, RNN_IN)), rng.standard_normal((2, RNN_H)), rng.standard_normal((2, RNN_H))
+    w, u, b = rng.standard_normal((RNN_IN, 4 * RNN_H)), rng.standard_normal((RNN_H, 4 * RNN_H)), rng.standard_normal(4 * RNN_H)
+    _, (hk, ck) = keras_cell("lstm", RNN_H, "float64", [w, u, b])(x, [h, c])
+    hp, cp = peephole_lstm_step(x, h, c, w, u, b, np.zeros(3 * RNN_H))
+    np.testing.assert_allclose(np.asarray(hp), np.asarray(hk), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(cp), np.asarray(ck), rtol=1e-13)
+
+
+def gru(offsets, reverse, reset_after, init):
+    def fn(xs):
+        h = xs[2].shape[0]
+        cell = keras_cell("gru", h, xs[0].dtype.name, xs[1:4], reset_after)
+        h0 = [xs[4]] if init else [tf.zeros([len(offsets) - 1, h], xs[0].dtype)]
+        y = run_rnn(offsets, reverse, h0, lambda r, hh: (cell(xs[0][r:r + 1], [hh])[0],))
+        check_keras_rnn("gru", xs, offsets, reverse, h0, y, reset_after)
+        return y, {1: cell.kernel, 2: cell.recurrent_kernel, 3: cell.bias}, {}
+
+    return fn
+
+
+def gru_make(offsets, reset_after, init, cell=False):
+    b = len(offsets) - 1
+
+    def make(rng):
+        x = rng.standard_normal((offsets[-1], RNN_IN))
+        h = [rng.standard_normal((b, RNN_H))] if init else []
+        w = [rng.standard_normal((RNN_IN, 3 * RNN_H)) * 0.7, rng.standard_normal((RNN_H, 3 * RNN_H)) * 0.7,
+             rng.standard_normal((2, 3 * RNN_H) if reset_after else 3 * RNN_H) * 0.5]
+        return [x] + h + w if cell else [x] + w + h
+
+    return make
+
+
+for reset_after in (True, False):
+    ra = "reset_after" if reset_after else "reset_before"
+    for name, offsets, reverse, init in ((ra, RNN_OFFSETS, False, False),
+                                         (ra + "_reverse_init", RNN_OFFSETS, True, True),
+                                         (ra + "_init", [0, 1, 6], False, True)):
+        add("gru", name, gru_make(offsets, reset_after, init), gru(offsets, reverse, reset_after, init),
+            attrs={"offsets": offsets, "reverse": reverse, "reset_after": reset_after}, grads=range(4 + init))
+
+
+def gru_cell(reset_after):
+    def fn(xs):
+        cell = keras_cell("gru", xs[1].shape[1], xs[0].dtype.name, xs[2:5], reset_after)
+        return cell(xs[0], [xs[1]])[0], {2: cell.kernel, 3: cell.recurrent_kernel, 4: cell.bias}, {}
+
+    return fn
+
+
+for reset_after in (True, False):
+    add("gru_cell", "reset_after" if reset_after else "reset_before", gru_make(list(range(4)), reset_after, True, True),
+        gru_cell(reset_after), attrs={"reset_after": reset_after}, grads=range(5))
+
+
+def rnn_final_state(offsets, reverse, init):
+    def fn(xs):
+        rows = []
+        for q, (lo, hi) in enumerate(seq_bounds(offsets)):
+            if lo == hi:
+                rows.append(xs[1][q] if init else tf.zeros(xs[0].shape[1:], xs[0].dtype))
+            else:
+                rows.append(xs[0][lo if reverse else hi - 1])
+        return tf.stack(rows)
+
+    return fn
+
+
+for name, reverse, init in (("last", False, False), ("first_reverse", True, False), ("init", False, True),
+                            ("init_reverse", True, True)):
+    add("rnn_final_state", name,
+        lambda rng, init=init: [rng.standard_normal((RNN_OFFSETS[-1], 4))] +
+        ([rng.standard_normal((len(RNN_OFFSETS) - 1, 4))] if init else []),
+        rnn_final_state(RNN_OFFSETS, reverse, init), attrs={"offsets": RNN_OFFSETS, "reverse": reverse},
+        grads=range(1 + init))
+
+
+# ---- linear-chain CRF --------------------------------------------------------
+# TF core has no CRF, so the reference is the forward algorithm in TF ops,
+# in the case dtype: with transitions[i, j] scoring tag i -> tag j and
+# separate start and stop vectors (ops/crf.go), per sequence
+#   alpha_0 = start + e_0,  alpha_t[j] = logsumexp_i(alpha_{t-1}[i] + T[i, j]) + e_t[j],
+#   nll = logsumexp(alpha_last + stop) - score(tags),
+# an empty sequence's nll is 0. GradientTape gives the gradients. Viterbi
+# decoding is checked against a brute force over all K^T paths.
+
+CRF_OFFSETS = [0, 3, 3, 4, 8]  # lengths 3, 0, 1, 4
+CRF_K = 3
+
+
+def crf_score(e, tr, st, sp, tags, lo, hi):
+    y = tags[lo:hi]
+    s = st[y[0]] + sp[y[-1]] + tf.reduce_sum(tf.gather_nd(e, np.stack([np.arange(lo, hi), y], 1)))
+    if hi - lo > 1:
+        s += tf.reduce_sum(tf.gather_nd(tr, np.stack([y[:-1], y[1:]], 1)))
+    return s
+
+
+def crf_nll(offsets):
+    def fn(xs):
+        e, tr, st, sp = xs[:4]
+        tags = xs[4].numpy()
+        nll = []
+        for lo, hi in seq_bounds(offsets):
+            if lo == hi:
+                nll.append(tf.zeros([], e.dtype))
+                continue
+            alpha = st + e[lo]
+            for r in range(lo + 1, hi):
+                alpha = tf.reduce_logsumexp(alpha[:, None] + tr, axis=0) + e[r]
+            nll.append(tf.reduce_logsumexp(alpha + sp) - crf_score(e, tr, st, sp, tags, lo, hi))
+        return tf.stack(nll)
+
+    return fn
+
+
+def crf_make(offsets, k, scale):
+    return lambda rng: [rng.standard_normal((offsets[-1], k)) * scale, rng.standard_normal((k, k)),
+                        rng.standard_normal(k), rng.standard_normal(k),
+                        rng.integers(0, k, offsets[-1]).astype(np.int64)]
+
+
+add("crf", "ragged", crf_make(CRF_OFFSETS, CRF_K, 1.0), crf_nll(CRF_OFFSETS), attrs={"offsets": CRF_OFFSETS},
+    grads=(0, 1, 2, 3))
+add("crf", "long_k5", crf_make([0, 7, 9], 5, 3.0), crf_nll([0, 7, 9]), attrs={"offsets": [0, 7, 9]},
+    grads=(0, 1, 2, 3))
+
+
+def viterbi(offsets):
+    """Brute-force decoding: the highest-scoring of all K^T paths per sequence
+    (scores in float64 of the case's values, as Plumb scores them)."""
+
+    def fn(xs):
+        e, tr, st, sp = (np.asarray(a, np.float64) for a in xs[:4])
+        paths, scores = [], []
+        for lo, hi in seq_bounds(offsets):
+            if lo == hi:
+                scores.append(0.0)
+                continue
+            best = max(itertools.product(range(e.shape[1]), repeat=hi - lo),
+                       key=lambda y: st[y[0]] + sp[y[-1]] + sum(e[lo + t, v] for t, v in enumerate(y)) +
+                       sum(tr[a, b] for a, b in zip(y, y[1:])))
+            y = np.array(best)
+            scores.append(st[y[0]] + sp[y[-1]] + e[np.arange(lo, hi), y].sum() + tr[y[:-1], y[1:]].sum())
+            paths += list(best)
+        return paths, scores
+
+    return fn
+
+
+add("viterbi_decode", "ragged", lambda rng: crf_make(CRF_OFFSETS, CRF_K, 1.0)(rng)[:4], viterbi(CRF_OFFSETS),
+    attrs={"offsets": CRF_OFFSETS}, grads=(), kind="decode")
+add("viterbi_decode", "long_k4", lambda rng: crf_make([0, 6, 7], 4, 2.0)(rng)[:4], viterbi([0, 6, 7]),
+    attrs={"offsets": [0, 6, 7]}, grads=(), kind="decode")
+
+# ---- sequence_conv -------------------------------------------------------------
+# Paddle's context projection (ops/sequence_conv.go) composed in TF ops: each
+# row's window of context_length steps from context_start on, inside its own
+# sequence, gathered side by side from a table of x's rows, the trainable
+# padding rows and a zero row, then one matmul with the filter. A window step
+# k before its sequence's start reads padding row upPad-k, the k-th step
+# past its end (k = 0, 1, ...) row upPad+k; without padding both read zero.
+
+
+def sequence_conv(offsets, start, length, trainable):
+    up = max(0, -start)
+
+    def fn(xs):
+        x, f = xs[0], xs[1]
+        total, d = x.shape
+        pad = xs[2] if trainable else tf.zeros([0, d], x.dtype)
+        table = tf.concat([x, pad, tf.zeros([1, d], x.dtype)], 0)
+        zero = total + pad.shape[0]
+        idx = np.full((total, length), zero, np.int32)
+        for lo, hi in seq_bounds(offsets):
+            n = hi - lo
+            for t in range(n):
+                for w in range(length):
+                    p = t + start + w
+                    if 0 <= p < n:
+                        idx[lo + t, w] = lo + p
+                    elif trainable:
+                        idx[lo + t, w] = total + up + (p if p < 0 else p - n)
+        return tf.linalg.matmul(tf.reshape(tf.gather(table, idx), [total, length * d]), f)
+
+    return fn
+
+
+def seq_conv_make(offsets, d, start, length, out, trainable):
+    pad_rows = max(0, -start) + max(0, start + length - 1)
+    return lambda rng: ([rng.standard_normal((offsets[-1], d)), rng.standard_normal((length * d, out))] +
+                        ([rng.standard_normal((pad_rows, d))] if trainable else []))
+
+
+for name, start, length, trainable in (("centered_zero_pad", -1, 3, False), ("centered_trainable", -1, 3, True),
+                                       ("ahead_trainable", 0, 3, True), ("behind_trainable", -2, 2, True),
+                                       ("wide_trainable", -2, 5, True)):
+    add("sequence_conv", name, seq_conv_make(SEQ_OFFSETS, 2, start, length, 3, trainable),
+        sequence_conv(SEQ_OFFSETS, start, length, trainable),
+        attrs={"offsets": SEQ_OFFSETS, "context_start": start, "context_length": length},
+        grads=range(2 + trainable))
+
+# ---- whole layers and models ---------------------------------------------------
+# Model cases run a Plumb layer or model on weights loaded by parameter name;
+# the Keras equivalent gets the same weights, mapped to its layouts, and the
+# gradients of Keras' own variables are mapped back into Plumb's layouts.
+# Some of their gradients are zero in exact arithmetic (see the
+# "cancellation" tolerance class).
+
+MHA_PARAMS = ["query/kernel", "query/bias", "key/kernel", "key/bias", "value/kernel", "value/bias",
+              "attention_output/kernel", "attention_output/bias"]
+
+
+def multi_head_attention(heads, key_dim, out_dim, key_lengths, causal, n_data):
+    """keras.layers.MultiHeadAttention: its kernels [D, heads, key_dim] and
+    [heads, key_dim, out] and biases are Plumb's layouts, so no mapping; the
+    key lengths become a [B, Tq, Tk] attention mask. Keras casts its scale
+    1/sqrt(key_dim), a Python float, through float32 even in float64 (as it
+    does the optimizers' hyperparameters), so the cases use key_dim 4 and 16,
+    whose scales float32 holds exactly."""
+
+    def fn(xs):
+        q, v = xs[0], xs[1]
+        k = xs[2] if n_data == 3 else None
+        layer = keras.layers.MultiHeadAttention(heads, key_dim, output_shape=out_dim, dtype=q.dtype.name)
+        layer.build(q.shape, v.shape, None if k is None else k.shape)
+        dense = [layer._query_dense, layer._key_dense, layer._value_dense, layer._output_dense]
+        variables = [w for dl in dense for w in (dl.kernel, dl.bias)]
+        for var, x in zip(variables, xs[n_data:]):
+            var.assign(x)
+        mask = None
+        if key_lengths is not None:
+            m = np.arange(v.shape[1])[None, :] < np.array(key_lengths)[:, None]
+            mask = np.broadcast_to(m[:, None, :], (q.shape[0], q.shape[1], v.shape[1]))
+        y = layer(q, v, key=k, attention_mask=mask, use_causal_mask=causal)
+        return y, {n_data + i: var for i, var in enumerate(variables)}, {}
+
+    return fn
+
+
+def mha_make(b, tq, tk, dq, dv, heads, key_dim, out_dim, separate_key):
+    def make(rng):
+        data = [rng.standard_normal((b, tq, dq)), rng.standard_normal((b, tk, dv))]
+        if separate_key:
+            data.append(rng.standard_normal((b, tk, dv)))
+        w = []
+        for d_in in (dq, dv, dv):
+            w += [rng.standard_normal((d_in, heads, key_dim)) / np.sqrt(d_in), rng.standard_normal((heads, key_dim)) * 0.3]
+        w += [rng.standard_normal((heads, key_dim, out_dim)) / np.sqrt(heads * key_dim), rng.standard_normal(out_dim) * 0.3]
+        return data + w
+
+    return make
+
+
+for name, (b, tq, tk, dq, dv, heads, key_dim, out_dim, sep, key_lengths, causal) in {
+        "key_padding": (2, 3, 5, 4, 6, 2, 4, 5, False, [3, 5], False),
+        "separate_key_padding": (2, 4, 3, 5, 4, 3, 4, 4, True, [2, 3], False),
+        "causal_self": (2, 4, 4, 4, 4, 1, 16, 4, False, None, True)}.items():
+    n_data = 3 if sep else 2
+    attrs = {"heads": heads, "key_dim": key_dim, "out_dim": out_dim, "causal": causal}
+    if key_lengths is not None:
+        attrs["key_lengths"] = key_lengths
+    add("multi_head_attention", name, mha_make(b, tq, tk, dq, dv, heads, key_dim, out_dim, sep),
+        multi_head_attention(heads, key_dim, out_dim, key_lengths, causal, n_data), attrs=attrs,
+        grads=range(n_data + len(MHA_PARAMS)), kind="model", tol="cancellation",
+        params={"mha/" + p: n_data + i for i, p in enumerate(MHA_PARAMS)})
+
+# The book's MNIST CNN (models/mnist.NewCNN) on the first 8 training digits
+# of the repository's MNIST: the mean softmax cross-entropy of its logits in
+# training mode (batch norm on batch statistics, moving statistics updated)
+# and every parameter's gradient. Keras runs NHWC with HWIO kernels, and its
+# Flatten orders the 50x4x4 features H, W, C where Plumb's orders C, H, W,
+# so the fc kernel's rows are permuted here.
+
+MNIST_PARAMS = ["conv1/kernel", "conv1/bias", "bn1/gamma", "bn1/beta", "bn1/moving_mean", "bn1/moving_variance",
+                "conv2/kernel", "conv2/bias", "fc/kernel", "fc/bias"]
+MNIST_BATCH = 8
+
+
+def mnist_digits(n):
+    """The first n training images (scaled to [0, 1], NCHW) and labels."""
+    root = os.path.join(REPO, "data", "mnist", "embedded")
+    with gzip.open(os.path.join(root, "train-images-idx3-ubyte.gz")) as f:
+        images = np.frombuffer(f.read(), np.uint8, offset=16)[:n * 784].reshape(n, 1, 28, 28) / 255.0
+    with gzip.open(os.path.join(root, "train-labels-idx1-ubyte.gz")) as f:
+        labels = np.frombuffer(f.read(), np.uint8, offset=8)[:n].astype(np.int64)
+    return images, labels
+
+
+def oihw_to_hwio(w):
+    return np.transpose(w, [2, 3, 1, 0])
+
+
+def hwio_to_oihw(g):
+    return np.ascontiguousarray(np.transpose(g, [3, 2, 0, 1]))
+
+
+def fc_to_keras(w):
+    """Plumb's fc kernel rows (C, H, W order) into Keras' (H, W, C)."""
+    return w.reshape(50, 4, 4, -1).transpose(1, 2, 0, 3).reshape(800, -1)
+
+
+def fc_to_plumb(g):
+    return np.ascontiguousarray(g.reshape(4, 4, 50, -1).transpose(2, 0, 1, 3).reshape(800, -1))
+
+
+def mnist_cnn(xs):
+    dt = xs[0].dtype.name
+    conv1 = keras.layers.Conv2D(20, 5, activation="relu", dtype=dt)
+    bn = keras.layers.BatchNormalization(momentum=0.99, epsilon=1e-3, dtype=dt)
+    conv2 = keras.layers.Conv2D(50, 5, activation="relu", dtype=dt)
+    fc = keras.layers.Dense(10, dtype=dt)
+    model = keras.Sequential([keras.Input((28, 28, 1), dtype=dt), conv1, keras.layers.MaxPooling2D(2, dtype=dt), bn,
+                              conv2, keras.layers.MaxPooling2D(2, dtype=dt), keras.layers.Flatten(dtype=dt), fc])
+    w = [x.numpy() for x in xs[2:]]
+    conv1.set_weights([oihw_to_hwio(w[0]), w[1]])
+    bn.set_weights(w[2:6])
+    conv2.set_weights([oihw_to_hwio(w[6]), w[7]])
+    fc.set_weights([fc_to_keras(w[8]), w[9]])
+    logits = model(nhwc(xs[0]), training=True)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=xs[1], logits=logits))
+    subs = {2: (conv1.kernel, hwio_to_oihw), 3: conv1.bias, 4: bn.gamma, 5: bn.beta,
+            8: (conv2.kernel, hwio_to_oihw), 9: conv2.bias, 10: (fc.kernel, fc_to_plumb), 11: fc.bias}
+    return loss, subs, {6: bn.moving_mean.numpy(), 7: bn.moving_variance.numpy()}
+
+
+def mnist_make(rng):
+    images, labels = mnist_digits(MNIST_BATCH)
+    return [images, labels,
+            rng.standard_normal((20, 1, 5, 5)) / 5, rng.standard_normal(20) * 0.1,
+            rng.uniform(0.5, 1.5, 20), rng.standard_normal(20) * 0.1,
+            rng.standard_normal(20) * 0.1, rng.uniform(0.5, 1.5, 20),
+            rng.standard_normal((50, 20, 5, 5)) / np.sqrt(500), rng.standard_normal(50) * 0.1,
+            rng.standard_normal((800, 10)) / np.sqrt(800), rng.standard_normal(10) * 0.1]
+
+
+add("mnist_cnn", "train_batch8", mnist_make, mnist_cnn, grads=(2, 3, 4, 5, 8, 9, 10, 11), kind="model",
+    params={p: 2 + i for i, p in enumerate(MNIST_PARAMS)}, tol="cancellation")
+
+
 # ---- optimizers ------------------------------------------------------------
 # Keras casts a Python-float hyperparameter to the variable's dtype through
 # a float32 tensor (ops.cast converts it first), and keeps the learning rate
@@ -883,6 +1397,13 @@ def record_case(c, dtype, root):
             save(os.path.join(d, f"step{k}_grad.npy"), g)
             save(os.path.join(d, f"step{k}_var.npy"), as_array(v, dtype))
         meta["steps"] = len(grads)
+    elif c.kind == "decode":
+        paths, scores = c.fn(arrays)
+        for i, a in enumerate(arrays):
+            save(os.path.join(d, f"in{i}.npy"), a)
+        save(os.path.join(d, "paths.npy"), np.asarray(paths, np.int64))
+        save(os.path.join(d, "out.npy"), np.asarray(scores).astype(dtype))
+        meta["inputs"] = len(arrays)
     else:
         xs = [tf.Variable(a, trainable=np.issubdtype(a.dtype, np.floating)) for a in arrays]
         with tf.GradientTape() as tape:
@@ -890,7 +1411,10 @@ def record_case(c, dtype, root):
             y, subs, extras = res if isinstance(res, tuple) else (res, {}, {})
         gout = cast(rng.standard_normal(tuple(y.shape)), dtype)
         targets = [subs.get(i, xs[i]) for i in c.grads]
+        to_plumb = [t[1] if isinstance(t, tuple) else None for t in targets]
+        targets = [t[0] if isinstance(t, tuple) else t for t in targets]
         grads = tape.gradient(y, targets, output_gradients=tf.constant(gout)) if targets else []
+        grads = [g if f is None or g is None else f(as_array(g, dtype)) for g, f in zip(grads, to_plumb)]
         for i, a in enumerate(arrays):
             save(os.path.join(d, f"in{i}.npy"), a)
         save(os.path.join(d, "out.npy"), as_array(y, dtype))
@@ -903,6 +1427,8 @@ def record_case(c, dtype, root):
         meta["inputs"] = len(arrays)
         meta["grads"] = c.grads
         meta["after"] = sorted(extras)
+        if c.params is not None:
+            meta["params"] = c.params
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
         f.write("\n")
