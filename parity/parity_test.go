@@ -270,3 +270,56 @@ func TestFormatTable(t *testing.T) {
 	assert.Regexp(t, `add\s+float64\s+5\s+0\.00e\+00\s+0\.00e\+00\s+rtol 1e-10\s+FAIL`, s)
 	assert.Contains(t, s, "10 cases in 2 op/dtype rows; 1 rows failed")
 }
+
+// swappedGates is a deliberately wrong LSTM kernel: it reads the input (i)
+// and forget (f) gate blocks of W, U and b the wrong way round, the bug of
+// a gate-order mix-up (TF1's i, j, f, o against Keras' i, f, c, o).
+type swappedGates struct{ ops.Op }
+
+// swapIF returns x [.., 4H] with its first two column blocks exchanged.
+func swapIF(x *tensor.Tensor) *tensor.Tensor {
+	cols := x.Dim(-1)
+	h := cols / 4
+	y := x.Clone()
+	for r := range x.Size() / cols {
+		for j := range h {
+			y.SetAt(r*cols+j, x.At(r*cols+h+j))
+			y.SetAt(r*cols+h+j, x.At(r*cols+j))
+		}
+	}
+	return y
+}
+
+func (s swappedGates) swapped(in []*tensor.Tensor) []*tensor.Tensor {
+	out := append([]*tensor.Tensor(nil), in...)
+	for i := 1; i <= 3; i++ { // W, U, b
+		out[i] = swapIF(in[i])
+	}
+	return out
+}
+
+func (s swappedGates) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	return s.Op.Forward(s.swapped(in))
+}
+
+func (s swappedGates) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	g, err := s.Op.Backward(s.swapped(in), out, gout, need)
+	for i := 1; i <= 3 && err == nil; i++ {
+		g[i] = swapIF(g[i])
+	}
+	return g, err
+}
+
+func TestCatchesSwappedLSTMGates(t *testing.T) {
+	right := opBuilders["lstm"]
+	t.Cleanup(func() { opBuilders["lstm"] = right })
+	opBuilders["lstm"] = func(c *Case) (ops.Op, error) {
+		op, err := right(c)
+		return swappedGates{op}, err
+	}
+	c := caseByID(t, "lstm/ragged_f32")
+	r := CheckCase(c)
+	require.True(t, r.Failed(), "an LSTM with its i and f gates swapped must fail")
+	assert.Contains(t, r.Message(), "lstm/ragged_f32: out[")
+	t.Log(r.Message())
+}
