@@ -1,0 +1,240 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// gemmCall is one batched launch of the sgemm kernel: for z in [0, batch),
+// C_z = alpha·op(A_z)·op(B_z) + beta·C_z with op(A) m×k and op(B) k×n,
+// A_z at element offset (z mod modA)·strideA, B_z at z·strideB, C_z at
+// z·strideC (each from the buffer's start plus the given offset).
+type gemmCall struct {
+	transA, transB   bool
+	m, n, k, batch   int
+	alpha, beta      float32
+	a, b, c          *Buffer
+	aOff, bOff, cOff int
+	lda, ldb, ldc    int
+	strideA, modA    int
+	strideB, strideC int
+}
+
+// sgemm tile sizes, as in kernels/gemm.cu, and the grid's y and z limit.
+const (
+	gemmTile   = 64
+	gemmThread = 256
+	maxGridYZ  = 65535
+)
+
+// run launches the call; called inside do.
+func (g gemmCall) run(d *Device) error {
+	if g.m == 0 || g.n == 0 || g.batch == 0 {
+		return nil
+	}
+	grid := [3]int{(g.n + gemmTile - 1) / gemmTile, (g.m + gemmTile - 1) / gemmTile, g.batch}
+	if grid[1] > maxGridYZ || grid[2] > maxGridYZ {
+		return &Error{Call: "cuLaunchKernel", Kernel: "sgemm", Grid: grid, Block: [3]int{gemmThread, 1, 1},
+			Err: fmt.Errorf("grid y and z are limited to %d: m %d, batch %d", maxGridYZ, g.m, g.batch)}
+	}
+	modA := max(g.modA, 1)
+	at := func(b *Buffer, off int) uint64 { return uint64(b.ptr) + uint64(off)*4 }
+	return d.launch("sgemm", grid, [3]int{gemmThread, 1, 1},
+		flag(g.transA), flag(g.transB), i64(g.m), i64(g.n), i64(g.k), f64(float64(g.alpha)),
+		at(g.a, g.aOff), i64(g.lda), i64(g.strideA), i64(modA),
+		at(g.b, g.bOff), i64(g.ldb), i64(g.strideB), f64(float64(g.beta)),
+		at(g.c, g.cOff), i64(g.ldc), i64(g.strideC))
+}
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C on row-major float32
+// buffers, as internal/gemm.Gemm does on the host: op(X) is X or Xᵀ, op(A)
+// is m×k, op(B) is k×n, C is m×n, and lda, ldb, ldc are the stored row
+// strides. With beta == 0, C is not read.
+func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a *Buffer, lda int, b *Buffer, ldb int, beta float32, c *Buffer, ldc int) error {
+	const op = "gemm"
+	in := []*Buffer{a, b, c}
+	if err := d.checkInputs(op, in...); err != nil {
+		return err
+	}
+	if min(m, n, k) < 0 {
+		return opError(op, in, "negative size m %d, n %d, k %d", m, n, k)
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	for _, x := range []struct {
+		name       string
+		buf        *Buffer
+		rows, cols int
+		ld         int
+	}{{"A", a, ar, ac, lda}, {"B", b, br, bc, ldb}, {"C", c, m, n, ldc}} {
+		if x.rows == 0 || x.cols == 0 {
+			continue
+		}
+		if x.ld < x.cols || (x.rows-1)*x.ld+x.cols > x.buf.Size() {
+			return opError(op, in, "%s of %d×%d with row stride %d does not fit its buffer of %d elements", x.name, x.rows, x.cols, x.ld, x.buf.Size())
+		}
+	}
+	return d.do(func() error {
+		return gemmCall{transA: transA, transB: transB, m: m, n: n, k: k, batch: 1, alpha: alpha, beta: beta,
+			a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc}.run(d)
+	})
+}
+
+// MatMul returns op(a)·op(b) as ops.MatMulOp(transA, transB) computes it:
+// a and b are 2-D, or batched [..., M, K] with equal leading dims, or a
+// batched a with a 2-D b shared by every batch.
+func (d *Device) MatMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
+	dm, err := d.matmulDims(a, b, transA, transB)
+	if err != nil {
+		return nil, err
+	}
+	var c *Buffer
+	err = d.do(func() error {
+		var err error
+		if c, err = d.newBuffer(tensor.Float32, dm.out); err != nil {
+			return err
+		}
+		if dm.k == 0 {
+			return d.zero(c)
+		}
+		return gemmCall{transA: transA, transB: transB, m: dm.m, n: dm.n, k: dm.k, batch: dm.batch, alpha: 1,
+			a: a, b: b, c: c, lda: ld(transA, dm.m, dm.k), ldb: ld(transB, dm.k, dm.n), ldc: dm.n,
+			strideA: dm.m * dm.k, modA: dm.batch, strideB: dm.bStride, strideC: dm.m * dm.n}.run(d)
+	})
+	return done(c, err)
+}
+
+// MatMulGrad returns the gradients of MatMul for the upstream gradient dc,
+// for the inputs the need flags ask for (nil for the others):
+// dA = dC·op(B)ᵀ and dB = op(A)ᵀ·dC, each stored transposed when its
+// operand was, and a shared b's gradient summed over the batch.
+func (d *Device) MatMulGrad(a, b, dc *Buffer, transA, transB, needA, needB bool) (da, db *Buffer, err error) {
+	dm, err := d.matmulDims(a, b, transA, transB)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := d.checkInputs("matmul", dc); err != nil {
+		return nil, nil, err
+	}
+	if !dc.shape.Equal(dm.out) {
+		return nil, nil, opError("matmul", []*Buffer{a, b, dc}, "want dc of the product's shape %v", dm.out)
+	}
+	m, n, k, ta, tb := dm.m, dm.n, dm.k, transA, transB
+	err = d.do(func() error {
+		var err error
+		if needA {
+			if da, err = d.newBuffer(tensor.Float32, a.shape); err != nil {
+				return err
+			}
+			g := gemmCall{m: m, n: k, k: n, batch: dm.batch, alpha: 1, c: da, ldc: k, strideC: m * k, modA: dm.batch}
+			if !ta { // dA[m,k] = dC[m,n]·op(B)ᵀ
+				g.transB, g.a, g.lda, g.strideA, g.b, g.ldb, g.strideB = !tb, dc, n, m*n, b, ld(tb, k, n), dm.bStride
+			} else { // dA stored [k,m] = op(B)·dCᵀ
+				g.m, g.n, g.ldc = k, m, m
+				g.transA, g.transB = tb, true
+				g.a, g.lda, g.strideA, g.b, g.ldb, g.strideB = b, ld(tb, k, n), dm.bStride, dc, n, m*n
+			}
+			if g.strideA == 0 {
+				g.modA = 1
+			}
+			if err := g.run(d); err != nil {
+				return err
+			}
+		}
+		if needB {
+			if db, err = d.newBuffer(tensor.Float32, b.shape); err != nil {
+				return err
+			}
+			// A shared b gets one partial gradient per batch entry, summed
+			// by channel_sum, so no two blocks add into one element.
+			out, shared := db, dm.bStride == 0 && dm.batch > 1
+			if shared {
+				if out, err = d.newBuffer(tensor.Float32, tensor.Shape{dm.batch, k * n}); err != nil {
+					return err
+				}
+				defer out.Free()
+			}
+			g := gemmCall{m: k, n: n, k: m, batch: dm.batch, alpha: 1, c: out, ldc: n, strideC: k * n, modA: dm.batch}
+			if !tb { // dB[k,n] = op(A)ᵀ·dC
+				g.transA, g.a, g.lda, g.strideA, g.b, g.ldb, g.strideB = !ta, a, ld(ta, m, k), m*k, dc, n, m*n
+			} else { // dB stored [n,k] = dCᵀ·op(A)
+				g.m, g.n, g.ldc = n, k, k
+				g.transA, g.transB = true, ta
+				g.a, g.lda, g.strideA, g.b, g.ldb, g.strideB = dc, n, m*n, a, ld(ta, m, k), m*k
+			}
+			if m == 0 {
+				return d.zero(db)
+			}
+			if err := g.run(d); err != nil {
+				return err
+			}
+			if shared {
+				return d.launch("channel_sum", rowGrid(k*n), block1, ptr(out), ptr(db), i64(dm.batch), i64(k*n), i64(1))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		freeAll(da, db)
+		return nil, nil, err
+	}
+	return da, db, nil
+}
+
+// matmulDims are MatMul's validated sizes.
+type matmulDims struct {
+	batch, m, n, k int
+	bStride        int // elements between the batch entries of b; 0 when shared
+	out            tensor.Shape
+}
+
+// matmulDims checks MatMul's operands as ops.MatMulOp does.
+func (d *Device) matmulDims(a, b *Buffer, transA, transB bool) (matmulDims, error) {
+	const op = "matmul"
+	in := []*Buffer{a, b}
+	if err := d.checkInputs(op, in...); err != nil {
+		return matmulDims{}, err
+	}
+	as, bs := a.shape, b.shape
+	if len(as) < 2 || len(bs) < 2 {
+		return matmulDims{}, opError(op, in, "want rank >= 2 operands")
+	}
+	shared := len(bs) == 2 && len(as) > 2
+	if !shared && !as[:len(as)-2].Equal(bs[:len(bs)-2]) {
+		return matmulDims{}, opError(op, in, "batch dims %v and %v differ", as[:len(as)-2], bs[:len(bs)-2])
+	}
+	m, ka := as[len(as)-2], as[len(as)-1]
+	if transA {
+		m, ka = ka, m
+	}
+	kb, n := bs[len(bs)-2], bs[len(bs)-1]
+	if transB {
+		kb, n = n, kb
+	}
+	if ka != kb {
+		return matmulDims{}, opError(op, in, "inner dims differ: %d vs %d (transA=%v transB=%v)", ka, kb, transA, transB)
+	}
+	dm := matmulDims{batch: as[:len(as)-2].Size(), m: m, n: n, k: ka, bStride: ka * n,
+		out: append(as[:len(as)-2].Clone(), m, n)}
+	if shared {
+		dm.bStride = 0
+	}
+	return dm, nil
+}
+
+// ld returns the stored row length of an operand whose op() is rows×cols.
+func ld(trans bool, rows, cols int) int {
+	if trans {
+		return rows
+	}
+	return cols
+}
