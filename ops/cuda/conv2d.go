@@ -26,36 +26,37 @@ func (g geom) params() []uint64 {
 		i64(g.DH), i64(g.DW), i64(g.PT), i64(g.PL), i64(g.OH), i64(g.OW)}
 }
 
-// pad resolves mode and explicit pads to (top, bottom, left, right), sets
-// PT and PL and computes OH and OW, as ops does for conv2d and the pools.
-func (g *geom) pad(mode ops.PadMode, pad [4]int) error {
+// pad resolves mode and explicit pads to (top, bottom, left, right),
+// which it returns, sets PT and PL and computes OH and OW, as ops does for
+// conv2d and the pools.
+func (g *geom) pad(mode ops.PadMode, pad [4]int) ([4]int, error) {
 	switch mode {
 	case ops.PadExplicit:
 		if min(pad[0], pad[1], pad[2], pad[3]) < 0 {
-			return fmt.Errorf("negative padding %v (top, bottom, left, right)", pad)
+			return pad, fmt.Errorf("negative padding %v (top, bottom, left, right)", pad)
 		}
 	case ops.PadValid, ops.PadSame:
 		if pad != [4]int{} {
-			return fmt.Errorf("padding mode %v takes no explicit Pad, got %v", mode, pad)
+			return pad, fmt.Errorf("padding mode %v takes no explicit Pad, got %v", mode, pad)
 		}
 		if mode == ops.PadSame {
 			var err error
 			if pad, err = ops.SamePadding(g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.DH, g.DW); err != nil {
-				return err
+				return pad, err
 			}
 		}
 	default:
-		return fmt.Errorf("unknown padding mode %v", mode)
+		return pad, fmt.Errorf("unknown padding mode %v", mode)
 	}
 	effH, effW := (g.KH-1)*g.DH+1, (g.KW-1)*g.DW+1
 	if g.H+pad[0]+pad[1] < effH || g.W+pad[2]+pad[3] < effW {
-		return fmt.Errorf("dilated kernel %dx%d is larger than the padded input %dx%d (padding %v)",
+		return pad, fmt.Errorf("dilated kernel %dx%d is larger than the padded input %dx%d (padding %v)",
 			effH, effW, g.H+pad[0]+pad[1], g.W+pad[2]+pad[3], pad)
 	}
 	g.PT, g.PL = pad[0], pad[2]
 	g.OH = (g.H+pad[0]+pad[1]-effH)/g.SH + 1
 	g.OW = (g.W+pad[2]+pad[3]-effW)/g.SW + 1
-	return nil
+	return pad, nil
 }
 
 // Conv2D is one application of ops.Conv2DOp on the device: x [N, C, H, W]
@@ -106,7 +107,7 @@ func (c *Conv2D) check(x, w, b *Buffer) error {
 		return opError(op, in, "with groups %d want C and O divisible by it and w [O, %d, KH, KW]", a.Groups, xs[1]/a.Groups)
 	}
 	g := geom{C: xs[1], H: xs[2], W: xs[3], KH: ws[2], KW: ws[3], SH: a.Stride[0], SW: a.Stride[1], DH: a.Dilation[0], DW: a.Dilation[1]}
-	if err := g.pad(a.Padding, a.Pad); err != nil {
+	if _, err := g.pad(a.Padding, a.Pad); err != nil {
 		return opError(op, in, "%v", err)
 	}
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != ws[0]) {

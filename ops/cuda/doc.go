@@ -24,4 +24,4 @@
 // README.md.
 package cuda
 
-//go:generate sh -c "for f in kernels/*.cu; do nvcc -ptx -arch=compute_70 -O3 -lineinfo -o \"${f%.cu}.ptx\" \"$f\" || exit 1; done"
+//go:generate sh kernels/generate.sh

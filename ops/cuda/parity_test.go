@@ -1,0 +1,220 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/parity"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// parityDir holds the TensorFlow goldens (parity/testdata).
+const parityDir = "../../parity/testdata"
+
+// gpuRun runs one golden case's op on the device: forward on the inputs
+// and backward with gout. It returns the output and the gradients of the
+// case's differentiable inputs by index, or skip with the reason the GPU
+// path does not cover the case.
+type gpuRun func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (out *Buffer, grads map[int]*Buffer, skip string)
+
+// TestParityGoldens runs the float32 goldens of every op the kernels cover
+// through the GPU path. The goldens' own bounds are for the CPU kernels;
+// the GPU is held to the tolerance of its op family (cuda_test.go) widened
+// to 1e-4 relative, as float32 sums in another order than TensorFlow's.
+func TestParityGoldens(t *testing.T) {
+	cases, err := parity.LoadCases(os.DirFS(parityDir))
+	require.NoError(t, err)
+	ran := 0
+	for _, c := range cases {
+		run, ok := parityRuns(c.Op)
+		if !ok || c.DType != "float32" || c.Kind != "op" {
+			continue
+		}
+		t.Run(c.ID(), func(t *testing.T) {
+			load := func(name string) *tensor.Tensor {
+				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
+				require.NoError(t, err)
+				defer f.Close()
+				x, err := parity.ReadNpy(f)
+				require.NoError(t, err)
+				return x
+			}
+			in := make([]*tensor.Tensor, c.Inputs)
+			for i := range in {
+				in[i] = load(fmt.Sprintf("in%d", i))
+			}
+			var gout *tensor.Tensor
+			if len(c.Grads) > 0 {
+				gout = load("gout")
+			}
+			out, grads, skip := run(t, c, in, gout)
+			if skip != "" {
+				t.Skip(skip)
+			}
+			tl := tol{rtol: 1e-4, atol: 1e-5}
+			requireClose(t, load("out"), out, tl, "out")
+			for _, i := range c.Grads {
+				requireClose(t, load(fmt.Sprintf("grad%d", i)), grads[i], tl, fmt.Sprintf("grad%d", i))
+			}
+			ran++
+		})
+	}
+	require.NotZero(t, ran, "no golden case ran on the GPU")
+	t.Logf("%d float32 golden cases ran on the GPU", ran)
+}
+
+// parityRuns returns the GPU run of op, and false for ops without kernels.
+func parityRuns(op string) (gpuRun, bool) {
+	if _, ok := unaryCodes[op]; ok {
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			var p []float64
+			switch op {
+			case "clip":
+				p = []float64{c.Attrs.Lo, c.Attrs.Hi}
+			case "leaky_relu", "elu":
+				p = []float64{c.Attrs.Alpha}
+			}
+			x := up(t, in[0])
+			y, err := dev.Unary(op, x, p...)
+			require.NoError(t, err)
+			t.Cleanup(func() { y.Free() })
+			dx, err := dev.UnaryGrad(op, x, y, up(t, gout), p...)
+			require.NoError(t, err)
+			t.Cleanup(func() { dx.Free() })
+			return y, map[int]*Buffer{0: dx}, ""
+		}, true
+	}
+	if _, ok := binaryCodes[op]; ok {
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			as, bs := in[0].Shape(), in[1].Shape()
+			if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
+				return nil, nil, fmt.Sprintf("broadcast of %v with %v is beyond the CUDA kernel's trailing-dims form", as, bs)
+			}
+			a, b := up(t, in[0]), up(t, in[1])
+			y, err := dev.Binary(op, a, b)
+			require.NoError(t, err)
+			da, db, err := dev.BinaryGrad(op, a, b, y, up(t, gout), true, true)
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, da, db) })
+			return y, map[int]*Buffer{0: da, 1: db}, ""
+		}, true
+	}
+	switch op {
+	case "softmax", "log_softmax":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			fwd, bwd := dev.Softmax, dev.SoftmaxGrad
+			if op == "log_softmax" {
+				fwd, bwd = dev.LogSoftmax, dev.LogSoftmaxGrad
+			}
+			y, err := fwd(up(t, in[0]), c.Attrs.Axis)
+			require.NoError(t, err)
+			dx, err := bwd(y, up(t, gout), c.Attrs.Axis)
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dx) })
+			return y, map[int]*Buffer{0: dx}, ""
+		}, true
+	case "softmax_cross_entropy", "softmax_cross_entropy_soft":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			r, ok := map[string]ops.LossReduction{"mean": ops.LossMean, "sum": ops.LossSum, "none": ops.LossNone}[c.Attrs.Reduction]
+			require.True(t, ok, "reduction %q", c.Attrs.Reduction)
+			var o *SoftmaxXent
+			var loss *Buffer
+			var err error
+			if op == "softmax_cross_entropy" {
+				o = dev.SoftmaxCrossEntropyOp(r)
+				loss, err = o.Forward(up(t, in[0]), in[1])
+			} else {
+				o = dev.SoftmaxCrossEntropySoftOp(r)
+				loss, err = o.ForwardSoft(up(t, in[0]), up(t, in[1]))
+			}
+			require.NoError(t, err)
+			dz, dy, err := o.Backward(up(t, gout), true)
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(loss, dz, dy); o.Free() })
+			return loss, map[int]*Buffer{0: dz, 1: dy}, ""
+		}, true
+	case "sequence_pool":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			o := dev.SequencePoolOp(ops.SequencePoolType(c.Attrs.Pool), c.Attrs.Pad, c.Attrs.Offsets)
+			y, err := o.Forward(up(t, in[0]))
+			require.NoError(t, err)
+			dx, err := o.Backward(up(t, gout))
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dx); o.Free() })
+			return y, map[int]*Buffer{0: dx}, ""
+		}, true
+	case "matmul":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			a, b := up(t, in[0]), up(t, in[1])
+			y, err := dev.MatMul(a, b, c.Attrs.TransposeA, c.Attrs.TransposeB)
+			require.NoError(t, err)
+			da, db, err := dev.MatMulGrad(a, b, up(t, gout), c.Attrs.TransposeA, c.Attrs.TransposeB, true, true)
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, da, db) })
+			return y, map[int]*Buffer{0: da, 1: db}, ""
+		}, true
+	case "conv2d":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			mode, pad := parityPad(t, c)
+			o := dev.Conv2DOp(ops.Conv2DAttrs{Stride: pair(c.Attrs.Strides), Dilation: pair(c.Attrs.Dilations),
+				Pad: pad, Padding: mode, Groups: c.Attrs.Groups})
+			var b *Buffer
+			if len(in) == 3 {
+				b = up(t, in[2])
+			}
+			y, err := o.Forward(up(t, in[0]), up(t, in[1]), b)
+			require.NoError(t, err)
+			dx, dw, db, err := o.Backward(up(t, gout), [3]bool{true, true, true})
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dx, dw, db) })
+			return y, map[int]*Buffer{0: dx, 1: dw, 2: db}, ""
+		}, true
+	case "max_pool2d", "avg_pool2d":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			mode, pad := parityPad(t, c)
+			a := ops.Pool2DAttrs{Kernel: pair(c.Attrs.Kernel), Stride: pair(c.Attrs.Strides), Pad: pad, Padding: mode}
+			o := dev.AvgPool2DOp(a)
+			if op == "max_pool2d" {
+				o = dev.MaxPool2DOp(a)
+			}
+			y, err := o.Forward(up(t, in[0]))
+			require.NoError(t, err)
+			dx, err := o.Backward(up(t, gout))
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dx); o.Free() })
+			return y, map[int]*Buffer{0: dx}, ""
+		}, true
+	}
+	return nil, false
+}
+
+// pair reads an [h, w] attr; absent is {0, 0}, the ops' default.
+func pair(s []int) [2]int {
+	var p [2]int
+	copy(p[:], s)
+	return p
+}
+
+// parityPad maps TF's padding names onto ops' modes, as parity's runner.
+func parityPad(t *testing.T, c *parity.Case) (ops.PadMode, [4]int) {
+	var pad [4]int
+	switch c.Attrs.Padding {
+	case "SAME":
+		return ops.PadSame, pad
+	case "VALID":
+		return ops.PadValid, pad
+	case "EXPLICIT":
+		require.Len(t, c.Attrs.Pads, 4)
+		copy(pad[:], c.Attrs.Pads)
+		return ops.PadExplicit, pad
+	}
+	t.Fatalf("unknown padding %q", c.Attrs.Padding)
+	return 0, pad
+}

@@ -1,0 +1,128 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Pool2D is one application of ops.MaxPool2DOp or ops.AvgPool2DOp on the
+// device, over x [N, C, H, W]. Padded cells never count: the max takes the
+// first maximum of the clipped window, the average divides by the cells
+// inside it. Forward saves, for max, each output's flat input index; Free
+// releases it.
+type Pool2D struct {
+	d     *Device
+	max   bool
+	attrs ops.Pool2DAttrs
+
+	// Saved by Forward.
+	g      geom // one channel per plane: C is N·C of x
+	x, arg *Buffer
+}
+
+// MaxPool2DOp returns the op of ops.MaxPool2DOp(attrs) on the device.
+func (d *Device) MaxPool2DOp(attrs ops.Pool2DAttrs) *Pool2D {
+	return &Pool2D{d: d, max: true, attrs: attrs}
+}
+
+// AvgPool2DOp returns the op of ops.AvgPool2DOp(attrs) on the device.
+func (d *Device) AvgPool2DOp(attrs ops.Pool2DAttrs) *Pool2D { return &Pool2D{d: d, attrs: attrs} }
+
+func (o *Pool2D) name() string {
+	if o.max {
+		return "max_pool2d"
+	}
+	return "avg_pool2d"
+}
+
+// params are the kernels' is_max flag and POOL_PARAMS.
+func (o *Pool2D) params() []uint64 {
+	g := o.g
+	return []uint64{i64(g.C), i64(g.H), i64(g.W), i64(g.KH), i64(g.KW), i64(g.SH), i64(g.SW), i64(g.PT), i64(g.PL), i64(g.OH), i64(g.OW)}
+}
+
+// Forward returns the pool of x, [N, C, OH, OW].
+func (o *Pool2D) Forward(x *Buffer) (*Buffer, error) {
+	op, in, a := o.name(), []*Buffer{x}, o.attrs
+	if err := o.d.checkInputs(op, in...); err != nil {
+		return nil, err
+	}
+	if len(x.shape) != 4 {
+		return nil, opError(op, in, "want x [N, C, H, W]")
+	}
+	if a.Kernel[0] < 1 || a.Kernel[1] < 1 || a.Stride[0] < 0 || a.Stride[1] < 0 {
+		return nil, opError(op, in, "want a positive kernel and non-negative stride (0 means the kernel), got kernel %v, stride %v", a.Kernel, a.Stride)
+	}
+	for i := range a.Stride {
+		if a.Stride[i] == 0 {
+			a.Stride[i] = a.Kernel[i]
+		}
+	}
+	xs := x.shape
+	g := geom{C: xs[0] * xs[1], H: xs[2], W: xs[3], KH: a.Kernel[0], KW: a.Kernel[1], SH: a.Stride[0], SW: a.Stride[1], DH: 1, DW: 1}
+	pad, err := g.pad(a.Padding, a.Pad)
+	if max(pad[0], pad[1]) >= g.KH || max(pad[2], pad[3]) >= g.KW {
+		return nil, opError(op, in, "padding %v must be below the kernel %v, so that every window holds an input cell", pad, a.Kernel)
+	}
+	if err != nil {
+		return nil, opError(op, in, "%v", err)
+	}
+	o.Free()
+	o.g, o.x = g, x
+	d := o.d
+	var y *Buffer
+	err = d.do(func() error {
+		var err error
+		if y, err = d.newBuffer(tensor.Float32, tensor.Shape{xs[0], xs[1], g.OH, g.OW}); err != nil || y.Size() == 0 {
+			return err
+		}
+		if o.max {
+			if o.arg, err = d.newBuffer(tensor.Int64, y.shape); err != nil {
+				return err
+			}
+		}
+		args := append([]uint64{flag(o.max), ptr(x), ptr(y), ptr(o.arg)}, o.params()...)
+		return d.launch("pool_fwd", grid1(y.Size()), block1, args...)
+	})
+	return done(y, err)
+}
+
+// Backward returns the gradient of x for the upstream gradient gout: each
+// output's gradient goes to its window's maximum, or spread evenly over
+// its window's cells.
+func (o *Pool2D) Backward(gout *Buffer) (*Buffer, error) {
+	op := o.name()
+	if o.x == nil {
+		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
+	}
+	in := []*Buffer{o.x, gout}
+	if err := o.d.checkInputs(op, in...); err != nil {
+		return nil, err
+	}
+	xs, g := o.x.shape, o.g
+	if !gout.shape.Equal(tensor.Shape{xs[0], xs[1], g.OH, g.OW}) {
+		return nil, opError(op, in, "want gout [%d %d %d %d]", xs[0], xs[1], g.OH, g.OW)
+	}
+	d := o.d
+	var dx *Buffer
+	err := d.do(func() error {
+		var err error
+		if dx, err = d.newBuffer(tensor.Float32, xs); err != nil || dx.Size() == 0 {
+			return err
+		}
+		if gout.Size() == 0 {
+			return d.zero(dx)
+		}
+		args := append([]uint64{flag(o.max), ptr(gout), ptr(o.arg), ptr(dx)}, o.params()...)
+		return d.launch("pool_bwd", grid1(dx.Size()), block1, args...)
+	})
+	return done(dx, err)
+}
+
+// Free releases the argmax indices Forward saved.
+func (o *Pool2D) Free() {
+	freeAll(o.arg)
+	o.arg, o.x = nil, nil
+}
