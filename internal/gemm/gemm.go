@@ -25,6 +25,7 @@ package gemm
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Float is the set of element types GEMM computes in.
@@ -53,6 +54,13 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // about what one core multiplies in that time.
 const minWorkPerCore = 1 << 17
 
+// maxWorkDynamic is the multiply-add count up to which C is cut into several
+// parts per core, taken in turn by whichever core is free: a woken core can
+// start tens of microseconds late on a busy or virtual machine, a large part
+// of a small product. Above it, one part per core, as each part re-reads or
+// re-packs the operand it does not cut.
+const maxWorkDynamic = 1 << 24
+
 // job is one product with its arguments, cut by run into parts of C.
 type job[T Float] struct {
 	cfg            *config[T]
@@ -73,15 +81,20 @@ type job[T Float] struct {
 // re-reads all of A, which is cheap) and by rows otherwise.
 func (j *job[T]) run(procs int) {
 	mr, nr := j.cfg.mr, j.cfg.nr
+	work := j.m * j.n * j.k
 	byCols := j.m <= j.n
 	tiles := ceilDiv(j.m, mr)
 	if byCols {
 		tiles = ceilDiv(j.n, nr)
 	}
-	parts := min(procs, tiles, j.m*j.n*j.k/minWorkPerCore)
-	if parts <= 1 {
+	workers := min(procs, tiles, work/minWorkPerCore)
+	if workers <= 1 {
 		j.serial()
 		return
+	}
+	parts := workers
+	if work <= maxWorkDynamic {
+		parts = min(tiles, 4*workers)
 	}
 	t := getTeam[T](parts)
 	for i := range parts {
@@ -108,11 +121,12 @@ func (j *job[T]) run(procs int) {
 		}
 		t.jobs[i] = p
 	}
-	t.wg.Add(parts - 1)
-	for i := 1; i < parts; i++ {
-		go t.work(i)
+	t.next.Store(0)
+	t.wg.Add(workers - 1)
+	for range workers - 1 {
+		go t.work()
 	}
-	t.jobs[0].serial()
+	t.take()
 	t.wg.Wait()
 	putTeam(t)
 }
@@ -121,11 +135,23 @@ func (j *job[T]) run(procs int) {
 // allocates nothing after warm-up.
 type team[T Float] struct {
 	wg   sync.WaitGroup
+	next atomic.Int64 // the next part to take
 	jobs []job[T]
 }
 
-func (t *team[T]) work(i int) {
-	t.jobs[i].serial()
+// take runs parts until none is left.
+func (t *team[T]) take() {
+	for {
+		i := int(t.next.Add(1) - 1)
+		if i >= len(t.jobs) {
+			return
+		}
+		t.jobs[i].serial()
+	}
+}
+
+func (t *team[T]) work() {
+	t.take()
 	t.wg.Done()
 }
 

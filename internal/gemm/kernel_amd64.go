@@ -30,7 +30,7 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 24, kernel: sgemmAVX2}
+			packAMinN: 512, packBMinM: 96, kernel: sgemmAVX2}
 		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
 			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX2}
 	}

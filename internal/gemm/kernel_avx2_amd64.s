@@ -49,6 +49,43 @@
 	LEAQ (SI)(R10*2), R11; \
 	ADDQ R10, R11
 
+// STEP6 is one k step: load the B row, 12 FMAs, advance A and B.
+#define STEP6(movu, bcast, fma) \
+	movu (DI), Y0; \
+	movu 32(DI), Y1; \
+	FMA6(bcast, fma, (SI), Y2, Y4, Y5); \
+	FMA6(bcast, fma, (SI)(R10*1), Y3, Y6, Y7); \
+	FMA6(bcast, fma, (SI)(R10*2), Y2, Y8, Y9); \
+	FMA6(bcast, fma, (R11), Y3, Y10, Y11); \
+	FMA6(bcast, fma, (R11)(R10*1), Y2, Y12, Y13); \
+	FMA6(bcast, fma, (R11)(R10*2), Y3, Y14, Y15); \
+	ADDQ R12, SI; \
+	ADDQ R12, R11; \
+	ADDQ R8, DI
+
+// LOOP6 runs the k steps four at a time (less loop overhead per FMA), then
+// the remaining k % 4.
+#define LOOP6(movu, bcast, fma) \
+	MOVQ CX, BX; \
+	SHRQ $2, BX; \
+	ANDQ $3, CX; \
+	TESTQ BX, BX; \
+	JEQ tail; \
+loop4: \
+	STEP6(movu, bcast, fma); \
+	STEP6(movu, bcast, fma); \
+	STEP6(movu, bcast, fma); \
+	STEP6(movu, bcast, fma); \
+	DECQ BX; \
+	JNE loop4; \
+tail: \
+	TESTQ CX, CX; \
+	JEQ scale; \
+loop1: \
+	STEP6(movu, bcast, fma); \
+	DECQ CX; \
+	JNE loop1
+
 // func sgemmAVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
 TEXT ·sgemmAVX2(SB), NOSPLIT, $0-72
 	LOADARGS(2)
@@ -64,23 +101,7 @@ TEXT ·sgemmAVX2(SB), NOSPLIT, $0-72
 	VXORPS Y13, Y13, Y13
 	VXORPS Y14, Y14, Y14
 	VXORPS Y15, Y15, Y15
-	TESTQ  CX, CX
-	JEQ    scale
-
-loop:
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	FMA6(VBROADCASTSS, VFMADD231PS, (SI), Y2, Y4, Y5)
-	FMA6(VBROADCASTSS, VFMADD231PS, (SI)(R10*1), Y3, Y6, Y7)
-	FMA6(VBROADCASTSS, VFMADD231PS, (SI)(R10*2), Y2, Y8, Y9)
-	FMA6(VBROADCASTSS, VFMADD231PS, (R11), Y3, Y10, Y11)
-	FMA6(VBROADCASTSS, VFMADD231PS, (R11)(R10*1), Y2, Y12, Y13)
-	FMA6(VBROADCASTSS, VFMADD231PS, (R11)(R10*2), Y3, Y14, Y15)
-	ADDQ    R12, SI
-	ADDQ    R12, R11
-	ADDQ    R8, DI
-	DECQ    CX
-	JNE     loop
+	LOOP6(VMOVUPS, VBROADCASTSS, VFMADD231PS)
 
 scale:
 	VBROADCASTSS alpha+64(FP), Y0
@@ -134,23 +155,7 @@ TEXT ·dgemmAVX2(SB), NOSPLIT, $0-80
 	VXORPD Y13, Y13, Y13
 	VXORPD Y14, Y14, Y14
 	VXORPD Y15, Y15, Y15
-	TESTQ  CX, CX
-	JEQ    scale
-
-loop:
-	VMOVUPD (DI), Y0
-	VMOVUPD 32(DI), Y1
-	FMA6(VBROADCASTSD, VFMADD231PD, (SI), Y2, Y4, Y5)
-	FMA6(VBROADCASTSD, VFMADD231PD, (SI)(R10*1), Y3, Y6, Y7)
-	FMA6(VBROADCASTSD, VFMADD231PD, (SI)(R10*2), Y2, Y8, Y9)
-	FMA6(VBROADCASTSD, VFMADD231PD, (R11), Y3, Y10, Y11)
-	FMA6(VBROADCASTSD, VFMADD231PD, (R11)(R10*1), Y2, Y12, Y13)
-	FMA6(VBROADCASTSD, VFMADD231PD, (R11)(R10*2), Y3, Y14, Y15)
-	ADDQ    R12, SI
-	ADDQ    R12, R11
-	ADDQ    R8, DI
-	DECQ    CX
-	JNE     loop
+	LOOP6(VMOVUPD, VBROADCASTSD, VFMADD231PD)
 
 scale:
 	VBROADCASTSD alpha+64(FP), Y0

@@ -7,3 +7,8 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	return c32, c64
 }
+
+// transposeFast has no vector version off amd64: pack transposes it all.
+func transposeFast[T Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows, doneK int) {
+	return 0, 0
+}

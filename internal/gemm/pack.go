@@ -2,57 +2,56 @@ package gemm
 
 import "sync"
 
-// packA copies rows row0..row0+rows of op(A), columns p0..p0+kc, into dst as
-// one MR-row strip: element (i, p) at p*mr + i, rows past rows set to zero
-// so the micro-kernel can always compute a whole MR×NR tile.
-func packA[T Float](transA bool, a []T, lda, row0, rows, p0, kc, mr int, dst []T) {
-	dst = dst[:mr*kc]
-	if transA {
-		// op(A)(i, p) = a[p*lda + i]: each p is a contiguous run of rows.
+// pack copies a strip of width w (MR rows of op(A), or NR columns of
+// op(B)) over kc steps of K into dst: element (i, p) to dst[p*w + i], with
+// the entries i >= n set to zero so the micro-kernel always computes a
+// whole MR×NR tile. Element (i, p) lies at src[p*ld + i] when each step is
+// a contiguous run (op(A) = Aᵀ, op(B) = B), else at src[i*ld + p].
+func pack[T Float](dst []T, w, n, kc int, src []T, ld int, runsPerStep bool) {
+	dst = dst[:w*kc]
+	if runsPerStep {
 		for p := range kc {
-			d := dst[p*mr : p*mr+mr]
-			n := copy(d, a[(p0+p)*lda+row0:][:rows])
-			clear(d[n:])
+			d := dst[p*w : p*w+w]
+			clear(d[copy(d, src[p*ld:][:n]):])
 		}
 		return
 	}
-	for i := range rows {
-		src := a[(row0+i)*lda+p0:][:kc]
-		for p, v := range src {
-			dst[p*mr+i] = v
+	// A transpose: whole blocks in registers, the ragged rest one by one.
+	doneRows, doneK := transposeFast(dst, w, n, kc, src, ld)
+	for i := range n {
+		p0 := 0
+		if i < doneRows {
+			p0 = doneK
+		}
+		for p, v := range src[i*ld+p0 : i*ld+kc] {
+			dst[(p0+p)*w+i] = v
 		}
 	}
-	if rows < mr {
+	if n < w {
 		for p := range kc {
-			clear(dst[p*mr+rows : p*mr+mr])
+			clear(dst[p*w+n : p*w+w])
 		}
 	}
 }
 
-// packB copies rows p0..p0+kc of op(B), columns col0..col0+cols, into dst as
-// one NR-column panel: element (p, j) at p*nr + j, columns past cols zero.
-func packB[T Float](transB bool, b []T, ldb, p0, kc, col0, cols, nr int, dst []T) {
-	dst = dst[:nr*kc]
-	if !transB {
-		for p := range kc {
-			d := dst[p*nr : p*nr+nr]
-			n := copy(d, b[(p0+p)*ldb+col0:][:cols])
-			clear(d[n:])
-		}
+// packA packs rows row0..row0+rows of op(A), columns p0..p0+kc, as one
+// MR-row strip (see pack).
+func packA[T Float](transA bool, a []T, lda, row0, rows, p0, kc, mr int, dst []T) {
+	if transA {
+		pack(dst, mr, rows, kc, a[p0*lda+row0:], lda, true)
 		return
 	}
-	// op(B)(p, j) = b[j*ldb + p]: each column j is a contiguous run of p.
-	for j := range cols {
-		src := b[(col0+j)*ldb+p0:][:kc]
-		for p, v := range src {
-			dst[p*nr+j] = v
-		}
+	pack(dst, mr, rows, kc, a[row0*lda+p0:], lda, false)
+}
+
+// packB packs rows p0..p0+kc of op(B), columns col0..col0+cols, as one
+// NR-column panel (see pack).
+func packB[T Float](transB bool, b []T, ldb, p0, kc, col0, cols, nr int, dst []T) {
+	if transB {
+		pack(dst, nr, cols, kc, b[col0*ldb+p0:], ldb, false)
+		return
 	}
-	if cols < nr {
-		for p := range kc {
-			clear(dst[p*nr+cols : p*nr+nr])
-		}
-	}
+	pack(dst, nr, cols, kc, b[p0*ldb+col0:], ldb, true)
 }
 
 // workspace is one core's packing buffers: an MC×KC block of A, a KC×NC

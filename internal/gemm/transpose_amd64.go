@@ -1,0 +1,34 @@
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func transpose8x8s(blocks int, src *float32, ld int, dst *float32, w int)
+
+//go:noescape
+func transpose4x4d(blocks int, src *float64, ld int, dst *float64, w int)
+
+// transposeFast sets dst[p*w + i] = src[i*ld + p] with the AVX register
+// transposes for the rows and steps that fill whole blocks (8×8 float32,
+// 4×4 float64) and returns how many rows and steps it covered; pack does
+// the rest.
+func transposeFast[T Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows, doneK int) {
+	if !cpu.X86.HasAVX {
+		return 0, 0
+	}
+	switch d := any(dst).(type) {
+	case []float32:
+		s := any(src).([]float32)
+		doneRows, doneK = rows/8*8, kc/8*8
+		for i := 0; doneK > 0 && i < doneRows; i += 8 {
+			transpose8x8s(doneK/8, &s[i*ld], ld, &d[i], w)
+		}
+	case []float64:
+		s := any(src).([]float64)
+		doneRows, doneK = rows/4*4, kc/4*4
+		for i := 0; doneK > 0 && i < doneRows; i += 4 {
+			transpose4x4d(doneK/4, &s[i*ld], ld, &d[i], w)
+		}
+	}
+	return doneRows, doneK
+}
