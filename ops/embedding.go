@@ -26,11 +26,14 @@ type embeddingOp struct {
 // value, for none: negative indices do not count from the end), ids equal
 // to it output zeros and send no gradient to their row.
 //
-// The gradient is sparse in nature, touching only the looked-up rows
-// (EmbeddingRows lists them), but the tape accumulates dense tensors, so
-// Backward returns the dense [V, D] gradient with zeros in every untouched
-// row; repeated ids add up. An optimizer that wants to update only the
-// touched rows may restrict itself to EmbeddingRows(ids, padding).
+// The table's gradient touches only the looked-up rows, so the op is a
+// SparseGrader for input 0: SparseGrad gives those rows (EmbeddingRows)
+// and their gradient, which is how the graph package hands a table
+// parameter its gradient without a [V, D] tensor. Backward still returns
+// the dense [V, D] gradient, zero in every untouched row, for the plain
+// contract (gradient checks, parity goldens, tables that are not
+// parameters). Repeated ids add up in both forms, in the order of the ids,
+// so the two agree bit for bit.
 func EmbeddingOp(padding int) Op { return &embeddingOp{padding: padding} }
 
 // Embedding looks up ids in table; see EmbeddingOp.
@@ -46,9 +49,29 @@ func EmbeddingRows(ids *tensor.Tensor, padding int) ([]int, error) {
 	if err != nil {
 		return nil, Errorf("embedding", []*tensor.Tensor{ids}, "want int32 or int64 ids")
 	}
-	idx = slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return i == padding })
-	slices.Sort(idx)
-	return slices.Compact(idx), nil
+	return embeddingRows(idx, padding), nil
+}
+
+// embeddingRows is EmbeddingRows on the ids as ints; idx is not changed.
+func embeddingRows(idx []int, padding int) []int {
+	rows := slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return i == padding })
+	slices.Sort(rows)
+	return slices.Compact(rows)
+}
+
+// SparseGrader is an optional interface of an Op whose gradient with
+// respect to an input is zero outside a few rows (the first axis) of it,
+// such as an embedding table's. A caller that keeps gradients sparse (the
+// graph package, for parameters) asks SparseGrad instead of Backward for
+// that input, and so never builds the mostly-zero dense gradient.
+type SparseGrader interface {
+	// SparseGrad returns, for input number input and the gradient gout of
+	// the output of the op's Forward, the rows of that input whose gradient
+	// may be nonzero (unique, ascending) and their gradient values
+	// [len(rows), the input's other dims...]: scattered into zeros, they
+	// make Backward's dense gradient. ok is false, and the rest nil, when
+	// the op has no sparse form for that input.
+	SparseGrad(in []*tensor.Tensor, gout *tensor.Tensor, input int) (rows []int, values *tensor.Tensor, ok bool)
 }
 
 func (o *embeddingOp) Name() string { return "embedding" }
@@ -121,4 +144,32 @@ func embeddingGrad[T tensor.Float](gout, g []T, ids []int, padding, d int) {
 			dst[k] += v
 		}
 	}
+}
+
+// SparseGrad gives the table's gradient (input 0) as the looked-up rows,
+// ascending and without the padding row, and their summed gradients
+// [len(rows), D]; the ids have no gradient. See SparseGrader.
+func (o *embeddingOp) SparseGrad(in []*tensor.Tensor, gout *tensor.Tensor, input int) ([]int, *tensor.Tensor, bool) {
+	if input != 0 || len(in) != 2 || in[0] == nil {
+		return nil, nil, false
+	}
+	rows := embeddingRows(o.ids, o.padding)
+	// pos[j] is the row of the result that id j adds into; -1 (never a
+	// position) for the padding id, so embeddingGrad skips it.
+	pos := make([]int, len(o.ids))
+	for j, i := range o.ids {
+		pos[j] = -1
+		if i != o.padding {
+			pos[j], _ = slices.BinarySearch(rows, i)
+		}
+	}
+	d := in[0].Dim(1)
+	g := tensor.Zeros(in[0].DType(), len(rows), d)
+	switch g.DType() {
+	case tensor.Float32:
+		embeddingGrad(gout.Float32s(), g.Float32s(), pos, -1, d)
+	case tensor.Float64:
+		embeddingGrad(gout.Float64s(), g.Float64s(), pos, -1, d)
+	}
+	return rows, g, true
 }

@@ -77,3 +77,59 @@ func TestEmbeddingErrors(t *testing.T) {
 	_, err = EmbeddingRows(table, NoPadding)
 	require.ErrorContains(t, err, "embedding: inputs float32[4 3]: want int32 or int64 ids")
 }
+
+// SparseGrad's rows and values, scattered into zeros, are exactly
+// Backward's dense gradient: padding excluded, repeated ids summed.
+func TestEmbeddingSparseGradMatchesDense(t *testing.T) {
+	cases := []struct {
+		name    string
+		table   *tensor.Tensor
+		ids     *tensor.Tensor
+		padding int
+		rows    []int
+	}{
+		{"repeats", randn(4, 7, 3), tensor.MustFromSlice([]int64{5, 0, 5, 2, 5, 0}, 2, 3), NoPadding, []int{0, 2, 5}},
+		{"padding", randn(5, 6, 2), tensor.MustFromSlice([]int32{4, 1, 4, 0, 1, 1}, 6), 1, []int{0, 4}},
+		{"only_padding", randn(6, 3, 2), tensor.MustFromSlice([]int64{2, 2}, 2), 2, []int{}},
+		{"no_ids", randn(7, 3, 2), tensor.Zeros(tensor.Int64, 0), NoPadding, []int{}},
+	}
+	for _, c := range cases {
+		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+			table := c.table
+			if dt == tensor.Float32 {
+				table = f32(table)
+			}
+			op := EmbeddingOp(c.padding)
+			y, err := op.Forward(ins(table, c.ids))
+			require.NoError(t, err, c.name)
+			gout := randn(8, y.Shape()...)
+			if dt == tensor.Float32 {
+				gout = f32(gout)
+			}
+			dense, err := op.Backward(ins(table, c.ids), y, gout, []bool{true, false})
+			require.NoError(t, err, c.name)
+			rows, vals, ok := op.(SparseGrader).SparseGrad(ins(table, c.ids), gout, 0)
+			require.True(t, ok, c.name)
+			require.Equal(t, c.rows, rows, c.name)
+			d := table.Dim(1)
+			require.Equal(t, tensor.Shape{len(rows), d}, vals.Shape(), c.name)
+			scattered := tensor.ZerosLike(table)
+			for k, r := range rows {
+				for j := range d {
+					scattered.SetAt(r*d+j, vals.At(k*d+j))
+				}
+			}
+			require.Equal(t, values64(dense[0]), values64(scattered), "%s %v: bit-identical to Backward", c.name, dt)
+			_, _, ok = op.(SparseGrader).SparseGrad(ins(table, c.ids), gout, 1)
+			require.False(t, ok, "the ids have no gradient")
+		}
+	}
+}
+
+func values64(x *tensor.Tensor) []float64 {
+	out := make([]float64, x.Size())
+	for i := range out {
+		out[i] = x.At(i)
+	}
+	return out
+}
