@@ -1,18 +1,31 @@
 package graph
 
 import (
+	"fmt"
+
 	"github.com/plumbml/plumb/tensor"
 )
 
 // Param is a named tensor that outlives tapes: a layer's weights, or a
 // non-trainable state such as batch norm's running mean (Keras'
-// non-trainable weights). Backward adds into Grad; optimizers read Grad and
-// update Value in place.
+// non-trainable weights). Backward adds into its gradient; optimizers read
+// the gradient and update Value in place.
+//
+// The gradient has one of two forms, never both: Grad, dense and of
+// Value's shape, or SparseGrad, the few rows that are nonzero. Backward
+// keeps it sparse while the parameter is read only through ops that are
+// ops.SparseGrader (an embedding table's lookups), so a step over a large
+// table costs the looked-up rows, not the table (TensorFlow's IndexedSlices,
+// PyTorch's sparse embedding gradients). Any dense use on a tape, or a
+// dense gradient already held, makes it dense: the sparse parts are then
+// added into the dense gradient. DenseGrad gives either form as a dense
+// tensor.
 type Param struct {
-	Name      string
-	Value     *tensor.Tensor
-	Grad      *tensor.Tensor // nil until the first Backward that reaches it
-	Trainable bool
+	Name       string
+	Value      *tensor.Tensor
+	Grad       *tensor.Tensor // nil until the first Backward that reaches it, and while the gradient is sparse
+	SparseGrad *SparseRows    // nil unless the gradient is sparse
+	Trainable  bool
 }
 
 // NewParam returns a trainable parameter.
@@ -26,28 +39,84 @@ func NewState(name string, v *tensor.Tensor) *Param {
 	return &Param{Name: name, Value: v}
 }
 
-// ZeroGrad clears the accumulated gradient, keeping its buffer.
+// ZeroGrad clears the accumulated gradient: a dense one is zero-filled,
+// keeping its buffer; a sparse one becomes a sparse gradient with no rows.
+// Either way the parameter still has a (zero) gradient, so the two forms
+// behave alike in an optimizer step.
 func (p *Param) ZeroGrad() {
-	if p.Grad != nil {
+	switch {
+	case p.Grad != nil:
 		p.Grad.Fill(0)
+		p.SparseGrad = nil
+	case p.SparseGrad != nil && p.Value != nil:
+		p.SparseGrad = emptyRows(p.Value)
+	default:
+		p.SparseGrad = nil
 	}
 }
 
+// DenseGrad returns the gradient as a dense tensor of Value's shape: Grad
+// itself (not a copy) when the gradient is dense, a new tensor holding
+// SparseGrad's rows when it is sparse, nil when there is none. It fails
+// for a sparse gradient that does not fit Value, or for both forms at once.
+func (p *Param) DenseGrad() (*tensor.Tensor, error) {
+	switch {
+	case p.SparseGrad == nil:
+		return p.Grad, nil
+	case p.Grad != nil:
+		return nil, fmt.Errorf("graph: parameter %q has both a dense and a sparse gradient", p.Name)
+	}
+	if err := p.SparseGrad.Validate(p.Value); err != nil {
+		return nil, fmt.Errorf("parameter %q: %w", p.Name, err)
+	}
+	g := tensor.ZerosLike(p.Value)
+	scatterAdd(g, p.SparseGrad)
+	return g, nil
+}
+
+// fits reports whether a gradient tensor g can accumulate into p.
+func (p *Param) fits(g *tensor.Tensor) bool {
+	return g != nil && g.DType() == p.Value.DType() && tensor.SameShape(g, p.Value)
+}
+
+// addGrad adds a dense gradient g of Value's shape; a sparse gradient held
+// so far is added into the result, which is dense. A gradient that no
+// longer fits Value (the value was replaced) is dropped first.
 func (p *Param) addGrad(g *tensor.Tensor) {
-	if p.Grad == nil || !p.Grad.Shape().Equal(p.Value.Shape()) {
+	if !p.fits(p.Grad) {
 		p.Grad = g.Clone()
+	} else {
+		switch dst := p.Grad.Raw().(type) {
+		case []float32:
+			for i, v := range g.Float32s() {
+				dst[i] += v
+			}
+		case []float64:
+			for i, v := range g.Float64s() {
+				dst[i] += v
+			}
+		}
+	}
+	if p.SparseGrad != nil && p.SparseGrad.Validate(p.Value) == nil {
+		scatterAdd(p.Grad, p.SparseGrad)
+	}
+	p.SparseGrad = nil
+}
+
+// addSparse adds a sparse gradient s, valid for Value: into Grad when the
+// gradient is already dense, else merged with the sparse gradient so far.
+// s may be kept, so the caller must not change it afterwards.
+func (p *Param) addSparse(s *SparseRows) {
+	if p.fits(p.Grad) {
+		scatterAdd(p.Grad, s)
 		return
 	}
-	switch dst := p.Grad.Raw().(type) {
-	case []float32:
-		for i, v := range g.Float32s() {
-			dst[i] += v
-		}
-	case []float64:
-		for i, v := range g.Float64s() {
-			dst[i] += v
-		}
+	p.Grad = nil
+	if p.SparseGrad == nil || p.SparseGrad.Validate(p.Value) != nil {
+		p.SparseGrad = s
+		return
 	}
+	p.SparseGrad = mergeRows(p.SparseGrad, s)
 }
 
 // ZeroGrads clears the gradients of every parameter in ps.

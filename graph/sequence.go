@@ -67,8 +67,11 @@ func SequenceConv(s Seq, filter, padding *Value, contextStart, contextLength int
 
 // Embedding looks up the int32 or int64 ids (any shape) in table [V, D],
 // giving [ids..., D]; ids equal to paddingIdx (ops.NoPadding for none)
-// give zero rows and no gradient. The table's gradient is dense [V, D],
-// nonzero only in the looked-up rows (ops.EmbeddingOp, ops.EmbeddingRows).
+// give zero rows and no gradient. A table that is a parameter (Tape.Param)
+// gets a sparse gradient, only the looked-up rows (Param.SparseGrad),
+// unless it is also used densely on the tape; a Var table's Value.Grad is
+// dense [V, D], zero outside the looked-up rows (ops.EmbeddingOp,
+// ops.EmbeddingRows).
 func Embedding(table *Value, ids *tensor.Tensor, paddingIdx int) *Value {
 	return apply(ops.EmbeddingOp(paddingIdx), table, constIn("embedding", table, ids))
 }

@@ -18,6 +18,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
@@ -100,7 +101,8 @@ func (t *Tape) Var(x *tensor.Tensor) *Value {
 }
 
 // Param returns the tape's leaf for p. Backward adds the leaf's gradient
-// into p.Grad. Repeated calls return the same leaf.
+// into p's (p.Grad, or p.SparseGrad; see Param). Repeated calls return the
+// same leaf.
 func (t *Tape) Param(p *Param) *Value {
 	if v, ok := t.params[p]; ok {
 		return v
@@ -191,6 +193,13 @@ func (t *Tape) Backward(loss *Value) error {
 // BackwardWith back-propagates a given upstream gradient g of v's shape.
 // Calling it again (on this or another output) recomputes every gradient on
 // the tape from scratch and adds again into the parameters' gradients.
+//
+// A trainable parameter's leaf that an op reads as an ops.SparseGrader
+// input gets that op's gradient as rows (SparseRows), never as a dense
+// tensor; if every use of the parameter on the tape is such, it gets a
+// sparse gradient (Param.SparseGrad), else the rows are added into its
+// dense one. The leaf's Value.Grad holds only the dense part: read a
+// parameter's gradient from the Param.
 func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	if v == nil || g == nil {
 		return errors.New("graph: BackwardWith of a nil value or gradient")
@@ -211,6 +220,7 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 		x.grad = nil
 	}
 	v.grad = g
+	sparse := map[*Value]*SparseRows{} // parameter leaves' sparse gradients
 	for i := len(t.nodes) - 1; i >= 0; i-- {
 		n := t.nodes[i]
 		if n.out.grad == nil {
@@ -220,6 +230,12 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 		need := make([]bool, len(n.in))
 		for j, x := range n.in {
 			in[j], need[j] = x.t, x.requiresGrad
+		}
+		if err := sparseGrads(n, in, need, sparse); err != nil {
+			return err
+		}
+		if !slices.Contains(need, true) {
+			continue
 		}
 		grads, err := n.op.Backward(in, n.out.t, n.out.grad, need)
 		if err != nil {
@@ -232,10 +248,43 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 		}
 	}
 	for p, x := range t.params {
-		if x.grad == nil || !p.Trainable {
+		if !p.Trainable {
 			continue
 		}
-		p.addGrad(x.grad)
+		if x.grad != nil {
+			p.addGrad(x.grad)
+		}
+		if s := sparse[x]; s != nil {
+			p.addSparse(s)
+		}
+	}
+	return nil
+}
+
+// sparseGrads takes from n's op, if it is an ops.SparseGrader, the sparse
+// gradients of the inputs that are parameter leaves, merges each into
+// acc[leaf] and clears its need, so Backward does not build it densely.
+func sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*Value]*SparseRows) error {
+	sg, ok := n.op.(ops.SparseGrader)
+	if !ok {
+		return nil
+	}
+	for j, x := range n.in {
+		if !need[j] || x.param == nil {
+			continue
+		}
+		rows, vals, ok := sg.SparseGrad(in, n.out.grad, j)
+		if !ok {
+			continue
+		}
+		s := &SparseRows{Rows: rows, Values: vals}
+		if err := s.Validate(x.t); err != nil {
+			return fmt.Errorf("%s sparse backward: %w", n.op.Name(), err)
+		}
+		if prev := acc[x]; prev != nil {
+			s = mergeRows(prev, s)
+		}
+		acc[x], need[j] = s, false
 	}
 	return nil
 }

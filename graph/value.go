@@ -57,7 +57,10 @@ func (v *Value) Item() (float64, error) {
 	return v.t.Item()
 }
 
-// Grad returns the gradient Backward computed for this value, or nil.
+// Grad returns the gradient Backward computed for this value, or nil. It is
+// dense; for a parameter's leaf it holds only the dense part of the
+// gradient, so read a parameter's gradient from its Param (Grad, or
+// SparseGrad after sparse-only use such as embedding lookups).
 func (v *Value) Grad() *tensor.Tensor { return v.grad }
 
 // RequiresGrad reports whether Backward computes a gradient for this value.

@@ -29,7 +29,10 @@ func TestEmbeddingInitAndPadding(t *testing.T) {
 	rows, err := ops.EmbeddingRows(ids, l.PaddingIdx)
 	require.NoError(t, err)
 	require.Equal(t, []int{7}, rows)
-	for i, v := range l.Table.Grad.Float32s() {
+	require.Equal(t, rows, l.Table.SparseGrad.Rows, "the table's gradient is sparse: only the looked-up rows")
+	grad, err := l.Table.DenseGrad()
+	require.NoError(t, err)
+	for i, v := range grad.Float32s() {
 		want := float32(0)
 		if i/4 == 7 {
 			want = 2

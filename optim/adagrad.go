@@ -15,16 +15,22 @@ import (
 // used g/(sqrt(accum) + eps), which differs only while accum is tiny.
 // Options: InitialAccumulator (default 0.1), Epsilon (1e-7). Default LR
 // 0.001. All as Keras.
+//
+// A zero gradient leaves an element as it is (accum += 0, var -= 0) while
+// sqrt(accum + eps) > 0, so with Epsilon > 0 a sparse gradient updates
+// only its rows (unless L2 is set); with Epsilon 0 an untouched row whose
+// accumulator is 0 would take 0/0 in the dense update, so the gradient is
+// made dense to give that same result.
 func NewAdagrad(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	c, err := configure("Adagrad", config{lr: constant(0.001), initAccum: 0.1, epsilon: 1e-7},
 		[]string{"InitialAccumulator", "Epsilon"}, opts)
 	if err != nil {
 		return nil, err
 	}
-	r := rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, prepare: func(lr float64, _ int64) update {
+	r := rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, sparse: c.epsilon > 0, prepare: func(lr float64, _ int64) update {
 		k := adagradCoef{lr: lr, eps: c.epsilon}
-		return func(v, g *tensor.Tensor, s []*tensor.Tensor) {
-			run(k, v, g, s, adagradKernel[float32], adagradKernel[float64])
+		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+			run(k, v, g, rows, s, adagradKernel[float32], adagradKernel[float64])
 		}
 	}}
 	return newOptimizer(params, c, r)

@@ -20,7 +20,9 @@ import (
 // paper's and PyTorch's m̂/(sqrt(v̂)+eps) while v is small.
 //
 // Options: Beta1 (default 0.9), Beta2 (0.999), Epsilon (1e-7),
-// WeightDecay (0; see NewAdamW). Default LR 0.001. All as Keras.
+// WeightDecay (0; see NewAdamW). Default LR 0.001. All as Keras. The
+// moments decay on every row, so a sparse gradient is made dense (TF's
+// non-lazy Adam; LazyAdam's row-only update is a different rule).
 func NewAdam(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	return newAdam("Adam", 0, params, opts)
 }
@@ -49,8 +51,8 @@ func newAdam(name string, wd float64, params []*graph.Param, opts []Option) (Opt
 			lrT:   lr * math.Sqrt(1-math.Pow(c.beta2, float64(t))) / (1 - math.Pow(c.beta1, float64(t))),
 			beta1: c.beta1, beta2: c.beta2, eps: c.epsilon,
 		}
-		return func(v, g *tensor.Tensor, s []*tensor.Tensor) {
-			run(k, v, g, s, adamKernel[float32], adamKernel[float64])
+		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+			run(k, v, g, rows, s, adamKernel[float32], adamKernel[float64])
 		}
 	}}
 	return newOptimizer(params, c, r)

@@ -11,13 +11,32 @@ import (
 type kernel[C any, T tensor.Float] func(c C, v, g []T, s [][]T)
 
 // run calls the kernel instance for v's dtype (float32 or float64, which
-// newOptimizer and check have guaranteed, as they have the shapes).
-func run[C any](c C, v, g *tensor.Tensor, s []*tensor.Tensor, k32 kernel[C, float32], k64 kernel[C, float64]) {
+// newOptimizer and check have guaranteed, as they have the shapes): on the
+// whole of v when rows is nil, else row by row on rows of v and the slots
+// with the matching rows of g (see update).
+func run[C any](c C, v, g *tensor.Tensor, rows []int, s []*tensor.Tensor, k32 kernel[C, float32], k64 kernel[C, float64]) {
 	if v.DType() == tensor.Float32 {
-		k32(c, v.Float32s(), g.Float32s(), slotData[float32](s))
+		runRows(c, v.Float32s(), g.Float32s(), rows, slotData[float32](s), k32)
 		return
 	}
-	k64(c, v.Float64s(), g.Float64s(), slotData[float64](s))
+	runRows(c, v.Float64s(), g.Float64s(), rows, slotData[float64](s), k64)
+}
+
+// runRows is run on slices. A rule's kernel is elementwise, so running it
+// on the gradient's rows is the dense update of those rows.
+func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel[C, T]) {
+	if rows == nil {
+		k(c, v, g, s)
+		return
+	}
+	w := len(g) / len(rows)
+	sr := make([][]T, len(s))
+	for i, r := range rows {
+		for j := range s {
+			sr[j] = s[j][r*w : (r+1)*w]
+		}
+		k(c, v[r*w:(r+1)*w], g[i*w:(i+1)*w], sr)
+	}
 }
 
 func slotData[T tensor.Float](s []*tensor.Tensor) [][]T {

@@ -32,6 +32,17 @@
 // gradients are clipped to the global norm; the decoupled weight decay
 // shrinks each parameter (var -= lr*wd*var); the rule's update is applied;
 // the gradients are zeroed and the step is counted.
+//
+// A parameter with a sparse gradient (graph.Param.SparseGrad: an embedding
+// table after lookups) gets exactly the update of the equivalent dense
+// gradient. Where that update leaves untouched rows as they are (SGD;
+// Adagrad with Epsilon > 0), Step updates only the gradient's rows, so its
+// cost follows the batch, not the table. Where it does not (Momentum,
+// Nesterov, Adam, AdamW and RMSProp, whose slots decay on every row; any
+// rule with L2 or weight decay, which touch every row), Step makes the
+// gradient dense first, once: the dense buffer is kept and later
+// Backwards add into it. Global-norm clipping counts a sparse gradient's
+// rows, which are unique, so its norm is the dense gradient's.
 package optim
 
 import (
@@ -47,7 +58,7 @@ import (
 type Optimizer interface {
 	// Step updates every trainable parameter that has a gradient, then
 	// zeroes those gradients (see the package doc for why). A parameter
-	// without a gradient (nil Grad) is skipped, and so is one whose
+	// without a gradient (nil Grad and SparseGrad) is skipped, and so is one whose
 	// Trainable flag is off; neither is touched. If nothing has a gradient,
 	// Step does nothing and does not count a step, as Keras' apply does.
 	// Step checks every parameter before it updates any, so an error leaves
@@ -68,13 +79,23 @@ type slot struct {
 }
 
 // update applies one step of a rule to one parameter v with gradient g and
-// slots s (in the order of rule.slots). Shapes and dtypes are validated.
-type update func(v, g *tensor.Tensor, s []*tensor.Tensor)
+// slots s (in the order of rule.slots). With rows nil, g is dense, of v's
+// shape; otherwise g holds the gradient of v's rows listed in rows (a
+// sparse gradient, not empty), every other row's gradient is zero, and
+// only those rows of v and the slots change. Shapes and dtypes are
+// validated.
+type update func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor)
 
 // rule is what distinguishes one optimizer from another.
 type rule struct {
 	name  string
 	slots []slot
+	// sparse says that an element whose gradient is zero is left exactly
+	// as it is, value and slots (plain SGD; Adagrad with epsilon > 0), so
+	// a sparse gradient may update only its rows and still give the dense
+	// update bit for bit. Rules whose slots decay on every step (momentum,
+	// Adam's moments, RMSProp's mean square) take a densified gradient.
+	sparse bool
 	// prepare returns the update for step t (1-based, as TF's local_step)
 	// at learning rate lr.
 	prepare func(lr float64, t int64) update
@@ -133,7 +154,7 @@ func (o *optimizer) State() []*graph.Param {
 func (o *optimizer) Step() error {
 	o.active = o.active[:0]
 	for i, p := range o.params {
-		if !p.Trainable || p.Grad == nil {
+		if !p.Trainable || (p.Grad == nil && p.SparseGrad == nil) {
 			continue
 		}
 		if err := o.check(i); err != nil {
@@ -156,17 +177,25 @@ func (o *optimizer) Step() error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("optim: %s: learning rate schedule gave %v at step %d; want a finite value >= 0", o.rule.name, lr, done)
 	}
+	// L2 and weight decay change every row, so with either of them, as
+	// with a rule that is not sparse, a sparse gradient is made dense.
+	keepSparse := o.rule.sparse && o.cfg.l2 == 0 && o.cfg.weightDecay == 0
+	if !keepSparse {
+		for _, i := range o.active {
+			densify(o.params[i])
+		}
+	}
 	if o.cfg.l2 > 0 {
 		for _, i := range o.active {
 			axpy(o.cfg.l2, o.params[i].Value, o.params[i].Grad)
 		}
 	}
 	if o.cfg.clipNorm > 0 {
-		grads := make([]*tensor.Tensor, len(o.active))
+		ps := make([]*graph.Param, len(o.active))
 		for k, i := range o.active {
-			grads[k] = o.params[i].Grad
+			ps[k] = o.params[i]
 		}
-		clipGlobalNorm(grads, o.cfg.clipNorm)
+		clipGlobalNorm(ps, o.cfg.clipNorm)
 	}
 	if o.cfg.weightDecay > 0 {
 		for _, i := range o.active {
@@ -180,11 +209,28 @@ func (o *optimizer) Step() error {
 		for j, sp := range o.slots[i] {
 			s[j] = sp.Value
 		}
-		up(p.Value, p.Grad, s)
+		switch {
+		case p.SparseGrad == nil:
+			up(p.Value, p.Grad, nil, s)
+		case len(p.SparseGrad.Rows) > 0:
+			up(p.Value, p.SparseGrad.Values, p.SparseGrad.Rows, s)
+		}
 		p.ZeroGrad()
 	}
 	it.Int64s()[0] = done + 1
 	return nil
+}
+
+// densify makes p's gradient dense, as the dense update needs it. The new
+// dense gradient is kept, so ZeroGrad keeps its buffer and later Backwards
+// add into it rather than allocate: under a rule that densifies anyway,
+// the parameter's gradient stays dense. p was validated by check.
+func densify(p *graph.Param) {
+	if p.SparseGrad == nil {
+		return
+	}
+	g, _ := p.DenseGrad() // check validated the sparse gradient
+	p.Grad, p.SparseGrad = g, nil
 }
 
 // check validates parameter i before Step touches anything: its gradient
@@ -205,7 +251,17 @@ func (o *optimizer) check(i int) error {
 		}
 		return nil
 	}
-	errs := []error{want("gradient", p.Grad)}
+	var errs []error
+	switch {
+	case p.SparseGrad == nil:
+		errs = append(errs, want("gradient", p.Grad))
+	case p.Grad != nil:
+		errs = append(errs, fmt.Errorf("optim: %s: parameter %q has both a dense and a sparse gradient", o.rule.name, p.Name))
+	default:
+		if err := p.SparseGrad.Validate(p.Value); err != nil {
+			errs = append(errs, fmt.Errorf("optim: %s: parameter %q: %w", o.rule.name, p.Name, err))
+		}
+	}
 	for _, s := range o.slots[i] {
 		errs = append(errs, want("slot "+s.Name, s.Value))
 	}

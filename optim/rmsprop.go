@@ -19,7 +19,8 @@ import (
 //
 // With momentum 0, var -= lr*g/sqrt(d). Options: Rho (default 0.9),
 // Momentum (0), Epsilon (1e-7), Centered. Default LR 0.001. All as Keras.
-// PyTorch's RMSprop adds eps outside the root (g/(sqrt(d)+eps)).
+// PyTorch's RMSprop adds eps outside the root (g/(sqrt(d)+eps)). The
+// mean square decays on every row, so a sparse gradient is made dense.
 func NewRMSProp(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	c, err := configure("RMSProp", config{lr: constant(0.001), rho: 0.9, epsilon: 1e-7},
 		[]string{"Rho", "Momentum", "Epsilon", "Centered"}, opts)
@@ -39,8 +40,8 @@ func NewRMSProp(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	r := rule{name: "RMSProp", slots: slots, prepare: func(lr float64, _ int64) update {
 		k := k
 		k.lr = lr
-		return func(v, g *tensor.Tensor, s []*tensor.Tensor) {
-			run(k, v, g, s, rmspropKernel[float32], rmspropKernel[float64])
+		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+			run(k, v, g, rows, s, rmspropKernel[float32], rmspropKernel[float64])
 		}
 	}}
 	return newOptimizer(params, c, r)
