@@ -44,9 +44,41 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 		scale(c, m, n, ldc, beta)
 		return
 	}
-	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+	cfg := current[T]()
+	if m == 1 && !transB && cfg.row != nil {
+		gemv(cfg.row, transA, n, k, alpha, a, lda, b, ldb, beta, c)
+		return
+	}
+	j := job[T]{cfg: cfg, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	j.run(runtime.GOMAXPROCS(0))
+}
+
+// gemvChunk is how many columns of C gemv computes per row-kernel call, in
+// a buffer on the stack.
+const gemvChunk = 256
+
+// gemv is Gemm for m = 1 with B untransposed, on one core: the product is
+// one pass over B, too short (tens of microseconds at most on model shapes)
+// to repay waking another core.
+func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
+	csA := 1
+	if transA {
+		csA = lda
+	}
+	var buf [gemvChunk]T
+	for j0 := 0; j0 < n; j0 += gemvChunk {
+		y := buf[:min(gemvChunk, n-j0)]
+		row(k, a, csA, b[j0:], ldb, y)
+		dst := c[j0 : j0+len(y)]
+		for j, v := range y {
+			if beta == 0 {
+				dst[j] = alpha * v
+			} else {
+				dst[j] = alpha*v + beta*dst[j]
+			}
+		}
+	}
 }
 
 // minWorkPerCore is the multiply-add count below which a product is not given

@@ -20,6 +20,26 @@ type config[T Float] struct {
 	// packBMinM the block height from which B panels are packed.
 	packAMinN, packBMinM int
 	kernel               microKernel[T]
+	// row, where set, computes the m = 1 product with B untransposed.
+	row rowKernel[T]
+}
+
+// rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one
+// row of op(A) times an untransposed B, the m = 1 product of batch-1
+// inference, where an MR-row micro-tile would compute MR-1 rows of padding.
+// y gets the plain sums; the caller applies alpha and beta.
+type rowKernel[T Float] func(k int, a []T, csA int, b []T, rsB int, y []T)
+
+// rowGo is the portable rowKernel, also the tail of the assembly ones: one
+// axpy of a B row into y per K step.
+func rowGo[T Float](k int, a []T, csA int, b []T, rsB int, y []T) {
+	clear(y)
+	for p := range k {
+		av := a[p*csA]
+		for j, bv := range b[p*rsB:][:len(y)] {
+			y[j] += av * bv
+		}
+	}
 }
 
 // path names an implementation of the micro-kernels.

@@ -17,6 +17,28 @@ func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float3
 //go:noescape
 func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 
+// The AVX2 row kernels for m = 1 (gemv_avx2_amd64.s): y[0:64] or y[0:16]
+// gets Σ_p a[p*csA]·b[p*rsB + j].
+
+//go:noescape
+func sgemvRow64AVX2(k int, a *float32, csA int, b *float32, rsB int, y *float32)
+
+//go:noescape
+func sgemvRow16AVX2(k int, a *float32, csA int, b *float32, rsB int, y *float32)
+
+// sgemvRowAVX2 is the AVX2 rowKernel for float32: 64-column runs, then
+// 16-column runs, then the last few columns in Go.
+func sgemvRowAVX2(k int, a []float32, csA int, b []float32, rsB int, y []float32) {
+	j := 0
+	for ; j+64 <= len(y); j += 64 {
+		sgemvRow64AVX2(k, &a[0], csA, &b[j], rsB, &y[j])
+	}
+	for ; j+16 <= len(y); j += 16 {
+		sgemvRow16AVX2(k, &a[0], csA, &b[j], rsB, &y[j])
+	}
+	rowGo(k, a, csA, b[j:], rsB, y[j:])
+}
+
 // archConfigs offers the pure-Go kernel and the assembly ones this CPU (and
 // its OS, which must save the wider registers) supports.
 //
@@ -30,7 +52,7 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 96, kernel: sgemmAVX2}
+			packAMinN: 512, packBMinM: 96, kernel: sgemmAVX2, row: sgemvRowAVX2}
 		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
 			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX2}
 	}
