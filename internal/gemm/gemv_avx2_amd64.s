@@ -6,22 +6,26 @@
 // needs. Arguments (rowKernel in kernel.go): k, a, csA, b, rsB, y; strides
 // in elements. y gets the plain sums; the caller applies alpha and beta.
 
+// ROWARGS loads the arguments (strides turned into bytes) and zeroes Y0-Y3.
+#define ROWARGS \
+	MOVQ   k+0(FP), CX; \
+	MOVQ   a+8(FP), SI; \
+	MOVQ   csA+16(FP), R8; \
+	SHLQ   $2, R8; \
+	MOVQ   b+24(FP), DI; \
+	MOVQ   rsB+32(FP), R9; \
+	SHLQ   $2, R9; \
+	MOVQ   y+40(FP), DX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
 // func sgemvRow64AVX2(k int, a *float32, csA int, b *float32, rsB int, y *float32)
 // 64 columns: eight ymm accumulators, enough independent FMAs per step to
 // cover the FMA latency on both pipes.
 TEXT ·sgemvRow64AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ csA+16(FP), R8
-	SHLQ $2, R8
-	MOVQ b+24(FP), DI
-	MOVQ rsB+32(FP), R9
-	SHLQ $2, R9
-	MOVQ y+40(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ROWARGS
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -60,18 +64,7 @@ done64:
 // 16 columns: even and odd K steps go to separate accumulator pairs (Y0:Y1
 // and Y2:Y3), summed at the end, so two FMA chains run at once.
 TEXT ·sgemvRow16AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ csA+16(FP), R8
-	SHLQ $2, R8
-	MOVQ b+24(FP), DI
-	MOVQ rsB+32(FP), R9
-	SHLQ $2, R9
-	MOVQ y+40(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ROWARGS
 
 loop16:
 	CMPQ         CX, $2
