@@ -13,7 +13,9 @@ import (
 // embedding), initialised uniform in [-0.05, 0.05) as Keras' default
 // "uniform" embeddings_initializer. With a padding index (PyTorch's and
 // Paddle's padding_idx) that row starts at zero, looks up as zeros and
-// never gets a gradient.
+// never gets a gradient. The table's gradient is sparse, only the
+// looked-up rows (graph.Param.SparseGrad), so an SGD or Adagrad step costs
+// the batch rather than the vocabulary; see optim for the other rules.
 type Embedding struct {
 	Table      *graph.Param
 	PaddingIdx int // ops.NoPadding for none
