@@ -6,10 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/models/mnist"
-	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -17,22 +15,9 @@ import (
 // batch norm, conv 5×5×50, pool, fc 10) with Adam 1e-3 on a batch of 64,
 // after one warm-up step, and returns samples per second.
 func cnnSteps(b *testing.B) float64 {
-	images, labels := mlpBatch(b)
-	y := tensor.MustFromSlice(labels)
 	net, err := mnist.NewCNN(tensor.NewRNG(2))
 	require.NoError(b, err)
-	opt, err := optim.NewAdam(net.Params(), optim.LR(1e-3))
-	require.NoError(b, err)
-	step := func() {
-		tape := graph.NewTape()
-		loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(images)), y)
-		if err := tape.Backward(loss); err != nil {
-			b.Fatal(err)
-		}
-		if err := opt.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	step := adamStep(b, net)
 	step()
 	b.ReportAllocs()
 	b.ResetTimer()
