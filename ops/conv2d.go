@@ -324,7 +324,9 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 func convData[T tensor.Float](g convGeom, x, w, y []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
 	forBatch(g.n, func(_, lo, hi int) {
-		col := make([]T, g.Rows()*p)
+		buf := getScratch[T](g.Rows() * p)
+		defer putScratch(buf)
+		col := *buf
 		for i := lo; i < hi; i++ {
 			im2col.Im2Col(g.Geom, x[i*chw:], col)
 			for k := 0; k < g.groups; k++ {
@@ -338,7 +340,9 @@ func convData[T tensor.Float](g convGeom, x, w, y []T) {
 func convDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
 	forBatch(g.n, func(_, lo, hi int) {
-		col := make([]T, g.Rows()*p)
+		buf := getScratch[T](g.Rows() * p)
+		defer putScratch(buf)
+		col := *buf
 		for i := lo; i < hi; i++ {
 			for k := 0; k < g.groups; k++ {
 				gemm.Gemm(true, false, kg, p, og, 1, w[k*og*kg:], kg, y[(i*g.cout+k*og)*p:], p, 0, col[k*kg*p:], p)
@@ -349,17 +353,21 @@ func convDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 }
 
 // convFilter adds the gradient of <y, conv(x, w)> in w into dw. Each
-// goroutine sums its images into a buffer of its own, added at the end.
+// goroutine sums its images into a buffer of its own (pooled), added at the
+// end.
 func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
-	part := make([][]T, batchWorkers(g.n))
+	part := make([]*[]T, batchWorkers(g.n))
 	forBatch(g.n, func(worker, lo, hi int) {
 		acc := dw
 		if worker > 0 {
-			acc = make([]T, len(dw))
-			part[worker] = acc
+			part[worker] = getScratch[T](len(dw))
+			acc = *part[worker]
+			clear(acc)
 		}
-		col := make([]T, g.Rows()*p)
+		buf := getScratch[T](g.Rows() * p)
+		defer putScratch(buf)
+		col := *buf
 		for i := lo; i < hi; i++ {
 			im2col.Im2Col(g.Geom, x[i*chw:], col)
 			for k := 0; k < g.groups; k++ {
@@ -368,10 +376,39 @@ func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 		}
 	})
 	for _, acc := range part[1:] {
-		for j, v := range acc {
+		for j, v := range *acc {
 			dw[j] += v
 		}
+		putScratch(acc)
 	}
+}
+
+// scratch32 and scratch64 pool the kernels' im2col matrices and
+// per-goroutine filter-gradient sums, so that a training step reuses them
+// instead of allocating C·KH·KW·OH·OW elements per goroutine and call.
+var scratch32, scratch64 sync.Pool
+
+// getScratch returns a pooled buffer of n elements, contents undefined;
+// putScratch gives it back.
+func getScratch[T tensor.Float](n int) *[]T {
+	s, _ := scratchPool[T]().Get().(*[]T)
+	if s == nil {
+		s = new([]T)
+	}
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return s
+}
+
+func putScratch[T tensor.Float](s *[]T) { scratchPool[T]().Put(s) }
+
+func scratchPool[T tensor.Float]() *sync.Pool {
+	if _, ok := any(T(0)).(float32); ok {
+		return &scratch32
+	}
+	return &scratch64
 }
 
 // addBias adds b[c] to every pixel of channel c of y [n, len(b), p].
