@@ -34,8 +34,9 @@ func Im2Col[T Float](g Geom, x, col []T) {
 	sweep(g, x, col, true,
 		func(c, x []T) { copy(c, x) },
 		func(c, x []T, s int) {
-			for k := range c {
-				c[k] = x[k*s]
+			x = x[:(len(c)-1)*s+1]
+			for k, i := 0, 0; k < len(c) && i < len(x); k, i = k+1, i+s {
+				c[k] = x[i]
 			}
 		})
 }
@@ -51,8 +52,9 @@ func Col2Im[T Float](g Geom, col, x []T) {
 			}
 		},
 		func(c, x []T, s int) {
-			for k, v := range c {
-				x[k*s] += v
+			x = x[:(len(c)-1)*s+1]
+			for k, i := 0, 0; k < len(c) && i < len(x); k, i = k+1, i+s {
+				x[i] += c[k]
 			}
 		})
 }
