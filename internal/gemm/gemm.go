@@ -86,12 +86,15 @@ func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda 
 // about what one core multiplies in that time.
 const minWorkPerCore = 1 << 17
 
-// maxWorkDynamic is the multiply-add count up to which C is cut into several
-// parts per core, taken in turn by whichever core is free: a woken core can
-// start tens of microseconds late on a busy or virtual machine, a large part
-// of a small product. Above it, one part per core, as each part re-reads or
-// re-packs the operand it does not cut.
-const maxWorkDynamic = 1 << 24
+// partsPerCore is how many parts of C run cuts per core, taken in turn by
+// whichever core is free: a woken core can start tens of microseconds late,
+// and on a shared or virtual machine one core can run slower than the
+// other for a whole product, so a fixed split leaves a core idle waiting
+// for the other (1024³ ran at 70 GFLOP/s split in two and at 110 split in
+// eight, with the other core partly busy). The cost is that each part
+// re-reads or re-packs the operand it does not cut, small beside the
+// multiply once parts hold whole micro-tiles.
+const partsPerCore = 4
 
 // job is one product with its arguments, cut by run into parts of C.
 type job[T Float] struct {
@@ -124,10 +127,7 @@ func (j *job[T]) run(procs int) {
 		j.serial()
 		return
 	}
-	parts := workers
-	if work <= maxWorkDynamic {
-		parts = min(tiles, 4*workers)
-	}
+	parts := min(tiles, partsPerCore*workers)
 	t := getTeam[T](parts)
 	for i := range parts {
 		lo, hi := i*tiles/parts, (i+1)*tiles/parts
