@@ -154,9 +154,11 @@ func (j *job[T]) run(procs int) {
 		t.jobs[i] = p
 	}
 	t.next.Store(0)
-	t.wg.Add(workers - 1)
-	for range workers - 1 {
-		go t.work()
+	t.helpers = claimHelpers(t.helpers[:0], workers-1, procs-1)
+	t.tk = task{t: t, done: &t.wg}
+	t.wg.Add(len(t.helpers))
+	for _, h := range t.helpers {
+		h.give(&t.tk)
 	}
 	t.take()
 	t.wg.Wait()
@@ -166,9 +168,11 @@ func (j *job[T]) run(procs int) {
 // team holds the parts of one parallel product; it is pooled so that a call
 // allocates nothing after warm-up.
 type team[T Float] struct {
-	wg   sync.WaitGroup
-	next atomic.Int64 // the next part to take
-	jobs []job[T]
+	wg      sync.WaitGroup
+	next    atomic.Int64 // the next part to take
+	jobs    []job[T]
+	helpers []*helper // claimed for this product
+	tk      task      // what the helpers are given
 }
 
 // take runs parts until none is left.
@@ -180,11 +184,6 @@ func (t *team[T]) take() {
 		}
 		t.jobs[i].serial()
 	}
-}
-
-func (t *team[T]) work() {
-	t.take()
-	t.wg.Done()
 }
 
 var teams32, teams64 sync.Pool
@@ -204,6 +203,8 @@ func getTeam[T Float](parts int) *team[T] {
 
 func putTeam[T Float](t *team[T]) {
 	clear(t.jobs) // drop the caller's slices
+	clear(t.helpers)
+	t.tk = task{}
 	poolFor[T](&teams32, &teams64).Put(t)
 }
 
