@@ -82,8 +82,9 @@ func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda 
 }
 
 // minWorkPerCore is the multiply-add count below which a product is not given
-// another core: starting and joining a goroutine costs a few microseconds,
-// about what one core multiplies in that time.
+// another core: handing a part to a helper and joining it costs a few
+// microseconds when the helper has parked, about what one core multiplies
+// in that time.
 const minWorkPerCore = 1 << 17
 
 // partsPerCore is how many parts of C run cuts per core, taken in turn by

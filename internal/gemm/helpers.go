@@ -14,8 +14,8 @@ import (
 // parks on a channel.
 
 // helperPolls is how many times a helper polls, yielding in between,
-// before it parks: on the order of 50 µs, the gap between the products of
-// one training step.
+// before it parks: some 10-30 µs when nothing else is runnable, enough to
+// span the gap between the products of one training step.
 const helperPolls = 256
 
 // taker is a parallel product whose parts a helper takes until none is left.
