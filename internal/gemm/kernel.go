@@ -103,12 +103,16 @@ func goKernel[T Float](k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, 
 	pa, pb := unsafe.Pointer(a), unsafe.Pointer(b)
 	sz := unsafe.Sizeof(*a)
 	ra, ca, rb := uintptr(rsA)*sz, uintptr(csA)*sz, uintptr(rsB)*sz
-	for range k {
-		a0 := *(*T)(pa)
-		a1 := *(*T)(unsafe.Add(pa, ra))
-		a2 := *(*T)(unsafe.Add(pa, 2*ra))
-		a3 := *(*T)(unsafe.Add(pa, 3*ra))
-		bv := (*[goNR]T)(pb)
+	// Each step's pointers are formed from the bases, so none ever points
+	// past the end of A or B (the unsafe.Pointer rules, which -race's
+	// checkptr enforces, forbid even forming one).
+	for p := range uintptr(k) {
+		ap := unsafe.Add(pa, p*ca)
+		a0 := *(*T)(ap)
+		a1 := *(*T)(unsafe.Add(ap, ra))
+		a2 := *(*T)(unsafe.Add(ap, 2*ra))
+		a3 := *(*T)(unsafe.Add(ap, 3*ra))
+		bv := (*[goNR]T)(unsafe.Add(pb, p*rb))
 		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
 		c00 += a0 * b0
 		c01 += a0 * b1
@@ -126,8 +130,6 @@ func goKernel[T Float](k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, 
 		c31 += a3 * b1
 		c32 += a3 * b2
 		c33 += a3 * b3
-		pa = unsafe.Add(pa, ca)
-		pb = unsafe.Add(pb, rb)
 	}
 	acc := [goMR][goNR]T{
 		{c00, c01, c02, c03},

@@ -1,0 +1,26 @@
+//go:build !race
+
+// The race detector makes sync.Pool drop items at random, so allocation
+// counts mean nothing under -race; this file is built without it.
+
+package gemm
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// After warm-up the packing buffers come from the pool: a product
+// allocates nothing.
+func TestNoAllocAfterWarmUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][3]int{{64, 128, 784}, {31, 45, 300}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := f32(randSlice(rng, m*k)), f32(randSlice(rng, k*n)), make([]float32, m*n)
+		Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+		allocs := testing.AllocsPerRun(20, func() { Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n) })
+		require.Zerof(t, allocs, "m=%d n=%d k=%d", m, n, k)
+	}
+}
