@@ -7,7 +7,7 @@
 // ACM TOMS 2015): C is cut into NC-column slabs, K into KC-deep slices and
 // the rows into MC-row blocks, so that a KC×NR panel of B stays in L1 while
 // an MC×KC block of A stays in L2; a micro-kernel (Go assembly on amd64,
-// see kernels_amd64.go) holds an MR×NR tile of C in registers and streams
+// see kernel_amd64.go) holds an MR×NR tile of C in registers and streams
 // the whole KC loop with FMAs in one call.
 //
 // Packing is done where it pays, as BLIS's "pack when reuse amortises the
