@@ -13,7 +13,7 @@ import (
 // [out, in/groups, kh, kw] (initialised Glorot-uniform with Keras' fans) and
 // a zero bias [out].
 type Conv2D struct {
-	W, B  *graph.Param // B is nil with NoBias
+	kernelBias
 	Attrs ops.Conv2DAttrs
 }
 
@@ -30,11 +30,7 @@ func NewConv2D(name string, in, out, kh, kw int, attrs ops.Conv2DAttrs, rng *ran
 	if err != nil {
 		return nil, fmt.Errorf("layers: conv2d %q: %w", name, err)
 	}
-	l := &Conv2D{W: graph.NewParam(name+"/kernel", w), Attrs: attrs}
-	if !c.noBias {
-		l.B = graph.NewParam(name+"/bias", tensor.Zeros(c.dtype, out))
-	}
-	return l, nil
+	return &Conv2D{newKernelBias(name, w, out, c), attrs}, nil
 }
 
 // Forward convolves x [N, in, H, W].
@@ -43,19 +39,8 @@ func (l *Conv2D) Forward(x *graph.Value) *graph.Value {
 	if t == nil {
 		return x
 	}
-	var b *graph.Value
-	if l.B != nil {
-		b = t.Param(l.B)
-	}
-	return graph.Conv2D(x, t.Param(l.W), b, l.Attrs)
-}
-
-// Params returns the kernel and, if present, the bias.
-func (l *Conv2D) Params() []*graph.Param {
-	if l.B == nil {
-		return []*graph.Param{l.W}
-	}
-	return []*graph.Param{l.W, l.B}
+	w, b := l.values(t)
+	return graph.Conv2D(x, w, b, l.Attrs)
 }
 
 // MaxPool2D is max pooling over NCHW input.

@@ -59,3 +59,34 @@ func Trainable(ps []*graph.Param) []*graph.Param {
 	}
 	return out
 }
+
+// kernelBias is the weights of Linear and Conv2D: a kernel and an optional
+// bias, named name/kernel and name/bias.
+type kernelBias struct {
+	W, B *graph.Param // B is nil with NoBias
+}
+
+func newKernelBias(name string, w *tensor.Tensor, outputs int, c config) kernelBias {
+	k := kernelBias{W: graph.NewParam(name+"/kernel", w)}
+	if !c.noBias {
+		k.B = graph.NewParam(name+"/bias", tensor.Zeros(c.dtype, outputs))
+	}
+	return k
+}
+
+// values returns the kernel's and bias's leaves on t (the bias's is nil
+// without a bias).
+func (k kernelBias) values(t *graph.Tape) (w, b *graph.Value) {
+	if k.B != nil {
+		b = t.Param(k.B)
+	}
+	return t.Param(k.W), b
+}
+
+// Params returns the kernel and, if present, the bias.
+func (k kernelBias) Params() []*graph.Param {
+	if k.B == nil {
+		return []*graph.Param{k.W}
+	}
+	return []*graph.Param{k.W, k.B}
+}

@@ -11,7 +11,7 @@ import (
 // Linear is a fully connected layer, y = x·W + b, with W [in, out] (Keras
 // Dense's kernel layout) initialised Glorot-uniform and b zero.
 type Linear struct {
-	W, B *graph.Param // B is nil with NoBias
+	kernelBias
 }
 
 // NewLinear returns a Linear layer whose parameters are named name/kernel and name/bias.
@@ -24,11 +24,7 @@ func NewLinear(name string, in, out int, rng *rand.Rand, opts ...Option) (*Linea
 	if err != nil {
 		return nil, fmt.Errorf("layers: linear %q: %w", name, err)
 	}
-	l := &Linear{W: graph.NewParam(name+"/kernel", w)}
-	if !c.noBias {
-		l.B = graph.NewParam(name+"/bias", tensor.Zeros(c.dtype, out))
-	}
-	return l, nil
+	return &Linear{newKernelBias(name, w, out, c)}, nil
 }
 
 // Forward applies x·W + b over the last axis of x.
@@ -37,17 +33,6 @@ func (l *Linear) Forward(x *graph.Value) *graph.Value {
 	if t == nil {
 		return x
 	}
-	var b *graph.Value
-	if l.B != nil {
-		b = t.Param(l.B)
-	}
-	return graph.Linear(x, t.Param(l.W), b)
-}
-
-// Params returns the kernel and, if present, the bias.
-func (l *Linear) Params() []*graph.Param {
-	if l.B == nil {
-		return []*graph.Param{l.W}
-	}
-	return []*graph.Param{l.W, l.B}
+	w, b := l.values(t)
+	return graph.Linear(x, w, b)
 }
