@@ -43,9 +43,13 @@ func LayerNorm(x, gamma, beta *Value, axes int, epsilon float64) *Value {
 
 // Dropout returns x with inverted dropout at rate, drawing the mask from
 // rng (ops.DropoutOp), on a training tape; on an inference tape it returns
-// x itself and the rate is not checked.
+// x itself. A rate outside [0, 1) fails on either tape, so the mistake
+// shows in evaluation too.
 func Dropout(x *Value, rate float64, rng *rand.Rand) *Value {
 	if x != nil && x.err == nil && !training(x) {
+		if !(rate >= 0 && rate < 1) { // the op's own check, which inference skips
+			return failed(x, ops.Errorf("dropout", []*tensor.Tensor{x.t}, "rate %v outside [0, 1)", rate))
+		}
 		return x
 	}
 	return apply(ops.DropoutOp(rate, rng), x)

@@ -129,3 +129,11 @@ func TestNNWrappersGradientMatchesNumeric(t *testing.T) {
 		return Add(loss, SoftmaxCrossEntropy(h, tensor.MustFromSlice([]int64{3, 0, 1}, 3)))
 	})
 }
+
+func TestDropoutRejectsBadRateOnEitherTape(t *testing.T) {
+	for _, tape := range []*Tape{NewTape(), NewEvalTape()} {
+		_, err := Dropout(tape.Const(ones(3)), 1.5, tensor.NewRNG(1)).Tensor()
+		require.ErrorContains(t, err, "dropout")
+		require.ErrorContains(t, err, "rate 1.5 outside [0, 1)")
+	}
+}
