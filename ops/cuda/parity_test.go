@@ -176,6 +176,28 @@ func parityRuns(op string) (gpuRun, bool) {
 			t.Cleanup(func() { freeAll(y, dx, dw, db) })
 			return y, map[int]*Buffer{0: dx, 1: dw, 2: db}, ""
 		}, true
+	case "batch_norm":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			o := dev.BatchNormOp(ops.BatchNormAttrs{Momentum: c.Attrs.Momentum, Epsilon: c.Attrs.Epsilon, Training: c.Attrs.Training})
+			bufs := make([]*Buffer, len(in))
+			for i, x := range in {
+				bufs[i] = up(t, x)
+			}
+			y, err := o.Forward(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
+			require.NoError(t, err)
+			dx, dgamma, dbeta, err := o.Backward(up(t, gout), [3]bool{true, true, true})
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dx, dgamma, dbeta); o.Free() })
+			for _, i := range c.After { // the moving statistics, updated in place
+				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, fmt.Sprintf("after%d.npy", i)))
+				require.NoError(t, err)
+				want, err := parity.ReadNpy(f)
+				f.Close()
+				require.NoError(t, err)
+				requireClose(t, want, bufs[i], tol{rtol: 1e-4, atol: 1e-5}, fmt.Sprintf("after%d", i))
+			}
+			return y, map[int]*Buffer{0: dx, 1: dgamma, 2: dbeta}, ""
+		}, true
 	case "max_pool2d", "avg_pool2d":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
 			mode, pad := parityPad(t, c)

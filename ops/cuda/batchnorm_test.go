@@ -1,0 +1,117 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// tolBatchNormDx bounds batch norm's training dx, dy - (Σdy + x̂·Σdy·x̂)/m:
+// both sides sum in double, but the terms cancel, so the float32 result
+// is compared at the scale of the channel's gradient, not of its value.
+var tolBatchNormDx = tol{rtol: 1e-4, atol: 1e-5}
+
+func TestBatchNorm(t *testing.T) {
+	rng := tensor.NewRNG(21)
+	for _, c := range []struct {
+		shape    []int
+		training bool
+		momentum float64
+	}{
+		{[]int{3, 17}, true, ops.DefaultBatchNormMomentum},
+		{[]int{127, 3}, true, 0.9},
+		{[]int{1, 513}, true, ops.DefaultBatchNormMomentum}, // one sample per channel: variance 0
+		{[]int{3, 5, 17, 3}, true, ops.DefaultBatchNormMomentum},
+		{[]int{17, 3, 1, 127}, true, 0},
+		{[]int{2, 513, 3}, true, 1},
+		{[]int{64, 20, 12, 12}, true, ops.DefaultBatchNormMomentum}, // the MNIST CNN's bn1
+		{[]int{3, 5, 17, 3}, false, ops.DefaultBatchNormMomentum},
+		{[]int{127, 3}, false, ops.DefaultBatchNormMomentum},
+		{[]int{0, 3, 4, 4}, false, ops.DefaultBatchNormMomentum}, // empty batch in inference
+		{[]int{5, 0}, true, ops.DefaultBatchNormMomentum},        // no channels
+	} {
+		t.Run(fmt.Sprint(c.shape, c.training, c.momentum), func(t *testing.T) {
+			ch := c.shape[1]
+			x := randn(t, rng, c.shape...)
+			for i, v := range x.Float32s() { // a non-zero mean
+				x.Float32s()[i] = v + 0.5
+			}
+			gamma, beta := uniform(t, rng, 0.5, 2, ch), randn(t, rng, ch)
+			rm, rv := randn(t, rng, ch), uniform(t, rng, 0.5, 2, ch)
+			attrs := ops.BatchNormAttrs{Momentum: c.momentum, Epsilon: ops.DefaultBatchNormEpsilon, Training: c.training}
+			gx, gg, gb, grm, grv := up(t, x), up(t, gamma), up(t, beta), up(t, rm), up(t, rv)
+
+			in := []*tensor.Tensor{x, gamma, beta, rm.Clone(), rv.Clone()}
+			op := ops.BatchNormOp(attrs)
+			out, err := op.Forward(in)
+			require.NoError(t, err)
+			gout := randn(t, rng, c.shape...)
+			grads, err := op.Backward(in, out, gout, []bool{true, true, true})
+			require.NoError(t, err)
+
+			g := dev.BatchNormOp(attrs)
+			defer g.Free()
+			y, err := g.Forward(gx, gg, gb, grm, grv)
+			require.NoError(t, err)
+			defer y.Free()
+			requireClose(t, out, y, tolReduce, "forward")
+			requireClose(t, in[3], grm, tolReduce, "moving mean")
+			requireClose(t, in[4], grv, tolReduce, "moving variance")
+			dx, dgamma, dbeta, err := g.Backward(up(t, gout), [3]bool{true, true, true})
+			require.NoError(t, err)
+			defer freeAll(dx, dgamma, dbeta)
+			requireClose(t, grads[0], dx, tolBatchNormDx, "dx")
+			requireClose(t, grads[1], dgamma, tolReduce, "dgamma")
+			requireClose(t, grads[2], dbeta, tolReduce, "dbeta")
+
+			// Only the wanted gradients come back.
+			dx, dgamma, dbeta, err = g.Backward(up(t, gout), [3]bool{false, true, false})
+			require.NoError(t, err)
+			defer freeAll(dgamma)
+			require.Nil(t, dx)
+			require.Nil(t, dbeta)
+			requireClose(t, grads[1], dgamma, tolReduce, "dgamma alone")
+		})
+	}
+}
+
+func TestBatchNormErrors(t *testing.T) {
+	rng := tensor.NewRNG(22)
+	x, p3, p4 := up(t, randn(t, rng, 2, 3, 4)), up(t, randn(t, rng, 3)), up(t, randn(t, rng, 4))
+	keras := ops.BatchNormAttrs{Momentum: ops.DefaultBatchNormMomentum, Epsilon: ops.DefaultBatchNormEpsilon, Training: true}
+	for _, c := range []struct {
+		name  string
+		attrs ops.BatchNormAttrs
+		in    []*Buffer
+		want  string
+	}{
+		{"gamma of the wrong size", keras, []*Buffer{x, p4, p3, p3, p3}, "of shape [3]"},
+		{"rank 1", keras, []*Buffer{p3, p3, p3, p3, p3}, "rank >= 2"},
+		{"momentum", ops.BatchNormAttrs{Momentum: 1.5, Epsilon: 1e-3}, []*Buffer{x, p3, p3, p3, p3}, "momentum"},
+		{"epsilon", ops.BatchNormAttrs{Momentum: 0.99}, []*Buffer{x, p3, p3, p3, p3}, "epsilon"},
+		{"empty training batch", keras, []*Buffer{up(t, tensor.Zeros(tensor.Float32, 0, 3)), p3, p3, p3, p3}, "non-empty batch"},
+		{"nil input", keras, []*Buffer{x, nil, p3, p3, p3}, "nil input"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := dev.BatchNormOp(c.attrs).Forward(c.in[0], c.in[1], c.in[2], c.in[3], c.in[4])
+			var oe *ops.Error
+			require.ErrorAs(t, err, &oe)
+			require.Equal(t, "batch_norm", oe.Op)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+	o := dev.BatchNormOp(keras)
+	_, _, _, err := o.Backward(x, [3]bool{true, true, true})
+	require.ErrorContains(t, err, "Backward before Forward")
+	y, err := o.Forward(x, p3, p3, p3, up(t, uniform(t, rng, 0.5, 1, 3)))
+	require.NoError(t, err)
+	defer y.Free()
+	defer o.Free()
+	_, _, _, err = o.Backward(p3, [3]bool{true, true, true})
+	require.ErrorContains(t, err, "want gout of x's shape")
+}
