@@ -1,0 +1,130 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"slices"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// rnnSchedule is how the fused LSTM and GRU walk a ragged batch without
+// padding, as ops' rnnSchedule does on the host: sequences sorted by
+// length, longest first (stably), and at time step t only the first
+// active[t] of them, those longer than t, take part, so the active rows of
+// the packed state [B, H] are always a prefix and one GEMM per step serves
+// them (cuDNN's packed-sequence layout). The device copy idx holds, as
+// int64, order [B] (the j-th longest sequence), then per step the value
+// rows of the active sequences ([total] in all, step t from start[t]),
+// then prev [total]: the row processed before row r, or -(q+1) at the
+// first step of sequence q (kernels/rnn.cu).
+type rnnSchedule struct {
+	batch, total int
+	active       []int // active[t] = number of sequences longer than t
+	start        []int // start[t] = Σ active[:t], step t's place in the rows
+	host         []int64
+	idx          *Buffer
+}
+
+// newRNNSchedule builds the schedule of offsets (already validated by
+// checkOffsets) on the host; upload puts it on the device.
+func newRNNSchedule(offsets []int, reverse bool) *rnnSchedule {
+	b := len(offsets) - 1
+	length := func(q int) int { return offsets[q+1] - offsets[q] }
+	order := make([]int, b)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return length(j) - length(i) })
+	s := &rnnSchedule{batch: b, total: offsets[b]}
+	if b > 0 {
+		s.active = make([]int, length(order[0]))
+	}
+	for _, q := range order {
+		for t := 0; t < length(q); t++ {
+			s.active[t]++
+		}
+	}
+	s.host = make([]int64, b+2*s.total)
+	rows, prev := s.host[b:b+s.total], s.host[b+s.total:]
+	for j, q := range order {
+		s.host[j] = int64(q)
+	}
+	// row is the value row of sequence q at its step t.
+	row := func(q, t int) int {
+		if reverse {
+			return offsets[q+1] - 1 - t
+		}
+		return offsets[q] + t
+	}
+	s.start = make([]int, len(s.active))
+	at := 0
+	for t, n := range s.active {
+		s.start[t] = at
+		for j := 0; j < n; j++ {
+			q := order[j]
+			r := row(q, t)
+			rows[at+j] = int64(r)
+			if t == 0 {
+				prev[r] = int64(-q - 1)
+			} else {
+				prev[r] = int64(row(q, t-1))
+			}
+		}
+		at += n
+	}
+	return s
+}
+
+// upload copies the schedule's index arrays to the device; called inside do.
+func (s *rnnSchedule) upload(d *Device) error {
+	var err error
+	if s.idx, err = d.newBuffer(tensor.Int64, tensor.Shape{len(s.host)}); err != nil || len(s.host) == 0 {
+		return err
+	}
+	return d.copyHtoD(s.idx, tensor.MustFromSlice(s.host))
+}
+
+// free releases the device copy.
+func (s *rnnSchedule) free() {
+	if s != nil {
+		freeAll(s.idx)
+		s.idx = nil
+	}
+}
+
+// order, rows and prev are device pointers to the index arrays.
+func (s *rnnSchedule) order() uint64 { return ptr(s.idx) }
+func (s *rnnSchedule) rows(t int) uint64 {
+	return ptr(s.idx) + uint64(8*(s.batch+s.start[t]))
+}
+func (s *rnnSchedule) prev() uint64 { return ptr(s.idx) + uint64(8*(s.batch+s.total)) }
+
+// elemPtr returns the device address of element off of b, for kernels and
+// GEMMs that start inside a buffer.
+func elemPtr(b *Buffer, off int) uint64 { return ptr(b) + uint64(4*off) }
+
+// gemmRows is C[:m] (+)= op(A[:m])·op(B) for the row-major operands a (row
+// stride lda from element aOff), b and c, unbatched; called inside do.
+func (d *Device) gemmRows(transA, transB bool, m, n, k int, a *Buffer, aOff, lda int, b *Buffer, bOff, ldb int, beta float32, c *Buffer, cOff, ldc int) error {
+	return gemmCall{transA: transA, transB: transB, m: m, n: n, k: k, batch: 1, alpha: 1, beta: beta,
+		a: a, aOff: aOff, lda: lda, b: b, bOff: bOff, ldb: ldb, c: c, cOff: cOff, ldc: ldc}.run(d)
+}
+
+// zeroBuffers allocates zero-filled float32 buffers of the shapes; called inside do.
+func (d *Device) zeroBuffers(shapes ...tensor.Shape) ([]*Buffer, error) {
+	bs := make([]*Buffer, len(shapes))
+	for i, sh := range shapes {
+		b, err := d.newBuffer(tensor.Float32, sh)
+		if err != nil {
+			freeAll(bs...)
+			return nil, err
+		}
+		bs[i] = b
+		if err := d.zero(b); err != nil {
+			freeAll(bs...)
+			return nil, err
+		}
+	}
+	return bs, nil
+}

@@ -1,0 +1,169 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// tolRNN is the fused recurrences' tolerance against ops' LSTM and GRU:
+// each step is a GEMM (tolGEMM's float32 sums in another order) whose
+// result feeds the next step through float32 gate math (expf, tanhf
+// within 2 ulp, where the CPU kernel rounds float64 gate math), so the
+// differences compound over the steps; the test sequences are short
+// (at most 21 steps) with weights that keep the gates unsaturated.
+var tolRNN = tol{rtol: 2e-4, atol: 2e-4}
+
+// rnnCases are ragged batches with empty, length-1 and equal-length
+// sequences, odd sizes and a longer one.
+var rnnCases = []struct {
+	off []int
+	nIn int
+	h   int
+}{
+	{[]int{0, 3, 3, 4, 9}, 5, 7},
+	{[]int{0, 1}, 1, 1},
+	{[]int{0, 0}, 3, 4},
+	{[]int{0, 0, 5, 5, 12, 13}, 17, 33},
+	{[]int{0, 21, 38, 59, 60}, 127, 65},
+}
+
+func TestLSTM(t *testing.T) {
+	rng := tensor.NewRNG(21)
+	for ci, c := range rnnCases {
+		for _, peep := range []bool{false, true} {
+			for _, init := range []bool{false, true} {
+				for _, rev := range []bool{false, true} {
+					t.Run(fmt.Sprint(ci, c.off, "peep", peep, "init", init, "rev", rev), func(t *testing.T) {
+						b, total, h := len(c.off)-1, c.off[len(c.off)-1], c.h
+						x, w, u := randn(t, rng, total, c.nIn), uniform(t, rng, -0.3, 0.3, c.nIn, 4*h), uniform(t, rng, -0.3, 0.3, h, 4*h)
+						bias := uniform(t, rng, -0.5, 0.5, 4*h)
+						in := []*tensor.Tensor{x, w, u, bias}
+						slot := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
+						var pb, h0b, c0b *Buffer
+						if peep {
+							p := uniform(t, rng, -0.5, 0.5, 3*h)
+							in, slot, pb = append(in, p), append(slot, LSTMGradPeephole), up(t, p)
+						}
+						if init {
+							h0, c0 := uniform(t, rng, -1, 1, b, h), uniform(t, rng, -1, 1, b, h)
+							in, slot = append(in, h0, c0), append(slot, LSTMGradH0, LSTMGradC0)
+							h0b, c0b = up(t, h0), up(t, c0)
+						}
+						gout := randn(t, rng, total, 2*h)
+						need := make([]bool, len(in))
+						var gneed [7]bool
+						for i, s := range slot {
+							need[i], gneed[s] = true, true
+						}
+						attrs := ops.LSTMAttrs{Offsets: c.off, Reverse: rev}
+						want, grads := cpuOp(t, ops.LSTMOp(attrs), in, gout, need)
+						o := dev.LSTMOp(attrs)
+						defer o.Free()
+						y, err := o.Forward(up(t, x), up(t, w), up(t, u), up(t, bias), pb, h0b, c0b)
+						require.NoError(t, err)
+						defer y.Free()
+						requireClose(t, want, y, tolRNN, "forward")
+						g, err := o.Backward(up(t, gout), gneed)
+						require.NoError(t, err)
+						defer freeAll(g[:]...)
+						for i, s := range slot {
+							requireClose(t, grads[i], g[s], tolRNN, fmt.Sprint("gradient of input ", i))
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestGRU(t *testing.T) {
+	rng := tensor.NewRNG(22)
+	for ci, c := range rnnCases {
+		for _, ra := range []bool{false, true} {
+			for _, init := range []bool{false, true} {
+				for _, rev := range []bool{false, true} {
+					t.Run(fmt.Sprint(ci, c.off, "reset_after", ra, "init", init, "rev", rev), func(t *testing.T) {
+						b, total, h := len(c.off)-1, c.off[len(c.off)-1], c.h
+						x, w, u := randn(t, rng, total, c.nIn), uniform(t, rng, -0.3, 0.3, c.nIn, 3*h), uniform(t, rng, -0.3, 0.3, h, 3*h)
+						bshape := []int{3 * h}
+						if ra {
+							bshape = []int{2, 3 * h}
+						}
+						bias := uniform(t, rng, -0.5, 0.5, bshape...)
+						in := []*tensor.Tensor{x, w, u, bias}
+						var h0b *Buffer
+						if init {
+							h0 := uniform(t, rng, -1, 1, b, h)
+							in, h0b = append(in, h0), up(t, h0)
+						}
+						gout := randn(t, rng, total, h)
+						need := make([]bool, len(in))
+						var gneed [5]bool
+						for i := range need {
+							need[i], gneed[i] = true, true
+						}
+						attrs := ops.GRUAttrs{Offsets: c.off, Reverse: rev, ResetAfter: ra}
+						want, grads := cpuOp(t, ops.GRUOp(attrs), in, gout, need)
+						o := dev.GRUOp(attrs)
+						defer o.Free()
+						y, err := o.Forward(up(t, x), up(t, w), up(t, u), up(t, bias), h0b)
+						require.NoError(t, err)
+						defer y.Free()
+						requireClose(t, want, y, tolRNN, "forward")
+						g, err := o.Backward(up(t, gout), gneed)
+						require.NoError(t, err)
+						defer freeAll(g[:]...)
+						for i := range in {
+							requireClose(t, grads[i], g[i], tolRNN, fmt.Sprint("gradient of input ", i))
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// Bad shapes and offsets are errors that name the op and the shapes.
+func TestRNNErrors(t *testing.T) {
+	rng := tensor.NewRNG(23)
+	x, w, u, b := up(t, randn(t, rng, 4, 3)), up(t, randn(t, rng, 3, 8)), up(t, randn(t, rng, 2, 8)), up(t, randn(t, rng, 8))
+	for _, c := range []struct {
+		name string
+		run  func() error
+		msg  string
+	}{
+		{"lstm offsets", func() error {
+			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 3}}).Forward(x, w, u, b, nil, nil, nil)
+			return err
+		}, "end at 3"},
+		{"lstm U", func() error {
+			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, b, b, nil, nil, nil)
+			return err
+		}, "want U [2 8]"},
+		{"lstm h0 without c0", func() error {
+			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, u, b, nil, up(t, randn(t, rng, 1, 2)), nil)
+			return err
+		}, "nil input"},
+		{"lstm backward first", func() error {
+			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Backward(x, [7]bool{true})
+			return err
+		}, "Backward before Forward"},
+		{"gru bias", func() error {
+			_, err := dev.GRUOp(ops.GRUAttrs{Offsets: []int{0, 4}, ResetAfter: true}).Forward(x, up(t, randn(t, rng, 3, 6)), up(t, randn(t, rng, 2, 6)), up(t, randn(t, rng, 6)), nil)
+			return err
+		}, "want bias [2 6]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.run()
+			var oe *ops.Error
+			require.ErrorAs(t, err, &oe)
+			require.ErrorContains(t, err, c.msg)
+		})
+	}
+}
