@@ -106,8 +106,8 @@ func softmaxRowGrad[T tensor.Float](p, dp []T) {
 }
 
 type attentionOp struct {
-	a     AttentionAttrs
-	probs any // []T [..., Tq, Tk], for Backward
+	a   AttentionAttrs
+	lse []float64 // [B·H·Tq] log Σ exp of each query's allowed scores, for Backward
 }
 
 // AttentionOp returns scaled dot-product attention (Vaswani et al. 2017;
@@ -119,8 +119,16 @@ type attentionOp struct {
 // heads axis, [B, T, d]) and an optional float mask [B, Tk] (see
 // AttentionAttrs for the masks and what a fully masked query gives). The
 // output is [B, H, Tq, dv] (or [B, Tq, dv]). Gradients flow to q, k and v;
-// the mask has none. The probabilities [B, H, Tq, Tk] are kept for the
-// backward pass (no flash-style tiling yet).
+// the mask has none.
+//
+// The kernels are tiled flash-style (Dao et al. 2022, FlashAttention):
+// the [Tq, Tk] probability matrix is never stored. Forward walks blocks of
+// keys with the online softmax (Milakov and Gimelshein 2018; Algorithm 1),
+// rescaling a query's output when its running maximum grows, and keeps
+// only each query's log-sum-exp; Backward recomputes the probabilities
+// from it (Algorithm 2) one block of queries at a time. The memory beyond
+// the inputs and outputs is one float64 per query plus a few tiles per
+// core, linear in the sequence lengths (attention_flash.go).
 func AttentionOp(a AttentionAttrs) Op { return &attentionOp{a: a} }
 
 // Attention returns the scaled dot-product attention of q, k, v; mask may be nil.
@@ -156,6 +164,14 @@ func (o *attentionOp) dims(in []*tensor.Tensor) (attnDims, attnMask, error) {
 	return d, m, err
 }
 
+// scale returns the score scale: the attribute, or 1/sqrt(d) when it is 0.
+func (o *attentionOp) scale(d attnDims) float64 {
+	if o.a.Scale != 0 {
+		return o.a.Scale
+	}
+	return 1 / math.Sqrt(float64(max(d.d, 1)))
+}
+
 func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if len(in) != 3 && len(in) != 4 {
 		return nil, Errorf("attention", in, "want inputs q, k, v and optional mask")
@@ -171,52 +187,33 @@ func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	scale := o.a.Scale
-	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(max(d.d, 1)))
-	}
 	outShape := append(in[0].Shape()[:in[0].Rank()-1].Clone(), d.dv)
 	out := tensor.Zeros(dt, outShape...)
+	f := newFlash(d, m, o.scale(d))
+	o.lse = make([]float64, d.b*d.heads*d.tq)
 	switch dt {
 	case tensor.Float32:
-		o.probs = attentionForward(d, m, scale, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s())
+		flashForward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s(), o.lse)
 	case tensor.Float64:
-		o.probs = attentionForward(d, m, scale, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s())
+		flashForward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s(), o.lse)
 	}
 	return out, nil
 }
 
-// attentionForward computes, per (batch, head), P = masked softmax(scale·Q·Kᵀ)
-// and out = P·V with two GEMMs, and returns P.
-func attentionForward[T tensor.Float](d attnDims, m attnMask, scale float64, q, k, v, out []T) []T {
-	p := make([]T, d.b*d.heads*d.tq*d.tk)
-	for bh := 0; bh < d.b*d.heads; bh++ {
-		b := bh / d.heads
-		pb := p[bh*d.tq*d.tk : (bh+1)*d.tq*d.tk]
-		gemm.Gemm(false, true, d.tq, d.tk, d.d, T(scale), q[bh*d.tq*d.d:], d.d, k[bh*d.tk*d.d:], d.d, 0, pb, d.tk)
-		for i := 0; i < d.tq; i++ {
-			maskedSoftmax(pb[i*d.tk:(i+1)*d.tk], func(j int) bool { return m.allowed(b, i, j) })
-		}
-		gemm.Gemm(false, false, d.tq, d.dv, d.tk, 1, pb, d.tk, v[bh*d.tk*d.dv:], d.dv, 0, out[bh*d.tq*d.dv:], d.dv)
-	}
-	return p
-}
-
 func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
-	d, _, _ := o.dims(in)
-	scale := o.a.Scale
-	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(max(d.d, 1)))
-	}
+	d, m, _ := o.dims(in)
+	f := newFlash(d, m, o.scale(d))
 	grads := make([]*tensor.Tensor, len(in))
 	for i := 0; i < 3; i++ {
-		grads[i] = tensor.ZerosLike(in[i]) // all three are cheap next to dP
+		grads[i] = tensor.ZerosLike(in[i]) // the kernel accumulates all three
 	}
 	switch out.DType() {
 	case tensor.Float32:
-		attentionBackward(d, scale, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), o.probs.([]float32), gout.Float32s(), grads[0].Float32s(), grads[1].Float32s(), grads[2].Float32s())
+		flashBackward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), gout.Float32s(), o.lse,
+			grads[0].Float32s(), grads[1].Float32s(), grads[2].Float32s())
 	case tensor.Float64:
-		attentionBackward(d, scale, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), o.probs.([]float64), gout.Float64s(), grads[0].Float64s(), grads[1].Float64s(), grads[2].Float64s())
+		flashBackward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), gout.Float64s(), o.lse,
+			grads[0].Float64s(), grads[1].Float64s(), grads[2].Float64s())
 	}
 	for i := 0; i < 3; i++ {
 		if !need[i] {
@@ -224,22 +221,6 @@ func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 		}
 	}
 	return grads, nil
-}
-
-// attentionBackward: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP - rowsum(dP∘P)),
-// dQ = scale·dS·K, dK = scale·dSᵀ·Q, per (batch, head).
-func attentionBackward[T tensor.Float](d attnDims, scale float64, q, k, v, p, dout, dq, dk, dv []T) {
-	ds := make([]T, d.tq*d.tk)
-	for bh := 0; bh < d.b*d.heads; bh++ {
-		pb, do := p[bh*d.tq*d.tk:(bh+1)*d.tq*d.tk], dout[bh*d.tq*d.dv:]
-		gemm.Gemm(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dv[bh*d.tk*d.dv:], d.dv)
-		gemm.Gemm(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, v[bh*d.tk*d.dv:], d.dv, 0, ds, d.tk)
-		for i := 0; i < d.tq; i++ {
-			softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], ds[i*d.tk:(i+1)*d.tk])
-		}
-		gemm.Gemm(false, false, d.tq, d.d, d.tk, T(scale), ds, d.tk, k[bh*d.tk*d.d:], d.d, 0, dq[bh*d.tq*d.d:], d.d)
-		gemm.Gemm(true, false, d.tk, d.d, d.tq, T(scale), ds, d.tk, q[bh*d.tq*d.d:], d.d, 0, dk[bh*d.tk*d.d:], d.d)
-	}
 }
 
 type additiveAttentionOp struct {

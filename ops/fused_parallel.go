@@ -1,0 +1,48 @@
+package ops
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// minParallelWork is the amount of work (multiply-adds or elements touched)
+// below which the fused kernels stay on the caller's goroutine: starting
+// and joining a goroutine costs a few microseconds, about what one core
+// does in that time.
+const minParallelWork = 1 << 16
+
+// parallelTasks runs tasks 0..n-1 on up to GOMAXPROCS goroutines, each
+// taking the next task in turn (so a core slowed by other work takes
+// fewer), or on the caller's goroutine when work is below
+// minParallelWork. newWorker is called once per goroutine and returns the
+// function that runs one task with that goroutine's scratch buffers.
+func parallelTasks(n, work int, newWorker func() func(task int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if work < minParallelWork || workers <= 1 {
+		if n > 0 {
+			run := newWorker()
+			for t := 0; t < n; t++ {
+				run(t)
+			}
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			run := newWorker()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= n {
+					return
+				}
+				run(t)
+			}
+		}()
+	}
+	wg.Wait()
+}
