@@ -1,0 +1,239 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"slices"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// reduceCodes number the reductions as the RedOp enum of
+// kernels/reduce.cu does; redTies counts the elements equal to the
+// extreme, for the gradient of max and min.
+var reduceCodes = map[string]int{"sum": 0, "mean": 1, "max": 2, "min": 3, "variance": 4, "logsumexp": 5}
+
+const (
+	redTies    = 6
+	redMaxDims = 16 // RED_MAXDIMS of kernels/reduce.cu
+)
+
+// Reduce is one application of ops.ReduceOp(name, axes, keepDims) on the
+// device: sum, mean, max, min, variance (population, ddof 0) or logsumexp
+// of x over axes, with TF's semantics as ops: negative axes count from the
+// end, no axes means every axis, keepDims keeps each reduced axis with
+// size 1, and an empty axis gives TF's identities (sum 0, max -Inf, min
+// +Inf, logsumexp -Inf, mean and variance NaN). Sums run in double.
+//
+// Gradients follow TF as ops does: sum and mean broadcast the upstream
+// gradient back (mean divided by the count), max and min split it equally
+// among the tied extremes, variance has 2(x - mean)/N and logsumexp
+// exp(x - y). Forward keeps references to x and to its output, which
+// must stay unchanged until Backward, and for variance saves the means;
+// Free releases them.
+type Reduce struct {
+	d        *Device
+	name     string
+	axes     []int
+	keepDims bool
+
+	// Saved by Forward.
+	x, y    *Buffer
+	mean    *Buffer // variance: each output's mean, float64
+	geo     []int64 // kernels/reduce.cu's RGeo
+	bgeo    []int64 // reduce_bwd's dims of x with their output strides
+	nout, n int
+	rows    bool // reduce_rows (a block per output) rather than reduce_cols
+}
+
+// ReduceOp returns the op of ops.ReduceOp(name, axes, keepDims) on the
+// device; an unknown name is an error of Forward.
+func (d *Device) ReduceOp(name string, axes []int, keepDims bool) *Reduce {
+	return &Reduce{d: d, name: name, axes: slices.Clone(axes), keepDims: keepDims}
+}
+
+// plan checks the axes as ops does and returns the output shape, saving
+// the merged geometry: axes of size 1 are dropped and adjacent axes that
+// are both reduced or both kept merge into one, so a reduction over the
+// last axis is [kept, reduced] whatever x's rank.
+func (o *Reduce) plan(x *Buffer) (tensor.Shape, error) {
+	in := []*Buffer{x}
+	rank := len(x.shape)
+	reduced := make([]bool, rank)
+	for _, a := range o.axes {
+		ax, err := tensor.Axis(a, rank)
+		if err != nil {
+			return nil, opError(o.name, in, "%v", err)
+		}
+		if reduced[ax] {
+			return nil, opError(o.name, in, "axis %d repeated in axes %v", a, o.axes)
+		}
+		reduced[ax] = true
+	}
+	out := tensor.Shape{}
+	type dim struct {
+		size    int
+		reduced bool
+	}
+	var dims []dim
+	for ax, s := range x.shape {
+		red := len(o.axes) == 0 || reduced[ax]
+		switch {
+		case !red:
+			out = append(out, s)
+		case o.keepDims:
+			out = append(out, 1)
+		}
+		if s == 1 {
+			continue
+		}
+		if k := len(dims) - 1; k >= 0 && dims[k].reduced == red {
+			dims[k].size *= s
+			continue
+		}
+		dims = append(dims, dim{s, red})
+	}
+	var kd, ks, rd, rs []int64
+	o.nout, o.n = 1, 1
+	stride, ostride := 1, 1
+	ostrides := make([]int64, len(dims))
+	for k := len(dims) - 1; k >= 0; k-- {
+		if dims[k].reduced {
+			rd, rs = append(rd, int64(dims[k].size)), append(rs, int64(stride))
+			o.n *= dims[k].size
+		} else {
+			kd, ks = append(kd, int64(dims[k].size)), append(ks, int64(stride))
+			ostrides[k] = int64(ostride)
+			ostride *= dims[k].size
+			o.nout *= dims[k].size
+		}
+		stride *= dims[k].size
+	}
+	if len(dims) > redMaxDims {
+		return nil, opError(o.name, in, "the CUDA reduction takes at most %d alternating runs of reduced and kept axes, got %d", redMaxDims, len(dims))
+	}
+	slices.Reverse(kd)
+	slices.Reverse(ks)
+	slices.Reverse(rd)
+	slices.Reverse(rs)
+	o.geo = slices.Concat([]int64{int64(len(kd)), int64(len(rd))}, kd, ks, rd, rs)
+	o.bgeo = []int64{int64(len(dims))}
+	for _, d := range dims {
+		o.bgeo = append(o.bgeo, int64(d.size))
+	}
+	o.bgeo = append(o.bgeo, ostrides...)
+	// A block per output when the innermost run is reduced, so its threads
+	// read adjacent elements, or when there are too few outputs to fill
+	// the GPU with a thread each; otherwise a thread per output.
+	innerReduced := len(dims) > 0 && dims[len(dims)-1].reduced
+	o.rows = o.n >= 32 && (innerReduced || o.nout < 4096)
+	return out, nil
+}
+
+// launch runs reduce_rows or reduce_cols for op code with y and aux as
+// the kernel takes them; called inside do.
+func (o *Reduce) launch(code int, y, aux *Buffer) error {
+	d := o.d
+	geo, err := d.upIndex(o.geo)
+	if err != nil {
+		return err
+	}
+	defer geo.Free()
+	name, grid, block := "reduce_cols", grid1(o.nout), block1
+	if o.rows {
+		name, grid, block = "reduce_rows", rowGrid(o.nout), rowBlock(o.n)
+	}
+	return d.launch(name, grid, block, i64(code), ptr(o.x), ptr(y), ptr(aux), ptr(geo), i64(o.nout), i64(o.n))
+}
+
+// Forward returns the reduction of x; see Reduce.
+func (o *Reduce) Forward(x *Buffer) (*Buffer, error) {
+	in := []*Buffer{x}
+	if err := o.d.checkInputs(o.name, in...); err != nil {
+		return nil, err
+	}
+	code, ok := reduceCodes[o.name]
+	if !ok {
+		return nil, opError(o.name, in, "unknown reduction %q; want sum, mean, max, min, variance or logsumexp", o.name)
+	}
+	o.Free()
+	shape, err := o.plan(x)
+	if err != nil {
+		return nil, err
+	}
+	o.x = x
+	d := o.d
+	var y *Buffer
+	err = d.do(func() error {
+		var err error
+		if y, err = d.newBuffer(tensor.Float32, shape); err != nil {
+			return err
+		}
+		if o.name == "variance" {
+			if o.mean, err = d.newBuffer(tensor.Float64, tensor.Shape{o.nout}); err != nil {
+				return err
+			}
+		}
+		if o.nout == 0 {
+			return nil
+		}
+		return o.launch(code, y, o.mean)
+	})
+	if err != nil {
+		o.Free()
+		freeAll(y)
+		return nil, err
+	}
+	o.y = y
+	return y, nil
+}
+
+// Backward returns the gradient of x for the upstream gradient gout of
+// the output's shape; see Reduce.
+func (o *Reduce) Backward(gout *Buffer) (*Buffer, error) {
+	if o.y == nil {
+		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
+	}
+	in := []*Buffer{o.x, o.y, gout}
+	if err := o.d.checkInputs(o.name, in...); err != nil {
+		return nil, err
+	}
+	if !gout.shape.Equal(o.y.shape) {
+		return nil, opError(o.name, in, "want gout of the output's shape %v", o.y.shape)
+	}
+	d, code, total := o.d, reduceCodes[o.name], o.x.Size()
+	var dx *Buffer
+	err := d.do(func() error {
+		var err error
+		if dx, err = d.newBuffer(tensor.Float32, o.x.shape); err != nil || total == 0 {
+			return err
+		}
+		aux := o.mean
+		if o.name == "max" || o.name == "min" {
+			ties, err := d.newBuffer(tensor.Float64, tensor.Shape{o.nout})
+			if err != nil {
+				return err
+			}
+			defer ties.Free()
+			if err := o.launch(redTies, o.y, ties); err != nil {
+				return err
+			}
+			aux = ties
+		}
+		bgeo, err := d.upIndex(o.bgeo)
+		if err != nil {
+			return err
+		}
+		defer bgeo.Free()
+		return d.launch("reduce_bwd", grid1(total), block1, i64(code), ptr(o.x), ptr(o.y), ptr(gout), ptr(aux),
+			ptr(bgeo), ptr(dx), i64(total), i64(o.n))
+	})
+	return done(dx, err)
+}
+
+// Free releases the means Forward saved for variance and drops its
+// references to x and the output.
+func (o *Reduce) Free() {
+	freeAll(o.mean)
+	o.mean, o.x, o.y = nil, nil, nil
+}

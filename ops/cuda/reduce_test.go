@@ -1,0 +1,103 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReduce(t *testing.T) {
+	rng := tensor.NewRNG(41)
+	for _, c := range []struct {
+		shape, axes []int
+	}{
+		{[]int{4, 10}, []int{1}},
+		{[]int{3, 5, 7}, []int{0, 2}},
+		{[]int{3, 5, 7}, []int{1}},
+		{[]int{3, 5, 7}, nil},
+		{[]int{2, 1, 513}, []int{-1}},
+		{[]int{127, 3}, []int{0}},
+		{[]int{17, 1, 3, 4}, []int{0, 1, 3}},
+		{[]int{6, 200}, []int{0}},     // few steps, kept inner axis: a thread per output
+		{[]int{100, 6}, []int{0}},     // few outputs, kept inner axis: a block per output
+		{[]int{3, 2, 1029}, []int{2}}, // rows longer than a block
+		{[]int{1, 1}, nil},
+		{[]int{5, 0, 3}, []int{1}}, // an empty axis: TF's identities
+		{[]int{0, 3}, []int{1}},    // no outputs
+	} {
+		for name := range reduceCodes {
+			for _, keep := range []bool{false, true} {
+				t.Run(fmt.Sprint(name, c.shape, c.axes, keep), func(t *testing.T) {
+					x := randn(t, rng, c.shape...)
+					xs := x.Float32s()
+					switch name {
+					case "max", "min": // coarse values, so that extremes tie
+						for i, v := range xs {
+							xs[i] = float32(math.Round(float64(v)*2) / 2)
+						}
+					case "logsumexp":
+						if len(xs) > 0 {
+							xs[0] = 80 // the shift must keep exp finite
+						}
+					}
+					op := ops.ReduceOp(name, c.axes, keep)
+					out, err := op.Forward([]*tensor.Tensor{x})
+					require.NoError(t, err)
+					gout := randn(t, rng, out.Shape()...)
+					want, grads := cpuOp(t, ops.ReduceOp(name, c.axes, keep), []*tensor.Tensor{x}, gout, []bool{true})
+					o := dev.ReduceOp(name, c.axes, keep)
+					defer o.Free()
+					y, err := o.Forward(up(t, x))
+					require.NoError(t, err)
+					defer y.Free()
+					requireClose(t, want, y, tolReduce, "forward")
+					dx, err := o.Backward(up(t, gout))
+					require.NoError(t, err)
+					defer dx.Free()
+					requireClose(t, grads[0], dx, tolReduce, "backward")
+				})
+			}
+		}
+	}
+	x := up(t, randn(t, rng, 2, 3))
+	_, err := dev.ReduceOp("sum", []int{1, -1}, false).Forward(x)
+	require.ErrorContains(t, err, "repeated")
+	_, err = dev.ReduceOp("sum", []int{2}, false).Forward(x)
+	require.Error(t, err)
+	_, err = dev.ReduceOp("median", nil, false).Forward(x)
+	require.ErrorContains(t, err, "unknown reduction")
+	o := dev.ReduceOp("sum", []int{0}, false)
+	y, err := o.Forward(x)
+	require.NoError(t, err)
+	defer y.Free()
+	_, err = o.Backward(x)
+	require.ErrorContains(t, err, "want gout of the output's shape [3]")
+}
+
+// BenchmarkReduceSum sums [4096, 1024] over its last axis (a block per
+// row, reading adjacent elements) and over its first (a block per column,
+// each warp reading 32 rows apart: the slow layout); GB/s counts reading x
+// once.
+func BenchmarkReduceSum(b *testing.B) {
+	x := upB(b, 4096, 1024)
+	for _, axis := range []int{1, 0} {
+		b.Run(fmt.Sprint("axis", axis), func(b *testing.B) {
+			o := dev.ReduceOp("sum", []int{axis}, false)
+			b.ResetTimer()
+			for b.Loop() {
+				y, err := o.Forward(x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				y.Free()
+			}
+			b.ReportMetric(4096*1024*4*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
