@@ -6,18 +6,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 )
 
 // cnnSteps times training steps of the book's MNIST CNN (conv 5×5×20, pool,
 // batch norm, conv 5×5×50, pool, fc 10) with Adam 1e-3 on a batch of 64,
-// after one warm-up step, and returns samples per second.
-func cnnSteps(b *testing.B) float64 {
+// after one warm-up step, and returns samples per second. With reuse, one
+// tape serves every step and is released after each (Tape.Release), as
+// mnist.Train does; without, every step has a new tape and leaves its
+// tensors to the garbage collector.
+func cnnSteps(b *testing.B, reuse bool) float64 {
 	net, err := mnist.NewCNN(tensor.NewRNG(2))
 	require.NoError(b, err)
 	step := adamStep(b, net)
+	if reuse {
+		step = releasingStep(b, net)
+	}
 	step()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -29,9 +37,31 @@ func cnnSteps(b *testing.B) float64 {
 }
 
 // BenchmarkCNNTrainStep is one training step of the MNIST CNN, with
-// allocations per step.
+// allocations per step: "release" reuses the step's memory through
+// Tape.Release, "new_tape" is the same step without it, for comparison in
+// one run.
 func BenchmarkCNNTrainStep(b *testing.B) {
-	b.ReportMetric(cnnSteps(b), "samples/s")
+	b.Run("release", func(b *testing.B) { b.ReportMetric(cnnSteps(b, true), "samples/s") })
+	b.Run("new_tape", func(b *testing.B) { b.ReportMetric(cnnSteps(b, false), "samples/s") })
+}
+
+// releasingStep is adamStep on one tape that is released after every step.
+func releasingStep(b *testing.B, net mnist.Model) func() {
+	images, labels := mlpBatch(b)
+	y := tensor.MustFromSlice(labels)
+	opt, err := optim.NewAdam(net.Params(), optim.LR(1e-3))
+	require.NoError(b, err)
+	tape := graph.NewTape()
+	return func() {
+		loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(images)), y)
+		if err := tape.Backward(loss); err != nil {
+			b.Fatal(err)
+		}
+		if err := opt.Step(); err != nil {
+			b.Fatal(err)
+		}
+		tape.Release()
+	}
 }
 
 // BenchmarkCNNTrainStepVsReference times the same step on Gemm's pure-Go
@@ -39,9 +69,9 @@ func BenchmarkCNNTrainStep(b *testing.B) {
 // ones in one run, and reports samples/s for each and their ratio.
 func BenchmarkCNNTrainStepVsReference(b *testing.B) {
 	restore := gemm.UseReference()
-	ref := cnnSteps(b)
+	ref := cnnSteps(b, true)
 	restore()
-	fast := cnnSteps(b)
+	fast := cnnSteps(b, true)
 	b.ReportMetric(ref, "ref_samples/s")
 	b.ReportMetric(fast, "samples/s")
 	b.ReportMetric(fast/ref, "speedup")

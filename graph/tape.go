@@ -13,6 +13,34 @@
 // still never panics on a user's mistake.
 //
 // A Tape is not safe for concurrent use; use one tape per goroutine.
+//
+// # Reusing memory across steps
+//
+// A training loop that calls Tape.Release after each step (once the
+// optimizer has stepped and the loss has been read) makes almost no garbage:
+// Release gives the storage of the step's op outputs and gradients back to
+// tensor's pool, where the next step's ops find tensors of the same sizes,
+// and keeps the tape's own records for the next step. The rule that makes
+// this safe: after Release, the values of the step are dead. Reading one
+// (Tensor, Grad, Item, Shape) or passing it to an op is an error, never
+// stale data. A tensor handed out before Release stays the caller's: Release
+// never reuses the storage of a tensor that Value.Tensor or Value.Grad
+// returned or that Detach made a constant (nor of any view sharing it), of a
+// tensor given to Const, Var or BackwardWith, of a parameter, its gradient
+// or an optimizer's state. What it reuses is what no caller could hold.
+//
+//	tape := graph.NewTape()
+//	for batch := range batches {
+//		loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(batch.Images)), batch.Labels)
+//		if err := tape.Backward(loss); err != nil {
+//			return err
+//		}
+//		if err := opt.Step(); err != nil {
+//			return err
+//		}
+//		l, _ := loss.Item()
+//		tape.Release() // loss is dead from here on; l is a plain float64
+//	}
 package graph
 
 import (
@@ -26,18 +54,61 @@ import (
 
 // Tape records the ops of one forward pass.
 type Tape struct {
-	nodes    []*node
+	nodes    []node
 	vars     []*Value // every value that takes part in backward
 	params   map[*Param]*Value
 	training bool
 	grad     bool
 	err      error
+
+	// Memory that Release recycles or reuses (see the package doc).
+	gen    uint64           // the step; Release moves on to the next
+	values []*Value         // every value made on the tape this step
+	slab   []Value          // where new values are cut from
+	grads  []*tensor.Tensor // every gradient Backward made this step
+	keep   []*tensor.Tensor // tensors of callers: never recycled
+	args   []*Value         // node inputs, cut per node
+	tins   []*tensor.Tensor // op input tensors, cut per op call
+	needs  []bool           // Backward's need flags, cut per node
+	sparse map[*Value]*SparseRows
+	rec    tensor.Recycler
 }
 
 type node struct {
 	op  ops.Op
 	in  []*Value
 	out *Value
+}
+
+// slabSize is the number of values allocated at once. A slab is never
+// reused after Release, since callers may still hold pointers to its
+// (dead) values.
+const slabSize = 64
+
+// newValue returns a new value of the current step, cut from the slab.
+func (t *Tape) newValue(x *tensor.Tensor) *Value {
+	if t == nil { // Const on the nil tape of a failed value
+		return &Value{t: x}
+	}
+	if len(t.slab) == cap(t.slab) {
+		t.slab = make([]Value, 0, slabSize)
+	}
+	t.slab = append(t.slab, Value{tape: t, gen: t.gen, t: x})
+	v := &t.slab[len(t.slab)-1]
+	t.values = append(t.values, v)
+	return v
+}
+
+// cut returns n fresh elements at the end of *arena, growing it as needed;
+// earlier cuts stay valid (a grown arena leaves them in the old array).
+func cut[T any](arena *[]T, n int) []T {
+	a := *arena
+	if len(a)+n > cap(a) {
+		a = make([]T, 0, max(2*cap(a), n, 64))
+	}
+	s := a[len(a) : len(a)+n : len(a)+n]
+	*arena = a[:len(a)+n]
+	return s
 }
 
 // NewTape returns a tape in training mode that records for Backward.
@@ -68,10 +139,13 @@ func (t *Tape) SetRecording(on bool) { t.grad = on }
 func (t *Tape) Err() error { return t.err }
 
 func (t *Tape) fail(err error) *Value {
-	if t != nil && t.err == nil {
+	if t == nil {
+		return &Value{err: err}
+	}
+	if t.err == nil {
 		t.err = err
 	}
-	return &Value{tape: t, err: err}
+	return &Value{tape: t, gen: t.gen, err: err}
 }
 
 // Fail returns a failed value carrying err, for layers and helpers that
@@ -83,7 +157,10 @@ func (t *Tape) Const(x *tensor.Tensor) *Value {
 	if x == nil {
 		return t.fail(errors.New("graph: Const of a nil tensor"))
 	}
-	return &Value{tape: t, t: x}
+	if t != nil {
+		t.keep = append(t.keep, x)
+	}
+	return t.newValue(x)
 }
 
 // Var wraps a tensor as a leaf whose gradient Backward computes; read it
@@ -143,30 +220,38 @@ func failed(v *Value, err error) *Value {
 // every graph function is built; call it directly for an op that has no
 // graph function of its own.
 func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
-	ts := make([]*tensor.Tensor, len(in))
 	requires := false
 	for i, v := range in {
 		if v == nil {
 			return t.fail(fmt.Errorf("%s: input %d is a nil value", op.Name(), i))
 		}
 		if v.err != nil {
-			return &Value{tape: t, err: v.err}
+			return &Value{tape: t, gen: t.gen, err: v.err}
 		}
 		if v.tape != t {
 			return t.fail(fmt.Errorf("%s: input %d belongs to another tape", op.Name(), i))
 		}
-		ts[i] = v.t
+		if v.gen != t.gen {
+			return t.fail(fmt.Errorf("%s: input %d: %w", op.Name(), i, errReleased))
+		}
 		requires = requires || v.requiresGrad
+	}
+	ts := cut(&t.tins, len(in))
+	for i, v := range in {
+		ts[i] = v.t
 	}
 	out, err := op.Forward(ts)
 	if err != nil {
 		return t.fail(err)
 	}
-	v := &Value{tape: t, t: out}
+	v := t.newValue(out)
+	v.made = true
 	if requires && t.grad {
 		v.requiresGrad = true
 		t.vars = append(t.vars, v)
-		t.nodes = append(t.nodes, &node{op: op, in: in, out: v})
+		args := cut(&t.args, len(in))
+		copy(args, in)
+		t.nodes = append(t.nodes, node{op: op, in: args, out: v})
 	}
 	return v
 }
@@ -177,8 +262,11 @@ func (t *Tape) Backward(loss *Value) error {
 	if loss == nil {
 		return errors.New("graph: Backward of a nil value")
 	}
-	if loss.err != nil {
-		return loss.err
+	if err := loss.Err(); err != nil {
+		return err
+	}
+	if loss.tape != t {
+		return errors.New("graph: Backward of a value from another tape")
 	}
 	if loss.t.Size() != 1 {
 		return fmt.Errorf("graph: Backward of a non-scalar of shape %v; use BackwardWith", loss.t.Shape())
@@ -187,7 +275,8 @@ func (t *Tape) Backward(loss *Value) error {
 	if err != nil {
 		return err
 	}
-	return t.BackwardWith(loss, one)
+	t.grads = append(t.grads, one)
+	return t.backward(loss, one)
 }
 
 // BackwardWith back-propagates a given upstream gradient g of v's shape.
@@ -204,12 +293,18 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	if v == nil || g == nil {
 		return errors.New("graph: BackwardWith of a nil value or gradient")
 	}
-	if v.err != nil {
-		return v.err
+	if err := v.Err(); err != nil {
+		return err
 	}
 	if v.tape != t {
 		return errors.New("graph: BackwardWith of a value from another tape")
 	}
+	t.keep = append(t.keep, g)
+	return t.backward(v, g)
+}
+
+// backward is BackwardWith after its checks, and Backward's body.
+func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 	if !g.Shape().Equal(v.t.Shape()) || g.DType() != v.t.DType() {
 		return fmt.Errorf("graph: upstream gradient %v%v for a value %v%v", g.DType(), g.Shape(), v.t.DType(), v.t.Shape())
 	}
@@ -220,18 +315,22 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 		x.grad = nil
 	}
 	v.grad = g
-	sparse := map[*Value]*SparseRows{} // parameter leaves' sparse gradients
+	if t.sparse == nil {
+		t.sparse = map[*Value]*SparseRows{}
+	}
+	sparse := t.sparse // parameter leaves' sparse gradients
+	clear(sparse)
 	for i := len(t.nodes) - 1; i >= 0; i-- {
-		n := t.nodes[i]
+		n := &t.nodes[i]
 		if n.out.grad == nil {
 			continue
 		}
-		in := make([]*tensor.Tensor, len(n.in))
-		need := make([]bool, len(n.in))
+		in := cut(&t.tins, len(n.in))
+		need := cut(&t.needs, len(n.in))
 		for j, x := range n.in {
 			in[j], need[j] = x.t, x.requiresGrad
 		}
-		if err := sparseGrads(n, in, need, sparse); err != nil {
+		if err := t.sparseGrads(n, in, need, sparse); err != nil {
 			return err
 		}
 		if !slices.Contains(need, true) {
@@ -243,7 +342,11 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 		}
 		for j, x := range n.in {
 			if need[j] && grads[j] != nil {
+				t.grads = append(t.grads, grads[j])
 				x.grad = accumulate(x.grad, grads[j])
+				if x.grad != grads[j] {
+					t.grads = append(t.grads, x.grad)
+				}
 			}
 		}
 	}
@@ -264,7 +367,7 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 // sparseGrads takes from n's op, if it is an ops.SparseGrader, the sparse
 // gradients of the inputs that are parameter leaves, merges each into
 // acc[leaf] and clears its need, so Backward does not build it densely.
-func sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*Value]*SparseRows) error {
+func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*Value]*SparseRows) error {
 	sg, ok := n.op.(ops.SparseGrader)
 	if !ok {
 		return nil
@@ -277,6 +380,7 @@ func sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*Value]*Spar
 		if !ok {
 			continue
 		}
+		t.keep = append(t.keep, vals) // a parameter may hold it
 		s := &SparseRows{Rows: rows, Values: vals}
 		if err := s.Validate(x.t); err != nil {
 			return fmt.Errorf("%s sparse backward: %w", n.op.Name(), err)
@@ -284,6 +388,7 @@ func sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*Value]*Spar
 		if prev := acc[x]; prev != nil {
 			s = mergeRows(prev, s)
 		}
+		t.keep = append(t.keep, s.Values) // a parameter may hold it
 		acc[x], need[j] = s, false
 	}
 	return nil
@@ -300,4 +405,57 @@ func accumulate(acc, g *tensor.Tensor) *tensor.Tensor {
 		panic("graph: gradient accumulation: " + err.Error())
 	}
 	return sum
+}
+
+// errReleased is the error of a value used after its tape's Release.
+var errReleased = errors.New("graph: value of a step that Tape.Release ended")
+
+// Release ends the step: it gives the storage of the step's op outputs and
+// gradients back to tensor's pool for the next step's ops, and empties the
+// tape for the next step, keeping its mode (training, recording) and the
+// memory of its records. Every value of the step is dead afterwards: its
+// methods and the ops report an error naming Release. Tensors a caller was
+// given (Value.Tensor, Value.Grad, Detach, and those passed to Const, Var
+// and BackwardWith), parameters and their gradients are never reused; see
+// the package doc. Releasing a tape that was never used does nothing.
+func (t *Tape) Release() {
+	for _, v := range t.values {
+		switch {
+		case v.kept || !v.made:
+			t.rec.Keep(v.t)
+		default:
+			t.rec.Add(v.t)
+		}
+		if v.kept {
+			t.rec.Keep(v.grad)
+		}
+	}
+	for _, g := range t.grads {
+		t.rec.Add(g)
+	}
+	for _, k := range t.keep {
+		t.rec.Keep(k)
+	}
+	t.rec.Flush()
+
+	t.gen++
+	clear(t.nodes)
+	t.nodes = t.nodes[:0]
+	clear(t.vars)
+	t.vars = t.vars[:0]
+	clear(t.values)
+	t.values = t.values[:0]
+	clear(t.grads)
+	t.grads = t.grads[:0]
+	clear(t.keep)
+	t.keep = t.keep[:0]
+	clear(t.args)
+	t.args = t.args[:0]
+	clear(t.tins)
+	t.tins = t.tins[:0]
+	t.needs = t.needs[:0]
+	clear(t.sparse)
+	clear(t.params)
+	t.slab = nil
+	t.err = nil
 }

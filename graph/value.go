@@ -7,23 +7,38 @@ import (
 // Value is a tensor computed on a tape, or the error that stopped it.
 type Value struct {
 	tape         *Tape
+	gen          uint64 // the tape's step that made it
 	t            *tensor.Tensor
 	err          error
 	requiresGrad bool
 	grad         *tensor.Tensor
 	param        *Param
+	made         bool // t is an op's output, which Release may recycle
+	kept         bool // t or grad was handed to a caller: never recycled
 }
 
+// released reports whether v's tape has been released since v was made.
+func (v *Value) released() bool { return v.tape != nil && v.gen != v.tape.gen }
+
 // Tensor returns the computed tensor, or the error that failed this value.
+// The tensor stays valid after Tape.Release (Release never reuses a tensor
+// it handed out); the value itself does not.
 func (v *Value) Tensor() (*tensor.Tensor, error) {
-	if v.err != nil {
-		return nil, v.err
+	if err := v.Err(); err != nil {
+		return nil, err
 	}
+	v.kept = true
 	return v.t, nil
 }
 
-// Err returns the error that failed this value, or nil.
-func (v *Value) Err() error { return v.err }
+// Err returns the error that failed this value, or nil; for a value whose
+// tape was released since, the error says so.
+func (v *Value) Err() error {
+	if v.err == nil && v.released() {
+		return errReleased
+	}
+	return v.err
+}
 
 // Tape returns the tape the value was computed on (nil for a nil value).
 func (v *Value) Tape() *Tape {
@@ -35,7 +50,7 @@ func (v *Value) Tape() *Tape {
 
 // Shape returns the value's shape, or nil for a failed value.
 func (v *Value) Shape() tensor.Shape {
-	if v.err != nil {
+	if v.Err() != nil {
 		return nil
 	}
 	return v.t.Shape()
@@ -43,7 +58,7 @@ func (v *Value) Shape() tensor.Shape {
 
 // DType returns the value's dtype, or 0 for a failed value.
 func (v *Value) DType() tensor.DType {
-	if v.err != nil {
+	if v.Err() != nil {
 		return 0
 	}
 	return v.t.DType()
@@ -51,8 +66,8 @@ func (v *Value) DType() tensor.DType {
 
 // Item returns the single element of a size-1 value.
 func (v *Value) Item() (float64, error) {
-	if v.err != nil {
-		return 0, v.err
+	if err := v.Err(); err != nil {
+		return 0, err
 	}
 	return v.t.Item()
 }
@@ -60,16 +75,27 @@ func (v *Value) Item() (float64, error) {
 // Grad returns the gradient Backward computed for this value, or nil. It is
 // dense; for a parameter's leaf it holds only the dense part of the
 // gradient, so read a parameter's gradient from its Param (Grad, or
-// SparseGrad after sparse-only use such as embedding lookups).
-func (v *Value) Grad() *tensor.Tensor { return v.grad }
+// SparseGrad after sparse-only use such as embedding lookups). It is nil
+// after the tape's Release; a gradient returned before stays valid.
+func (v *Value) Grad() *tensor.Tensor {
+	if v.released() {
+		return nil
+	}
+	if v.grad != nil {
+		v.kept = true
+	}
+	return v.grad
+}
 
 // RequiresGrad reports whether Backward computes a gradient for this value.
 func (v *Value) RequiresGrad() bool { return v.requiresGrad }
 
-// Detach returns the same tensor as a constant: gradients stop here.
+// Detach returns the same tensor as a constant: gradients stop here. The
+// tensor is then the caller's: Tape.Release does not reuse it.
 func (v *Value) Detach() *Value {
-	if v.err != nil {
+	if v.Err() != nil {
 		return v
 	}
-	return &Value{tape: v.tape, t: v.t}
+	v.kept = true
+	return v.tape.newValue(v.t)
 }

@@ -86,16 +86,17 @@ func dtypeOfSlice(data any) (DType, int, error) {
 	return 0, 0, fmt.Errorf("tensor: unsupported backing %v (want []float32, []float64, []int32 or []int64)", reflect.TypeOf(data))
 }
 
-func makeSlice(dt DType, n int) any {
+// makeSlice returns a zeroed slice of n elements of dt with capacity c.
+func makeSlice(dt DType, n, c int) any {
 	switch dt {
 	case Float32:
-		return make([]float32, n)
+		return make([]float32, n, c)
 	case Float64:
-		return make([]float64, n)
+		return make([]float64, n, c)
 	case Int32:
-		return make([]int32, n)
+		return make([]int32, n, c)
 	case Int64:
-		return make([]int64, n)
+		return make([]int64, n, c)
 	}
 	panic("tensor: invalid dtype " + dt.String())
 }

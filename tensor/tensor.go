@@ -23,10 +23,12 @@ import (
 type Tensor struct {
 	dtype DType
 	shape Shape
-	data  any // []float32, []float64, []int32 or []int64 of exactly shape.Size() elements
+	data  any  // []float32, []float64, []int32 or []int64 of exactly shape.Size() elements
+	owned bool // data was allocated here (not a caller's slice), so a Recycler may pool it
 }
 
-// New returns a zero-filled tensor of the given dtype and shape.
+// New returns a zero-filled tensor of the given dtype and shape. Its
+// storage may come from the pool that Recycler fills (see Recycler).
 func New(dt DType, shape ...int) (*Tensor, error) {
 	if err := checkDims(shape); err != nil {
 		return nil, err
@@ -34,7 +36,7 @@ func New(dt DType, shape ...int) (*Tensor, error) {
 	if dt.Size() == 0 {
 		return nil, fmt.Errorf("tensor: invalid dtype %v", dt)
 	}
-	return &Tensor{dtype: dt, shape: Shape(shape).Clone(), data: makeSlice(dt, Shape(shape).Size())}, nil
+	return alloc(dt, shape, true), nil
 }
 
 // Zeros is New for callers that have already validated shape; it panics on
@@ -215,7 +217,7 @@ func (t *Tensor) Ints() ([]int, error) {
 
 // Clone returns a deep copy.
 func (t *Tensor) Clone() *Tensor {
-	c := &Tensor{dtype: t.dtype, shape: t.shape.Clone(), data: makeSlice(t.dtype, t.Size())}
+	c := alloc(t.dtype, t.shape, false)
 	copyData(c.data, t.data)
 	return c
 }

@@ -1,0 +1,272 @@
+package tensor
+
+import (
+	"math/bits"
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// Storage reuse. A training step makes the same tensors, of the same sizes,
+// step after step: op outputs, their gradients, the loss. Rather than leave
+// each to the garbage collector and allocate it again, a Recycler (which
+// graph.Tape.Release drives) hands the storage of a finished step back to a
+// process-wide pool, and New, Zeros, Full and Clone take from that pool
+// before they allocate. This is the caching allocator of PyTorch's CUDA
+// backend and TensorFlow's BFC allocator, in its simplest form: free lists
+// keyed by size class, on sync.Pool so that the garbage collector may still
+// drop what stays unused.
+//
+// Sizes are rounded up to a class: exact up to 8 elements, then four
+// classes per power of two (10, 12, 14, 16, 20, 24, ...), so a tensor's
+// capacity is at most 25% above its size and a buffer serves every later
+// request of its class. Only storage that New and its friends allocated is
+// ever pooled: a tensor built by FromSlice or FromDense wraps its caller's
+// memory and is never reused behind the caller's back.
+
+// maxClassBits bounds pooled sizes to 2^maxClassBits elements; larger
+// tensors are allocated and collected as usual.
+const maxClassBits = 40
+
+// numClasses is the number of size classes: sizes 1..8, then four per
+// power of two from 2^3 up to 2^maxClassBits.
+const numClasses = 9 + 4*(maxClassBits-3)
+
+// pools holds the free tensors of each dtype (index dtype-1) and class.
+var pools [4][numClasses]sync.Pool
+
+// sizeClass returns the class of n elements (n >= 1) and its size, the
+// capacity New gives a tensor of n elements; ok is false above the largest
+// class.
+func sizeClass(n int) (class, size int, ok bool) {
+	if n <= 8 {
+		return n, n, true
+	}
+	k := bits.Len(uint(n - 1)) // 2^(k-1) < n <= 2^k, k >= 4
+	if k > maxClassBits {
+		return 0, n, false
+	}
+	half, step := 1<<(k-1), 1<<(k-3)
+	j := (n - half + step - 1) / step // 1..4
+	return 8 + 4*(k-4) + j, half + j*step, true
+}
+
+// floorClass returns the largest class whose size is at most c, the class
+// a buffer of capacity c can serve, or false when c is 0 or too large.
+func floorClass(c int) (int, bool) {
+	if c <= 0 {
+		return 0, false
+	}
+	class, size, ok := sizeClass(c)
+	if !ok {
+		return 0, false
+	}
+	if size > c {
+		class--
+	}
+	return class, true
+}
+
+// alloc returns a tensor of dtype dt and shape, from the pool when one of
+// its class is free; its storage is zeroed when zero is set, else holds
+// stale values that the caller overwrites. dt and shape are valid.
+func alloc(dt DType, shape Shape, zero bool) *Tensor {
+	n := shape.Size()
+	class, size, ok := sizeClass(n)
+	if n == 0 || !ok {
+		return &Tensor{dtype: dt, shape: shape.Clone(), data: makeSlice(dt, n, n), owned: n > 0}
+	}
+	if v := pools[dt-1][class].Get(); v != nil {
+		t := v.(*Tensor)
+		t.shape = append(t.shape[:0], shape...)
+		if lenOf(t.data) != n {
+			t.data = resize(t.data, n) // a new slice header: one small allocation
+		}
+		if zero {
+			clearData(t.data)
+		}
+		return t
+	}
+	return &Tensor{dtype: dt, shape: shape.Clone(), data: makeSlice(dt, n, size), owned: true}
+}
+
+// recycle puts t, which nothing else uses any more, into its pool.
+func recycle(t *Tensor) {
+	if !t.owned || t.dtype < Float32 || t.dtype > Int64 {
+		return
+	}
+	if class, ok := floorClass(capOf(t.data)); ok {
+		pools[t.dtype-1][class].Put(t)
+	}
+}
+
+func lenOf(data any) int {
+	switch s := data.(type) {
+	case []float32:
+		return len(s)
+	case []float64:
+		return len(s)
+	case []int32:
+		return len(s)
+	case []int64:
+		return len(s)
+	}
+	return 0
+}
+
+func capOf(data any) int {
+	switch s := data.(type) {
+	case []float32:
+		return cap(s)
+	case []float64:
+		return cap(s)
+	case []int32:
+		return cap(s)
+	case []int64:
+		return cap(s)
+	}
+	return 0
+}
+
+// resize returns data's slice re-cut to n elements (n <= its capacity).
+func resize(data any, n int) any {
+	switch s := data.(type) {
+	case []float32:
+		return s[:n]
+	case []float64:
+		return s[:n]
+	case []int32:
+		return s[:n]
+	case []int64:
+		return s[:n]
+	}
+	panic("unreachable")
+}
+
+func clearData(data any) {
+	switch s := data.(type) {
+	case []float32:
+		clear(s)
+	case []float64:
+		clear(s)
+	case []int32:
+		clear(s)
+	case []int64:
+		clear(s)
+	}
+}
+
+// storage returns the address range [lo, hi) of t's backing array from its
+// first element to the end of its capacity; lo == hi when it has none.
+func storage(t *Tensor) (lo, hi uintptr) {
+	var p unsafe.Pointer
+	switch s := t.data.(type) {
+	case []float32:
+		p = unsafe.Pointer(unsafe.SliceData(s))
+	case []float64:
+		p = unsafe.Pointer(unsafe.SliceData(s))
+	case []int32:
+		p = unsafe.Pointer(unsafe.SliceData(s))
+	case []int64:
+		p = unsafe.Pointer(unsafe.SliceData(s))
+	}
+	c := capOf(t.data)
+	if p == nil || c == 0 {
+		return 0, 0
+	}
+	lo = uintptr(p)
+	return lo, lo + uintptr(c*t.dtype.Size())
+}
+
+// A Recycler collects the tensors one computation made and, at Flush, gives
+// back to the pool the storage that no kept tensor shares. graph.Tape uses
+// one per tape: its op outputs and gradients are Added, and everything that
+// outlives the step (constants, parameters, tensors the user was handed) is
+// Kept.
+//
+// Tensors share storage through views (Reshape, Row, SliceRows), and an op
+// may return one of its inputs, so Flush groups the tensors whose storage
+// overlaps and frees a group only when none of its tensors is kept and one
+// of them is the storage's own allocation (made by New, Zeros, Full, Clone
+// and friends) covering the whole group. That tensor's storage and the
+// Tensor itself go back to the pool; the next New of its size class may
+// return it. So a tensor added and not kept must not be used after Flush,
+// nor any view of it: that is the caller's promise.
+//
+// The zero Recycler is ready to use. It is not safe for concurrent use.
+type Recycler struct {
+	spans []span
+}
+
+type span struct {
+	lo, hi uintptr
+	t      *Tensor
+	keep   bool
+}
+
+// Add marks t, a tensor the computation made, as free after Flush unless a
+// kept tensor shares its storage. A nil t is ignored.
+func (r *Recycler) Add(t *Tensor) { r.add(t, false) }
+
+// Keep marks t as in use after Flush: neither its storage nor that of any
+// tensor sharing it is given back. A nil t is ignored.
+func (r *Recycler) Keep(t *Tensor) { r.add(t, true) }
+
+func (r *Recycler) add(t *Tensor, keep bool) {
+	if t == nil {
+		return
+	}
+	lo, hi := storage(t)
+	if lo == hi {
+		return
+	}
+	r.spans = append(r.spans, span{lo: lo, hi: hi, t: t, keep: keep})
+}
+
+// Flush gives back the storage of every group of added tensors that no
+// kept tensor shares, forgets everything added and kept, and returns the
+// number of buffers given back.
+func (r *Recycler) Flush() int {
+	slices.SortFunc(r.spans, func(a, b span) int {
+		switch {
+		case a.lo != b.lo:
+			return cmpPtr(a.lo, b.lo)
+		default:
+			return cmpPtr(b.hi, a.hi) // the widest first
+		}
+	})
+	freed := 0
+	for i := 0; i < len(r.spans); {
+		g := r.spans[i]
+		j, keep, root := i+1, g.keep, (*Tensor)(nil)
+		hi := g.hi
+		for ; j < len(r.spans) && r.spans[j].lo < hi; j++ {
+			keep = keep || r.spans[j].keep
+			hi = max(hi, r.spans[j].hi)
+		}
+		for _, s := range r.spans[i:j] {
+			if s.lo == g.lo && s.hi == hi && s.t.owned {
+				root = s.t
+				break
+			}
+		}
+		if !keep && root != nil {
+			recycle(root)
+			freed++
+		}
+		i = j
+	}
+	clear(r.spans)
+	r.spans = r.spans[:0]
+	return freed
+}
+
+func cmpPtr(a, b uintptr) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
