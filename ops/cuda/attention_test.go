@@ -105,3 +105,40 @@ func TestAttentionErrors(t *testing.T) {
 	_, _, _, err := dev.AttentionOp(ops.AttentionAttrs{}).Backward(q)
 	require.ErrorContains(t, err, "Backward before Forward")
 }
+
+// BenchmarkAttention is the fused attention at the shape, batch 8,
+// 8 heads, 1024 queries and keys, head dim 64, no mask: forward alone and
+// forward plus backward. The GFLOP/s count 4·B·H·Tq·Tk·d for the forward
+// pass (q·kᵀ and p·v) and 2.5 times that for the backward pass, the
+// FlashAttention papers' convention (the kernels recompute more).
+func BenchmarkAttention(b *testing.B) {
+	const batch, heads, t, d = 8, 8, 1024, 64
+	q, k, v := upB(b, batch, heads, t, d), upB(b, batch, heads, t, d), upB(b, batch, heads, t, d)
+	gout := upB(b, batch, heads, t, d)
+	fwd := 4 * float64(batch*heads*t*t*d)
+	for _, backward := range []bool{false, true} {
+		name, flops := "forward", fwd
+		if backward {
+			name, flops = "forward_backward", 3.5*fwd
+		}
+		b.Run(name, func(b *testing.B) {
+			o := dev.AttentionOp(ops.AttentionAttrs{})
+			b.Cleanup(o.Free)
+			for b.Loop() {
+				y, err := o.Forward(q, k, v, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if backward {
+					dq, dk, dv, err := o.Backward(gout)
+					if err != nil {
+						b.Fatal(err)
+					}
+					freeAll(dq, dk, dv)
+				}
+				y.Free()
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

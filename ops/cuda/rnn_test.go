@@ -167,3 +167,33 @@ func TestRNNErrors(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLSTM is the fused LSTM at the shape, batch 64 of 100
+// steps, input and hidden 512, forward and backward (every gradient). The
+// GFLOP/s count the GEMMs: 2·total·4H·(In + H) forward, twice that
+// backward (δh, dx, dW, dU).
+func BenchmarkLSTM(b *testing.B) {
+	const batch, steps, nIn, h = 64, 100, 512, 512
+	off := make([]int, batch+1)
+	for i := range off {
+		off[i] = i * steps
+	}
+	x, w, u, bias := upB(b, batch*steps, nIn), upB(b, nIn, 4*h), upB(b, h, 4*h), upB(b, 4*h)
+	gout := upB(b, batch*steps, 2*h)
+	flops := 3 * 2 * float64(batch*steps) * 4 * h * (nIn + h)
+	o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
+	b.Cleanup(o.Free)
+	b.ResetTimer()
+	for b.Loop() {
+		y, err := o.Forward(x, w, u, bias, nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g, err := o.Backward(gout, [7]bool{true, true, true, true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		freeAll(append(g[:], y)...)
+	}
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
