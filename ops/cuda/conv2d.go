@@ -128,28 +128,38 @@ func (c *Conv2D) Forward(x, w, b *Buffer) (*Buffer, error) {
 	var y *Buffer
 	err := d.do(func() error {
 		var err error
-		if y, err = d.newBuffer(tensor.Float32, tensor.Shape{c.n, c.o, g.OH, g.OW}); err != nil || y.Size() == 0 {
+		if y, err = d.newBuffer(tensor.Float32, tensor.Shape{c.n, c.o, g.OH, g.OW}); err != nil {
 			return err
 		}
-		col, err := c.im2col(x)
-		if err != nil {
-			return err
-		}
-		defer col.Free()
-		og, kg, p := c.o/c.group, g.rows()/c.group, g.cols()
-		// y[i, k] (og×p) = w[k] (og×kg) · col[i, k] (kg×p), z = i·groups + k.
-		if err := (gemmCall{m: og, n: p, k: kg, batch: c.n * c.group, alpha: 1,
-			a: w, lda: kg, strideA: og * kg, modA: c.group,
-			b: col, ldb: p, strideB: kg * p,
-			c: y, ldc: p, strideC: og * p}).run(d); err != nil {
-			return err
-		}
-		if b == nil {
-			return nil
-		}
-		return d.launch("add_bias", grid1(y.Size()), block1, ptr(y), ptr(b), i64(c.n), i64(c.o), i64(p))
+		return c.forward(y)
 	})
 	return done(y, err)
+}
+
+// forward writes the convolution of the inputs check saved into y
+// [N, O, OH, OW]; called inside do.
+func (c *Conv2D) forward(y *Buffer) error {
+	d, g := c.d, c.g
+	if y.Size() == 0 {
+		return nil
+	}
+	col, err := c.im2col(c.x)
+	if err != nil {
+		return err
+	}
+	defer col.Free()
+	og, kg, p := c.o/c.group, g.rows()/c.group, g.cols()
+	// y[i, k] (og×p) = w[k] (og×kg) · col[i, k] (kg×p), z = i·groups + k.
+	if err := (gemmCall{m: og, n: p, k: kg, batch: c.n * c.group, alpha: 1,
+		a: c.w, lda: kg, strideA: og * kg, modA: c.group,
+		b: col, ldb: p, strideB: kg * p,
+		c: y, ldc: p, strideC: og * p}).run(d); err != nil {
+		return err
+	}
+	if c.b == nil {
+		return nil
+	}
+	return d.launch("add_bias", grid1(y.Size()), block1, ptr(y), ptr(c.b), i64(c.n), i64(c.o), i64(p))
 }
 
 // im2col lowers x into a new [N, C·KH·KW, OH·OW] buffer; called inside do.
