@@ -213,6 +213,65 @@ func parityRuns(op string) (gpuRun, bool) {
 			t.Cleanup(func() { freeAll(y, dx); o.Free() })
 			return y, map[int]*Buffer{0: dx}, ""
 		}, true
+	case "lstm":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			// Inputs x, W, U, b, then peephole (5 or 7) and h0, c0 (6 or 7).
+			var b [7]*Buffer
+			slots := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
+			if len(in)%2 == 1 {
+				slots = append(slots, LSTMGradPeephole)
+			}
+			if len(in) >= 6 {
+				slots = append(slots, LSTMGradH0, LSTMGradC0)
+			}
+			var need [7]bool
+			for i, s := range slots {
+				b[s], need[s] = up(t, in[i]), true
+			}
+			o := dev.LSTMOp(ops.LSTMAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse})
+			y, err := o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+			require.NoError(t, err)
+			g, err := o.Backward(up(t, gout), need)
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
+			grads := map[int]*Buffer{}
+			for i, s := range slots {
+				grads[i] = g[s]
+			}
+			return y, grads, ""
+		}, true
+	case "gru":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			var h0 *Buffer
+			if len(in) == 5 {
+				h0 = up(t, in[4])
+			}
+			o := dev.GRUOp(ops.GRUAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse, ResetAfter: c.Attrs.ResetAfter})
+			y, err := o.Forward(up(t, in[0]), up(t, in[1]), up(t, in[2]), up(t, in[3]), h0)
+			require.NoError(t, err)
+			g, err := o.Backward(up(t, gout), [5]bool{true, true, true, true, true})
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
+			grads := map[int]*Buffer{}
+			for i := range in {
+				grads[i] = g[i]
+			}
+			return y, grads, ""
+		}, true
+	case "attention":
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			var mask *Buffer
+			if len(in) == 4 {
+				mask = up(t, in[3])
+			}
+			o := dev.AttentionOp(ops.AttentionAttrs{KeyLengths: c.Attrs.KeyLengths, Causal: c.Attrs.Causal, Scale: c.Attrs.Scale})
+			y, err := o.Forward(up(t, in[0]), up(t, in[1]), up(t, in[2]), mask)
+			require.NoError(t, err)
+			dq, dk, dv, err := o.Backward(up(t, gout))
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(y, dq, dk, dv); o.Free() })
+			return y, map[int]*Buffer{0: dq, 1: dk, 2: dv}, ""
+		}, true
 	}
 	return nil, false
 }
