@@ -119,38 +119,44 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 // l·exp(m_old - m) + Σ exp(s - m), and returns exp(m_old - m), the factor
 // by which the row's output so far must be rescaled.
 func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64) float64 {
-	mt := math.Inf(-1)
-	for c, x := range s[:lim] {
-		if keep == nil || keep[c] {
-			mt = max(mt, float64(x))
+	clear(s[lim:])
+	s = s[:lim]
+	if keep != nil {
+		for c := range s {
+			if !keep[c] {
+				s[c] = T(math.Inf(-1))
+			}
 		}
+	}
+	mt := math.Inf(-1)
+	for _, x := range s {
+		mt = max(mt, float64(x))
 	}
 	if math.IsInf(mt, -1) { // nothing seen in this block
 		clear(s)
 		return 1
 	}
 	mNew := max(*m, mt)
-	sum := 0.0
-	if keep == nil {
-		for c, x := range s[:lim] {
-			e := math.Exp(float64(x) - mNew)
-			s[c] = T(e)
-			sum += e
-		}
-	} else {
-		for c, x := range s[:lim] {
-			e := 0.0
-			if keep[c] {
-				e = math.Exp(float64(x) - mNew)
-			}
-			s[c] = T(e)
-			sum += e
-		}
-	}
-	clear(s[lim:])
+	sum := expShift(s, mNew)
 	alpha := math.Exp(*m - mNew)
 	*m, *l = mNew, *l*alpha+sum
 	return alpha
+}
+
+// expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
+// the sum; m is a maximum of x, so exactly a T. float32 rows go through
+// the vector exponential (exp32.go).
+func expShift[T tensor.Float](x []T, m float64) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		return float64(expShift32(x32, float32(m)))
+	}
+	sum := 0.0
+	for c, v := range x {
+		e := math.Exp(float64(v) - m)
+		x[c] = T(e)
+		sum += e
+	}
+	return sum
 }
 
 // scaleRow multiplies x by a.
@@ -213,20 +219,30 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 
 // probRow overwrites the scores s of one query with its probabilities
 // exp(s - lse) on the first lim keys that keep allows (all of them when
-// keep is nil) and 0 elsewhere.
+// keep is nil) and 0 elsewhere. In float32 it takes exp(s - float32(lse))
+// with the vector exponential and multiplies by exp(float32(lse) - lse),
+// which restores the bits of lse that float32 drops.
 func probRow[T tensor.Float](s []T, lim int, keep []bool, lse float64) {
-	if keep == nil {
-		for c, x := range s[:lim] {
-			s[c] = T(math.Exp(float64(x) - lse))
-		}
-	} else {
-		for c, x := range s[:lim] {
-			e := 0.0
-			if keep[c] {
-				e = math.Exp(float64(x) - lse)
+	clear(s[lim:])
+	s = s[:lim]
+	if math.IsInf(lse, 1) { // the query sees no key
+		clear(s)
+		return
+	}
+	if keep != nil {
+		for c := range s {
+			if !keep[c] {
+				s[c] = T(math.Inf(-1))
 			}
-			s[c] = T(e)
 		}
 	}
-	clear(s[lim:])
+	if s32, ok := any(s).([]float32); ok {
+		shift := float32(lse)
+		expShift32(s32, shift)
+		scaleRow(s32, math.Exp(float64(shift)-lse))
+		return
+	}
+	for c, x := range s {
+		s[c] = T(math.Exp(float64(x) - lse))
+	}
 }

@@ -1,0 +1,71 @@
+package ops
+
+import "math"
+
+// The float32 exponential of the fused softmax-type kernels, Cephes'
+// expf (S. L. Moshier, Cephes Math Library): x = n·ln 2 + r with
+// n = round(x·log2 e) and |r| <= ln 2/2, ln 2 split in two parts (c1 is
+// exact in float32, so n·c1 is exact), then
+//
+//	exp(r) ≈ 1 + r + r²·(p5 + r·(p4 + r·(p3 + r·(p2 + r·(p1 + r·p0)))))
+//
+// and exp(x) = exp(r)·2^n built in the exponent bits. Its error is about
+// one float32 ulp, the rounding that the float32 result of math.Exp
+// carries anyway, at a fraction of math.Exp's cost, and the AVX2 kernel
+// (exp32_amd64.s) does eight at a time. The kernels call it on x - max or
+// x - logsumexp, never above 0; arguments above ln 2^127 are clamped
+// there, so it never overflows. Below ln 2^-126 the result is 0
+// (subnormal values are dropped, as Eigen's and TF's float32 exp do), which
+// also sends a masked score of -Inf to exactly 0.
+const (
+	expLo    = -87.33654475      // ln 2^-126
+	expHi    = 88.02969193111305 // ln 2^127, where larger arguments are clamped
+	expLog2e = 1.44269504088896341
+	expC1    = 0.693359375
+	expC2    = -2.12194440e-4
+	expP0    = 1.9875691500e-4
+	expP1    = 1.3981999507e-3
+	expP2    = 8.3334519073e-3
+	expP3    = 4.1665795894e-2
+	expP4    = 1.6666665459e-1
+	expP5    = 5.0000001201e-1
+)
+
+// expf32 is exp(x) in float32 by the method above, one element at a time.
+func expf32(x float32) float32 {
+	if !(x >= expLo) { // below the range, -Inf or NaN
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	x = min(x, expHi)
+	n := float32(math.RoundToEven(float64(x * expLog2e)))
+	r := fma32(-n, expC1, x)
+	r = fma32(-n, expC2, r)
+	p := fma32(expP0, r, expP1)
+	p = fma32(p, r, expP2)
+	p = fma32(p, r, expP3)
+	p = fma32(p, r, expP4)
+	p = fma32(p, r, expP5)
+	y := fma32(p, r*r, r) + 1
+	return y * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
+
+// fma32 is a·b + c in float32 with the product kept exact, as the FMA
+// instructions of the vector kernel (a float32 product is exact in
+// float64; the sum is rounded to float64 and then to float32, which only
+// rarely differs from one rounding).
+func fma32(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
+
+// expShift32 overwrites x with exp(x - m) and returns their sum: the
+// exp-and-sum pass of a softmax row whose maximum is m.
+func expShift32(x []float32, m float32) float32 {
+	n, s := expShiftVec(x, m)
+	for i := n; i < len(x); i++ {
+		e := expf32(x[i] - m)
+		x[i] = e
+		s += e
+	}
+	return s
+}

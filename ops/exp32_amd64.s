@@ -1,0 +1,115 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// The polynomial of expf32 (exp32.go), p0 to p5, eight copies each.
+DATA expPoly<>+0(SB)/4, $0x39506967
+DATA expPoly<>+4(SB)/4, $0x39506967
+DATA expPoly<>+8(SB)/4, $0x39506967
+DATA expPoly<>+12(SB)/4, $0x39506967
+DATA expPoly<>+16(SB)/4, $0x39506967
+DATA expPoly<>+20(SB)/4, $0x39506967
+DATA expPoly<>+24(SB)/4, $0x39506967
+DATA expPoly<>+28(SB)/4, $0x39506967
+DATA expPoly<>+32(SB)/4, $0x3ab743ce
+DATA expPoly<>+36(SB)/4, $0x3ab743ce
+DATA expPoly<>+40(SB)/4, $0x3ab743ce
+DATA expPoly<>+44(SB)/4, $0x3ab743ce
+DATA expPoly<>+48(SB)/4, $0x3ab743ce
+DATA expPoly<>+52(SB)/4, $0x3ab743ce
+DATA expPoly<>+56(SB)/4, $0x3ab743ce
+DATA expPoly<>+60(SB)/4, $0x3ab743ce
+DATA expPoly<>+64(SB)/4, $0x3c088908
+DATA expPoly<>+68(SB)/4, $0x3c088908
+DATA expPoly<>+72(SB)/4, $0x3c088908
+DATA expPoly<>+76(SB)/4, $0x3c088908
+DATA expPoly<>+80(SB)/4, $0x3c088908
+DATA expPoly<>+84(SB)/4, $0x3c088908
+DATA expPoly<>+88(SB)/4, $0x3c088908
+DATA expPoly<>+92(SB)/4, $0x3c088908
+DATA expPoly<>+96(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+100(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+104(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+108(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+112(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+116(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+120(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+124(SB)/4, $0x3d2aa9c1
+DATA expPoly<>+128(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+132(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+136(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+140(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+144(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+148(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+152(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+156(SB)/4, $0x3e2aaaaa
+DATA expPoly<>+160(SB)/4, $0x3f000000
+DATA expPoly<>+164(SB)/4, $0x3f000000
+DATA expPoly<>+168(SB)/4, $0x3f000000
+DATA expPoly<>+172(SB)/4, $0x3f000000
+DATA expPoly<>+176(SB)/4, $0x3f000000
+DATA expPoly<>+180(SB)/4, $0x3f000000
+DATA expPoly<>+184(SB)/4, $0x3f000000
+DATA expPoly<>+188(SB)/4, $0x3f000000
+GLOBL expPoly<>(SB), RODATA|NOPTR, $192
+
+// BCAST broadcasts the float32 bits imm into the eight lanes of y.
+#define BCAST(imm, x, y) MOVL imm, AX; VMOVD AX, x; VPBROADCASTD x, y
+
+// func expShiftAVX2(x *float32, n int, m float32) float32
+//
+// Overwrites x[0:n] (n a multiple of 8) with exp(x - m), eight lanes at a
+// time by expf32's method, and returns their sum.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y15
+	BCAST($0xc2aeac50, X14, Y14) // lo = ln 2^-126
+	BCAST($0x42b00f34, X13, Y13) // hi = ln 2^127
+	BCAST($0x3fb8aa3b, X12, Y12) // log2(e)
+	BCAST($0x3f318000, X11, Y11) // c1, ln 2's high part
+	BCAST($0xb95e8083, X10, Y10) // c2, ln 2's low part
+	BCAST($0x3f800000, X9, Y9)   // 1
+	BCAST($127, X7, Y7)          // the exponent bias
+	VXORPS       Y8, Y8, Y8      // the sum
+	SHRQ         $3, CX
+	JZ           done
+
+loop:
+	VMOVUPS      (DI), Y0
+	VSUBPS       Y15, Y0, Y0         // x - m
+	VCMPPS       $1, Y14, Y0, Y1     // mask of x < lo, whose exp is 0
+	VMAXPS       Y14, Y0, Y0
+	VMINPS       Y13, Y0, Y0
+	VMULPS       Y12, Y0, Y2
+	VCVTPS2DQ    Y2, Y6              // n = round(x·log2 e), to nearest even
+	VCVTDQ2PS    Y6, Y2
+	VFNMADD231PS Y11, Y2, Y0         // r = x - n·c1
+	VFNMADD231PS Y10, Y2, Y0         // r -= n·c2
+	VMOVUPS      expPoly<>+0(SB), Y4
+	VFMADD213PS  expPoly<>+32(SB), Y0, Y4 // p = p·r + p1
+	VFMADD213PS  expPoly<>+64(SB), Y0, Y4
+	VFMADD213PS  expPoly<>+96(SB), Y0, Y4
+	VFMADD213PS  expPoly<>+128(SB), Y0, Y4
+	VFMADD213PS  expPoly<>+160(SB), Y0, Y4
+	VMULPS       Y0, Y0, Y5          // r²
+	VFMADD213PS  Y0, Y5, Y4          // p·r² + r
+	VADDPS       Y9, Y4, Y4          // + 1
+	VPADDD       Y7, Y6, Y6
+	VPSLLD       $23, Y6, Y6         // 2^n
+	VMULPS       Y6, Y4, Y4
+	VANDNPS      Y4, Y1, Y4          // 0 where x < lo
+	VMOVUPS      Y4, (DI)
+	VADDPS       Y4, Y8, Y8
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          loop
+
+done:
+	VEXTRACTF128 $1, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VZEROUPPER
+	MOVSS        X8, ret+24(FP)
+	RET

@@ -1,0 +1,65 @@
+package ops
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// expf32Tol is the relative error allowed to expf32 against math.Exp
+// rounded to float32: two float32 ulps (2^-23 each, relative to at most
+// twice the value).
+const expf32Tol = 2.4e-7
+
+func TestExpf32MatchesMathExp(t *testing.T) {
+	worst := 0.0
+	for x := float32(-87.3); x <= 88; x += 0.0137 {
+		want := math.Exp(float64(x))
+		got := float64(expf32(x))
+		worst = max(worst, math.Abs(got-want)/want)
+	}
+	require.Less(t, worst, expf32Tol)
+	for _, tc := range []struct {
+		x, want float32
+	}{
+		{0, 1},
+		{float32(math.Inf(-1)), 0},
+		{-88, 0}, // below ln 2^-126: subnormal results are dropped
+		{-1000, 0},
+	} {
+		require.Equal(t, tc.want, expf32(tc.x), "exp(%v)", tc.x)
+	}
+	require.True(t, math.IsNaN(float64(expf32(float32(math.NaN())))))
+	require.InEpsilon(t, math.Exp(float64(float32(expHi))), float64(expf32(1000)), expf32Tol, "clamped at ln 2^127")
+}
+
+// TestExpShift32MatchesReference runs the vector kernel and the scalar
+// tail on rows of odd lengths, with masked (-Inf) entries, against
+// math.Exp.
+func TestExpShift32MatchesReference(t *testing.T) {
+	for _, n := range []int{1, 3, 8, 17, 127, 513} {
+		x := f32(randn(uint64(n), n)).Float32s()
+		for i := range x {
+			x[i] *= 8
+			if i%5 == 3 {
+				x[i] = float32(math.Inf(-1))
+			}
+		}
+		m := x[0]
+		for _, v := range x {
+			m = max(m, v)
+		}
+		want := make([]float64, n)
+		wantSum := 0.0
+		for i, v := range x {
+			want[i] = math.Exp(float64(v - m))
+			wantSum += want[i]
+		}
+		sum := expShift32(x, m)
+		for i, w := range want {
+			require.InDelta(t, w, float64(x[i]), expf32Tol*w, "n %d, element %d", n, i)
+		}
+		require.InEpsilon(t, wantSum, float64(sum), 1e-6, "n %d", n)
+	}
+}
