@@ -273,7 +273,7 @@ func parityRuns(op string) (gpuRun, bool) {
 			return y, map[int]*Buffer{0: dq, 1: dk, 2: dv}, ""
 		}, true
 	}
-	return nil, false
+	return parityRunsA(op)
 }
 
 // pair reads an [h, w] attr; absent is {0, 0}, the ops' default.
