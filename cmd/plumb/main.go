@@ -1,7 +1,7 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
 //	plumb parity [--dir DIR]
 package main
@@ -15,7 +15,7 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
   plumb parity [--dir DIR]
 `

@@ -44,6 +44,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fly", "mnist"}, "unknown command"},
 		{[]string{"eval", "mnist"}, "--load FILE is required"},
 		{[]string{"train", "mnist", "--model", "rnn"}, `unknown model "rnn"`},
+		{[]string{"train", "mnist", "--device", "tpu"}, `--device "tpu": want cpu or cuda`},
 		{[]string{"eval", "mnist", "--load", "/nonexistent/x.safetensors"}, "no such file"},
 	} {
 		err := run(c.args, &out, &errOut)

@@ -33,7 +33,11 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	save := fs.String("save", "", "write a checkpoint (safetensors) here after training")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
+	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkDevice(*device, *model); err != nil {
 		return err
 	}
 	train, test, err := mnistData(*dir)
@@ -54,13 +58,17 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := newProgressBar(stderr)
-	err = mnist.Train(net, opt, train, test, mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed},
-		bar.update,
-		func(e mnist.Epoch) {
-			bar.clear()
-			fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
-				e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
-		})
+	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
+	epochEnd := func(e mnist.Epoch) {
+		bar.clear()
+		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
+			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
+	}
+	if *device == "cuda" {
+		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.update, epochEnd, stdout)
+	} else {
+		err = mnist.Train(net, opt, train, test, cfg, bar.update, epochEnd)
+	}
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,11 @@ func MNISTCNNParamNames() []string {
 	return names
 }
 
+// TrainableNames returns the names of the trainable parameters in the
+// order of the optimizer's parameters (Optimizer().Slots(i) belongs to
+// the i-th).
+func (m *MNISTCNN) TrainableNames() []string { return MNISTCNNParamNames()[:cnnTrained] }
+
 // NewMNISTCNN uploads the CNN's tensors, params by name (float32, with
 // models/mnist's names and shapes; see MNISTCNNParamNames), allocates the
 // buffers of batches of up to batch images and the optimizer cfg over the

@@ -1,0 +1,20 @@
+//go:build !cuda
+
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A binary built without the cuda tag says how to get one that trains on
+// the GPU, before it loads any data.
+func TestDeviceCUDAWithoutTheTag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run([]string{"train", "mnist", "--device", "cuda"}, &out, &errOut)
+	require.ErrorContains(t, err, "built without CUDA")
+	require.ErrorContains(t, err, "go build -tags cuda ./cmd/plumb")
+	require.Empty(t, out.String())
+}
