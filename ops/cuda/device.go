@@ -41,6 +41,7 @@ type Device struct {
 	mem     *Allocator
 
 	mu       sync.Mutex
+	tf32     bool // GEMMs use the TF32 tensor-core kernel (SetTF32)
 	closed   bool
 	launched []string // kernels launched by the current call, for errors
 }
@@ -87,7 +88,16 @@ func (d *Device) init() error {
 	if err != nil {
 		return err
 	}
+	major, _, err := d.dev.ComputeCapability()
+	if err != nil {
+		return &Error{Call: "cuDeviceGetAttribute", Detail: "compute capability", Err: err}
+	}
 	for _, f := range files {
+		// *_sm80.ptx (the TF32 tensor-core GEMM) is compiled for compute_80
+		// and fails to load on older GPUs; their GEMM keeps the plain kernel.
+		if strings.HasSuffix(f, "_sm80.ptx") && major < 8 {
+			continue
+		}
 		src, err := ptxFiles.ReadFile(f)
 		if err != nil {
 			return err

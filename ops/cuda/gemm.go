@@ -23,30 +23,54 @@ type gemmCall struct {
 	strideB, strideC int
 }
 
-// sgemm tile sizes, as in kernels/gemm.cu, and the grid's y and z limit.
+// sgemm tile sizes, as in kernels/gemm.cu, the TF32 kernel's
+// (kernels/gemm_tf32_sm80.cu), and the grid's y and z limit.
 const (
-	gemmTile   = 64
-	gemmThread = 256
-	maxGridYZ  = 65535
+	gemmTile     = 64
+	gemmThread   = 256
+	gemmTileTF32 = 128
+	maxGridYZ    = 65535
 )
 
-// run launches the call; called inside do.
+// run launches the call, on the TF32 tensor-core kernel when SetTF32 has
+// turned it on; called inside do.
 func (g gemmCall) run(d *Device) error {
 	if g.m == 0 || g.n == 0 || g.batch == 0 {
 		return nil
 	}
-	grid := [3]int{(g.n + gemmTile - 1) / gemmTile, (g.m + gemmTile - 1) / gemmTile, g.batch}
+	kernel, tile := "sgemm", gemmTile
+	if d.tf32 {
+		kernel, tile = "sgemm_tf32", gemmTileTF32
+	}
+	grid := [3]int{(g.n + tile - 1) / tile, (g.m + tile - 1) / tile, g.batch}
 	if grid[1] > maxGridYZ || grid[2] > maxGridYZ {
-		return &Error{Call: "cuLaunchKernel", Kernel: "sgemm", Grid: grid, Block: [3]int{gemmThread, 1, 1},
+		return &Error{Call: "cuLaunchKernel", Kernel: kernel, Grid: grid, Block: [3]int{gemmThread, 1, 1},
 			Err: fmt.Errorf("grid y and z are limited to %d: m %d, batch %d", maxGridYZ, g.m, g.batch)}
 	}
 	modA := max(g.modA, 1)
 	at := func(b *Buffer, off int) uint64 { return uint64(b.ptr) + uint64(off)*4 }
-	return d.launch("sgemm", grid, [3]int{gemmThread, 1, 1},
+	return d.launch(kernel, grid, [3]int{gemmThread, 1, 1},
 		flag(g.transA), flag(g.transB), i64(g.m), i64(g.n), i64(g.k), f64(float64(g.alpha)),
 		at(g.a, g.aOff), i64(g.lda), i64(g.strideA), i64(modA),
 		at(g.b, g.bOff), i64(g.ldb), i64(g.strideB), f64(float64(g.beta)),
 		at(g.c, g.cOff), i64(g.ldc), i64(g.strideC))
+}
+
+// SetTF32 chooses the kernel of every GEMM on the device, and so of MatMul,
+// conv2d and the recurrent ops: on, the TF32 tensor-core kernel
+// (kernels/gemm_tf32_sm80.cu; compute capability 8.0 or later), off (the
+// default), the plain float32 kernel. TF32 rounds the inputs to a 10-bit
+// mantissa, so a product may be off by about 2^-10 of Σ|a·b| where float32
+// is off by about 2^-24·sqrt(K) of it: enough for training (NVIDIA's and
+// PyTorch's allow_tf32), too loose for the float32 goldens, hence opt-in
+// as PyTorch's torch.backends.cuda.matmul.allow_tf32 is. It returns
+// whether TF32 is now in use: false on GPUs without TF32 tensor cores.
+func (d *Device) SetTF32(on bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.fns["sgemm_tf32"]
+	d.tf32 = on && ok
+	return d.tf32
 }
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C on row-major float32
