@@ -148,7 +148,7 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 // the vector exponential (exp32.go).
 func expShift[T tensor.Float](x []T, m float64) float64 {
 	if x32, ok := any(x).([]float32); ok {
-		return float64(expShift32(x32, float32(m)))
+		return expShift32(x32, float32(m))
 	}
 	sum := 0.0
 	for c, v := range x {

@@ -58,14 +58,14 @@ func expf32(x float32) float32 {
 // rarely differs from one rounding).
 func fma32(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
 
-// expShift32 overwrites x with exp(x - m) and returns their sum: the
-// exp-and-sum pass of a softmax row whose maximum is m.
-func expShift32(x []float32, m float32) float32 {
+// expShift32 overwrites x with exp(x - m) and returns their sum, taken in
+// float64: the exp-and-sum pass of a softmax row whose maximum is m.
+func expShift32(x []float32, m float32) float64 {
 	n, s := expShiftVec(x, m)
 	for i := n; i < len(x); i++ {
 		e := expf32(x[i] - m)
 		x[i] = e
-		s += e
+		s += float64(e)
 	}
 	return s
 }

@@ -56,11 +56,11 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 // BCAST broadcasts the float32 bits imm into the eight lanes of y.
 #define BCAST(imm, x, y) MOVL imm, AX; VMOVD AX, x; VPBROADCASTD x, y
 
-// func expShiftAVX2(x *float32, n int, m float32) float32
+// func expShiftAVX2(x *float32, n int, m float32) float64
 //
 // Overwrites x[0:n] (n a multiple of 8) with exp(x - m), eight lanes at a
-// time by expf32's method, and returns their sum.
-TEXT ·expShiftAVX2(SB), NOSPLIT, $0-28
+// time by expf32's method, and returns their sum, taken in float64.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
 	MOVQ         x+0(FP), DI
 	MOVQ         n+8(FP), CX
 	VBROADCASTSS m+16(FP), Y15
@@ -71,7 +71,7 @@ TEXT ·expShiftAVX2(SB), NOSPLIT, $0-28
 	BCAST($0xb95e8083, X10, Y10) // c2, ln 2's low part
 	BCAST($0x3f800000, X9, Y9)   // 1
 	BCAST($127, X7, Y7)          // the exponent bias
-	VXORPS       Y8, Y8, Y8      // the sum
+	VXORPD       Y8, Y8, Y8      // the sum, four float64 lanes
 	SHRQ         $3, CX
 	JZ           done
 
@@ -100,16 +100,19 @@ loop:
 	VMULPS       Y6, Y4, Y4
 	VANDNPS      Y4, Y1, Y4          // 0 where x < lo
 	VMOVUPS      Y4, (DI)
-	VADDPS       Y4, Y8, Y8
+	VCVTPS2PD    X4, Y3
+	VADDPD       Y3, Y8, Y8
+	VEXTRACTF128 $1, Y4, X3
+	VCVTPS2PD    X3, Y3
+	VADDPD       Y3, Y8, Y8
 	ADDQ         $32, DI
 	DECQ         CX
 	JNZ          loop
 
 done:
 	VEXTRACTF128 $1, Y8, X0
-	VADDPS       X0, X8, X8
-	VHADDPS      X8, X8, X8
-	VHADDPS      X8, X8, X8
+	VADDPD       X0, X8, X8
+	VHADDPD      X8, X8, X8
 	VZEROUPPER
-	MOVSS        X8, ret+24(FP)
+	MOVSD        X8, ret+24(FP)
 	RET
