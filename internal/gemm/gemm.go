@@ -44,12 +44,7 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 		scale(c, m, n, ldc, beta)
 		return
 	}
-	cfg := current[T]()
-	if m == 1 && !transB && cfg.row != nil {
-		gemv(cfg.row, transA, n, k, alpha, a, lda, b, ldb, beta, c)
-		return
-	}
-	j := job[T]{cfg: cfg, transA: transA, transB: transB, m: m, n: n, k: k,
+	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	j.run(runtime.GOMAXPROCS(0))
 }
@@ -58,9 +53,11 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // a buffer on the stack.
 const gemvChunk = 256
 
-// gemv is Gemm for m = 1 with B untransposed, on one core: the product is
-// one pass over B, too short (tens of microseconds at most on model shapes)
-// to repay waking another core.
+// gemv is Gemm for m = 1 with B untransposed on one core (run gives each
+// core a band of columns): the product is one pass over B, bound by how
+// fast B streams from cache, so it is computed by the row kernel, which
+// reads B once, rather than by MR-row micro-tiles that would compute MR-1
+// rows of padding.
 func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
 	csA := 1
 	if transA {
@@ -86,6 +83,12 @@ func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda 
 // microseconds when the helper has parked, about what one core multiplies
 // in that time.
 const minWorkPerCore = 1 << 17
+
+// minRowWorkPerCore is minWorkPerCore for m = 1 products: the row kernel
+// streams B at 15-40 multiply-adds per nanosecond, so a product of 2^15
+// (a few microseconds) already repays handing half of B to a helper that
+// is polling.
+const minRowWorkPerCore = 1 << 15
 
 // partsPerCore is how many parts of C run cuts per core, taken in turn by
 // whichever core is free: a woken core can start tens of microseconds late,
@@ -118,6 +121,21 @@ type job[T Float] struct {
 func (j *job[T]) run(procs int) {
 	mr, nr := j.cfg.mr, j.cfg.nr
 	work := j.m * j.n * j.k
+	if j.isRow() {
+		// m = 1: one band per core, of whole row-kernel runs, taken by
+		// the same core each time as far as the scheduler allows, so each
+		// core keeps its part of B in its own L2 across calls (B is
+		// streamed once, so dynamic small parts would only cost cache).
+		nr = j.cfg.rowNR
+		tiles := ceilDiv(j.n, nr)
+		workers := min(procs, tiles, work/minRowWorkPerCore)
+		if workers <= 1 {
+			j.serial()
+			return
+		}
+		j.parallel(workers, workers, procs, true, mr, nr, tiles)
+		return
+	}
 	byCols := j.m <= j.n
 	tiles := ceilDiv(j.m, mr)
 	if byCols {
@@ -128,7 +146,18 @@ func (j *job[T]) run(procs int) {
 		j.serial()
 		return
 	}
-	parts := min(tiles, partsPerCore*workers)
+	j.parallel(workers, min(tiles, partsPerCore*workers), procs, byCols, mr, nr, tiles)
+}
+
+// isRow says whether the product is one row of C with B untransposed and
+// the path has a row kernel for it.
+func (j *job[T]) isRow() bool {
+	return j.m == 1 && !j.transB && j.cfg.row != nil
+}
+
+// parallel cuts C into parts bands of whole mr-row or nr-column tiles
+// (tiles in all) and runs them on the caller and workers-1 helpers.
+func (j *job[T]) parallel(workers, parts, procs int, byCols bool, mr, nr, tiles int) {
 	t := getTeam[T](parts)
 	for i := range parts {
 		lo, hi := i*tiles/parts, (i+1)*tiles/parts
@@ -156,21 +185,33 @@ func (j *job[T]) run(procs int) {
 	}
 	t.next.Store(0)
 	t.helpers = claimHelpers(t.helpers[:0], workers-1, procs-1)
-	t.tk = task{t: t, done: &t.wg}
+	t.tk = task{t: t, done: &t.wg, left: &t.left}
 	t.wg.Add(len(t.helpers))
+	t.left.Store(int32(len(t.helpers)))
 	for _, h := range t.helpers {
 		h.give(&t.tk)
 	}
 	t.take()
+	for i := 0; i < joinPolls && t.left.Load() != 0; i++ {
+		runtime.Gosched()
+	}
 	t.wg.Wait()
 	putTeam(t)
 }
+
+// joinPolls is how many times the caller of a parallel product polls,
+// yielding in between, for its helpers to finish before it parks on the
+// WaitGroup: parking and being woken costs the caller microseconds, a
+// large part of a model-sized product (64×784 k128 NT float32: 81 -> 98
+// GFLOP/s median, 32×256×1024: 67 -> 80, interleaved runs at load ~1.8).
+const joinPolls = 256
 
 // team holds the parts of one parallel product; it is pooled so that a call
 // allocates nothing after warm-up.
 type team[T Float] struct {
 	wg      sync.WaitGroup
 	next    atomic.Int64 // the next part to take
+	left    atomic.Int32 // helpers not yet done
 	jobs    []job[T]
 	helpers []*helper // claimed for this product
 	tk      task      // what the helpers are given
@@ -223,6 +264,10 @@ func poolFor[T Float](p32, p64 *sync.Pool) *sync.Pool {
 // then the macro-kernel over the micro-tiles of the block.
 func (j *job[T]) serial() {
 	cfg := j.cfg
+	if j.isRow() {
+		gemv(cfg.row, j.transA, j.n, j.k, j.alpha, j.a, j.lda, j.b, j.ldb, j.beta, j.c)
+		return
+	}
 	mr, nr := cfg.mr, cfg.nr
 	// Balance the blocks so the last one is not a sliver (k = 260 runs as
 	// two slices of 130 rather than 256 + 4).

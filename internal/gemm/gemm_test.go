@@ -133,6 +133,7 @@ var testShapes = [][3]int{
 	{1, 1, 1}, {1, 128, 784}, {3, 17, 5}, {17, 3, 127}, {127, 513, 17}, {513, 127, 3},
 	{13, 29, 300}, {64, 128, 784}, {2, 513, 300}, {513, 2, 300}, {65, 1, 4100}, {7, 9, 0},
 	{150, 40, 600}, {7, 3100, 20}, {30, 700, 33}, {24, 16, 8}, {6, 32, 1}, {1, 211, 37}, {1, 3, 300},
+	{1, 100, 300}, {1, 513, 127}, {1, 17, 1},
 }
 
 func TestGemmMatchesNaive(t *testing.T) {
@@ -171,12 +172,12 @@ func TestPureGoFallback(t *testing.T) {
 	}
 }
 
-// Cutting C across cores, by rows or by columns, with either operand
-// transposed, gives the serial result on every path.
+// Cutting C across cores, by rows or by columns (m = 1 included), with
+// either operand transposed, gives the serial result on every path.
 func TestParallelParts(t *testing.T) {
 	for _, p := range supportedPaths() {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}} {
+		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}, {1, 1000, 70}, {1, 333, 200}} {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					m, n, k := s[0], s[1], s[2]

@@ -26,6 +26,7 @@ type taker interface{ take() }
 type task struct {
 	t    taker
 	done *sync.WaitGroup
+	left *atomic.Int32 // helpers still working, polled by the caller
 }
 
 type helper struct {
@@ -86,6 +87,7 @@ func (h *helper) loop() {
 	for {
 		tk := h.await()
 		tk.t.take()
+		tk.left.Add(-1)
 		tk.done.Done()
 		h.busy.Store(false)
 	}

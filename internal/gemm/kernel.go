@@ -20,8 +20,10 @@ type config[T Float] struct {
 	// packBMinM the block height from which B panels are packed.
 	packAMinN, packBMinM int
 	kernel               microKernel[T]
-	// row, where set, computes the m = 1 product with B untransposed.
-	row rowKernel[T]
+	// row, where set, computes the m = 1 product with B untransposed;
+	// rowNR is the width of its widest run, the unit run cuts C into.
+	row   rowKernel[T]
+	rowNR int
 }
 
 // rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one
@@ -33,6 +35,9 @@ type rowKernel[T Float] func(k int, a []T, csA int, b []T, rsB int, y []T)
 // rowGo is the portable rowKernel, also the tail of the assembly ones: one
 // axpy of a B row into y per K step.
 func rowGo[T Float](k int, a []T, csA int, b []T, rsB int, y []T) {
+	if len(y) == 0 { // the assembly runs covered every column: skip the K loop
+		return
+	}
 	clear(y)
 	for p := range k {
 		av := a[p*csA]
