@@ -68,13 +68,14 @@ func Axis(axis, rank int) (int, error) {
 
 // checkDims rejects negative dims and shapes whose element count overflows
 // int (which would otherwise wrap to a small or zero Size that lies about
-// the shape).
+// the shape). Its errors print a copy of shape, so that shape does not
+// escape and callers' variadic shapes stay on their stacks.
 func checkDims(shape []int) error {
 	n, overflow, zero := 1, false, false
 	for _, d := range shape {
 		switch {
 		case d < 0:
-			return fmt.Errorf("tensor: negative dim in shape %v", Shape(shape))
+			return fmt.Errorf("tensor: negative dim in shape %v", Shape(shape).Clone())
 		case d == 0:
 			zero = true
 		case n > math.MaxInt/d:
@@ -84,7 +85,7 @@ func checkDims(shape []int) error {
 		}
 	}
 	if overflow && !zero {
-		return fmt.Errorf("tensor: shape %v has more elements than an int can count", Shape(shape))
+		return fmt.Errorf("tensor: shape %v has more elements than an int can count", Shape(shape).Clone())
 	}
 	return nil
 }

@@ -39,17 +39,19 @@ type Epoch struct {
 
 // Train runs cfg.Epochs passes over train, stepping opt after every batch,
 // and evaluates on test after each epoch. progress and epochEnd may be nil.
+// One tape serves every batch and is released after each (Tape.Release),
+// so a step reuses the previous step's tensors instead of allocating.
 func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config, progress func(Progress), epochEnd func(Epoch)) error {
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return fmt.Errorf("mnist: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
 	}
 	rng := tensor.NewRNG(cfg.Seed)
+	tape := graph.NewTape()
 	for e := 1; e <= cfg.Epochs; e++ {
 		start := time.Now()
 		var sum float64
 		done, batches := 0, 0
 		for b := range train.Batches(cfg.Batch, rng) {
-			tape := graph.NewTape()
 			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Images)), b.Labels)
 			if err := tape.Backward(loss); err != nil {
 				return err
@@ -61,6 +63,7 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 			if err != nil {
 				return err
 			}
+			tape.Release()
 			sum += l
 			batches++
 			done += b.Images.Dim(0)
@@ -93,8 +96,8 @@ func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, e
 		return 0, 0, fmt.Errorf("mnist: evaluate on an empty dataset")
 	}
 	correct, total := 0.0, 0
+	tape := graph.NewEvalTape()
 	for b := range ds.Batches(batch, nil) {
-		tape := graph.NewEvalTape()
 		logits := net.Forward(tape.Const(b.Images))
 		l, err := graph.SoftmaxCrossEntropy(logits, b.Labels).Item()
 		if err != nil {
@@ -108,6 +111,7 @@ func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, e
 		if err != nil {
 			return 0, 0, err
 		}
+		tape.Release()
 		n := b.Images.Dim(0)
 		correct += acc * float64(n)
 		loss += l * float64(n)
