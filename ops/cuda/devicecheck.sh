@@ -10,12 +10,19 @@
 #
 # The binary lands in ops/cuda/ops_cuda.test (ignored by git), so a copy of
 # the working tree carries it to the GPU machine; it runs from ops/cuda,
-# where the goldens are at ../../parity/testdata. The whole run is bounded
-# by TIMEOUT seconds (default 420, under the 8 minutes a device slot has).
+# where the goldens are at ../../parity/testdata. build also makes the
+# command line with the GPU trainer, ./plumb at the repository root (also
+# ignored); when a copy carries it, run trains the MNIST CNN for one epoch
+# with `plumb train mnist --device cuda` and evaluates the checkpoint on the
+# CPU with `plumb eval mnist`. Both are built stripped (-s -w), about 33 and
+# 26 MB, to fit a device runner's carry limit (carry:
+# ["ops/cuda/ops_cuda.test", "plumb"]). The whole run is bounded by TIMEOUT
+# seconds (default 420, under the 8 minutes a device slot has).
 set -eu
 
 cd "$(dirname "$0")"
 bin=./ops_cuda.test
+plumb=../../plumb
 TIMEOUT=${TIMEOUT:-420}
 
 build() {
@@ -23,8 +30,12 @@ build() {
 	# puts the link-time stub of libcuda in its stubs/ folder.
 	CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
 		CGO_LDFLAGS="${CGO_LDFLAGS:-} -L/usr/lib/x86_64-linux-gnu/stubs -L/usr/local/cuda/lib64/stubs" \
-		go test -c -tags cuda -o "$bin" .
+		go test -c -tags cuda -ldflags='-s -w' -o "$bin" .
 	echo "built $bin"
+	CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
+		CGO_LDFLAGS="${CGO_LDFLAGS:-} -L/usr/lib/x86_64-linux-gnu/stubs -L/usr/local/cuda/lib64/stubs" \
+		go build -tags cuda -ldflags='-s -w' -o "$plumb" ../../cmd/plumb
+	echo "built $plumb"
 }
 
 run() {
@@ -43,6 +54,24 @@ run() {
 	nskip=$(grep -c -- '--- SKIP' "$log" || true)
 	[ "$npass" -gt 0 ] || head -20 "$log"
 	echo "tests: $npass passed, $nfail failed, $nskip skipped (exit $status) in $(($(date +%s) - start))s"
+	# The command line: one epoch of the CNN on the GPU, then the saved
+	# checkpoint evaluated on the CPU.
+	pstatus=0
+	left=$((TIMEOUT - ($(date +%s) - start)))
+	if [ ! -x "$plumb" ]; then
+		echo "no $plumb: train mnist --device cuda skipped"
+	elif [ "$left" -gt 150 ]; then
+		ck=$(mktemp -d)
+		timeout 100 "$plumb" train mnist --device cuda --epochs 1 --save "$ck/cnn.safetensors" >"$log" 2>&1 || pstatus=$?
+		grep -E '^(training|on |epoch|saved|plumb:)' "$log" || tail -5 "$log"
+		if [ "$pstatus" -eq 0 ]; then
+			timeout 40 "$plumb" eval mnist --load "$ck/cnn.safetensors" || pstatus=$?
+		fi
+		rm -rf "$ck"
+		echo "plumb: exit $pstatus"
+	else
+		echo "train mnist --device cuda skipped: ${left}s left"
+	fi
 	bstatus=0
 	left=$((TIMEOUT - ($(date +%s) - start)))
 	if [ "$left" -gt 30 ]; then
@@ -51,9 +80,9 @@ run() {
 	else
 		echo "benchmarks skipped: ${left}s left"
 	fi
-	echo "devicecheck: tests exit $status, benchmarks exit $bstatus, total $(($(date +%s) - start))s"
+	echo "devicecheck: tests exit $status, plumb exit $pstatus, benchmarks exit $bstatus, total $(($(date +%s) - start))s"
 	rm -f "$log"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] && [ "$pstatus" -eq 0 ]
 }
 
 case "${1:-all}" in
