@@ -254,16 +254,10 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 // transposed, into the zeroed y; b may be nil.
 func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
 	if transposed {
-		convDataAdjoint(g, x, w, y)
-		if b != nil {
-			addBias(y, b, g.n, g.C, g.H*g.W)
-		}
+		convDataAdjoint(g, x, w, b, y)
 		return
 	}
-	convData(g, x, w, y)
-	if b != nil {
-		addBias(y, b, g.n, g.cout, g.Cols())
-	}
+	convData(g, x, w, b, y)
 }
 
 // convBackward returns the gradients of conv2d, or of conv2d_transpose when
@@ -295,9 +289,9 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	}
 	if dx != nil {
 		if transposed {
-			convData(g, dy, w, dx)
+			convData(g, dy, w, nil, dx)
 		} else {
-			convDataAdjoint(g, dy, w, dx)
+			convDataAdjoint(g, dy, w, nil, dx)
 		}
 	}
 	if dw != nil {
@@ -313,6 +307,9 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 }
 
 // The three convolution kernels, shared by conv2d and conv2d_transpose.
+// Ungrouped convolutions take the channels-last kernels (rowsData,
+// rowsDataAdjoint, rowsFilter); grouped ones run the per-image im2col
+// GEMMs below.
 // With og output and kg = C/groups·KH·KW lowered input rows per group and
 // p = OH·OW pixels, image i and group k compute
 //
@@ -320,8 +317,42 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 //	convDataAdjoint:  x[i]          += col2im(w[k]ᵀ (kg×og) · y[i,k] (og×p))
 //	convFilter:       dw[k] (og×kg) += y[i,k] (og×p) · im2col(x[i])[k]ᵀ (p×kg)
 
-// convData writes y = conv(x, w).
-func convData[T tensor.Float](g convGeom, x, w, y []T) {
+// convData writes y = conv(x, w) + b into the zeroed y; b [cout] may be nil.
+func convData[T tensor.Float](g convGeom, x, w, b, y []T) {
+	if g.groups == 1 {
+		rowsData(g, x, w, b, y)
+		return
+	}
+	im2colData(g, x, w, y)
+	if b != nil {
+		addBias(y, b, g.n, g.cout, g.Cols())
+	}
+}
+
+// convDataAdjoint writes x = convᵀ(y, w) + b, the adjoint of convData in x
+// plus a bias b [C] that may be nil, into the zeroed x.
+func convDataAdjoint[T tensor.Float](g convGeom, y, w, b, x []T) {
+	if g.groups == 1 {
+		rowsDataAdjoint(g, y, w, b, x)
+		return
+	}
+	im2colDataAdjoint(g, y, w, x)
+	if b != nil {
+		addBias(x, b, g.n, g.C, g.H*g.W)
+	}
+}
+
+// convFilter adds the gradient of <y, conv(x, w)> in w into dw.
+func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+	if g.groups == 1 {
+		rowsFilter(g, x, y, dw)
+		return
+	}
+	im2colFilter(g, x, y, dw)
+}
+
+// im2colData is convData for any groups, one GEMM per image and group.
+func im2colData[T tensor.Float](g convGeom, x, w, y []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
 	forBatch(g.n, func(_, lo, hi int) {
 		buf := getScratch[T](g.Rows() * p)
@@ -336,8 +367,8 @@ func convData[T tensor.Float](g convGeom, x, w, y []T) {
 	})
 }
 
-// convDataAdjoint adds convᵀ(y, w), the adjoint of convData in x, into x.
-func convDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+// im2colDataAdjoint is convDataAdjoint for any groups.
+func im2colDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
 	forBatch(g.n, func(_, lo, hi int) {
 		buf := getScratch[T](g.Rows() * p)
@@ -352,10 +383,9 @@ func convDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 	})
 }
 
-// convFilter adds the gradient of <y, conv(x, w)> in w into dw. Each
-// goroutine sums its images into a buffer of its own (pooled), added at the
-// end.
-func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+// im2colFilter is convFilter for any groups. Each goroutine sums its
+// images into a buffer of its own (pooled), added at the end.
+func im2colFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 	og, kg, p, chw := g.cout/g.groups, g.Rows()/g.groups, g.Cols(), g.C*g.H*g.W
 	part := make([]*[]T, batchWorkers(g.n))
 	forBatch(g.n, func(worker, lo, hi int) {
@@ -380,6 +410,180 @@ func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 			dw[j] += v
 		}
 		putScratch(acc)
+	}
+}
+
+// The ungrouped kernels lower images channels last, one row per output
+// pixel (im2col.Im2Row), the layout of cuDNN's and oneDNN's GEMM
+// convolutions and of Caffe2's NHWC im2col. With K = KH·KW·C taps, p
+// pixels per image and W read as O×K with taps ordered (i, j, c), a chunk
+// of images computes
+//
+//	rowsData:         yᵀ (imgs·p × O) = rows(x) (imgs·p × K) · Wᵀ
+//	rowsFilter:       dWᵀ (K × O)    += rows(x)ᵀ (K × imgs·p) · dyᵀ (imgs·p × O)
+//	rowsDataAdjoint:  stride 1: dx = conv(dy, W turned 180°, channels swapped);
+//	                  else rows(dx) (imgs·p × K) = dyᵀ · W, added back by Row2Im
+//
+// so each is one tall GEMM per chunk whose narrow side (O, or C for the data
+// gradient) fills the micro-kernel's NR columns, instead of a GEMM O rows
+// tall per image, and the filter gradient sums a whole chunk in its K.
+// The weights enter as op(B) = Wᵀ, which GEMM packs into panels once per
+// part. Taps run (i, j, c) so that a row is KH contiguous runs of the
+// padded channels-last image.
+
+// chunkElems bounds the elements of a chunk's row matrix (2 MiB of
+// float32), so that it stays in cache between the lowering that writes it
+// and the GEMM that reads it.
+const chunkElems = 1 << 19
+
+// chunkImages is how many images go into one chunk when each takes per
+// elements of scratch.
+func chunkImages(n, per int) int { return max(1, min(n, chunkElems/max(per, 1))) }
+
+// rowWeights writes w [O, C, KH, KW] with its taps ordered (i, j, c), wr
+// [o, (i·KW+j)·C+c] = w[o, c, i, j]; flipped, it writes the weights of the
+// data gradient as a convolution of dy instead, C outputs from O inputs
+// with the kernel turned by 180°: wr [c, (i·KW+j)·O+o] = w[o, c, KH−1−i,
+// KW−1−j].
+func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
+	kk := g.KH * g.KW
+	for o := 0; o < g.cout; o++ {
+		for c := 0; c < g.C; c++ {
+			src := w[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
+			for t, v := range src {
+				if flipped {
+					wr[(c*kk+kk-1-t)*g.cout+o] = v
+				} else {
+					wr[(o*kk+t)*g.C+c] = v
+				}
+			}
+		}
+	}
+}
+
+// rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
+// g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
+func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb := chunkImages(n, p*(k+nout))
+	rb, ob := getScratch[T](nb*p*k), getScratch[T](nb*p*nout)
+	defer putScratch(rb)
+	defer putScratch(ob)
+	rows, out := *rb, *ob
+	for i0 := 0; i0 < n; i0 += nb {
+		m := min(nb, n-i0)
+		forBatch(m, func(_, lo, hi int) {
+			xp := getScratch[T](g.PaddedLen())
+			defer putScratch(xp)
+			for i := lo; i < hi; i++ {
+				im2col.Pad(g, x[(i0+i)*chw:], *xp)
+				im2col.Im2Row(g, *xp, rows[i*p*k:(i+1)*p*k])
+			}
+		})
+		gemm.Gemm(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+				im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
+				if b != nil {
+					addBias(yi, b, 1, nout, p)
+				}
+			}
+		})
+	}
+}
+
+// rowsData writes y = conv(x, w) + b for an ungrouped convolution.
+func rowsData[T tensor.Float](g convGeom, x, w, b, y []T) {
+	wb := getScratch[T](len(w))
+	defer putScratch(wb)
+	rowWeights(g, w, *wb, false)
+	rowsConvolve(g.Geom, g.n, g.cout, x, *wb, b, y)
+}
+
+// rowsDataAdjoint writes dx = convᵀ(dy, w) + b for an ungrouped
+// convolution. At stride 1 that is itself a convolution: dx[c, h, w] =
+// Σ dy[o, h+PT−i·DH, w+PL−j·DW]·w[o, c, i, j], the kernel turned by 180°
+// over a window that starts (KH−1)·DH−PT rows above dy (a negative start
+// crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
+func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
+	wb := getScratch[T](len(w))
+	defer putScratch(wb)
+	wr := *wb
+	if g.SH == 1 && g.SW == 1 {
+		rowWeights(g, w, wr, true)
+		back := im2col.Geom{C: g.cout, H: g.OH, W: g.OW, KH: g.KH, KW: g.KW, SH: 1, SW: 1, DH: g.DH, DW: g.DW,
+			PT: (g.KH-1)*g.DH - g.PT, PL: (g.KW-1)*g.DW - g.PL, OH: g.H, OW: g.W}
+		rowsConvolve(back, g.n, g.C, dy, wr, b, dx)
+		return
+	}
+	rowWeights(g, w, wr, false)
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb := chunkImages(g.n, p*(k+g.cout))
+	rb, tb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout)
+	defer putScratch(rb)
+	defer putScratch(tb)
+	rows, dyT := *rb, *tb
+	for i0 := 0; i0 < g.n; i0 += nb {
+		m := min(nb, g.n-i0)
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
+			}
+		})
+		gemm.Gemm(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+		forBatch(m, func(_, lo, hi int) {
+			xp := getScratch[T](g.PaddedLen())
+			defer putScratch(xp)
+			for i := lo; i < hi; i++ {
+				clear(*xp)
+				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], *xp)
+				dxi := dx[(i0+i)*chw : (i0+i+1)*chw]
+				im2col.Unpad(g.Geom, *xp, dxi)
+				if b != nil {
+					addBias(dxi, b, 1, g.C, g.H*g.W)
+				}
+			}
+		})
+	}
+}
+
+// rowsFilter adds the filter gradient of an ungrouped convolution with
+// input x and output gradient dy into dw, summing every image of a chunk in
+// one GEMM.
+func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb := chunkImages(g.n, p*(k+g.cout))
+	rb, tb, wb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](k*g.cout)
+	defer putScratch(rb)
+	defer putScratch(tb)
+	defer putScratch(wb)
+	rows, dyT, wt := *rb, *tb, *wb
+	for i0 := 0; i0 < g.n; i0 += nb {
+		m := min(nb, g.n-i0)
+		forBatch(m, func(_, lo, hi int) {
+			xp := getScratch[T](g.PaddedLen())
+			defer putScratch(xp)
+			for i := lo; i < hi; i++ {
+				im2col.Pad(g.Geom, x[(i0+i)*chw:], *xp)
+				im2col.Im2Row(g.Geom, *xp, rows[i*p*k:(i+1)*p*k])
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
+			}
+		})
+		beta := T(1)
+		if i0 == 0 {
+			beta = 0
+		}
+		gemm.Gemm(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, beta, wt, g.cout)
+	}
+	kk := g.KH * g.KW
+	for o := 0; o < g.cout; o++ {
+		for c := 0; c < g.C; c++ {
+			dst := dw[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
+			for t := range dst {
+				dst[t] += wt[(t*g.C+c)*g.cout+o]
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -176,6 +177,75 @@ func TestConv2DErrors(t *testing.T) {
 	}
 }
 
+// rowsCases are ungrouped convolutions for the channels-last kernels:
+// channel counts of 1, 3, 17 and widths of 127 and 513, strides above the
+// kernel, dilations, pads beyond the kernel's reach (a cropped data
+// gradient window) and batches that split into a ragged last chunk.
+var rowsCases = []convCase{
+	{"one_by_one", 1, 1, 1, 1, 1, 1, 1, Conv2DAttrs{}},
+	{"c3_o17_same", 3, 3, 7, 5, 17, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"c17_o3_stride2", 2, 17, 9, 8, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
+	{"w127_stride3_over_kernel", 2, 3, 3, 127, 5, 2, 2, Conv2DAttrs{Stride: [2]int{1, 3}}},
+	{"w513_row", 1, 1, 1, 513, 3, 1, 5, Conv2DAttrs{Pad: [4]int{0, 0, 2, 2}}},
+	{"dilated_pad_beyond_reach", 3, 2, 9, 7, 4, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}}},
+	{"dilated_strided_asym", 2, 3, 11, 10, 2, 3, 3, Conv2DAttrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}}},
+	{"chunks_2_2_1", 5, 17, 34, 34, 3, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
+}
+
+// TestConvRowsMatchIm2Col checks the channels-last kernels (forward with
+// bias, data gradient with bias as conv2d_transpose's forward uses it, and
+// filter gradient) against the per-image im2col kernels on rowsCases, in
+// float64 and float32.
+func TestConvRowsMatchIm2Col(t *testing.T) {
+	for i, c := range rowsCases {
+		t.Run(c.name, func(t *testing.T) {
+			x := randn(uint64(400+i), c.n, c.c, c.h, c.w)
+			w := randn(uint64(500+i), c.o, c.c, c.kh, c.kw)
+			op := Conv2DOp(c.a).(*conv2dOp)
+			y, err := op.Forward(ins(x, w))
+			require.NoError(t, err)
+			g := op.g
+			require.Equal(t, 1, g.groups)
+			require.Greater(t, g.n, 0)
+			dy := randn(uint64(600+i), y.Shape()...)
+			bo, bc := randn(uint64(700+i), g.cout), randn(uint64(800+i), g.C)
+			t.Run("float64", func(t *testing.T) {
+				checkRowsKernels(t, g, x.Float64s(), w.Float64s(), dy.Float64s(), bo.Float64s(), bc.Float64s(), 1e-12)
+			})
+			t.Run("float32", func(t *testing.T) {
+				checkRowsKernels(t, g, f32(x).Float32s(), f32(w).Float32s(), f32(dy).Float32s(), f32(bo).Float32s(), f32(bc).Float32s(), 1e-4)
+			})
+		})
+	}
+}
+
+func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc []T, tol float64) {
+	near := func(what string, want, got []T) {
+		t.Helper()
+		require.Len(t, got, len(want))
+		for j := range want {
+			require.InDelta(t, float64(want[j]), float64(got[j]), tol*(1+math.Abs(float64(want[j]))), "%s[%d]", what, j)
+		}
+	}
+	want, got := make([]T, len(dy)), make([]T, len(dy))
+	im2colData(g, x, w, want)
+	addBias(want, bo, g.n, g.cout, g.Cols())
+	rowsData(g, x, w, bo, got)
+	near("y", want, got)
+
+	want, got = make([]T, len(x)), make([]T, len(x))
+	im2colDataAdjoint(g, dy, w, want)
+	addBias(want, bc, g.n, g.C, g.H*g.W)
+	rowsDataAdjoint(g, dy, w, bc, got)
+	near("dx", want, got)
+
+	want, got = make([]T, len(w)), make([]T, len(w))
+	im2colFilter(g, x, dy, want)
+	rowsFilter(g, x, dy, got)
+	near("dw", want, got)
+}
+
 // BenchmarkConv2D times forward plus backward (weight, bias and, past the
 // first layer, input gradients) of the two convolutions of the MNIST CNN
 // at batch 64 in float32, and reports GFLOP/s counting 2 flops per
@@ -217,12 +287,15 @@ func BenchmarkConv2D(b *testing.B) {
 // BenchmarkConv2DResNet times forward plus backward (input, filter and bias
 // gradients) of the 3×3 SAME convolutions of ResNet-32 on CIFAR-10 (batch
 // 128; 16, 32 and 64 channels at 32², 16² and 8², and the stride-2
-// transitions between them). Next to the convolution's GFLOP/s it reports
-// gemm_GFLOP/s, the GEMM alone on the forward pass's im2col product for one
-// image (cout × OH·OW × C·9) run as many times as the convolution's three
-// passes over the batch, and of_gemm, their ratio.
+// transitions between them). After each step, with the timer stopped, it
+// times two references on the same load: the GEMM alone on the forward
+// pass's im2col product for one image (cout × OH·OW × C·9) run as many
+// times as the step's three passes over the batch (gemm_GFLOP/s), and a
+// 1024³ float32 GEMM (sgemm1024_GFLOP/s) run for about as many flops as
+// the step; of_gemm and of_sgemm1024 are the convolution's rate over each.
 func BenchmarkConv2DResNet(b *testing.B) {
-	const n = 128
+	const n, big = 128, 1024
+	a1, a2, a3 := make([]float32, big*big), make([]float32, big*big), make([]float32, big*big)
 	for _, c := range []struct {
 		c, h, o, stride int
 	}{
@@ -236,6 +309,9 @@ func BenchmarkConv2DResNet(b *testing.B) {
 			oh := c.h / c.stride
 			m, p, k := c.o, oh*oh, c.c*9
 			flops := 3 * 2 * float64(n*m*p*k) // forward, input and filter gradients
+			wm, col, out := make([]float32, m*k), make([]float32, k*p), make([]float32, m*p)
+			reps := max(1, int(flops/(2*big*big*big)+0.5))
+			var gemmTime, bigTime time.Duration
 			for b.Loop() {
 				y, err := op.Forward(ins(x, w, bias))
 				if err != nil {
@@ -244,17 +320,27 @@ func BenchmarkConv2DResNet(b *testing.B) {
 				if _, err := op.Backward(ins(x, w, bias), y, y, []bool{true, true, true}); err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				start := time.Now()
+				for range 3 * n {
+					gemm.Gemm(false, false, m, p, k, 1, wm, k, col, p, 0, out, p)
+				}
+				gemmTime += time.Since(start)
+				start = time.Now()
+				for range reps {
+					gemm.Gemm(false, false, big, big, big, 1, a1, big, a2, big, 0, a3, big)
+				}
+				bigTime += time.Since(start)
+				b.StartTimer()
 			}
 			conv := flops * float64(b.N) / b.Elapsed().Seconds() / 1e9
-			wm, col, out := make([]float32, m*k), make([]float32, k*p), make([]float32, m*p)
-			start := time.Now()
-			for range 3 * n * b.N {
-				gemm.Gemm(false, false, m, p, k, 1, wm, k, col, p, 0, out, p)
-			}
-			g := flops * float64(b.N) / time.Since(start).Seconds() / 1e9
+			g := flops * float64(b.N) / gemmTime.Seconds() / 1e9
+			sg := 2 * big * big * big * float64(reps*b.N) / bigTime.Seconds() / 1e9
 			b.ReportMetric(conv, "GFLOP/s")
 			b.ReportMetric(g, "gemm_GFLOP/s")
 			b.ReportMetric(conv/g, "of_gemm")
+			b.ReportMetric(sg, "sgemm1024_GFLOP/s")
+			b.ReportMetric(conv/sg, "of_sgemm1024")
 		})
 	}
 }
