@@ -143,30 +143,6 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 	return alpha
 }
 
-// expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
-// the sum; m is a maximum of x, so exactly a T. float32 rows go through
-// the vector exponential (exp32.go).
-func expShift[T tensor.Float](x []T, m float64) float64 {
-	if x32, ok := any(x).([]float32); ok {
-		return expShift32(x32, float32(m))
-	}
-	sum := 0.0
-	for c, v := range x {
-		e := math.Exp(float64(v) - m)
-		x[c] = T(e)
-		sum += e
-	}
-	return sum
-}
-
-// scaleRow multiplies x by a.
-func scaleRow[T tensor.Float](x []T, a float64) {
-	t := T(a)
-	for i := range x {
-		x[i] *= t
-	}
-}
-
 // flashBackward writes dq and accumulates dk and dv (zeroed by the
 // caller) for upstream gradient dout, one task per (batch, head), on all
 // cores. As FlashAttention's backward pass (Dao et al. 2022, Algorithm 2)

@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/plumbml/plumb/tensor"
+)
 
 // The float32 exponential of the fused softmax-type kernels, Cephes'
 // expf (S. L. Moshier, Cephes Math Library): x = n·ln 2 + r with
@@ -68,4 +72,28 @@ func expShift32(x []float32, m float32) float64 {
 		s += float64(e)
 	}
 	return s
+}
+
+// expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
+// the sum in float64; m is exactly a T (a maximum of x, or 0). float32
+// rows go through the vector exponential.
+func expShift[T tensor.Float](x []T, m float64) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		return expShift32(x32, float32(m))
+	}
+	sum := 0.0
+	for c, v := range x {
+		e := math.Exp(float64(v) - m)
+		x[c] = T(e)
+		sum += e
+	}
+	return sum
+}
+
+// scaleRow multiplies x by a.
+func scaleRow[T tensor.Float](x []T, a float64) {
+	t := T(a)
+	for i := range x {
+		x[i] *= t
+	}
 }

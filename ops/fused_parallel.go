@@ -46,3 +46,21 @@ func parallelTasks(n, work int, newWorker func() func(task int)) {
 	}
 	wg.Wait()
 }
+
+// rowsPerTaskElems aims each task of parallelRows at about this many elements,
+// enough to amortise taking a task and few enough that both cores get
+// work on a few hundred KiB.
+const rowsPerTaskElems = 1 << 14
+
+// parallelRows runs the rows 0..rows-1, each of rowSize elements, as
+// ranges [lo, hi) of consecutive rows on all cores (parallelTasks). The
+// ranges depend only on the sizes, never on the scheduling, so a caller
+// that sums per range and then over ranges in order is deterministic.
+func parallelRows(rows, rowSize int, newWorker func() func(lo, hi int)) {
+	per := max(1, rowsPerTaskElems/max(rowSize, 1))
+	tasks := (rows + per - 1) / per
+	parallelTasks(tasks, rows*rowSize, func() func(int) {
+		run := newWorker()
+		return func(t int) { run(t*per, min((t+1)*per, rows)) }
+	})
+}

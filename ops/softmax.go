@@ -58,36 +58,101 @@ func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	return out, nil
 }
 
-// logSumExp returns the row maximum m and log Σ exp(x - m) over the n
-// elements x[base], x[base+stride], ..., in float64.
-func logSumExp[T tensor.Float](x []T, base, n, stride int) (m, ls float64) {
-	m = math.Inf(-1)
-	for k := 0; k < n; k++ {
-		m = math.Max(m, float64(x[base+k*stride]))
-	}
-	s := 0.0
-	for k := 0; k < n; k++ {
-		s += math.Exp(float64(x[base+k*stride]) - m)
-	}
-	return m, math.Log(s)
-}
-
 // softmaxKernel writes softmax, or with log the log-softmax
-// shifted - log Σ exp(shifted) where shifted = x - max, of x along the
-// middle axis of [outer, n, inner] into y.
+// (x - max) - log Σ exp(x - max), of x along the middle axis of
+// [outer, n, inner] into y, in fused passes over contiguous memory: a
+// pass for the maximum, one that writes exp(x - max) and sums it (float32
+// through the vector exponential of exp32.go, sums in float64), and one
+// that scales by 1/Σ or, for log-softmax, writes (x - max) - log Σ. With
+// inner = 1 (the last axis) each row is one run; otherwise the passes run
+// over the inner lanes of each outer block at once, row by row, so every
+// inner loop walks two or three slices in step. Blocks are spread over the
+// cores when the tensor is large.
 func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			base := o*n*inner + i
-			m, ls := logSumExp(x, base, n, inner)
-			for k := 0; k < n; k++ {
-				j := base + k*inner
-				if log {
-					y[j] = T(float64(x[j]) - m - ls)
+	if n == 0 || inner == 0 {
+		return
+	}
+	blk := n * inner
+	parallelRows(outer, blk, func() func(lo, hi int) {
+		var m, s []float64
+		if inner > 1 {
+			m, s = make([]float64, inner), make([]float64, inner)
+		}
+		return func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				xb, yb := x[o*blk:(o+1)*blk], y[o*blk:(o+1)*blk]
+				if inner == 1 {
+					softmaxRow(xb, yb, log)
 				} else {
-					y[j] = T(math.Exp(float64(x[j]) - m - ls))
+					softmaxLanes(xb, yb, inner, m, s, log)
 				}
 			}
+		}
+	})
+}
+
+// softmaxRow writes the softmax or log-softmax of one contiguous row x
+// into y.
+func softmaxRow[T tensor.Float](x, y []T, log bool) {
+	y = y[:len(x)]
+	m := float64(x[0])
+	for _, v := range x {
+		m = max(m, float64(v))
+	}
+	copy(y, x)
+	sum := expShift(y, m)
+	if !log {
+		scaleRow(y, 1/sum)
+		return
+	}
+	ls := math.Log(sum)
+	for i, v := range x {
+		y[i] = T((float64(v) - m) - ls)
+	}
+}
+
+// softmaxLanes writes the softmax or log-softmax along the rows of one
+// block x [n, inner] (each of the inner columns is one softmax) into y,
+// with m and s of length inner as scratch for the columns' maxima and sums.
+func softmaxLanes[T tensor.Float](x, y []T, inner int, m, s []float64, log bool) {
+	n := len(x) / inner
+	for i, v := range x[:inner] {
+		m[i], s[i] = float64(v), 0
+	}
+	for k := 1; k < n; k++ {
+		for i, v := range x[k*inner : (k+1)*inner] {
+			m[i] = max(m[i], float64(v))
+		}
+	}
+	for k := 0; k < n; k++ {
+		xr, yr := x[k*inner:(k+1)*inner], y[k*inner:(k+1)*inner]
+		for i, v := range xr {
+			yr[i] = T(float64(v) - m[i])
+		}
+		expShift(yr, 0)
+		for i, v := range yr {
+			s[i] += float64(v)
+		}
+	}
+	if log {
+		for i := range s {
+			s[i] = math.Log(s[i])
+		}
+		for k := 0; k < n; k++ {
+			xr, yr := x[k*inner:(k+1)*inner], y[k*inner:(k+1)*inner]
+			for i, v := range xr {
+				yr[i] = T((float64(v) - m[i]) - s[i])
+			}
+		}
+		return
+	}
+	for i := range s {
+		s[i] = 1 / s[i]
+	}
+	for k := 0; k < n; k++ {
+		yr := y[k*inner : (k+1)*inner]
+		for i, v := range yr {
+			yr[i] = T(float64(v) * s[i])
 		}
 	}
 }
@@ -106,28 +171,54 @@ func (o *softmaxOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need
 
 // softmaxGrad writes dx for output y and upstream gradient dy along the
 // middle axis of [outer, n, inner]: y·(dy - Σ dy·y) for softmax and
-// dy - exp(y)·Σ dy for log_softmax.
+// dy - exp(y)·Σ dy for log_softmax, with the sums in float64, in one pass
+// for the sum and one for dx per row (or per block of inner lanes, as
+// softmaxKernel), on all cores for large tensors.
 func softmaxGrad[T tensor.Float](name string, y, dy, dx []T, outer, n, inner int) {
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			base := o*n*inner + i
-			s := 0.0
-			for k := 0; k < n; k++ {
-				j := base + k*inner
-				if name == "softmax" {
-					s += float64(dy[j]) * float64(y[j])
-				} else {
-					s += float64(dy[j])
-				}
+	if n == 0 || inner == 0 {
+		return
+	}
+	log := name == "log_softmax"
+	blk := n * inner
+	parallelRows(outer, blk, func() func(lo, hi int) {
+		s := make([]float64, inner)
+		return func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				softmaxGradLanes(y[o*blk:(o+1)*blk], dy[o*blk:(o+1)*blk], dx[o*blk:(o+1)*blk], inner, s, log)
 			}
-			for k := 0; k < n; k++ {
-				j := base + k*inner
-				if name == "softmax" {
-					dx[j] = T(float64(y[j]) * (float64(dy[j]) - s))
-				} else {
-					dx[j] = T(float64(dy[j]) - math.Exp(float64(y[j]))*s)
-				}
+		}
+	})
+}
+
+// softmaxGradLanes is softmaxGrad on one block [n, inner], with s of
+// length inner as scratch for the columns' sums.
+func softmaxGradLanes[T tensor.Float](y, dy, dx []T, inner int, s []float64, log bool) {
+	n := len(y) / inner
+	clear(s)
+	for k := 0; k < n; k++ {
+		yr, gr := y[k*inner:(k+1)*inner], dy[k*inner:(k+1)*inner]
+		if log {
+			for i, g := range gr {
+				s[i] += float64(g)
 			}
+			continue
+		}
+		for i, v := range yr {
+			s[i] += float64(v) * float64(gr[i])
+		}
+	}
+	for k := 0; k < n; k++ {
+		yr, gr, xr := y[k*inner:(k+1)*inner], dy[k*inner:(k+1)*inner], dx[k*inner:(k+1)*inner]
+		if log { // exp(y) = softmax, through the vector exponential
+			copy(xr, yr)
+			expShift(xr, 0)
+			for i, p := range xr {
+				xr[i] = T(float64(gr[i]) - float64(p)*s[i])
+			}
+			continue
+		}
+		for i, v := range yr {
+			xr[i] = T(float64(v) * (float64(gr[i]) - s[i]))
 		}
 	}
 }

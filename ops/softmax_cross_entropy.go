@@ -128,19 +128,38 @@ func (o *softmaxXentOp) softLabels(in []*tensor.Tensor) *tensor.Tensor {
 
 // xentKernel writes each row's max and shifted log-sum-exp into rowMax and
 // logSum and its loss into loss, from soft labels y when y is non-nil and
-// from integer labels otherwise.
+// from integer labels otherwise: per row one pass for the max, one fused
+// exp-and-sum pass (float32 through the vector exponential, into a
+// scratch row) and, for soft labels, one pass for the loss; rows are
+// spread over the cores when there are many.
 func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, loss []float64) {
-	for i := 0; i < n; i++ {
-		m, ls := logSumExp(z, i*c, c, 1)
-		rowMax[i], logSum[i] = m, ls
-		if y == nil {
-			loss[i] = negLogSoftmax(m, ls, z[i*c+labels[i]])
-			continue
-		}
-		for j := i * c; j < (i+1)*c; j++ {
-			loss[i] += float64(y[j]) * negLogSoftmax(m, ls, z[j])
-		}
+	if c == 0 {
+		return
 	}
+	parallelRows(n, c, func() func(lo, hi int) {
+		e := make([]T, c)
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				zr := z[i*c : (i+1)*c]
+				m := float64(zr[0])
+				for _, v := range zr {
+					m = max(m, float64(v))
+				}
+				copy(e, zr)
+				ls := math.Log(expShift(e, m))
+				rowMax[i], logSum[i] = m, ls
+				if y == nil {
+					loss[i] = negLogSoftmax(m, ls, zr[labels[i]])
+					continue
+				}
+				l := 0.0
+				for j, v := range y[i*c : (i+1)*c] {
+					l += float64(v) * negLogSoftmax(m, ls, zr[j])
+				}
+				loss[i] = l
+			}
+		}
+	})
 }
 
 // negLogSoftmax is -log softmax = (max - z) + log Σ exp(z - max), summed in
@@ -171,30 +190,49 @@ func (o *softmaxXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, 
 // xentGrad writes, for row weights w (the upstream gradient of each loss),
 // dz = w·(p·Σy - y) with p = softmax(z) and y the soft labels or the
 // one-hot of the integer labels, and for soft labels dy = w·(-log p);
-// a nil dz or dy is not wanted.
+// a nil dz or dy is not wanted. p is exp(z - max)·exp(-logsumexp), the
+// exponentials written straight into dz's row (float32 through the vector
+// exponential), and rows are spread over the cores when there are many.
 func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, w []float64, dz, dy []T) {
-	for i := 0; i < n; i++ {
-		mass := 1.0
-		if y != nil {
-			mass = 0
-			for _, v := range y[i*c : (i+1)*c] {
-				mass += float64(v)
-			}
-		}
-		for j := i * c; j < (i+1)*c; j++ {
-			if dz != nil {
-				d := math.Exp(-negLogSoftmax(rowMax[i], logSum[i], z[j])) * mass
-				switch {
-				case y != nil:
-					d -= float64(y[j])
-				case j-i*c == labels[i]:
-					d--
-				}
-				dz[j] = T(w[i] * d)
-			}
-			if dy != nil {
-				dy[j] = T(w[i] * negLogSoftmax(rowMax[i], logSum[i], z[j]))
-			}
-		}
+	if c == 0 {
+		return
 	}
+	parallelRows(n, c, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				zr, m, ls := z[i*c:(i+1)*c], rowMax[i], logSum[i]
+				var yr []T
+				mass := 1.0
+				if y != nil {
+					yr, mass = y[i*c:(i+1)*c], 0
+					for _, v := range yr {
+						mass += float64(v)
+					}
+				}
+				if dz != nil {
+					dr := dz[i*c : (i+1)*c]
+					copy(dr, zr)
+					expShift(dr, m)
+					k := w[i] * math.Exp(-ls) * mass // p·mass·w = exp(z - max)·k
+					if yr != nil {
+						for j, e := range dr {
+							dr[j] = T(float64(e)*k - w[i]*float64(yr[j]))
+						}
+					} else {
+						l := labels[i]
+						el := float64(dr[l])
+						for j, e := range dr {
+							dr[j] = T(float64(e) * k)
+						}
+						dr[l] = T(el*k - w[i])
+					}
+				}
+				if dy != nil {
+					for j, v := range zr {
+						dy[i*c+j] = T(w[i] * negLogSoftmax(m, ls, v))
+					}
+				}
+			}
+		}
+	})
 }
