@@ -285,7 +285,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 			sumRows(gr.b[g3:], drec, total, g3)
 		}
 	}
-	if gr.u == nil {
+	if gr.u == nil || total == 0 { // no rows: dU stays zero (and da[2H:] would be out of range)
 		return
 	}
 	if resetAfter {

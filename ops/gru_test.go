@@ -146,3 +146,28 @@ func TestGRUErrors(t *testing.T) {
 	_, err := GRUCell(randn(1, 3, 4), randn(2, 3, 2), randn(3, 4, 6), randn(4, 2, 6), randn(5, 6), true)
 	require.ErrorContains(t, err, "gru_cell: inputs float64[3 4], float64[3 2], float64[4 6], float64[2 6], float64[6]: want bias [2 6]")
 }
+
+// A batch of empty sequences has no rows: every gradient is zero, in both
+// GRU forms (without reset_after, Backward once sliced past the empty
+// gate gradients).
+func TestGRUAllEmptyBatch(t *testing.T) {
+	for _, ra := range []bool{false, true} {
+		bshape := []int{6}
+		if ra {
+			bshape = []int{2, 6}
+		}
+		in := ins(randn(1, 0, 3), randn(2, 3, 6), randn(3, 2, 6), randn(4, bshape...), randn(5, 2, 2))
+		op := GRUOp(GRUAttrs{Offsets: []int{0, 0, 0}, ResetAfter: ra})
+		out, err := op.Forward(in)
+		require.NoError(t, err)
+		require.Equal(t, tensor.Shape{0, 2}, out.Shape())
+		grads, err := op.Backward(in, out, tensor.Zeros(tensor.Float64, 0, 2), []bool{true, true, true, true, true})
+		require.NoError(t, err)
+		for i, g := range grads {
+			require.Equal(t, in[i].Shape(), g.Shape(), "gradient %d", i)
+			for k := 0; k < g.Size(); k++ {
+				require.Zero(t, g.At(k), "gradient %d element %d", i, k)
+			}
+		}
+	}
+}
