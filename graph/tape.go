@@ -157,10 +157,7 @@ func (t *Tape) Const(x *tensor.Tensor) *Value {
 	if x == nil {
 		return t.fail(errors.New("graph: Const of a nil tensor"))
 	}
-	if t != nil {
-		t.keep = append(t.keep, x)
-	}
-	return t.newValue(x)
+	return t.newValue(x) // not made by an op: Release keeps it
 }
 
 // Var wraps a tensor as a leaf whose gradient Backward computes; read it
@@ -421,7 +418,7 @@ var errReleased = errors.New("graph: value of a step that Tape.Release ended")
 func (t *Tape) Release() {
 	for _, v := range t.values {
 		switch {
-		case v.kept || !v.made:
+		case v.kept || !v.made: // handed out, or a constant, Var or parameter
 			t.rec.Keep(v.t)
 		default:
 			t.rec.Add(v.t)

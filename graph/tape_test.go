@@ -147,3 +147,172 @@ func TestCompositeGradientMatchesNumeric(t *testing.T) {
 		return Mul(Sigmoid(h), Square(h))
 	})
 }
+
+// mlpStep is one step of a small two-layer network on x through w1 and w2
+// (Param leaves on tape): tanh(x·w1)·w2, summed. It returns the hidden
+// layer, its reshaped view and the loss.
+func mlpStep(tape *Tape, x *tensor.Tensor, w1, w2 *Param) (h, flat, loss *Value) {
+	h = Tanh(MatMul(tape.Const(x), tape.Param(w1), false, false))
+	flat = Reshape(h, -1)
+	loss = Sum(MatMul(h, tape.Param(w2), false, false))
+	return h, flat, loss
+}
+
+func mlpParams(seed uint64) (x *tensor.Tensor, w1, w2 *Param) {
+	rng := tensor.NewRNG(seed)
+	x, _ = tensor.RandNormal(rng, tensor.Float64, 0, 1, 17, 3)
+	a, _ := tensor.RandNormal(rng, tensor.Float64, 0, 1, 3, 5)
+	b, _ := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 1)
+	return x, NewParam("w1", a), NewParam("w2", b)
+}
+
+// After Release every value of the step is dead: its methods and the ops
+// report Release instead of showing storage the next step may reuse.
+func TestReleaseEndsTheStep(t *testing.T) {
+	x, w1, w2 := mlpParams(1)
+	tape := NewTape()
+	h, flat, loss := mlpStep(tape, x, w1, w2)
+	require.NoError(t, tape.Backward(loss))
+	leaf := tape.Param(w1)
+	tape.Release()
+
+	for name, v := range map[string]*Value{"op output": h, "view": flat, "loss": loss, "param leaf": leaf} {
+		_, err := v.Tensor()
+		require.ErrorContains(t, err, "Release", name)
+		require.ErrorContains(t, v.Err(), "Release", name)
+		_, err = v.Item()
+		require.ErrorContains(t, err, "Release", name)
+		require.Nil(t, v.Shape(), name)
+		require.Zero(t, v.DType(), name)
+		require.Nil(t, v.Grad(), name)
+		require.ErrorContains(t, v.Detach().Err(), "Release", name)
+		_, err = Tanh(v).Tensor()
+		require.ErrorContains(t, err, "tanh: input 0: graph: value of a step that Tape.Release ended", name)
+	}
+	require.ErrorContains(t, tape.Backward(loss), "Release")
+	require.ErrorContains(t, tape.BackwardWith(h, tensor.Zeros(tensor.Float64, 17, 5)), "Release")
+}
+
+// A released tape keeps its mode and serves the next step like a new one:
+// fresh parameter leaves, no error from the last step.
+func TestReleasedTapeServesTheNextStep(t *testing.T) {
+	x, w1, w2 := mlpParams(2)
+	tape := NewTape()
+	tape.SetRecording(true)
+	_, err := Add(tape.Var(vec(1, 2)), tape.Var(vec(1, 2, 3))).Tensor()
+	require.Error(t, err)
+	leaf := tape.Param(w1)
+	tape.Release()
+	require.NoError(t, tape.Err(), "the error was the released step's")
+	require.True(t, tape.Training())
+	require.True(t, tape.Recording())
+	require.NotSame(t, leaf, tape.Param(w1))
+
+	_, _, loss := mlpStep(tape, x, w1, w2)
+	require.NoError(t, tape.Backward(loss))
+	want := w1.Grad.Clone()
+	w1.ZeroGrad()
+	w2.ZeroGrad()
+	fresh := NewTape()
+	_, _, loss = mlpStep(fresh, x, w1, w2)
+	require.NoError(t, fresh.Backward(loss))
+	require.Equal(t, want.Float64s(), w1.Grad.Float64s())
+
+	var unused Tape
+	unused.Release() // a zero tape releases nothing
+	NewEvalTape().Release()
+}
+
+// Whatever a caller was handed before Release stays its own: later steps
+// on the same tape, of the same shapes, never write into it.
+func TestReleaseKeepsWhatCallersHold(t *testing.T) {
+	tests := []struct {
+		name string
+		hold func(t *testing.T, tape *Tape, h, flat, loss *Value) *tensor.Tensor
+	}{
+		{"Tensor of an op output", func(t *testing.T, _ *Tape, h, _, _ *Value) *tensor.Tensor {
+			x, err := h.Tensor()
+			require.NoError(t, err)
+			return x
+		}},
+		{"Tensor of a view of an op output", func(t *testing.T, _ *Tape, _, flat, _ *Value) *tensor.Tensor {
+			x, err := flat.Tensor()
+			require.NoError(t, err)
+			return x
+		}},
+		{"Grad of an op output", func(t *testing.T, _ *Tape, h, _, _ *Value) *tensor.Tensor {
+			require.NotNil(t, h.Grad())
+			return h.Grad()
+		}},
+		{"Detach of an op output", func(t *testing.T, _ *Tape, h, _, _ *Value) *tensor.Tensor {
+			x, err := h.Detach().Tensor()
+			require.NoError(t, err)
+			return x
+		}},
+		{"Detach then a view", func(t *testing.T, _ *Tape, h, _, _ *Value) *tensor.Tensor {
+			d := h.Detach()
+			x, err := Reshape(d, 5, 17).Tensor()
+			require.NoError(t, err)
+			return x
+		}},
+		{"a Var's gradient", func(t *testing.T, tape *Tape, _, _, _ *Value) *tensor.Tensor {
+			v := tape.Var(vec(1, 2, 3))
+			require.NoError(t, tape.BackwardWith(Square(v), vec(1, 1, 1)))
+			return v.Grad()
+		}},
+		{"BackwardWith's upstream gradient", func(t *testing.T, tape *Tape, h, _, _ *Value) *tensor.Tensor {
+			g := tensor.Zeros(tensor.Float64, 17, 5)
+			g.Fill(0.5)
+			require.NoError(t, tape.BackwardWith(h, g))
+			return g
+		}},
+		{"a constant", func(t *testing.T, tape *Tape, _, _, _ *Value) *tensor.Tensor {
+			c := tensor.Zeros(tensor.Float64, 17, 5)
+			c.Fill(3)
+			_, err := Add(tape.Const(c), tape.Const(c)).Tensor()
+			require.NoError(t, err)
+			return c
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x, w1, w2 := mlpParams(3)
+			tape := NewTape()
+			h, flat, loss := mlpStep(tape, x, w1, w2)
+			require.NoError(t, tape.Backward(loss))
+			held := tc.hold(t, tape, h, flat, loss)
+			want := held.Clone()
+			tape.Release()
+			for step := range 4 {
+				x.Fill(float64(step + 7))
+				_, _, loss := mlpStep(tape, x, w1, w2)
+				require.NoError(t, tape.Backward(loss))
+				tape.Release()
+				require.Equal(t, want.Float64s(), held.Float64s(), "after step %d", step)
+			}
+			for range 64 { // every free tensor of held's size class, taken and written
+				tensor.Zeros(held.DType(), held.Shape()...).Fill(9)
+			}
+			require.Equal(t, want.Float64s(), held.Float64s())
+		})
+	}
+}
+
+// Parameters and their gradients are never recycled: a step's update
+// reads them after Release.
+func TestReleaseKeepsParameters(t *testing.T) {
+	x, w1, w2 := mlpParams(4)
+	tape := NewTape()
+	_, _, loss := mlpStep(tape, x, w1, w2)
+	require.NoError(t, tape.Backward(loss))
+	value, grad := w1.Value.Clone(), w1.Grad.Clone()
+	tape.Release()
+	for range 3 {
+		_, _, loss := mlpStep(tape, x, w1, w2)
+		_, err := loss.Tensor()
+		require.NoError(t, err)
+		tape.Release()
+	}
+	require.Equal(t, value.Float64s(), w1.Value.Float64s())
+	require.Equal(t, grad.Float64s(), w1.Grad.Float64s())
+}
