@@ -5,6 +5,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/parity"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -219,4 +223,63 @@ func BenchmarkMNISTCNNStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// TestParityMNISTCNN runs the float32 golden of the whole book CNN
+// (TensorFlow's loss, parameter gradients and moving statistics for one
+// training batch) through the device's training step. The step's
+// gradients are for a loss gradient of 1, so they are scaled by the
+// golden's upstream gradient; they are held to the tolerance of
+// TestMNISTCNNStepMatchesCPU.
+func TestParityMNISTCNN(t *testing.T) {
+	cases, err := parity.LoadCases(os.DirFS(parityDir))
+	require.NoError(t, err)
+	ran := 0
+	for _, c := range cases {
+		if c.Op != "mnist_cnn" || c.Kind != "model" || c.DType != "float32" {
+			continue
+		}
+		t.Run(c.ID(), func(t *testing.T) {
+			load := func(name string) *tensor.Tensor {
+				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
+				require.NoError(t, err)
+				defer f.Close()
+				x, err := parity.ReadNpy(f)
+				require.NoError(t, err)
+				return x
+			}
+			host := map[string]*tensor.Tensor{}
+			for name, i := range c.Params {
+				host[name] = load(fmt.Sprint("in", i))
+			}
+			images, labels := load("in0"), load("in1")
+			m, err := dev.NewMNISTCNN(host, images.Dim(0), DefaultOptimConfig(SGD))
+			require.NoError(t, err)
+			defer m.Free()
+			require.NoError(t, m.Step(images, labels))
+			loss, _, err := m.LossSum()
+			require.NoError(t, err)
+			want := load("out").At(0)
+			require.InDelta(t, want, loss, 1e-5+1e-4*math.Abs(want), "loss")
+			scale := load("gout").At(0)
+			for name, i := range c.Params {
+				if slices.Contains(c.After, i) {
+					requireClose(t, load(fmt.Sprint("after", i)), m.Param(name), tolReduce, name)
+					continue
+				}
+				if !slices.Contains(c.Grads, i) {
+					continue
+				}
+				g, err := m.Grad(name).Download()
+				require.NoError(t, err)
+				for k, v := range g.Float32s() {
+					g.Float32s()[k] = v * float32(scale)
+				}
+				golden := load(fmt.Sprint("grad", i))
+				requireClose(t, golden, up(t, g), tol{rtol: 1e-3, atol: 2e-3 * maxAbs(golden)}, name+" gradient")
+			}
+			ran++
+		})
+	}
+	require.NotZero(t, ran, "no mnist_cnn golden ran on the GPU")
 }
