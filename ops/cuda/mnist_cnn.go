@@ -232,7 +232,10 @@ func (m *MNISTCNN) batchInput(op string, images, labels *tensor.Tensor) (int, er
 	if images == nil || labels == nil {
 		return 0, fmt.Errorf("cuda: mnist cnn %s: nil images or labels", op)
 	}
-	n := images.Dim(0)
+	n := 0
+	if images.Rank() == 4 {
+		n = images.Dim(0)
+	}
 	if images.DType() != tensor.Float32 || !images.Shape().Equal(tensor.Shape{n, 1, 28, 28}) || n < 1 || n > m.batch {
 		return 0, fmt.Errorf("cuda: mnist cnn %s: images %v%v, want float32 [N, 1, 28, 28] with 1 <= N <= %d", op, images.DType(), images.Shape(), m.batch)
 	}
