@@ -107,37 +107,46 @@ func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 
 // batchNormKernel normalises x [n, c, hw] per channel into y, saving each
 // channel's mean and inverse std; in training it takes the batch
-// statistics (two passes, in float64) and updates the moving ones rm, rv.
+// statistics (a pass for the mean and one for the centred variance, in
+// float64) and updates the moving ones rm, rv. Each pass walks the
+// channel's n contiguous runs of hw elements; channels are spread over the
+// cores when the tensor is large.
 func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int, a BatchNormAttrs, mean, invStd []float64) {
 	m := float64(n * hw)
-	for ch := 0; ch < c; ch++ {
-		mu, v := float64(rm[ch]), float64(rv[ch])
-		if a.Training {
-			mu, v = 0, 0
-			for b := 0; b < n; b++ {
-				for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
-					mu += float64(e)
+	parallelRows(c, n*hw, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for ch := lo; ch < hi; ch++ {
+				mu, v := float64(rm[ch]), float64(rv[ch])
+				if a.Training {
+					mu, v = 0, 0
+					for b := 0; b < n; b++ {
+						for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
+							mu += float64(e)
+						}
+					}
+					mu /= m
+					for b := 0; b < n; b++ {
+						for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
+							d := float64(e) - mu
+							v += d * d
+						}
+					}
+					v /= m
+					rm[ch] = T(float64(rm[ch])*a.Momentum + mu*(1-a.Momentum))
+					rv[ch] = T(float64(rv[ch])*a.Momentum + v*(1-a.Momentum))
+				}
+				inv := 1 / math.Sqrt(v+a.Epsilon)
+				mean[ch], invStd[ch] = mu, inv
+				k, bt := float64(gamma[ch])*inv, float64(beta[ch])
+				for b := 0; b < n; b++ {
+					yr := y[(b*c+ch)*hw : (b*c+ch+1)*hw]
+					for j, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
+						yr[j] = T((float64(e)-mu)*k + bt)
+					}
 				}
 			}
-			mu /= m
-			for b := 0; b < n; b++ {
-				for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
-					v += (float64(e) - mu) * (float64(e) - mu)
-				}
-			}
-			v /= m
-			rm[ch] = T(float64(rm[ch])*a.Momentum + mu*(1-a.Momentum))
-			rv[ch] = T(float64(rv[ch])*a.Momentum + v*(1-a.Momentum))
 		}
-		mean[ch], invStd[ch] = mu, 1/math.Sqrt(v+a.Epsilon)
-		g, bt := float64(gamma[ch]), float64(beta[ch])
-		for b := 0; b < n; b++ {
-			lo := (b*c + ch) * hw
-			for j := lo; j < lo+hw; j++ {
-				y[j] = T(g*(float64(x[j])-mu)*invStd[ch] + bt)
-			}
-		}
-	}
+	})
 }
 
 func (o *batchNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -164,37 +173,50 @@ func (o *batchNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 //	dx = gamma·invStd·(dy - dbeta/m - x̂·dgamma/m)   (training)
 //	dx = gamma·invStd·dy                           (inference)
 //
-// (TF's FusedBatchNormGrad); a nil output is not wanted.
+// (TF's FusedBatchNormGrad); a nil output is not wanted. Per channel one
+// pass takes both sums (Σ dy·(x - mean), scaled by invStd once) and one
+// writes dx = k·(dy - c0 - c1·(x - mean)) with the per-channel constants
+// k, c0, c1 hoisted; channels are spread over the cores when the tensor
+// is large.
 func batchNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, n, c, hw int, training bool, mean, invStd []float64) {
 	m := float64(n * hw)
-	for ch := 0; ch < c; ch++ {
-		sg, sgx := 0.0, 0.0
-		for b := 0; b < n; b++ {
-			lo := (b*c + ch) * hw
-			for j := lo; j < lo+hw; j++ {
-				sg += float64(dy[j])
-				sgx += float64(dy[j]) * (float64(x[j]) - mean[ch]) * invStd[ch]
-			}
-		}
-		if dgamma != nil {
-			dgamma[ch] = T(sgx)
-		}
-		if dbeta != nil {
-			dbeta[ch] = T(sg)
-		}
-		if dx == nil {
-			continue
-		}
-		k := float64(gamma[ch]) * invStd[ch]
-		for b := 0; b < n; b++ {
-			lo := (b*c + ch) * hw
-			for j := lo; j < lo+hw; j++ {
-				d := float64(dy[j])
-				if training {
-					d -= (sg + (float64(x[j])-mean[ch])*invStd[ch]*sgx) / m
+	parallelRows(c, n*hw, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for ch := lo; ch < hi; ch++ {
+				mu, inv := mean[ch], invStd[ch]
+				sg, sgx := 0.0, 0.0
+				for b := 0; b < n; b++ {
+					lo := (b*c + ch) * hw
+					gr := dy[lo : lo+hw]
+					for j, e := range x[lo : lo+hw] {
+						g := float64(gr[j])
+						sg += g
+						sgx += g * (float64(e) - mu)
+					}
 				}
-				dx[j] = T(k * d)
+				sgx *= inv
+				if dgamma != nil {
+					dgamma[ch] = T(sgx)
+				}
+				if dbeta != nil {
+					dbeta[ch] = T(sg)
+				}
+				if dx == nil {
+					continue
+				}
+				k := float64(gamma[ch]) * inv
+				c0, c1 := 0.0, 0.0
+				if training {
+					c0, c1 = sg/m, inv*sgx/m
+				}
+				for b := 0; b < n; b++ {
+					lo := (b*c + ch) * hw
+					gr, dr := dy[lo:lo+hw], dx[lo:lo+hw]
+					for j, e := range x[lo : lo+hw] {
+						dr[j] = T(k * (float64(gr[j]) - c0 - c1*(float64(e)-mu)))
+					}
+				}
 			}
 		}
-	}
+	})
 }

@@ -70,24 +70,37 @@ func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // layerNormKernel normalises each row of d elements of x into y, saving
-// its mean and inverse std (two passes, in float64).
+// its mean and inverse std: per row a pass for the mean, one for the
+// centred variance (two passes, in float64, for accuracy when the mean is
+// large beside the spread) and one that writes y, each walking the row
+// and gamma, beta in step; rows are spread over the cores when there are
+// many.
 func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, mean, invStd []float64) {
-	for r := range mean {
-		row := x[r*d : (r+1)*d]
-		mu, v := 0.0, 0.0
-		for _, e := range row {
-			mu += float64(e)
-		}
-		mu /= float64(d)
-		for _, e := range row {
-			v += (float64(e) - mu) * (float64(e) - mu)
-		}
-		v /= float64(d)
-		mean[r], invStd[r] = mu, 1/math.Sqrt(v+eps)
-		for j, e := range row {
-			y[r*d+j] = T(float64(gamma[j])*(float64(e)-mu)*invStd[r] + float64(beta[j]))
-		}
+	if d == 0 {
+		return
 	}
+	gamma, beta = gamma[:d], beta[:d]
+	parallelRows(len(mean), d, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
+				mu, v := 0.0, 0.0
+				for _, e := range xr {
+					mu += float64(e)
+				}
+				mu /= float64(d)
+				for _, e := range xr {
+					c := float64(e) - mu
+					v += c * c
+				}
+				inv := 1 / math.Sqrt(v/float64(d)+eps)
+				mean[r], invStd[r] = mu, inv
+				for j, e := range xr {
+					yr[j] = T(float64(gamma[j])*((float64(e)-mu)*inv) + float64(beta[j]))
+				}
+			}
+		}
+	})
 }
 
 func (o *layerNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -112,35 +125,60 @@ func (o *layerNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 //
 //	dx = invStd·(g - Σg/d - x̂·Σ(g·x̂)/d),  dgamma = Σ_rows dy·x̂,  dbeta = Σ_rows dy
 //
-// accumulating in float64; a nil output is not wanted.
+// accumulating in float64; a nil output is not wanted. Each row takes one
+// pass for its sums (adding to dgamma and dbeta's) and one for dx. Ranges
+// of rows run on all cores, each with its own dgamma and dbeta sums, which
+// are then added in range order, so the result does not depend on the
+// scheduling.
 func layerNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, d int, mean, invStd []float64) {
-	sgamma, sbeta := make([]float64, d), make([]float64, d)
-	for r := range mean {
-		lo := r * d
-		sg, sgx := 0.0, 0.0
-		for j := 0; j < d; j++ {
-			xh := (float64(x[lo+j]) - mean[r]) * invStd[r]
-			g := float64(dy[lo+j])
-			sg += g * float64(gamma[j])
-			sgx += g * float64(gamma[j]) * xh
-			sgamma[j] += g * xh
-			sbeta[j] += g
-		}
-		if dx == nil {
-			continue
-		}
-		for j := 0; j < d; j++ {
-			xh := (float64(x[lo+j]) - mean[r]) * invStd[r]
-			g := float64(dy[lo+j]) * float64(gamma[j])
-			dx[lo+j] = T(invStd[r] * (g - sg/float64(d) - xh*sgx/float64(d)))
-		}
+	if d == 0 {
+		return
 	}
+	gamma = gamma[:d]
+	rows := len(mean)
+	per := max(1, rowsPerTaskElems/d)
+	parts := make([][]float64, (rows+per-1)/per) // per range: dgamma's then dbeta's sums
+	parallelRows(rows, d, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			sums := make([]float64, 2*d)
+			parts[lo/per] = sums
+			sgamma, sbeta := sums[:d], sums[d:]
+			for r := lo; r < hi; r++ {
+				xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
+				mu, inv := mean[r], invStd[r]
+				sg, sgx := 0.0, 0.0
+				for j, e := range xr {
+					xh := (float64(e) - mu) * inv
+					g := float64(gr[j])
+					gg := g * float64(gamma[j])
+					sg += gg
+					sgx += gg * xh
+					sgamma[j] += g * xh
+					sbeta[j] += g
+				}
+				if dx == nil {
+					continue
+				}
+				a, b := sg/float64(d), sgx/float64(d)
+				dr := dx[r*d : (r+1)*d]
+				for j, e := range xr {
+					xh := (float64(e) - mu) * inv
+					dr[j] = T(inv * (float64(gr[j])*float64(gamma[j]) - a - xh*b))
+				}
+			}
+		}
+	})
 	for j := 0; j < d; j++ {
+		sg, sb := 0.0, 0.0
+		for _, p := range parts {
+			sg += p[j]
+			sb += p[d+j]
+		}
 		if dgamma != nil {
-			dgamma[j] = T(sgamma[j])
+			dgamma[j] = T(sg)
 		}
 		if dbeta != nil {
-			dbeta[j] = T(sbeta[j])
+			dbeta[j] = T(sb)
 		}
 	}
 }
