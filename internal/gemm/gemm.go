@@ -303,8 +303,10 @@ func (j *job[T]) serial() {
 // strips describes where the micro-kernel finds A strip s (rows s*MR on) or
 // B panel s (columns s*NR on): element (i, p) of a strip lies at
 // base + s*step + i*rs + p*cs; element (p, j) of a panel at
-// base + s*step + p*rs + j. The ragged last strip may live in edge instead,
-// packed and zero-padded.
+// base + s*step + p*rs + j. The ragged last strip lies in edge instead:
+// either packed and zero-padded, or (edgeOff > 0) the last whole MR rows
+// (NR columns) of the block as they lie, of which the first edgeOff belong
+// to the strip before and are computed twice but not stored again.
 type strips[T Float] struct {
 	base     []T
 	step     int
@@ -312,20 +314,24 @@ type strips[T Float] struct {
 	edge     []T
 	edgeRS   int
 	edgeCS   int
+	edgeOff  int
 	fullOnes int // strips before the edge one
 }
 
-// at returns the start and strides of strip s.
-func (st *strips[T]) at(s int) (*T, int, int) {
+// at returns the start and strides of strip s, and how many of its leading
+// rows (columns) to skip.
+func (st *strips[T]) at(s int) (*T, int, int, int) {
 	if s < st.fullOnes {
-		return &st.base[s*st.step], st.rs, st.cs
+		return &st.base[s*st.step], st.rs, st.cs, 0
 	}
-	return &st.edge[0], st.edgeRS, st.edgeCS
+	return &st.edge[0], st.edgeRS, st.edgeCS, st.edgeOff
 }
 
 // aStrips packs op(A)[ic:ic+mc, pc:pc+kc] into MR-row strips (element (i, p)
 // at p*MR + i, zero-padded to whole strips) or, unpacked, points at A as it
-// lies and packs only the ragged last strip.
+// lies, the ragged last strip overlapping the one before where the block
+// has a whole strip (no copy; the overlap costs what padding would), else
+// packed.
 func (j *job[T]) aStrips(buf []T, pack bool, ic, mc, pc, kc int) strips[T] {
 	mr := j.cfg.mr
 	n := ceilDiv(mc, mr)
@@ -342,26 +348,39 @@ func (j *job[T]) aStrips(buf []T, pack bool, ic, mc, pc, kc int) strips[T] {
 	st := strips[T]{base: j.a[ic*rs+pc*cs:], step: mr * rs, rs: rs, cs: cs, fullOnes: mc / mr,
 		edge: buf, edgeRS: 1, edgeCS: mr}
 	if r := mc % mr; r != 0 {
-		packA(j.transA, j.a, j.lda, ic+mc-r, r, pc, kc, mr, buf[:mr*kc])
+		if mc > mr {
+			st.edge, st.edgeRS, st.edgeCS, st.edgeOff = j.a[(ic+mc-mr)*rs+pc*cs:], rs, cs, mr-r
+		} else {
+			packA(j.transA, j.a, j.lda, ic+mc-r, r, pc, kc, mr, buf[:mr*kc])
+		}
 	}
 	return st
 }
 
 // bPanels packs op(B)[pc:pc+kc, jc:jc+nc] into NR-column panels (element
 // (p, j) at p*NR + j, zero-padded to whole panels) or, unpacked, points at
-// B as it lies and packs only the ragged last panel.
+// B as it lies, the ragged last panel overlapping the one before where
+// the slab has a whole panel, else packed.
 func (j *job[T]) bPanels(buf []T, pack bool, pc, kc, jc, nc int) strips[T] {
 	nr := j.cfg.nr
 	n := ceilDiv(nc, nr)
 	if pack {
-		for s := range n {
+		done := 0
+		if !j.transB {
+			done = copyPanelsFast(buf, nr, kc, nc/nr, j.b[pc*j.ldb+jc:], j.ldb)
+		}
+		for s := done; s < n; s++ {
 			packB(j.transB, j.b, j.ldb, pc, kc, jc+s*nr, min(nr, nc-s*nr), nr, buf[s*nr*kc:(s+1)*nr*kc])
 		}
 		return strips[T]{base: buf, step: nr * kc, rs: nr, fullOnes: n}
 	}
 	st := strips[T]{base: j.b[pc*j.ldb+jc:], step: nr, rs: j.ldb, fullOnes: nc / nr, edge: buf, edgeRS: nr}
 	if r := nc % nr; r != 0 {
-		packB(j.transB, j.b, j.ldb, pc, kc, jc+nc-r, r, nr, buf[:nr*kc])
+		if nc > nr {
+			st.edge, st.edgeRS, st.edgeOff = j.b[pc*j.ldb+jc+nc-nr:], j.ldb, nr-r
+		} else {
+			packB(j.transB, j.b, j.ldb, pc, kc, jc+nc-r, r, nr, buf[:nr*kc])
+		}
 	}
 	return st
 }
@@ -373,10 +392,10 @@ func (j *job[T]) macro(as, bs *strips[T], mc, nc, kc int, beta T, c []T, tile []
 	cfg := j.cfg
 	mr, nr := cfg.mr, cfg.nr
 	for jr := 0; jr < nc; jr += nr {
-		b, rsB, _ := bs.at(jr / nr)
+		b, rsB, _, skipCols := bs.at(jr / nr)
 		cols := min(nr, nc-jr)
 		for ir := 0; ir < mc; ir += mr {
-			a, rsA, csA := as.at(ir / mr)
+			a, rsA, csA, skipRows := as.at(ir / mr)
 			rows := min(mr, mc-ir)
 			ct := c[ir*j.ldc+jr:]
 			if rows == mr && cols == nr {
@@ -384,7 +403,7 @@ func (j *job[T]) macro(as, bs *strips[T], mc, nc, kc int, beta T, c []T, tile []
 				continue
 			}
 			cfg.kernel(kc, a, rsA, csA, b, rsB, &tile[0], nr, j.alpha, 0)
-			addTile(ct, j.ldc, tile, nr, rows, cols, beta)
+			addTile(ct, j.ldc, tile[skipRows*nr+skipCols:], nr, rows, cols, beta)
 		}
 	}
 }

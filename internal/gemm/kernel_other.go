@@ -12,3 +12,8 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 func transposeFast[T Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows, doneK int) {
 	return 0, 0
 }
+
+// copyPanelsFast has no vector version off amd64: pack copies it all.
+func copyPanelsFast[T Float](dst []T, w, kc, panels int, src []T, ld int) int {
+	return 0
+}

@@ -1,6 +1,10 @@
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func transpose8x8s(blocks int, src *float32, ld int, dst *float32, w int)
@@ -31,4 +35,22 @@ func transposeFast[T Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows
 		}
 	}
 	return doneRows, doneK
+}
+
+//go:noescape
+func copyPanels64(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int)
+
+// copyPanelsFast packs the first panels w-column panels of kc rows of src
+// (row stride ld) into dst, panel q at dst[q*w*kc:], with the AVX copy
+// when a panel row is 64 bytes (w = 16 float32 or 8 float64), and returns
+// how many panels it packed; pack does the rest.
+func copyPanelsFast[T Float](dst []T, w, kc, panels int, src []T, ld int) int {
+	sz := int(unsafe.Sizeof(dst[0]))
+	if !cpu.X86.HasAVX || w*sz != 64 || panels == 0 || kc == 0 {
+		return 0
+	}
+	_ = src[(kc-1)*ld+panels*w-1] // the last element read
+	_ = dst[panels*w*kc-1]
+	copyPanels64(kc, unsafe.Pointer(&src[0]), ld*sz, panels, unsafe.Pointer(&dst[0]), w*kc*sz)
+	return panels
 }

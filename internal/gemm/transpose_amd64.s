@@ -112,3 +112,45 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// Panel copy for packing B untransposed (pack.go): row p of a slab of
+// 64-byte panels (16 float32 or 8 float64 columns each) goes to
+// dst + q*panelStride + p*64 for panel q, so the slab is read one row at a
+// time, contiguously, as the prefetchers like, and each panel written as
+// the micro-kernel reads it. Strides in bytes.
+
+// func copyPanels64(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int)
+TEXT ·copyPanels64(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ srcStride+16(FP), R8
+	MOVQ panels+24(FP), R9
+	MOVQ dst+32(FP), DI
+	MOVQ panelStride+40(FP), R10
+	TESTQ CX, CX
+	JEQ  cdone
+	TESTQ R9, R9
+	JEQ  cdone
+
+crow:
+	MOVQ SI, R11
+	MOVQ DI, R12
+	MOVQ R9, BX
+
+cpanel:
+	VMOVUPS (R11), Y0
+	VMOVUPS 32(R11), Y1
+	VMOVUPS Y0, (R12)
+	VMOVUPS Y1, 32(R12)
+	ADDQ    $64, R11
+	ADDQ    R10, R12
+	DECQ    BX
+	JNZ     cpanel
+	ADDQ    R8, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     crow
+
+cdone:
+	VZEROUPPER
+	RET
