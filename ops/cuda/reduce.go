@@ -16,6 +16,15 @@ var reduceCodes = map[string]int{"sum": 0, "mean": 1, "max": 2, "min": 3, "varia
 const (
 	redTies    = 6
 	redMaxDims = 16 // RED_MAXDIMS of kernels/reduce.cu
+	redTile    = 32 // RED_TILE
+	redLanes   = 8  // RED_LANES
+)
+
+// The forward paths of kernels/reduce.cu.
+const (
+	redRows  = iota // reduce_rows: a block per output
+	redCols         // reduce_cols: a thread per output
+	redTiles        // reduce_part + reduce_fin: tiles of adjacent outputs over chunks of the reduced elements
 )
 
 // Reduce is one application of ops.ReduceOp(name, axes, keepDims) on the
@@ -43,7 +52,7 @@ type Reduce struct {
 	geo     []int64 // kernels/reduce.cu's RGeo
 	bgeo    []int64 // reduce_bwd's dims of x with their output strides
 	nout, n int
-	rows    bool // reduce_rows (a block per output) rather than reduce_cols
+	path    int // redRows, redCols or redTiles
 }
 
 // ReduceOp returns the op of ops.ReduceOp(name, axes, keepDims) on the
@@ -122,16 +131,38 @@ func (o *Reduce) plan(x *Buffer) (tensor.Shape, error) {
 		o.bgeo = append(o.bgeo, int64(d.size))
 	}
 	o.bgeo = append(o.bgeo, ostrides...)
-	// A block per output when the innermost run is reduced, so its threads
-	// read adjacent elements, or when there are too few outputs to fill
-	// the GPU with a thread each; otherwise a thread per output.
-	innerReduced := len(dims) > 0 && dims[len(dims)-1].reduced
-	o.rows = o.n >= 32 && (innerReduced || o.nout < 4096)
+	// Neighbouring threads read neighbouring elements on every path: a
+	// block per output when the innermost run is reduced and long, a
+	// thread per output when it is reduced and short, and tiles of
+	// adjacent outputs when it is kept.
+	switch innerReduced := len(dims) > 0 && dims[len(dims)-1].reduced; {
+	case innerReduced && o.n >= 32:
+		o.path = redRows
+	case innerReduced:
+		o.path = redCols
+	default:
+		o.path = redTiles
+	}
 	return out, nil
 }
 
-// launch runs reduce_rows or reduce_cols for op code with y and aux as
-// the kernel takes them; called inside do.
+// redBlocks is about the number of blocks the tiled path aims for: enough
+// to fill a large GPU several times over, without partial sums of more
+// than a few elements per output when there are many outputs.
+const redBlocks = 2048
+
+// chunks returns how the tiled path cuts the n reduced elements: chunks
+// of chunk elements each, at least one chunk.
+func (o *Reduce) chunks() (chunks, chunk int) {
+	tiles := (o.nout + redTile - 1) / redTile
+	chunks = max(1, min((redBlocks+tiles-1)/tiles, (o.n+redTile-1)/redTile))
+	chunk = max(1, (o.n+chunks-1)/chunks)
+	return max(1, (o.n+chunk-1)/chunk), chunk
+}
+
+// launch runs the forward path for op code, or with redTies the count of
+// the elements equal to the forward output y into aux; y and aux are as
+// reduce_rows takes them. Called inside do.
 func (o *Reduce) launch(code int, y, aux *Buffer) error {
 	d := o.d
 	geo, err := d.upIndex(o.geo)
@@ -139,11 +170,43 @@ func (o *Reduce) launch(code int, y, aux *Buffer) error {
 		return err
 	}
 	defer geo.Free()
-	name, grid, block := "reduce_cols", grid1(o.nout), block1
-	if o.rows {
-		name, grid, block = "reduce_rows", rowGrid(o.nout), rowBlock(o.n)
+	switch o.path {
+	case redRows:
+		return d.launch("reduce_rows", rowGrid(o.nout), rowBlock(o.n), i64(code), ptr(o.x), ptr(y), ptr(aux), ptr(geo), i64(o.nout), i64(o.n))
+	case redCols:
+		return d.launch("reduce_cols", grid1(o.nout), block1, i64(code), ptr(o.x), ptr(y), ptr(aux), ptr(geo), i64(o.nout), i64(o.n))
 	}
-	return d.launch(name, grid, block, i64(code), ptr(o.x), ptr(y), ptr(aux), ptr(geo), i64(o.nout), i64(o.n))
+	chunks, chunk := o.chunks()
+	part, err := d.newBuffer(tensor.Float64, tensor.Shape{chunks * o.nout})
+	if err != nil {
+		return err
+	}
+	defer part.Free()
+	// c holds variance's means (aux, kept for Backward) or logsumexp's
+	// shifts between the two passes.
+	c := aux
+	if code == reduceCodes["logsumexp"] {
+		if c, err = d.newBuffer(tensor.Float64, tensor.Shape{o.nout}); err != nil {
+			return err
+		}
+		defer c.Free()
+	}
+	passes := 1
+	if code == reduceCodes["variance"] || code == reduceCodes["logsumexp"] {
+		passes = 2
+	}
+	grid, block := [3]int{(o.nout + redTile - 1) / redTile, chunks, 1}, [3]int{redTile, redLanes, 1}
+	for pass := range passes {
+		if err := d.launch("reduce_part", grid, block, i64(code), i64(pass), ptr(o.x), ptr(y), ptr(c), ptr(geo),
+			i64(o.nout), i64(o.n), i64(chunk), ptr(part)); err != nil {
+			return err
+		}
+		if err := d.launch("reduce_fin", grid1(o.nout), block1, i64(code), i64(pass), ptr(part), i64(chunks),
+			i64(o.nout), i64(o.n), ptr(y), ptr(aux), ptr(c)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Forward returns the reduction of x; see Reduce.

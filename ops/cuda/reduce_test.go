@@ -24,8 +24,9 @@ func TestReduce(t *testing.T) {
 		{[]int{2, 1, 513}, []int{-1}},
 		{[]int{127, 3}, []int{0}},
 		{[]int{17, 1, 3, 4}, []int{0, 1, 3}},
-		{[]int{6, 200}, []int{0}},     // few steps, kept inner axis: a thread per output
-		{[]int{100, 6}, []int{0}},     // few outputs, kept inner axis: a block per output
+		{[]int{6, 200}, []int{0}},     // kept inner axis: tiles of outputs, one chunk
+		{[]int{100, 6}, []int{0}},     // one tile over four chunks
+		{[]int{300, 70}, []int{0}},    // three tiles over ten chunks
 		{[]int{3, 2, 1029}, []int{2}}, // rows longer than a block
 		{[]int{1, 1}, nil},
 		{[]int{5, 0, 3}, []int{1}}, // an empty axis: TF's identities
@@ -81,9 +82,8 @@ func TestReduce(t *testing.T) {
 }
 
 // BenchmarkReduceSum sums [4096, 1024] over its last axis (a block per
-// row, reading adjacent elements) and over its first (a block per column,
-// each warp reading 32 rows apart: the slow layout); GB/s counts reading x
-// once.
+// row) and over its first (tiles of 32 columns over chunks of rows, then
+// the chunks' partials combined); GB/s counts reading x once.
 func BenchmarkReduceSum(b *testing.B) {
 	x := upB(b, 4096, 1024)
 	for _, axis := range []int{1, 0} {

@@ -6,17 +6,23 @@
 // the output's order, and the reduced dims with theirs. Output o reads the
 // elements koff(o) + roff(r), r < n. Sums run in double, as ops'.
 //
-// Two forward kernels share the per-output code: reduce_rows runs a block
-// per output, for geometries whose innermost merged dim is reduced (the
-// block's threads read adjacent elements); reduce_cols runs a thread per
-// output, for those whose innermost dim is kept (adjacent threads read
-// adjacent elements). The op codes must match reduceCodes in
-// ops/cuda/reduce.go.
+// Three forward paths share the per-output code (red_pass), each chosen so
+// that neighbouring threads read neighbouring elements:
+//   - reduce_rows, a block per output, when the innermost merged dim is
+//     reduced and long;
+//   - reduce_cols, a thread per output, when it is reduced and short;
+//   - reduce_part then reduce_fin when it is kept: a block of 32 adjacent
+//     outputs by RED_LANES lanes folds one chunk of the reduced elements
+//     into partials, which reduce_fin combines (variance and logsumexp run
+//     the pair twice, the second time around the mean or shift).
+// The op codes must match reduceCodes in ops/cuda/reduce.go.
 #include "common.cuh"
 
 enum RedOp { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_VARIANCE, RED_LOGSUMEXP, RED_TIES };
 
 #define RED_MAXDIMS 16
+#define RED_TILE 32
+#define RED_LANES 8
 
 // RGeo is the merged geometry of a reduction; geo buffers hold it as i64:
 // nk, nr, kd[nk], ks[nk], rd[nr], rs[nr].
@@ -27,7 +33,7 @@ struct RGeo {
 
 // load_geo copies the geometry into shared memory; all threads call it.
 __device__ void load_geo(RGeo* g, const i64* geo) {
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
         g->nk = (int)geo[0];
         g->nr = (int)geo[1];
         const i64* p = geo + 2;
@@ -155,6 +161,75 @@ extern "C" __global__ void reduce_cols(i64 op, const float* x, float* y, double*
             res = c + log(red_pass(op, 1, x, g, base, n, 0, 1, c).s);
         }
         y[o] = (float)res;
+    }
+}
+
+// red_identity is what pass of op starts its partial from.
+__device__ __forceinline__ double red_identity(i64 op, i64 pass) {
+    if (pass == 0 && op == RED_MIN) return INFINITY;
+    if (pass == 0 && red_extreme(op)) return -INFINITY;
+    return 0.0;
+}
+
+// red_combine folds two partials of pass of op: the extreme (NaN-
+// propagating, as gmax and gmin) or the sum.
+__device__ __forceinline__ double red_combine(i64 op, i64 pass, double a, double b) {
+    if (pass == 0 && red_extreme(op)) {
+        if (isnan(a) || isnan(b)) return nan("");
+        return op == RED_MIN ? fmin(a, b) : fmax(a, b);
+    }
+    return a + b;
+}
+
+// reduce_part: block (RED_TILE, RED_LANES), grid (output tiles, chunks).
+// Thread (tx, ty) of block (bx, by) folds the elements ty, ty+RED_LANES,
+// ... of rows [by·chunk, (by+1)·chunk) of output bx·RED_TILE + tx; the
+// lanes are combined and part[by·nout + o] gets the chunk's partial of
+// pass: for pass 1, around cin[o] (the mean or shift), and for RED_TIES
+// the count of elements equal to y[o].
+extern "C" __global__ void reduce_part(i64 op, i64 pass, const float* x, const float* y, const double* cin,
+                                       const i64* geo, i64 nout, i64 n, i64 chunk, double* part) {
+    __shared__ RGeo g;
+    __shared__ double acc[RED_LANES][RED_TILE + 1];
+    load_geo(&g, geo);
+    i64 o = (i64)blockIdx.x * RED_TILE + threadIdx.x;
+    i64 lo = (i64)blockIdx.y * chunk, hi = min(n, lo + chunk);
+    double v = red_identity(op, pass);
+    if (o < nout) {
+        double c = op == RED_TIES ? (double)y[o] : (pass == 1 ? cin[o] : 0.0);
+        RedAcc a = red_pass(op, (int)pass, x, g, unravel(o, g.nk, g.kd, g.ks), hi, lo + threadIdx.y, RED_LANES, c);
+        v = (pass == 0 && red_extreme(op)) ? (double)a.m : a.s;
+    }
+    acc[threadIdx.y][threadIdx.x] = v;
+    __syncthreads();
+    if (threadIdx.y == 0 && o < nout) {
+        for (int k = 1; k < RED_LANES; k++) v = red_combine(op, pass, v, acc[k][threadIdx.x]);
+        part[blockIdx.y * nout + o] = v;
+    }
+}
+
+// reduce_fin combines the chunks' partials of reduce_part for each
+// output. Pass 0 writes the sum, mean, max or min to y, the count of ties
+// to aux, or for variance and logsumexp the mean or the shift to c (for
+// variance c is the aux that keeps the means for the backward pass); pass
+// 1 writes variance's Σ(x - mean)²/n or logsumexp's shift + log Σ exp(x -
+// shift) to y.
+extern "C" __global__ void reduce_fin(i64 op, i64 pass, const double* part, i64 chunks, i64 nout, i64 n, float* y,
+                                      double* aux, double* c) {
+    FOR_EACH(o, nout) {
+        double v = part[o];
+        for (i64 k = 1; k < chunks; k++) v = red_combine(op, pass, v, part[k * nout + o]);
+        if (op == RED_TIES) {
+            aux[o] = v;
+        } else if (pass == 1) {
+            y[o] = (float)(op == RED_VARIANCE ? v / (double)n : c[o] + log(v));
+        } else if (op == RED_VARIANCE) {
+            c[o] = v / (double)n;
+        } else if (op == RED_LOGSUMEXP) {
+            c[o] = red_shift((float)v);
+        } else {
+            y[o] = (float)(op == RED_MEAN ? v / (double)n : v);
+        }
     }
 }
 
