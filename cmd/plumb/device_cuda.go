@@ -51,3 +51,24 @@ func trainCUDA(net mnist.Model, opt optim.Optimizer, lr float64, train, test *da
 	}
 	return t.Sync()
 }
+
+// evalCUDA returns the accuracy and mean loss of the CNN net on test,
+// evaluated on GPU 0.
+func evalCUDA(net mnist.Model, test *data.Dataset, stdout io.Writer) (acc, loss float64, err error) {
+	d, err := cuda.Open(0)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	fmt.Fprintf(stdout, "on %s\n", d.Name())
+	t, err := gpu.New(d, net, nil, 1e-3, 500)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer t.Close()
+	return t.Evaluate(test)
+}

@@ -17,4 +17,6 @@ func TestDeviceCUDAWithoutTheTag(t *testing.T) {
 	require.ErrorContains(t, err, "built without CUDA")
 	require.ErrorContains(t, err, "go build -tags cuda ./cmd/plumb")
 	require.Empty(t, out.String())
+	err = run([]string{"eval", "mnist", "--load", "x.safetensors", "--device", "cuda"}, &out, &errOut)
+	require.ErrorContains(t, err, "built without CUDA")
 }

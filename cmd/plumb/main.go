@@ -2,7 +2,7 @@
 // parity report.
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
-//	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+//	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb parity [--dir DIR]
 package main
 
@@ -16,7 +16,7 @@ import (
 
 const usage = `usage:
   plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
-  plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR]
+  plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb parity [--dir DIR]
 `
 

@@ -87,11 +87,15 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	model := fs.String("model", "cnn", "network the checkpoint holds: cnn or mlp")
 	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
+	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *load == "" {
 		return fmt.Errorf("eval mnist: --load FILE is required")
+	}
+	if err := checkDevice(*device, *model); err != nil {
+		return err
 	}
 	_, test, err := mnistData(*dir)
 	if err != nil {
@@ -104,7 +108,12 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	if err := checkpoint.Load(*load, net.Params(), nil); err != nil {
 		return err
 	}
-	acc, loss, err := mnist.Evaluate(net, test, 500)
+	var acc, loss float64
+	if *device == "cuda" {
+		acc, loss, err = evalCUDA(net, test, stdout)
+	} else {
+		acc, loss, err = mnist.Evaluate(net, test, 500)
+	}
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@
 # where the goldens are at ../../parity/testdata. build also makes the
 # command line with the GPU trainer, ./plumb at the repository root (also
 # ignored); when a copy carries it, run trains the MNIST CNN for one epoch
-# with `plumb train mnist --device cuda` and evaluates the checkpoint on the
-# CPU with `plumb eval mnist`. Both are built stripped (-s -w), about 33 and
+# with `plumb train mnist --device cuda` and evaluates the checkpoint with
+# `plumb eval mnist` on the CPU and on the GPU. Both are built stripped (-s -w), about 33 and
 # 26 MB, to fit a device runner's carry limit (carry:
 # ["ops/cuda/ops_cuda.test", "plumb"]). The whole run is bounded by TIMEOUT
 # seconds (default 420, under the 8 minutes a device slot has).
@@ -66,6 +66,7 @@ run() {
 		grep -E '^(training|on |epoch|saved|plumb:)' "$log" || tail -5 "$log"
 		if [ "$pstatus" -eq 0 ]; then
 			timeout 40 "$plumb" eval mnist --load "$ck/cnn.safetensors" || pstatus=$?
+			timeout 40 "$plumb" eval mnist --load "$ck/cnn.safetensors" --device cuda || pstatus=$?
 		fi
 		rm -rf "$ck"
 		echo "plumb: exit $pstatus"
