@@ -119,7 +119,7 @@ func (o *GRU) Forward(x, w, u, b, h0 *Buffer) (*Buffer, error) {
 		for t, n := range s.active {
 			grid, rows := grid1(n*h), s.rows(t)
 			if ra {
-				if err := d.gemmRows(false, false, n, g3, h, hs, 0, h, u, 0, g3, 0, rec, 0, g3); err != nil {
+				if err := d.stepGemm(false, n, g3, h, hs, 0, h, u, 0, g3, 0, rec, 0, g3); err != nil {
 					return err
 				}
 				if err := d.launch("gru_fwd_step", grid, block1, ptr(o.act), ptr(rec), ptr(b), ptr(hs), ptr(o.rech),
@@ -128,14 +128,14 @@ func (o *GRU) Forward(x, w, u, b, h0 *Buffer) (*Buffer, error) {
 				}
 				continue
 			}
-			if err := d.gemmRows(false, false, n, 2*h, h, hs, 0, h, u, 0, g3, 0, rec, 0, g3); err != nil {
+			if err := d.stepGemm(false, n, 2*h, h, hs, 0, h, u, 0, g3, 0, rec, 0, g3); err != nil {
 				return err
 			}
 			if err := d.launch("gru_fwd_zr", grid, block1, ptr(o.act), ptr(rec), ptr(b), ptr(hs), ptr(rh),
 				rows, i64(n), i64(h)); err != nil {
 				return err
 			}
-			if err := d.gemmRows(false, false, n, h, h, rh, 0, h, u, 2*h, g3, 0, rec, 2*h, g3); err != nil {
+			if err := d.stepGemm(false, n, h, h, rh, 0, h, u, 2*h, g3, 0, rec, 2*h, g3); err != nil {
 				return err
 			}
 			if err := d.launch("gru_fwd_h", grid, block1, ptr(o.act), ptr(rec), ptr(b), ptr(hs), ptr(out),
@@ -219,19 +219,19 @@ func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 				return err
 			}
 			if ra {
-				if err := d.gemmRows(false, true, n, h, g3, step, 0, g3, o.u, 0, g3, 1, dh, 0, h); err != nil {
+				if err := d.stepGemm(true, n, h, g3, step, 0, g3, o.u, 0, g3, 1, dh, 0, h); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := d.gemmRows(false, true, n, h, h, step, 2*h, g3, o.u, 2*h, g3, 0, drh, 0, h); err != nil {
+			if err := d.stepGemm(true, n, h, h, step, 2*h, g3, o.u, 2*h, g3, 0, drh, 0, h); err != nil {
 				return err
 			}
 			if err := d.launch("gru_bwd_reset", grid, block1, ptr(o.act), ptr(hp), ptr(drh), ptr(dh), ptr(da),
 				ptr(step), rows, i64(n), i64(h)); err != nil {
 				return err
 			}
-			if err := d.gemmRows(false, true, n, h, 2*h, step, 0, g3, o.u, 0, g3, 1, dh, 0, h); err != nil {
+			if err := d.stepGemm(true, n, h, 2*h, step, 0, g3, o.u, 0, g3, 1, dh, 0, h); err != nil {
 				return err
 			}
 		}

@@ -121,7 +121,7 @@ func (o *LSTM) Forward(x, w, u, b, peephole, h0, c0 *Buffer) (*Buffer, error) {
 			}
 		}
 		for t, n := range s.active {
-			if err := d.gemmRows(false, false, n, g4, h, hs, 0, h, u, 0, g4, 0, z, 0, g4); err != nil {
+			if err := d.stepGemm(false, n, g4, h, hs, 0, h, u, 0, g4, 0, z, 0, g4); err != nil {
 				return err
 			}
 			if err := d.launch("lstm_fwd_step", grid1(n*h), block1, ptr(o.act), ptr(z), ptr(b), ptr(peephole),
@@ -201,7 +201,7 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 				ptr(gout), ptr(o.p), ptr(dh), ptr(dc), ptr(dz), ptr(dzs), ptr(dpp), s.rows(t), i64(n), i64(h)); err != nil {
 				return err
 			}
-			if err := d.gemmRows(false, true, n, h, g4, dzs, 0, g4, o.u, 0, g4, 0, dh, 0, h); err != nil {
+			if err := d.stepGemm(true, n, h, g4, dzs, 0, g4, o.u, 0, g4, 0, dh, 0, h); err != nil {
 				return err
 			}
 		}

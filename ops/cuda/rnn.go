@@ -111,6 +111,47 @@ func (d *Device) gemmRows(transA, transB bool, m, n, k int, a *Buffer, aOff, lda
 		a: a, aOff: aOff, lda: lda, b: b, bOff: bOff, ldb: ldb, c: c, cOff: cOff, ldc: ldc}.run(d)
 }
 
+// Split-K of the step GEMMs: a step multiplies only the active rows (64
+// at batch 64), so the tiled GEMM's grid of 64×64 tiles leaves most of a
+// GPU idle (8 blocks for δh = δZ·Uᵀ at H = 512). stepGemm splits K into
+// up to maxSplits chunks of at least minSplitK until about splitBlocks
+// blocks run, and sums the partial products with rnn_sum_parts.
+const (
+	splitBlocks = 128
+	maxSplits   = 16
+	minSplitK   = 64
+)
+
+// stepGemm is C[:m] = beta·C[:m] + A[:m]·op(B) for a recurrent step (A
+// not transposed), split over K as above; called inside do.
+func (d *Device) stepGemm(transB bool, m, n, k int, a *Buffer, aOff, lda int, b *Buffer, bOff, ldb int, beta float32, c *Buffer, cOff, ldc int) error {
+	blocks := ((m + gemmTile - 1) / gemmTile) * ((n + gemmTile - 1) / gemmTile)
+	splits := 1
+	for blocks*splits < splitBlocks && 2*splits <= maxSplits && k%(2*splits) == 0 && k/(2*splits) >= minSplitK {
+		splits *= 2
+	}
+	if splits == 1 || m == 0 || n == 0 {
+		return d.gemmRows(false, transB, m, n, k, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc)
+	}
+	kc := k / splits
+	parts, err := d.newBuffer(tensor.Float32, tensor.Shape{splits, m, n})
+	if err != nil {
+		return err
+	}
+	defer parts.Free() // later work on the stream reuses it only after the sum
+	g := gemmCall{transB: transB, m: m, n: n, k: kc, batch: splits, alpha: 1,
+		a: a, aOff: aOff, lda: lda, strideA: kc, modA: splits,
+		b: b, bOff: bOff, ldb: ldb, strideB: kc * ldb,
+		c: parts, ldc: n, strideC: m * n}
+	if transB {
+		g.strideB = kc
+	}
+	if err := g.run(d); err != nil {
+		return err
+	}
+	return d.launch("rnn_sum_parts", grid1(m*n), block1, ptr(parts), elemPtr(c, cOff), i64(splits), i64(m), i64(n), i64(ldc), f64(float64(beta)))
+}
+
 // zeroBuffers allocates zero-filled float32 buffers of the shapes; called inside do.
 func (d *Device) zeroBuffers(shapes ...tensor.Shape) ([]*Buffer, error) {
 	bs := make([]*Buffer, len(shapes))

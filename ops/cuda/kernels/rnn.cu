@@ -265,3 +265,18 @@ extern "C" __global__ void gru_reset_prev(const float* act, float* hp, i64 total
         hp[t] *= act[r * 3 * h + h + k];
     }
 }
+
+// rnn_sum_parts writes C = beta·C + Σ_s parts[s] for the split-K partial
+// products parts [splits, m, n] of a recurrent step's GEMM, into the m×n
+// matrix C of row stride ldc (kernels/gemm.cu leaves too few blocks busy
+// for a step's few rows, so the step GEMM splits K over the grid).
+extern "C" __global__ void rnn_sum_parts(const float* parts, float* c, i64 splits, i64 m, i64 n, i64 ldc,
+                                         double beta) {
+    float be = (float)beta;
+    FOR_EACH(t, m * n) {
+        float s = 0.f;
+        for (i64 z = 0; z < splits; z++) s += parts[z * m * n + t];
+        float* o = c + (t / n) * ldc + t % n;
+        *o = be != 0.f ? be * *o + s : s;
+    }
+}
