@@ -185,3 +185,97 @@ func testFusedBatchNorm[T tensor.Float](t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFusedKernels times forward plus backward of each fused kernel
+// ("fused") and of the kernel it replaced ("plain", fused_ref_test.go) on
+// the same float32 data in one run.
+func BenchmarkFusedKernels(b *testing.B) {
+	type kernels struct{ fused, plain func() }
+	cases := []struct {
+		name string
+		mk   func() kernels
+	}{
+		{"softmax_1024x1000", func() kernels { return softmaxBench(1024, 1000, 1, false) }},
+		{"log_softmax_1024x1000", func() kernels { return softmaxBench(1024, 1000, 1, true) }},
+		{"softmax_axis1_16x128x512", func() kernels { return softmaxBench(16, 128, 512, false) }},
+		{"xent_1024x1000", func() kernels {
+			n, c := 1024, 1000
+			z := randSlice[float32](1, n*c, 4)
+			labels := make([]int, n)
+			for i := range labels {
+				labels[i] = i % c
+			}
+			w := randn(2, n).Float64s()
+			m, l, loss, dz := make([]float64, n), make([]float64, n), make([]float64, n), make([]float32, n*c)
+			return kernels{
+				func() { xentKernel(z, nil, labels, n, c, m, l, loss); xentGrad(z, nil, labels, n, c, m, l, w, dz, nil) },
+				func() {
+					refXentKernel(z, nil, labels, n, c, m, l, loss)
+					refXentGrad(z, nil, labels, n, c, m, l, w, dz, nil)
+				},
+			}
+		}},
+		{"layer_norm_4096x512", func() kernels {
+			rows, d := 4096, 512
+			x, dy, y, dx := randSlice[float32](1, rows*d, 1), randSlice[float32](2, rows*d, 1), make([]float32, rows*d), make([]float32, rows*d)
+			g, bt, dg, db := randSlice[float32](3, d, 1), randSlice[float32](4, d, 1), make([]float32, d), make([]float32, d)
+			mean, inv := make([]float64, rows), make([]float64, rows)
+			return kernels{
+				func() {
+					layerNormKernel(x, g, bt, y, d, 1e-3, mean, inv)
+					layerNormGrad(x, g, dy, dx, dg, db, d, mean, inv)
+				},
+				func() {
+					refLayerNormKernel(x, g, bt, y, d, 1e-3, mean, inv)
+					refLayerNormGrad(x, g, dy, dx, dg, db, d, mean, inv)
+				},
+			}
+		}},
+		{"batch_norm_32x64x32x32", func() kernels {
+			n, c, hw := 32, 64, 32*32
+			x, dy, y, dx := randSlice[float32](1, n*c*hw, 1), randSlice[float32](2, n*c*hw, 1), make([]float32, n*c*hw), make([]float32, n*c*hw)
+			g, bt, dg, db := randSlice[float32](3, c, 1), randSlice[float32](4, c, 1), make([]float32, c), make([]float32, c)
+			rm, rv := make([]float32, c), make([]float32, c)
+			mean, inv := make([]float64, c), make([]float64, c)
+			a := BatchNormAttrs{Momentum: 0.99, Epsilon: 1e-3, Training: true}
+			return kernels{
+				func() {
+					batchNormKernel(x, g, bt, rm, rv, y, n, c, hw, a, mean, inv)
+					batchNormGrad(x, g, dy, dx, dg, db, n, c, hw, true, mean, inv)
+				},
+				func() {
+					refBatchNormKernel(x, g, bt, rm, rv, y, n, c, hw, a, mean, inv)
+					refBatchNormGrad(x, g, dy, dx, dg, db, n, c, hw, true, mean, inv)
+				},
+			}
+		}},
+	}
+	for _, tc := range cases {
+		k := tc.mk()
+		b.Run(tc.name+"/fused", func(b *testing.B) {
+			for b.Loop() {
+				k.fused()
+			}
+		})
+		b.Run(tc.name+"/plain", func(b *testing.B) {
+			for b.Loop() {
+				k.plain()
+			}
+		})
+	}
+}
+
+// softmaxBench returns forward+backward of the fused and the plain
+// softmax (or log-softmax) kernels on float32 [outer, n, inner].
+func softmaxBench(outer, n, inner int, log bool) struct{ fused, plain func() } {
+	size := outer * n * inner
+	x, dy, y, dx := randSlice[float32](1, size, 4), randSlice[float32](2, size, 1), make([]float32, size), make([]float32, size)
+	name := "softmax"
+	if log {
+		name = "log_softmax"
+	}
+	return struct{ fused, plain func() }{
+		func() { softmaxKernel(x, y, outer, n, inner, log); softmaxGrad(name, y, dy, dx, outer, n, inner) },
+		func() { refSoftmaxKernel(x, y, outer, n, inner, log); refSoftmaxGrad(name, y, dy, dx, outer, n, inner) },
+	}
+}
