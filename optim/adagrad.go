@@ -29,7 +29,7 @@ func NewAdagrad(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	}
 	r := rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, sparse: c.epsilon > 0, prepare: func(lr float64, _ int64) update {
 		k := adagradCoef{lr: lr, eps: c.epsilon}
-		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
 			run(k, v, g, rows, s, adagradKernel[float32], adagradKernel[float64])
 		}
 	}}

@@ -51,7 +51,7 @@ func newAdam(name string, wd float64, params []*graph.Param, opts []Option) (Opt
 			lrT:   lr * math.Sqrt(1-math.Pow(c.beta2, float64(t))) / (1 - math.Pow(c.beta1, float64(t))),
 			beta1: c.beta1, beta2: c.beta2, eps: c.epsilon,
 		}
-		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
 			run(k, v, g, rows, s, adamKernel[float32], adamKernel[float64])
 		}
 	}}

@@ -14,7 +14,7 @@ type kernel[C any, T tensor.Float] func(c C, v, g []T, s [][]T)
 // newOptimizer and check have guaranteed, as they have the shapes): on the
 // whole of v when rows is nil, else row by row on rows of v and the slots
 // with the matching rows of g (see update).
-func run[C any](c C, v, g *tensor.Tensor, rows []int, s []*tensor.Tensor, k32 kernel[C, float32], k64 kernel[C, float64]) {
+func run[C any](c C, v, g *tensor.Tensor, rows []int, s *slotSet, k32 kernel[C, float32], k64 kernel[C, float64]) {
 	if v.DType() == tensor.Float32 {
 		runRows(c, v.Float32s(), g.Float32s(), rows, slotData[float32](s), k32)
 		return
@@ -39,12 +39,26 @@ func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel
 	}
 }
 
-func slotData[T tensor.Float](s []*tensor.Tensor) [][]T {
-	d := make([][]T, len(s))
-	for i, t := range s {
-		d[i] = tensor.Data[T](t)
+// slotSet is one parameter's slots for an update: their tensors, and
+// their data in slices of slices that the optimizer keeps from step to
+// step, so that an update allocates nothing.
+type slotSet struct {
+	t   []*tensor.Tensor
+	f32 [][]float32
+	f64 [][]float64
+}
+
+// slotData returns the data of s's tensors as [][]T, in s's reused slice.
+func slotData[T tensor.Float](s *slotSet) [][]T {
+	d, ok := any(&s.f32).(*[][]T)
+	if !ok {
+		d = any(&s.f64).(*[][]T)
 	}
-	return d
+	*d = (*d)[:0]
+	for _, t := range s.t {
+		*d = append(*d, tensor.Data[T](t))
+	}
+	return *d
 }
 
 // sqrt is math.Sqrt in T; for float32 the float64 root rounds to the

@@ -84,7 +84,7 @@ type slot struct {
 // sparse gradient, not empty), every other row's gradient is zero, and
 // only those rows of v and the slots change. Shapes and dtypes are
 // validated.
-type update func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor)
+type update func(v, g *tensor.Tensor, rows []int, s *slotSet)
 
 // rule is what distinguishes one optimizer from another.
 type rule struct {
@@ -110,6 +110,7 @@ type optimizer struct {
 	slots  [][]*graph.Param // slots[i] belongs to params[i]
 	iter   *graph.Param     // int64 scalar: steps taken
 	active []int            // scratch: indices of params updated this step
+	set    slotSet          // scratch: the slots of the parameter being updated
 }
 
 // newOptimizer allocates the slots of every trainable parameter in params;
@@ -203,11 +204,12 @@ func (o *optimizer) Step() error {
 		}
 	}
 	up := o.rule.prepare(lr, done+1)
-	s := make([]*tensor.Tensor, len(o.rule.slots))
+	s := &o.set
 	for _, i := range o.active {
 		p := o.params[i]
-		for j, sp := range o.slots[i] {
-			s[j] = sp.Value
+		s.t = s.t[:0]
+		for _, sp := range o.slots[i] {
+			s.t = append(s.t, sp.Value)
 		}
 		switch {
 		case p.SparseGrad == nil:
@@ -241,20 +243,12 @@ func (o *optimizer) check(i int) error {
 	if p.Value == nil {
 		return fmt.Errorf("optim: %s: parameter %q has no value", o.rule.name, p.Name)
 	}
-	want := func(what string, t *tensor.Tensor) error {
-		if t == nil {
-			return fmt.Errorf("optim: %s: parameter %q has no %s tensor", o.rule.name, p.Name, what)
-		}
-		if t.DType() != p.Value.DType() || !tensor.SameShape(t, p.Value) {
-			return fmt.Errorf("optim: %s: parameter %q is %v%v but its %s is %v%v",
-				o.rule.name, p.Name, p.Value.DType(), p.Value.Shape(), what, t.DType(), t.Shape())
-		}
-		return nil
-	}
-	var errs []error
+	var errs []error // only a failing check allocates
 	switch {
 	case p.SparseGrad == nil:
-		errs = append(errs, want("gradient", p.Grad))
+		if err := o.fits(p, "", p.Grad); err != nil {
+			errs = append(errs, err)
+		}
 	case p.Grad != nil:
 		errs = append(errs, fmt.Errorf("optim: %s: parameter %q has both a dense and a sparse gradient", o.rule.name, p.Name))
 	default:
@@ -263,7 +257,30 @@ func (o *optimizer) check(i int) error {
 		}
 	}
 	for _, s := range o.slots[i] {
-		errs = append(errs, want("slot "+s.Name, s.Value))
+		if err := o.fits(p, s.Name, s.Value); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// fits checks that t, p's gradient (slot "") or its slot named slot,
+// matches p's value in dtype and shape.
+func (o *optimizer) fits(p *graph.Param, slot string, t *tensor.Tensor) error {
+	if t == nil {
+		return fmt.Errorf("optim: %s: parameter %q has no %s tensor", o.rule.name, p.Name, tensorName(slot))
+	}
+	if t.DType() != p.Value.DType() || !tensor.SameShape(t, p.Value) {
+		return fmt.Errorf("optim: %s: parameter %q is %v%v but its %s is %v%v",
+			o.rule.name, p.Name, p.Value.DType(), p.Value.Shape(), tensorName(slot), t.DType(), t.Shape())
+	}
+	return nil
+}
+
+// tensorName names the gradient (slot "") or a slot in fits' errors.
+func tensorName(slot string) string {
+	if slot == "" {
+		return "gradient"
+	}
+	return "slot " + slot
 }

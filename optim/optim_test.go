@@ -328,3 +328,31 @@ func TestBadScheduleValue(t *testing.T) {
 	assert.Contains(t, err.Error(), "schedule gave +Inf at step 0")
 	assert.Equal(t, []float32{1}, p.Value.Float32s())
 }
+
+// A dense step allocates only its rule's per-step coefficients (the update
+// closure), whatever the number of parameters: no per-parameter garbage.
+func TestDenseStepAllocatesOnce(t *testing.T) {
+	cases := []struct {
+		name string
+		opt  newFunc
+	}{
+		{"SGD", NewSGD}, {"Momentum", NewMomentum}, {"Adam", NewAdam}, {"AdamW", NewAdamW},
+		{"RMSProp", NewRMSProp}, {"Adagrad", NewAdagrad},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := []*graph.Param{param[float32]("a", 1, 2, 3), param[float32]("b", 4), param[float64]("c", 5, 6)}
+			opt, err := tc.opt(ps, LR(0.01))
+			require.NoError(t, err)
+			for _, p := range ps {
+				grad[float32](p, make([]float64, p.Value.Size())...)
+				if p.Value.DType() == tensor.Float64 {
+					grad[float64](p, make([]float64, p.Value.Size())...)
+				}
+			}
+			require.NoError(t, opt.Step())
+			allocs := testing.AllocsPerRun(10, func() { require.NoError(t, opt.Step()) })
+			require.LessOrEqual(t, allocs, 1.0)
+		})
+	}
+}

@@ -40,7 +40,7 @@ func NewRMSProp(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	r := rule{name: "RMSProp", slots: slots, prepare: func(lr float64, _ int64) update {
 		k := k
 		k.lr = lr
-		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
 			run(k, v, g, rows, s, rmspropKernel[float32], rmspropKernel[float64])
 		}
 	}}

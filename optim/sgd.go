@@ -18,7 +18,7 @@ func NewSGD(params []*graph.Param, opts ...Option) (Optimizer, error) {
 		return nil, err
 	}
 	return newOptimizer(params, c, rule{name: "SGD", sparse: true, prepare: func(lr float64, _ int64) update {
-		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
 			run(lr, v, g, rows, s, sgdKernel[float32], sgdKernel[float64])
 		}
 	}})
@@ -48,7 +48,7 @@ func NewMomentum(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	}
 	r := rule{name: "Momentum", slots: []slot{{"momentum", 0}}, prepare: func(lr float64, _ int64) update {
 		k := momentumCoef{lr: lr, m: c.momentum, nesterov: c.nesterov}
-		return func(v, g *tensor.Tensor, rows []int, s []*tensor.Tensor) {
+		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
 			run(k, v, g, rows, s, momentumKernel[float32], momentumKernel[float64])
 		}
 	}}
