@@ -62,6 +62,10 @@ type OptimConfig struct {
 	InitialAccumulator float64 // Adagrad
 	WeightDecay        float64 // Adam, AdamW: decoupled, var -= lr·wd·var
 	L2                 float64 // every rule: g += l2·var before the update
+	// GlobalClipNorm, when > 0, clips each step's gradients (with the L2
+	// term) to that global norm, as optim.GlobalClipNorm and
+	// tf.clip_by_global_norm.
+	GlobalClipNorm float64
 }
 
 // DefaultOptimConfig returns rule's defaults in package optim (Keras'):
@@ -115,6 +119,7 @@ func (c OptimConfig) check() error {
 		errs = append(errs, fmt.Errorf("unknown rule %v", c.Rule))
 	}
 	in("L2", c.L2, 0, inf, true)
+	in("GlobalClipNorm", c.GlobalClipNorm, 0, inf, true)
 	if c.WeightDecay != 0 && c.Rule != Adam && c.Rule != AdamW {
 		errs = append(errs, fmt.Errorf("WeightDecay %v: only Adam and AdamW take it", c.WeightDecay))
 	}
@@ -150,14 +155,15 @@ func (c OptimConfig) slotNames() (names []string, init []float64) {
 // Optimizer updates float32 parameters in device memory in place from
 // their gradients, with the rules of package optim and the same order of
 // work per step: the learning rate from the schedule at the steps taken
-// so far, the L2 term added to each gradient, AdamW's decoupled decay,
-// then the rule's update. Global-norm clipping is not implemented on the
-// device. Its slots live on the device beside the parameters.
+// so far, the L2 term added to each gradient, the gradients clipped to
+// the global norm, AdamW's decoupled decay, then the rule's update. Its
+// slots live on the device beside the parameters.
 type Optimizer struct {
 	d      *Device
 	cfg    OptimConfig
 	params []*Buffer
 	slots  [][]*Buffer // slots[i] belongs to params[i], in SlotNames order
+	normSq *Buffer     // float64 [1]: Σ g² for clipping
 	iter   int64
 }
 
@@ -176,6 +182,12 @@ func (d *Device) NewOptimizer(params []*Buffer, cfg OptimConfig) (*Optimizer, er
 	o := &Optimizer{d: d, cfg: cfg, params: append([]*Buffer(nil), params...)}
 	_, init := cfg.slotNames()
 	err := d.do(func() error {
+		if cfg.GlobalClipNorm > 0 {
+			var err error
+			if o.normSq, err = d.newBuffer(tensor.Float64, tensor.Shape{1}); err != nil {
+				return err
+			}
+		}
 		for _, p := range params {
 			ss := make([]*Buffer, len(init))
 			o.slots = append(o.slots, ss)
@@ -224,7 +236,9 @@ func (o *Optimizer) Slots(i int) []*Buffer { return o.slots[i] }
 func (o *Optimizer) Iterations() int64 { return o.iter }
 
 // Step applies one update to every parameter from grads, one float32
-// buffer of each parameter's shape, in the order of the parameters.
+// buffer of each parameter's shape, in the order of the parameters. With
+// GlobalClipNorm, it adds the L2 term to the gradient buffers and scales
+// them in place, as optim does to Param.Grad.
 func (o *Optimizer) Step(grads []*Buffer) error {
 	if len(grads) != len(o.params) {
 		return fmt.Errorf("cuda: optimizer %v: %d gradients for %d parameters", o.cfg.Rule, len(grads), len(o.params))
@@ -252,6 +266,13 @@ func (o *Optimizer) step(grads []*Buffer) error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("cuda: optimizer %v: learning rate schedule gave %v at step %d; want a finite value >= 0", c.Rule, lr, o.iter)
 	}
+	l2 := c.L2
+	if c.GlobalClipNorm > 0 {
+		if err := o.clip(grads); err != nil {
+			return err
+		}
+		l2 = 0 // already in the gradients
+	}
 	t := float64(o.iter + 1)
 	for i, p := range o.params {
 		n, g, s := p.Size(), grads[i], o.slots[i]
@@ -262,13 +283,13 @@ func (o *Optimizer) step(grads []*Buffer) error {
 		var err error
 		switch c.Rule {
 		case SGD:
-			err = o.d.launch("optim_sgd", grid, block1, ptr(p), ptr(g), i64(n), f64(lr), f64(c.L2))
+			err = o.d.launch("optim_sgd", grid, block1, ptr(p), ptr(g), i64(n), f64(lr), f64(l2))
 		case Momentum:
-			err = o.d.launch("optim_momentum", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(lr), f64(c.L2),
+			err = o.d.launch("optim_momentum", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(lr), f64(l2),
 				f64(c.Momentum), flag(c.Nesterov))
 		case Adam, AdamW:
 			lrT := lr * math.Sqrt(1-math.Pow(c.Beta2, t)) / (1 - math.Pow(c.Beta1, t))
-			err = o.d.launch("optim_adam", grid, block1, ptr(p), ptr(g), ptr(s[0]), ptr(s[1]), i64(n), f64(lrT), f64(c.L2),
+			err = o.d.launch("optim_adam", grid, block1, ptr(p), ptr(g), ptr(s[0]), ptr(s[1]), i64(n), f64(lrT), f64(l2),
 				f64(-lr*c.WeightDecay), f64(c.Beta1), f64(c.Beta2), f64(c.Epsilon))
 		case RMSProp:
 			var mom, mg *Buffer
@@ -280,9 +301,9 @@ func (o *Optimizer) step(grads []*Buffer) error {
 				mg = s[k]
 			}
 			err = o.d.launch("optim_rmsprop", grid, block1, ptr(p), ptr(g), ptr(s[0]), ptr(mom), ptr(mg), i64(n), f64(lr),
-				f64(c.L2), f64(c.Rho), f64(c.Momentum), f64(c.Epsilon))
+				f64(l2), f64(c.Rho), f64(c.Momentum), f64(c.Epsilon))
 		case Adagrad:
-			err = o.d.launch("optim_adagrad", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(lr), f64(c.L2), f64(c.Epsilon))
+			err = o.d.launch("optim_adagrad", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(lr), f64(l2), f64(c.Epsilon))
 		}
 		if err != nil {
 			return err
@@ -292,10 +313,42 @@ func (o *Optimizer) step(grads []*Buffer) error {
 	return nil
 }
 
+// clip adds the L2 term to the gradients in place, sums their squares on
+// the device and scales them to the global norm; called inside do.
+func (o *Optimizer) clip(grads []*Buffer) error {
+	d, c := o.d, o.cfg
+	if err := d.zero(o.normSq); err != nil {
+		return err
+	}
+	for i, p := range o.params {
+		n := p.Size()
+		if n == 0 {
+			continue
+		}
+		if c.L2 > 0 {
+			if err := d.launch("optim_l2", grid1(n), block1, ptr(grads[i]), ptr(p), i64(n), f64(c.L2)); err != nil {
+				return err
+			}
+		}
+		if err := d.launch("sum_squares", grid1(n), block1, ptr(grads[i]), i64(n), ptr(o.normSq)); err != nil {
+			return err
+		}
+	}
+	for i, p := range o.params {
+		if n := p.Size(); n > 0 {
+			if err := d.launch("clip_scale", grid1(n), block1, ptr(grads[i]), i64(n), ptr(o.normSq), f64(c.GlobalClipNorm)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Free releases the slots; the parameters stay the caller's.
 func (o *Optimizer) Free() {
 	for _, ss := range o.slots {
 		freeAll(ss...)
 	}
-	o.slots = nil
+	freeAll(o.normSq)
+	o.slots, o.normSq = nil, nil
 }

@@ -23,6 +23,9 @@ func cpuOptimizer(t *testing.T, c OptimConfig, ps []*graph.Param) optim.Optimize
 	if c.L2 > 0 {
 		opts = append(opts, optim.L2(c.L2))
 	}
+	if c.GlobalClipNorm > 0 {
+		opts = append(opts, optim.GlobalClipNorm(c.GlobalClipNorm))
+	}
 	var o optim.Optimizer
 	var err error
 	switch c.Rule {
@@ -82,6 +85,11 @@ func TestOptimizers(t *testing.T) {
 		with(RMSProp, func(c *OptimConfig) { c.Centered = true }),
 		DefaultOptimConfig(Adagrad),
 		with(Adagrad, func(c *OptimConfig) { c.InitialAccumulator, c.Epsilon = 0.5, 0 }),
+		// The random gradients' global norm is about 45: clipped to 1, and
+		// a bound above it that leaves them as they are.
+		with(Adam, func(c *OptimConfig) { c.GlobalClipNorm = 1 }),
+		with(Momentum, func(c *OptimConfig) { c.GlobalClipNorm, c.L2 = 1, 0.5 }),
+		with(SGD, func(c *OptimConfig) { c.GlobalClipNorm = 1e4 }),
 	} {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			rng := tensor.NewRNG(31)
@@ -132,6 +140,10 @@ func TestOptimizerErrors(t *testing.T) {
 	bad.Beta1 = 1
 	_, err := dev.NewOptimizer([]*Buffer{p}, bad)
 	require.ErrorContains(t, err, "Beta1")
+	bad = DefaultOptimConfig(SGD)
+	bad.GlobalClipNorm = -1
+	_, err = dev.NewOptimizer([]*Buffer{p}, bad)
+	require.ErrorContains(t, err, "GlobalClipNorm")
 	bad = DefaultOptimConfig(SGD)
 	bad.WeightDecay = 0.1
 	_, err = dev.NewOptimizer([]*Buffer{p}, bad)

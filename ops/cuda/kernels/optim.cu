@@ -5,7 +5,10 @@
 // one FMA, so each step rounds as Go's float32 arithmetic does. Every rule
 // first adds the L2 term, g += l2·v (when l2 != 0), and, for Adam, scales
 // v by 1 + wd where wd = -lr·weight_decay (AdamW's decoupled decay, when
-// wd != 0), as optim's Step does before the rule's update.
+// wd != 0), as optim's Step does before the rule's update. With global-norm
+// clipping, the L2 term is added to the gradients in place first
+// (optim_l2), their squares summed (sum_squares) and the gradients scaled
+// (clip_scale) before the updates, which then take l2 = 0.
 #include "common.cuh"
 
 #define ADD(a, b) __fadd_rn((a), (b))
@@ -91,4 +94,30 @@ extern "C" __global__ void optim_adagrad(float* v, const float* g, float* acc, i
         acc[i] = a;
         v[i] = SUB(v[i], DIV(MUL(flr, gi), __fsqrt_rn(ADD(a, e))));
     }
+}
+
+// optim_l2: g += l2·v in place.
+extern "C" __global__ void optim_l2(float* g, const float* v, i64 n, double l2) {
+    float fl2 = (float)l2;
+    FOR_EACH(i, n) g[i] = ADD(g[i], MUL(fl2, v[i]));
+}
+
+// sum_squares adds Σ g² (in double) to acc[0]: each block reduces its part
+// and adds it atomically.
+extern "C" __global__ void sum_squares(const float* g, i64 n, double* acc) {
+    double s = 0;
+    FOR_EACH(i, n) s += (double)g[i] * (double)g[i];
+    s = block_reduce(s, SumOp(), 0.0);
+    if (threadIdx.x == 0) atomicAdd(acc, s);
+}
+
+// clip_scale applies tf.clip_by_global_norm with norm = sqrt(acc[0]): g is
+// multiplied by max_norm/norm (rounded to float) when norm > max_norm, and
+// becomes NaN when the norm is NaN or infinite.
+extern "C" __global__ void clip_scale(float* g, i64 n, const double* acc, double max_norm) {
+    double norm = sqrt(acc[0]);
+    bool bad = isnan(norm) || isinf(norm);
+    if (!bad && !(norm > max_norm)) return;
+    float k = (float)(max_norm / norm);
+    FOR_EACH(i, n) g[i] = bad ? nanf("") : MUL(g[i], k);
 }
