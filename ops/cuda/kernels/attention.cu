@@ -57,13 +57,19 @@ __device__ __forceinline__ void load_tile(float (*dst)[D + 1], const float* src,
     }
 }
 
-// row_dot is Σ_c a[c]·b[c] over the first n columns.
-template <int D>
-__device__ __forceinline__ float row_dot(const float* a, const float* b, i64 n) {
-    float s = 0.f;
-#pragma unroll 8
-    for (int c = 0; c < n; c++) s = fmaf(a[c], b[c], s);
-    return s;
+// row_dots writes out[n] = Σ_{c<w} a[c]·B[sub + 4n][c] for n < NS: the
+// dot products of this thread's row a with its NS rows of the tile B,
+// each element of a loaded once for all of them.
+template <int D, int NS>
+__device__ __forceinline__ void row_dots(const float* a, const float (*B)[D + 1], int sub, i64 w, float* out) {
+#pragma unroll
+    for (int n = 0; n < NS; n++) out[n] = 0.f;
+#pragma unroll 4
+    for (int c = 0; c < w; c++) {
+        float av = a[c];
+#pragma unroll
+        for (int n = 0; n < NS; n++) out[n] = fmaf(av, B[sub + 4 * n][c], out[n]);
+    }
 }
 
 template <int D, int TILE>
@@ -89,11 +95,11 @@ __device__ void attn_fwd(const float* Q, const float* K, const float* V, float* 
         load_tile<D, TILE>(Vs, V, j0, tk, dv);
         __syncthreads();
         float p[NS], tmax = -INFINITY;
+        row_dots<D, NS>(Qs[row], Ks, sub, d, p);
 #pragma unroll
         for (int n = 0; n < NS; n++) {
-            int jj = sub + 4 * n;
-            bool ok = i < tq && mk.ok(b, i, j0 + jj, kend);
-            p[n] = ok ? scale * row_dot<D>(Qs[row], Ks[jj], d) : -INFINITY;
+            bool ok = i < tq && mk.ok(b, i, j0 + sub + 4 * n, kend);
+            p[n] = ok ? scale * p[n] : -INFINITY;
             tmax = fmaxf(tmax, p[n]);
         }
         tmax = fmaxf(tmax, __shfl_xor_sync(FULL, tmax, 1));
@@ -171,14 +177,17 @@ __device__ void attn_bwd_dkdv(const float* Q, const float* K, const float* V, co
         }
         __syncthreads();
         float p[NS], ds[NS];
+        row_dots<D, NS>(Ks[row], Qs, sub, d, p);
+        row_dots<D, NS>(Vs[row], dOs, sub, dv, ds);
 #pragma unroll
         for (int n = 0; n < NS; n++) {
             int ii = sub + 4 * n;
             i64 i = i0 + ii;
-            p[n] = ds[n] = 0.f;
             if (j < tk && i < tq && mk.ok(b, i, j, kend)) {
-                p[n] = expf(scale * row_dot<D>(Ks[row], Qs[ii], d) - Ls[ii]);
-                ds[n] = p[n] * (row_dot<D>(Vs[row], dOs[ii], dv) - Ds[ii]);
+                p[n] = expf(scale * p[n] - Ls[ii]);
+                ds[n] = p[n] * (ds[n] - Ds[ii]);
+            } else {
+                p[n] = ds[n] = 0.f;
             }
         }
 #pragma unroll
@@ -228,15 +237,15 @@ __device__ void attn_bwd_dq(const float* Q, const float* K, const float* V, cons
         load_tile<D, TILE>(Ks, K, j0, tk, d);
         load_tile<D, TILE>(Vs, V, j0, tk, dv);
         __syncthreads();
-        float ds[NS];
+        float s[NS], ds[NS];
+        row_dots<D, NS>(Qs[row], Ks, sub, d, s);
+        row_dots<D, NS>(dOs[row], Vs, sub, dv, ds);
 #pragma unroll
         for (int n = 0; n < NS; n++) {
-            int jj = sub + 4 * n;
-            ds[n] = 0.f;
-            if (i < tq && mk.ok(b, i, j0 + jj, kend)) {
-                float p = expf(scale * row_dot<D>(Qs[row], Ks[jj], d) - li);
-                ds[n] = p * (row_dot<D>(dOs[row], Vs[jj], dv) - di);
-            }
+            if (i < tq && mk.ok(b, i, j0 + sub + 4 * n, kend))
+                ds[n] = expf(scale * s[n] - li) * (ds[n] - di);
+            else
+                ds[n] = 0.f;
         }
 #pragma unroll
         for (int jj = 0; jj < TILE; jj++) {
