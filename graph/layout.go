@@ -15,8 +15,11 @@ func Reshape(x *Value, shape ...int) *Value { return apply(ops.ReshapeOp(shape..
 // Flatten reshapes x [N, d1, d2, ...] to [N, d1*d2*...], keeping the batch
 // axis (Keras' Flatten); a rank-1 [N] becomes [N, 1].
 func Flatten(x *Value) *Value {
-	if x == nil || x.err != nil {
+	if x == nil {
 		return failed(x, errors.New("flatten: input 0 is a nil value"))
+	}
+	if err := x.Err(); err != nil {
+		return failed(x, err)
 	}
 	s := x.t.Shape()
 	if len(s) == 0 {
@@ -48,8 +51,11 @@ func Stack(axis int, xs ...*Value) *Value {
 	}
 	parts := make([]*Value, len(xs))
 	for i, x := range xs {
-		if x == nil || x.err != nil {
+		if x == nil {
 			return failed(x, fmt.Errorf("stack: input %d is a nil value", i))
+		}
+		if err := x.Err(); err != nil {
+			return failed(x, err)
 		}
 		if !x.t.Shape().Equal(xs[0].t.Shape()) {
 			return failed(x, ops.Errorf("stack", []*tensor.Tensor{xs[0].t, x.t}, "want values of one shape"))

@@ -46,7 +46,7 @@ func LayerNorm(x, gamma, beta *Value, axes int, epsilon float64) *Value {
 // x itself. A rate outside [0, 1) fails on either tape, so the mistake
 // shows in evaluation too.
 func Dropout(x *Value, rate float64, rng *rand.Rand) *Value {
-	if x != nil && x.err == nil && !training(x) {
+	if x != nil && x.Err() == nil && !training(x) {
 		if !(rate >= 0 && rate < 1) { // the op's own check, which inference skips
 			return failed(x, ops.Errorf("dropout", []*tensor.Tensor{x.t}, "rate %v outside [0, 1)", rate))
 		}

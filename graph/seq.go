@@ -30,6 +30,9 @@ func NewSeq(values *Value, offsets []int) Seq {
 	if values == nil || values.err != nil {
 		return Seq{Values: failed(values, fmt.Errorf("graph: NewSeq of a nil or failed value")), Offsets: offsets}
 	}
+	if err := values.Err(); err != nil { // released
+		return Seq{Values: failed(values, err), Offsets: offsets}
+	}
 	if _, err := tensor.NewRagged(values.t, offsets); err != nil {
 		return Seq{Values: failed(values, err), Offsets: offsets}
 	}

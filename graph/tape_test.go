@@ -316,3 +316,18 @@ func TestReleaseKeepsParameters(t *testing.T) {
 	require.Equal(t, value.Float64s(), w1.Value.Float64s())
 	require.Equal(t, grad.Float64s(), w1.Grad.Float64s())
 }
+
+// Graph functions that look at their input before the op runs report a
+// released input as such.
+func TestReleasedInputsOfGraphFunctions(t *testing.T) {
+	tape := NewTape()
+	x := tape.Var(tensor.Zeros(tensor.Float64, 2, 3))
+	tape.Release()
+	for name, v := range map[string]*Value{
+		"flatten": Flatten(x),
+		"stack":   Stack(0, x, x),
+		"seq":     NewSeq(x, []int{0, 2}).Values,
+	} {
+		require.ErrorContains(t, v.Err(), "Release", name)
+	}
+}
