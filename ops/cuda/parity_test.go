@@ -258,6 +258,45 @@ func parityRuns(op string) (gpuRun, bool) {
 			}
 			return y, grads, ""
 		}, true
+	case "lstm_cell", "gru_cell":
+		// One step of the fused ops over B one-step sequences.
+		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
+			off := make([]int, in[0].Dim(0)+1)
+			for i := range off {
+				off[i] = i
+			}
+			b := make([]*Buffer, len(in))
+			for i := range in {
+				b[i] = up(t, in[i])
+			}
+			grads := map[int]*Buffer{}
+			if op == "gru_cell" { // x, h, W, U, b
+				o := dev.GRUOp(ops.GRUAttrs{Offsets: off, ResetAfter: c.Attrs.ResetAfter})
+				y, err := o.Forward(b[0], b[2], b[3], b[4], b[1])
+				require.NoError(t, err)
+				g, err := o.Backward(up(t, gout), [5]bool{true, true, true, true, true})
+				require.NoError(t, err)
+				t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
+				for i, s := range []int{GRUGradX, GRUGradH0, GRUGradW, GRUGradU, GRUGradB} {
+					grads[i] = g[s]
+				}
+				return y, grads, ""
+			}
+			var p *Buffer // x, h, c, W, U, b, [peephole]
+			if len(in) == 7 {
+				p = b[6]
+			}
+			o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
+			y, err := o.Forward(b[0], b[3], b[4], b[5], p, b[1], b[2])
+			require.NoError(t, err)
+			g, err := o.Backward(up(t, gout), [7]bool{true, true, true, true, true, true, true})
+			require.NoError(t, err)
+			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
+			for i, s := range []int{LSTMGradX, LSTMGradH0, LSTMGradC0, LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole}[:len(in)] {
+				grads[i] = g[s]
+			}
+			return y, grads, ""
+		}, true
 	case "attention":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
 			var mask *Buffer
