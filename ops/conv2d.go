@@ -464,6 +464,10 @@ func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
 // rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
 // g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
 func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	if g.SH == 1 && g.SW == 1 {
+		gridConvolve(g, n, nout, x, w, b, y)
+		return
+	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb := chunkImages(n, p*(k+nout))
 	rb, ob := getScratch[T](nb*p*k), getScratch[T](nb*p*nout)
@@ -552,6 +556,10 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 // input x and output gradient dy into dw, summing every image of a chunk in
 // one GEMM.
 func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	if g.SH == 1 && g.SW == 1 {
+		gridFilter(g, x, dy, dw)
+		return
+	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb := chunkImages(g.n, p*(k+g.cout))
 	rb, tb, wb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](k*g.cout)
@@ -576,6 +584,11 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 		}
 		gemm.Gemm(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, beta, wt, g.cout)
 	}
+	addFilter(g, wt, dw)
+}
+
+// addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
+func addFilter[T tensor.Float](g convGeom, wt, dw []T) {
 	kk := g.KH * g.KW
 	for o := 0; o < g.cout; o++ {
 		for c := 0; c < g.C; c++ {
@@ -585,6 +598,125 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 			}
 		}
 	}
+}
+
+// At stride 1 the rows need not be built at all (implicit GEMM, as in
+// cuDNN's IMPLICIT_GEMM algorithm and Chetlur et al., "cuDNN: Efficient
+// Primitives for Deep Learning", 2014): pad a chunk of images into
+// consecutive channels-last windows, a grid of cells C values each, and
+// compute one output per grid cell, the window's top-left corner. The
+// inputs of tap (i, j) for every cell then form a matrix whose row q
+// starts at cell q + i·DH·PaddedW + j·DW: the grid itself, offset, with
+// row stride C. With DW = 1 the taps of one kernel row are contiguous, so
+// the product is KH GEMMs with K = KW·C, each reading the grid in place
+// (its rows overlap, which a strided read does not mind). The cells past
+// a window's OH×OW corner compute values that are dropped (forward) or
+// meet zero gradients (filter), some (PaddedH·PaddedW)/(OH·OW) − 1 extra
+// work; 13% on a 32×32 image with a 3×3 kernel.
+
+// gridTaps calls fn(off, col, k) for each GEMM of an implicit product: its
+// input matrix starts off elements into the grid, its taps are the k
+// columns of w from col on.
+func gridTaps(g im2col.Geom, fn func(off, col, k int)) {
+	pw := g.PaddedW()
+	if g.DW == 1 {
+		for i := 0; i < g.KH; i++ {
+			fn(i*g.DH*pw*g.C, i*g.KW*g.C, g.KW*g.C)
+		}
+		return
+	}
+	for i := 0; i < g.KH; i++ {
+		for j := 0; j < g.KW; j++ {
+			fn((i*g.DH*pw+j*g.DW)*g.C, (i*g.KW+j)*g.C, g.C)
+		}
+	}
+}
+
+// gridChunk returns how many images a chunk of the implicit kernels holds
+// when each output cell carries nout values, and the grid buffer's length
+// for it: the windows plus the tail the last cells' taps read past them.
+func gridChunk(g im2col.Geom, n, nout int) (nb, gridLen int) {
+	cells := g.PaddedH() * g.PaddedW()
+	nb = chunkImages(n, cells*(g.C+nout))
+	tail := ((g.KH-1)*g.DH*g.PaddedW() + (g.KW-1)*g.DW) * g.C
+	return nb, nb*cells*g.C + tail
+}
+
+// padChunk writes images [i0, i0+m) of x into grid as consecutive padded
+// windows, zeroes the rest of grid (the tail) and returns the cell count.
+func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
+	win, chw := g.PaddedLen(), g.C*g.H*g.W
+	forBatch(m, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			im2col.Pad(g, x[(i0+i)*chw:], grid[i*win:(i+1)*win])
+		}
+	})
+	clear(grid[m*win:])
+	return m * g.PaddedH() * g.PaddedW()
+}
+
+// gridConvolve is rowsConvolve at stride 1, as an implicit GEMM.
+func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	nb, gridLen := gridChunk(g, n, nout)
+	gb, ob := getScratch[T](gridLen), getScratch[T](nb*ph*pw*nout)
+	defer putScratch(gb)
+	defer putScratch(ob)
+	grid, out := *gb, *ob
+	for i0 := 0; i0 < n; i0 += nb {
+		m := min(nb, n-i0)
+		cells := padChunk(g, x, i0, m, grid)
+		beta := T(0)
+		gridTaps(g, func(off, col, kt int) {
+			gemm.Gemm(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
+			beta = 1
+		})
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+				for oh := 0; oh < g.OH; oh++ {
+					im2col.Transpose(yi[oh*g.OW:], p, out[(i*ph+oh)*pw*nout:], nout, g.OW, nout, false)
+				}
+				if b != nil {
+					addBias(yi, b, 1, nout, p)
+				}
+			}
+		})
+	}
+}
+
+// gridFilter is rowsFilter at stride 1, as an implicit GEMM: dy is
+// spread over the grid's cells, zero on the dropped ones.
+func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	nb, gridLen := gridChunk(g.Geom, g.n, g.cout)
+	gb, eb, wb := getScratch[T](gridLen), getScratch[T](nb*ph*pw*g.cout), getScratch[T](k*g.cout)
+	defer putScratch(gb)
+	defer putScratch(eb)
+	defer putScratch(wb)
+	grid, dyg, wt := *gb, *eb, *wb
+	for i0 := 0; i0 < g.n; i0 += nb {
+		m := min(nb, g.n-i0)
+		cells := padChunk(g.Geom, x, i0, m, grid)
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				e := dyg[i*ph*pw*g.cout : (i+1)*ph*pw*g.cout]
+				clear(e)
+				dyi := dy[(i0+i)*g.cout*p:]
+				for oh := 0; oh < g.OH; oh++ {
+					im2col.Transpose(e[oh*pw*g.cout:], g.cout, dyi[oh*g.OW:], p, g.cout, g.OW, false)
+				}
+			}
+		})
+		beta := T(1)
+		if i0 == 0 {
+			beta = 0
+		}
+		gridTaps(g.Geom, func(off, col, kt int) {
+			gemm.Gemm(true, false, kt, g.cout, cells, 1, grid[off:], g.C, dyg, g.cout, beta, wt[col*g.cout:], g.cout)
+		})
+	}
+	addFilter(g, wt, dw)
 }
 
 // scratch32 and scratch64 pool the kernels' im2col matrices and
@@ -627,14 +759,30 @@ func addBias[T tensor.Float](y, b []T, n, c, p int) {
 	}
 }
 
-// biasGrad adds the sum of dy [n, c, p] over images and pixels into db [c].
+// biasGrad adds the sum of dy [n, c, p] over images and pixels into db [c],
+// images spread over goroutines that each sum into a pooled row of their
+// own, added in worker order at the end.
 func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
-	for i := 0; i < n; i++ {
-		for j := range db {
-			for _, v := range dy[(i*c+j)*p : (i*c+j+1)*p] {
-				db[j] += v
+	part := make([]*[]T, batchWorkers(n))
+	forBatch(n, func(worker, lo, hi int) {
+		part[worker] = getScratch[T](c)
+		acc := *part[worker]
+		clear(acc)
+		for i := lo; i < hi; i++ {
+			for j := range acc {
+				var s T
+				for _, v := range dy[(i*c+j)*p : (i*c+j+1)*p] {
+					s += v
+				}
+				acc[j] += s
 			}
 		}
+	})
+	for _, acc := range part {
+		for j, v := range *acc {
+			db[j] += v
+		}
+		putScratch(acc)
 	}
 }
 

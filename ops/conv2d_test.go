@@ -189,7 +189,7 @@ var rowsCases = []convCase{
 	{"w513_row", 1, 1, 1, 513, 3, 1, 5, Conv2DAttrs{Pad: [4]int{0, 0, 2, 2}}},
 	{"dilated_pad_beyond_reach", 3, 2, 9, 7, 4, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 2, 3, 3, Conv2DAttrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}}},
-	{"chunks_2_2_1", 5, 17, 34, 34, 3, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"grid_chunks_2_2_1", 5, 64, 38, 38, 64, 3, 3, Conv2DAttrs{Padding: PadSame}},
 	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 }
 

@@ -130,65 +130,139 @@ func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 	return []*tensor.Tensor{gx}, nil
 }
 
-// eachWindow calls fn for output cell o of every plane with the flat
-// offset base of its input plane and the window's rows [h0, h1) and
-// columns [w0, w1), clipped to the image. The attrs' check that padding is
-// below the kernel keeps every window non-empty.
-func eachWindow(g im2col.Geom, fn func(o, base, h0, h1, w0, w1 int)) {
-	o := 0
-	for c := 0; c < g.C; c++ {
-		for oh := 0; oh < g.OH; oh++ {
-			h := oh*g.SH - g.PT
-			for ow := 0; ow < g.OW; ow++ {
-				w := ow*g.SW - g.PL
-				fn(o, c*g.H*g.W, max(h, 0), min(h+g.KH, g.H), max(w, 0), min(w+g.KW, g.W))
-				o++
-			}
-		}
+// The kernels below walk each plane's output rows with the windows'
+// column ranges computed once per call, so the inner loops are plain
+// slice ranges; 2×2 windows at stride 2 that all lie inside the image
+// (MNIST's and VGG's pools) take an unrolled path. Planes are spread over
+// goroutines: each writes only its own plane of y, arg and dx. Every
+// window is scanned in the reference order (rows, then columns), so the
+// results equal pool_test.go's reference bit for bit: the first of equal
+// maxima wins, and sums add in the same order.
+
+// poolSpan is a window's clipped range [lo, hi) along one axis.
+type poolSpan struct{ lo, hi int }
+
+// windowCols returns the clipped column range of each output column. The
+// attrs' check that padding is below the kernel keeps every window
+// non-empty.
+func windowCols(g im2col.Geom) []poolSpan {
+	cols := make([]poolSpan, g.OW)
+	for ow := range cols {
+		w := ow*g.SW - g.PL
+		cols[ow] = poolSpan{max(w, 0), min(w+g.KW, g.W)}
 	}
+	return cols
+}
+
+// windowRows is the clipped row range of output row oh.
+func windowRows(g im2col.Geom, oh int) poolSpan {
+	h := oh*g.SH - g.PT
+	return poolSpan{max(h, 0), min(h+g.KH, g.H)}
+}
+
+// pool2x2 reports whether g is a 2×2 stride-2 pool whose windows all lie
+// inside the image.
+func pool2x2(g im2col.Geom) bool {
+	return g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.PT == 0 && g.PL == 0 &&
+		2*g.OH <= g.H && 2*g.OW <= g.W
 }
 
 // poolKernel writes each window's maximum into y and its flat input index
 // into arg when arg is non-nil (max pool), else each window's mean.
 func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
-	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
-		if arg != nil {
-			at := base + h0*g.W + w0
-			for i := h0; i < h1; i++ {
-				for j := base + i*g.W + w0; j < base+i*g.W+w1; j++ {
-					if x[j] > x[at] {
-						at = j
+	cols, plane, out, fast := windowCols(g), g.H*g.W, g.OH*g.OW, pool2x2(g)
+	forBatch(g.C, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			xc := x[c*plane : (c+1)*plane]
+			for oh := 0; oh < g.OH; oh++ {
+				o := c*out + oh*g.OW
+				yr := y[o : o+g.OW]
+				switch {
+				case fast && arg != nil:
+					max2x2(xc, 2*oh*g.W, g.W, c*plane, yr, arg[o:o+g.OW])
+				case fast:
+					r0, r1 := xc[2*oh*g.W:][:2*g.OW], xc[(2*oh+1)*g.W:][:2*g.OW]
+					for ow := range yr {
+						j := 2 * ow
+						s := T(0) + r0[j] // from 0 as the general path, so −0 sums alike
+						yr[ow] = (s + r0[j+1] + r1[j] + r1[j+1]) / 4
+					}
+				case arg != nil:
+					rows, ar := windowRows(g, oh), arg[o:o+g.OW]
+					for ow, cw := range cols {
+						at := rows.lo*g.W + cw.lo
+						best := xc[at]
+						for i := rows.lo; i < rows.hi; i++ {
+							for j, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
+								if v > best {
+									best, at = v, i*g.W+cw.lo+j
+								}
+							}
+						}
+						yr[ow], ar[ow] = best, c*plane+at
+					}
+				default:
+					rows := windowRows(g, oh)
+					for ow, cw := range cols {
+						var s T
+						for i := rows.lo; i < rows.hi; i++ {
+							for _, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
+								s += v
+							}
+						}
+						yr[ow] = s / T((rows.hi-rows.lo)*(cw.hi-cw.lo))
 					}
 				}
 			}
-			y[o], arg[o] = x[at], at
-			return
 		}
-		var s T
-		for i := h0; i < h1; i++ {
-			for _, v := range x[base+i*g.W+w0 : base+i*g.W+w1] {
-				s += v
-			}
-		}
-		y[o] = s / T((h1-h0)*(w1-w0))
 	})
+}
+
+// max2x2 writes the maxima of the 2×2 windows whose top row starts at
+// xc[top:] (rows w apart) into yr and their flat indices, base added,
+// into ar.
+func max2x2[T tensor.Float](xc []T, top, w, base int, yr []T, ar []int) {
+	r0, r1 := xc[top:][:2*len(yr)], xc[top+w:][:2*len(yr)]
+	for ow := range yr {
+		j := 2 * ow
+		at, best := top+j, r0[j]
+		if v := r0[j+1]; v > best {
+			at, best = top+j+1, v
+		}
+		if v := r1[j]; v > best {
+			at, best = top+w+j, v
+		}
+		if v := r1[j+1]; v > best {
+			at, best = top+w+j+1, v
+		}
+		yr[ow], ar[ow] = best, base+at
+	}
 }
 
 // poolGrad adds into dx: with arg, each dy to its window's maximum; else
 // each dy spread evenly over its window's input cells.
 func poolGrad[T tensor.Float](g im2col.Geom, arg []int, dy, dx []T) {
-	if arg != nil {
-		for o, at := range arg {
-			dx[at] += dy[o]
+	cols, plane, out := windowCols(g), g.H*g.W, g.OH*g.OW
+	forBatch(g.C, func(_, lo, hi int) {
+		if arg != nil {
+			for o, at := range arg[lo*out : hi*out] {
+				dx[at] += dy[lo*out+o]
+			}
+			return
 		}
-		return
-	}
-	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
-		d := dy[o] / T((h1-h0)*(w1-w0))
-		for i := h0; i < h1; i++ {
-			row := dx[base+i*g.W+w0 : base+i*g.W+w1]
-			for j := range row {
-				row[j] += d
+		for c := lo; c < hi; c++ {
+			dxc := dx[c*plane : (c+1)*plane]
+			for oh := 0; oh < g.OH; oh++ {
+				rows, dyr := windowRows(g, oh), dy[c*out+oh*g.OW:][:g.OW]
+				for ow, cw := range cols {
+					d := dyr[ow] / T((rows.hi-rows.lo)*(cw.hi-cw.lo))
+					for i := rows.lo; i < rows.hi; i++ {
+						row := dxc[i*g.W+cw.lo : i*g.W+cw.hi]
+						for j := range row {
+							row[j] += d
+						}
+					}
+				}
 			}
 		}
 	})

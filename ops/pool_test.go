@@ -1,10 +1,13 @@
 package ops
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -199,4 +202,170 @@ func TestPool2DErrors(t *testing.T) {
 	require.ErrorContains(t, err, "avg_pool2d: inputs float32[1 1 4]")
 	_, err = GlobalAvgPool2D(z(1, 2, 0, 3))
 	require.ErrorContains(t, err, "global_avg_pool2d: inputs float32[1 2 0 3]: want x [N, C, H, W] with H, W >= 1")
+}
+
+// The reference pool kernels: one call per window, in output order, that
+// the kernels of pool.go must equal bit for bit.
+
+// eachWindow calls fn for output cell o of every plane with the flat
+// offset base of its input plane and the window's rows [h0, h1) and
+// columns [w0, w1), clipped to the image.
+func eachWindow(g im2col.Geom, fn func(o, base, h0, h1, w0, w1 int)) {
+	o := 0
+	for c := 0; c < g.C; c++ {
+		for oh := 0; oh < g.OH; oh++ {
+			h := oh*g.SH - g.PT
+			for ow := 0; ow < g.OW; ow++ {
+				w := ow*g.SW - g.PL
+				fn(o, c*g.H*g.W, max(h, 0), min(h+g.KH, g.H), max(w, 0), min(w+g.KW, g.W))
+				o++
+			}
+		}
+	}
+}
+
+func poolReference[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
+	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
+		if arg != nil {
+			at := base + h0*g.W + w0
+			for i := h0; i < h1; i++ {
+				for j := base + i*g.W + w0; j < base+i*g.W+w1; j++ {
+					if x[j] > x[at] {
+						at = j
+					}
+				}
+			}
+			y[o], arg[o] = x[at], at
+			return
+		}
+		var s T
+		for i := h0; i < h1; i++ {
+			for _, v := range x[base+i*g.W+w0 : base+i*g.W+w1] {
+				s += v
+			}
+		}
+		y[o] = s / T((h1-h0)*(w1-w0))
+	})
+}
+
+func poolGradReference[T tensor.Float](g im2col.Geom, arg []int, dy, dx []T) {
+	if arg != nil {
+		for o, at := range arg {
+			dx[at] += dy[o]
+		}
+		return
+	}
+	eachWindow(g, func(o, base, h0, h1, w0, w1 int) {
+		d := dy[o] / T((h1-h0)*(w1-w0))
+		for i := h0; i < h1; i++ {
+			row := dx[base+i*g.W+w0 : base+i*g.W+w1]
+			for j := range row {
+				row[j] += d
+			}
+		}
+	})
+}
+
+// poolFastCases have odd sizes (1, 3, 17, 127, 513), ties, windows
+// clipped by padding on every side, strides above the window, and 2×2
+// stride-2 pools on even and odd images (the unrolled path, and the
+// general one when SAME pads the last window).
+var poolFastCases = []struct {
+	name       string
+	n, c, h, w int
+	a          Pool2DAttrs
+}{
+	{"2x2_even", 3, 17, 24, 24, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+	{"2x2_odd_valid", 1, 3, 127, 17, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+	{"2x2_odd_same", 2, 3, 17, 127, Pool2DAttrs{Kernel: [2]int{2, 2}, Padding: PadSame}},
+	{"3x3_s2_same", 1, 17, 17, 17, Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame}},
+	{"row_513", 1, 1, 1, 513, Pool2DAttrs{Kernel: [2]int{1, 3}, Stride: [2]int{1, 1}, Pad: [4]int{0, 0, 1, 2}}},
+	{"one", 1, 1, 1, 1, Pool2DAttrs{Kernel: [2]int{1, 1}}},
+	{"stride_over_window", 2, 3, 13, 11, Pool2DAttrs{Kernel: [2]int{2, 3}, Stride: [2]int{4, 5}, Pad: [4]int{1, 0, 2, 1}}},
+}
+
+func TestPoolKernelsMatchReference(t *testing.T) {
+	for i, c := range poolFastCases {
+		t.Run(c.name, func(t *testing.T) {
+			x := randn(uint64(900+i), c.n, c.c, c.h, c.w)
+			xs := x.Float64s()
+			for j := 0; j < len(xs); j += 7 {
+				xs[j] = xs[j/2] // ties
+			}
+			for _, isMax := range []bool{true, false} {
+				o := &pool2dOp{max: isMax, attrs: c.a}
+				_, g, err := o.geom(ins(x))
+				require.NoError(t, err)
+				t.Run("float64", func(t *testing.T) { checkPoolKernels(t, g, isMax, xs) })
+				t.Run("float32", func(t *testing.T) { checkPoolKernels(t, g, isMax, f32(x).Float32s()) })
+			}
+		})
+	}
+}
+
+func checkPoolKernels[T tensor.Float](t *testing.T, g im2col.Geom, isMax bool, x []T) {
+	outs := g.C * g.OH * g.OW
+	var argW, argG []int
+	if isMax {
+		argW, argG = make([]int, outs), make([]int, outs)
+	}
+	want, got := make([]T, outs), make([]T, outs)
+	poolReference(g, argW, x, want)
+	poolKernel(g, argG, x, got)
+	require.Equal(t, want, got)
+	require.Equal(t, argW, argG)
+	dy := make([]T, outs)
+	for j := range dy {
+		dy[j] = T(j%13) - 6.5
+	}
+	dxW, dxG := make([]T, len(x)), make([]T, len(x))
+	poolGradReference(g, argW, dy, dxW)
+	poolGrad(g, argG, dy, dxG)
+	require.Equal(t, dxW, dxG)
+}
+
+// BenchmarkPool2D times the max and average pool kernels, forward plus
+// backward in float32, on the MNIST CNN's pools (batch 64) and a 3×3
+// stride-2 SAME pool, and after each step (timer stopped) the reference
+// kernels on the same input; speedup is the reference's time over the
+// kernels'.
+func BenchmarkPool2D(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		n, c, h, w int
+		a          Pool2DAttrs
+	}{
+		{"2x2_64x20x24x24", 64, 20, 24, 24, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+		{"2x2_64x50x8x8", 64, 50, 8, 8, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+		{"3x3_s2_same_128x16x32x32", 128, 16, 32, 32, Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame}},
+	} {
+		for _, isMax := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s_max%v", c.name, isMax), func(b *testing.B) {
+				x := f32(randn(1, c.n, c.c, c.h, c.w)).Float32s()
+				o := &pool2dOp{max: isMax, attrs: c.a}
+				_, g, err := o.geom(ins(f32(randn(1, c.n, c.c, c.h, c.w))))
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs := g.C * g.OH * g.OW
+				var arg []int
+				if isMax {
+					arg = make([]int, outs)
+				}
+				y, dx := make([]float32, outs), make([]float32, len(x))
+				var ref time.Duration
+				for b.Loop() {
+					poolKernel(g, arg, x, y)
+					poolGrad(g, arg, y, dx)
+					b.StopTimer()
+					start := time.Now()
+					poolReference(g, arg, x, y)
+					poolGradReference(g, arg, y, dx)
+					ref += time.Since(start)
+					b.StartTimer()
+				}
+				b.ReportMetric(ref.Seconds()/b.Elapsed().Seconds(), "speedup")
+			})
+		}
+	}
 }
