@@ -323,7 +323,11 @@ func convData[T tensor.Float](g convGeom, x, w, b, y []T) {
 		rowsData(g, x, w, b, y)
 		return
 	}
-	im2colData(g, x, w, y)
+	if g.depthwise() {
+		depthwiseData(g, x, w, y)
+	} else {
+		im2colData(g, x, w, y)
+	}
 	if b != nil {
 		addBias(y, b, g.n, g.cout, g.Cols())
 	}
@@ -336,7 +340,11 @@ func convDataAdjoint[T tensor.Float](g convGeom, y, w, b, x []T) {
 		rowsDataAdjoint(g, y, w, b, x)
 		return
 	}
-	im2colDataAdjoint(g, y, w, x)
+	if g.depthwise() {
+		depthwiseDataAdjoint(g, y, w, x)
+	} else {
+		im2colDataAdjoint(g, y, w, x)
+	}
 	if b != nil {
 		addBias(x, b, g.n, g.C, g.H*g.W)
 	}
@@ -346,6 +354,10 @@ func convDataAdjoint[T tensor.Float](g convGeom, y, w, b, x []T) {
 func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 	if g.groups == 1 {
 		rowsFilter(g, x, y, dw)
+		return
+	}
+	if g.depthwise() {
+		depthwiseFilter(g, x, y, dw)
 		return
 	}
 	im2colFilter(g, x, y, dw)
@@ -717,6 +729,151 @@ func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 		})
 	}
 	addFilter(g, wt, dw)
+}
+
+// depthwise reports whether g is a depthwise convolution: groups > 1, each
+// of one input channel (TF's depthwise_conv2d with channel multiplier
+// cout/C, when the weights are [C·mult, 1, KH, KW]).
+func (g convGeom) depthwise() bool { return g.groups > 1 && g.groups == g.C }
+
+// The depthwise kernels convolve each plane directly. Per group the GEMM
+// of the im2col kernels is mult×p×KH·KW with mult (the channel
+// multiplier) usually 1: a matrix-vector product of nine taps, all
+// overhead. Here each tap (i, j) of each output row is one axpy between an
+// output row and an input row over the columns whose input lies inside
+// the image, so the lowering and the padding cost nothing. Images are
+// spread over goroutines.
+
+// dwCol is the run of output columns [lo, hi) that tap column j reads
+// inside the image, from input column lo·SW + off on.
+type dwCol struct{ lo, hi, off int }
+
+// dwCols returns each tap column's run.
+func dwCols(g convGeom) []dwCol {
+	cols := make([]dwCol, g.KW)
+	for j := range cols {
+		off := j*g.DW - g.PL
+		lo, hi := 0, 0
+		if off < 0 {
+			lo = (-off + g.SW - 1) / g.SW
+		}
+		if g.W-off > 0 {
+			hi = min((g.W-off-1)/g.SW+1, g.OW)
+		}
+		cols[j] = dwCol{min(lo, hi), hi, off}
+	}
+	return cols
+}
+
+// dwRows calls fn(oh, i, ih) for every output row oh and tap row i whose
+// input row ih lies inside the image.
+func dwRows(g convGeom, fn func(oh, i, ih int)) {
+	for oh := 0; oh < g.OH; oh++ {
+		for i := 0; i < g.KH; i++ {
+			if ih := oh*g.SH - g.PT + i*g.DH; ih >= 0 && ih < g.H {
+				fn(oh, i, ih)
+			}
+		}
+	}
+}
+
+// depthwiseData writes y = conv(x, w) into the zeroed y.
+func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	forBatch(g.n, func(_, lo, hi int) {
+		for n := lo; n < hi; n++ {
+			for o := 0; o < g.cout; o++ {
+				xc := x[(n*g.C+o/mult)*plane:][:plane]
+				yo, wo := y[(n*g.cout+o)*p:][:p], w[o*kk:][:kk]
+				dwRows(g, func(oh, i, ih int) {
+					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
+					for j, c := range cols {
+						wv := wo[i*g.KW+j]
+						if g.SW == 1 {
+							src, dst := xr[c.lo+c.off:c.hi+c.off], yr[c.lo:c.hi]
+							for t, v := range src {
+								dst[t] += wv * v
+							}
+							continue
+						}
+						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
+							yr[t] += wv * xr[ix]
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// depthwiseDataAdjoint adds convᵀ(y, w) into x.
+func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	forBatch(g.n, func(_, lo, hi int) {
+		for n := lo; n < hi; n++ {
+			for o := 0; o < g.cout; o++ {
+				xc := x[(n*g.C+o/mult)*plane:][:plane]
+				yo, wo := y[(n*g.cout+o)*p:][:p], w[o*kk:][:kk]
+				dwRows(g, func(oh, i, ih int) {
+					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
+					for j, c := range cols {
+						wv := wo[i*g.KW+j]
+						if g.SW == 1 {
+							src, dst := yr[c.lo:c.hi], xr[c.lo+c.off:c.hi+c.off]
+							for t, v := range src {
+								dst[t] += wv * v
+							}
+							continue
+						}
+						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
+							xr[ix] += wv * yr[t]
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// depthwiseFilter adds the filter gradient of <y, conv(x, w)> into dw,
+// each goroutine summing its images into a pooled buffer of its own.
+func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	part := make([]*[]T, batchWorkers(g.n))
+	forBatch(g.n, func(worker, lo, hi int) {
+		part[worker] = getScratch[T](len(dw))
+		acc := *part[worker]
+		clear(acc)
+		for n := lo; n < hi; n++ {
+			for o := 0; o < g.cout; o++ {
+				xc := x[(n*g.C+o/mult)*plane:][:plane]
+				yo, ao := y[(n*g.cout+o)*p:][:p], acc[o*kk:][:kk]
+				dwRows(g, func(oh, i, ih int) {
+					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
+					for j, c := range cols {
+						var s T
+						if g.SW == 1 {
+							src := xr[c.lo+c.off : c.hi+c.off]
+							for t, v := range yr[c.lo:c.hi] {
+								s += v * src[t]
+							}
+						} else {
+							for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
+								s += yr[t] * xr[ix]
+							}
+						}
+						ao[i*g.KW+j] += s
+					}
+				})
+			}
+		}
+	})
+	for _, acc := range part {
+		for j, v := range *acc {
+			dw[j] += v
+		}
+		putScratch(acc)
+	}
 }
 
 // scratch32 and scratch64 pool the kernels' im2col matrices and
