@@ -184,47 +184,75 @@ func (j *job[T]) parallel(workers, parts, procs int, byCols bool, mr, nr, tiles 
 		t.jobs[i] = p
 	}
 	t.next.Store(0)
+	t.done.Store(0)
 	t.helpers = claimHelpers(t.helpers[:0], workers-1, procs-1)
-	t.tk = task{t: t, done: &t.wg, left: &t.left}
-	t.wg.Add(len(t.helpers))
-	t.left.Store(int32(len(t.helpers)))
+	t.tk = task{t: t}
+	t.refs.Store(int32(1 + len(t.helpers)))
 	for _, h := range t.helpers {
 		h.give(&t.tk)
 	}
-	t.take()
-	for i := 0; i < joinPolls && t.left.Load() != 0; i++ {
-		runtime.Gosched()
+	if !t.take() {
+		for i := 0; i < joinPolls && t.done.Load() != int64(parts); i++ {
+			runtime.Gosched()
+		}
+		<-t.fin
 	}
-	t.wg.Wait()
-	putTeam(t)
+	t.release()
 }
 
 // joinPolls is how many times the caller of a parallel product polls,
-// yielding in between, for its helpers to finish before it parks on the
-// WaitGroup: parking and being woken costs the caller microseconds, a
-// large part of a model-sized product (64×784 k128 NT float32: 81 -> 98
+// yielding in between, for the parts that helpers are running to finish
+// before it parks: parking and being woken costs the caller microseconds,
+// a large part of a model-sized product (64×784 k128 NT float32: 81 -> 98
 // GFLOP/s median, 32×256×1024: 67 -> 80, interleaved runs at load ~1.8).
 const joinPolls = 256
 
 // team holds the parts of one parallel product; it is pooled so that a call
 // allocates nothing after warm-up.
+//
+// The caller waits for the parts to be done, not for the helpers it
+// handed the product to: a helper that wakes late (parked, or its thread
+// descheduled on a loaded machine) finds no part left and only lets go of
+// the team, so a product never waits on a helper that did none of it. The
+// team goes back to the pool when the caller and every helper have let go
+// (refs).
 type team[T Float] struct {
-	wg      sync.WaitGroup
-	next    atomic.Int64 // the next part to take
-	left    atomic.Int32 // helpers not yet done
+	next    atomic.Int64  // the next part to take
+	done    atomic.Int64  // parts finished
+	refs    atomic.Int32  // the caller and the helpers still holding the team
+	fin     chan struct{} // a helper that finishes the last part says so here
 	jobs    []job[T]
 	helpers []*helper // claimed for this product
 	tk      task      // what the helpers are given
 }
 
-// take runs parts until none is left.
-func (t *team[T]) take() {
+// take runs parts until none is left and says whether it finished the last
+// one.
+func (t *team[T]) take() (last bool) {
 	for {
 		i := int(t.next.Add(1) - 1)
 		if i >= len(t.jobs) {
-			return
+			return last
 		}
 		t.jobs[i].serial()
+		if t.done.Add(1) == int64(len(t.jobs)) {
+			last = true
+		}
+	}
+}
+
+// help is take run by a helper.
+func (t *team[T]) help() {
+	if t.take() {
+		t.fin <- struct{}{}
+	}
+	t.release()
+}
+
+// release lets go of the team; the last one out pools it.
+func (t *team[T]) release() {
+	if t.refs.Add(-1) == 0 {
+		putTeam(t)
 	}
 }
 
@@ -234,7 +262,7 @@ func getTeam[T Float](parts int) *team[T] {
 	pool := poolFor[T](&teams32, &teams64)
 	t, ok := pool.Get().(*team[T])
 	if !ok {
-		t = new(team[T])
+		t = &team[T]{fin: make(chan struct{}, 1)}
 	}
 	if cap(t.jobs) < parts {
 		t.jobs = make([]job[T], parts)

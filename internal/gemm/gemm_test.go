@@ -216,3 +216,41 @@ func absAll(s []float64) []float64 {
 	}
 	return out
 }
+
+// Products run from several goroutines at once share the helpers: a helper
+// may come to a product after its parts are all taken, or hold a team
+// that its caller has left; every product must still get its own result.
+func TestConcurrentProducts(t *testing.T) {
+	type prod struct {
+		m, n, k    int
+		a, b, want []float64
+	}
+	rng := rand.New(rand.NewPCG(15, 16))
+	var prods []prod
+	for _, s := range [][3]int{{1, 1000, 70}, {64, 128, 100}, {100, 40, 90}, {1, 333, 200}} {
+		m, n, k := s[0], s[1], s[2]
+		p := prod{m: m, n: n, k: k, a: randSlice(rng, m*k), b: randSlice(rng, k*n), want: make([]float64, m*n)}
+		naive(false, false, m, n, k, 1, p.a, k, p.b, n, 0, p.want, n)
+		prods = append(prods, p)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range 30 {
+				p := prods[(g+i)%len(prods)]
+				got := make([]float64, p.m*p.n)
+				Gemm(false, false, p.m, p.n, p.k, 1, p.a, p.k, p.b, p.n, 0, got, p.n)
+				for x := range got {
+					if math.Abs(got[x]-p.want[x]) > 1e-10 {
+						errs <- fmt.Errorf("goroutine %d product %dx%dx%d element %d: got %v want %v", g, p.m, p.n, p.k, x, got[x], p.want[x])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+}

@@ -18,15 +18,13 @@ import (
 // span the gap between the products of one training step.
 const helperPolls = 256
 
-// taker is a parallel product whose parts a helper takes until none is left.
-type taker interface{ take() }
+// helpable is a parallel product whose parts a helper takes until none is
+// left (help), then lets go of.
+type helpable interface{ help() }
 
-// task is one product handed to a helper; done is signalled when the
-// helper has no part of it left.
+// task is one product handed to a helper.
 type task struct {
-	t    taker
-	done *sync.WaitGroup
-	left *atomic.Int32 // helpers still working, polled by the caller
+	t helpable
 }
 
 type helper struct {
@@ -86,9 +84,7 @@ func (h *helper) give(tk *task) {
 func (h *helper) loop() {
 	for {
 		tk := h.await()
-		tk.t.take()
-		tk.left.Add(-1)
-		tk.done.Done()
+		tk.t.help()
 		h.busy.Store(false)
 	}
 }
