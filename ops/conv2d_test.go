@@ -190,14 +190,21 @@ var rowsCases = []convCase{
 	{"dilated_pad_beyond_reach", 3, 2, 9, 7, 4, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 2, 3, 3, Conv2DAttrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}}},
 	{"grid_chunks_2_2_1", 5, 64, 38, 38, 64, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"grid_dilated", 2, 17, 40, 40, 19, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Padding: PadSame}},
+	{"grid_cropped_adjoint", 2, 11, 30, 31, 13, 3, 3, Conv2DAttrs{Pad: [4]int{3, 0, 1, 4}}},
 	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 }
 
 // TestConvRowsMatchIm2Col checks the channels-last kernels (forward with
 // bias, data gradient with bias as conv2d_transpose's forward uses it, and
 // filter gradient) against the per-image im2col kernels on rowsCases, in
-// float64 and float32.
+// float64 and float32, and that the cases reach both the row-matrix and
+// the implicit-GEMM paths of each.
 func TestConvRowsMatchIm2Col(t *testing.T) {
+	var paths [2][3]bool // [grid][forward, filter, stride-1 data gradient]
+	defer func() {
+		require.Equal(t, [2][3]bool{{true, true, true}, {true, true, true}}, paths, "paths reached")
+	}()
 	for i, c := range rowsCases {
 		t.Run(c.name, func(t *testing.T) {
 			x := randn(uint64(400+i), c.n, c.c, c.h, c.w)
@@ -207,7 +214,11 @@ func TestConvRowsMatchIm2Col(t *testing.T) {
 			require.NoError(t, err)
 			g := op.g
 			require.Equal(t, 1, g.groups)
-			require.Greater(t, g.n, 0)
+			fwd := gridPays(g.Geom)
+			paths[b2i(fwd)][0], paths[b2i(fwd)][1] = true, true
+			if g.adjointAsConv() {
+				paths[b2i(gridPays(g.adjoint()))][2] = true
+			}
 			dy := randn(uint64(600+i), y.Shape()...)
 			bo, bc := randn(uint64(700+i), g.cout), randn(uint64(800+i), g.C)
 			t.Run("float64", func(t *testing.T) {
@@ -218,6 +229,13 @@ func TestConvRowsMatchIm2Col(t *testing.T) {
 			})
 		})
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc []T, tol float64) {
