@@ -184,10 +184,38 @@ func softmaxGrad[T tensor.Float](name string, y, dy, dx []T, outer, n, inner int
 		s := make([]float64, inner)
 		return func(lo, hi int) {
 			for o := lo; o < hi; o++ {
-				softmaxGradLanes(y[o*blk:(o+1)*blk], dy[o*blk:(o+1)*blk], dx[o*blk:(o+1)*blk], inner, s, log)
+				yb, gb, xb := y[o*blk:(o+1)*blk], dy[o*blk:(o+1)*blk], dx[o*blk:(o+1)*blk]
+				if inner == 1 {
+					softmaxGradRow(yb, gb, xb, log)
+				} else {
+					softmaxGradLanes(yb, gb, xb, inner, s, log)
+				}
 			}
 		}
 	})
+}
+
+// softmaxGradRow is softmaxGrad on one contiguous row.
+func softmaxGradRow[T tensor.Float](y, dy, dx []T, log bool) {
+	dy, dx = dy[:len(y)], dx[:len(y)]
+	s := 0.0
+	if log {
+		for _, g := range dy {
+			s += float64(g)
+		}
+		copy(dx, y) // exp(y) = softmax, through the vector exponential
+		expShift(dx, 0)
+		for i, p := range dx {
+			dx[i] = T(float64(dy[i]) - float64(p)*s)
+		}
+		return
+	}
+	for i, v := range y {
+		s += float64(v) * float64(dy[i])
+	}
+	for i, v := range y {
+		dx[i] = T(float64(v) * (float64(dy[i]) - s))
+	}
 }
 
 // softmaxGradLanes is softmaxGrad on one block [n, inner], with s of
