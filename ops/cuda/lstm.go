@@ -20,7 +20,8 @@ import (
 // rnnSchedule) and the fused gate kernel lstm_fwd_step. Backward runs
 // through time in reverse with the fused gate-gradient kernel and one GEMM
 // per step for δh, then whole-batch GEMMs for dx, dW and dU and column
-// sums for the bias and peephole gradients. Forward keeps references to
+// sums for the bias and peephole gradients. The step GEMMs split K over
+// the grid when a step's few rows would leave the GPU idle (stepGemm). Forward keeps references to
 // its inputs and its output, which must stay unchanged until Backward.
 type LSTM struct {
 	d     *Device
