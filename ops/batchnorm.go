@@ -120,16 +120,11 @@ func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int
 				if a.Training {
 					mu, v = 0, 0
 					for b := 0; b < n; b++ {
-						for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
-							mu += float64(e)
-						}
+						mu += sumRow(x[(b*c+ch)*hw : (b*c+ch+1)*hw])
 					}
 					mu /= m
 					for b := 0; b < n; b++ {
-						for _, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
-							d := float64(e) - mu
-							v += d * d
-						}
+						v += sumSqDev(x[(b*c+ch)*hw:(b*c+ch+1)*hw], mu)
 					}
 					v /= m
 					rm[ch] = T(float64(rm[ch])*a.Momentum + mu*(1-a.Momentum))

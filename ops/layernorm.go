@@ -72,7 +72,7 @@ func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // layerNormKernel normalises each row of d elements of x into y, saving
 // its mean and inverse std: per row a pass for the mean, one for the
 // centred variance (two passes, in float64, for accuracy when the mean is
-// large beside the spread) and one that writes y, each walking the row
+// large beside the spread; fused_rows.go) and one that writes y, each walking the row
 // and gamma, beta in step; rows are spread over the cores when there are
 // many.
 func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, mean, invStd []float64) {
@@ -84,16 +84,8 @@ func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, 
 		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-				mu, v := 0.0, 0.0
-				for _, e := range xr {
-					mu += float64(e)
-				}
-				mu /= float64(d)
-				for _, e := range xr {
-					c := float64(e) - mu
-					v += c * c
-				}
-				inv := 1 / math.Sqrt(v/float64(d)+eps)
+				mu := sumRow(xr) / float64(d)
+				inv := 1 / math.Sqrt(sumSqDev(xr, mu)/float64(d)+eps)
 				mean[r], invStd[r] = mu, inv
 				for j, e := range xr {
 					yr[j] = T(float64(gamma[j])*((float64(e)-mu)*inv) + float64(beta[j]))
