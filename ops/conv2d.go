@@ -287,6 +287,10 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	if transposed {
 		c, p = g.C, g.H*g.W
 	}
+	if !transposed && dx != nil && dw != nil && g.sharedGrid() {
+		gridBackward(g, x, w, dy, dx, dw)
+		dx, dw = nil, nil
+	}
 	if dx != nil {
 		if transposed {
 			convData(g, dy, w, nil, dx)
@@ -904,6 +908,79 @@ func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 		}
 		putScratch(acc)
 	}
+}
+
+// sharedGrid reports whether gridBackward takes both gradients of g: the
+// implicit GEMM pays for the filter gradient and for the data gradient as
+// a convolution, and the output is the input's size (stride 1, padding
+// (KH−1)·DH rows and (KW−1)·DW columns in all, as SAME gives), so the two
+// grids have one width and dy sits in both at a fixed distance.
+func (g convGeom) sharedGrid() bool {
+	return g.rowsPay() && g.OH == g.H && g.OW == g.W && gridPays(g.Geom) && gridPays(g.adjoint())
+}
+
+// gridBackward writes the data gradient of a convolution that sharedGrid
+// takes into the zeroed dx and adds its filter gradient into dw, spreading
+// dy over a grid once for both. The filter gradient's grid holds dy[o, oh,
+// ow] at cell (oh, ow) of x's padded window, zero elsewhere; the data
+// gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
+// of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So
+// both read one buffer: the data gradient's grid from its start, the
+// filter gradient's from PT'·PaddedW + PL' cells in, where the wrapped
+// cells of the data gradient's grid land on the zero cells of the other.
+func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw []T) {
+	back := g.adjoint()
+	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	shift := back.PT*pw + back.PL
+	reach := (g.KH-1)*g.DH*pw + (g.KW-1)*g.DW // cells the last taps read past the grid
+	cells := ph * pw
+	nb := chunkImages(g.n, cells*(2*g.C+g.cout))
+	gb, eb, ob := getScratch[T](nb*cells*g.C+reach*g.C), getScratch[T]((nb*cells+reach)*g.cout), getScratch[T](nb*cells*g.C)
+	wb, fb := getScratch[T](k*g.cout), getScratch[T](k*g.cout)
+	defer putScratch(gb)
+	defer putScratch(eb)
+	defer putScratch(ob)
+	defer putScratch(wb)
+	defer putScratch(fb)
+	grid, dyg, out, wt, wflip := *gb, *eb, *ob, *wb, *fb
+	rowWeights(g, w, wflip, true)
+	for i0 := 0; i0 < g.n; i0 += nb {
+		m := min(nb, g.n-i0)
+		q := padChunk(g.Geom, x, i0, m, grid)
+		clear(dyg[:shift*g.cout])
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				e := dyg[(shift+i*cells)*g.cout : (shift+(i+1)*cells)*g.cout]
+				clear(e)
+				dyi := dy[(i0+i)*g.cout*p:]
+				for oh := 0; oh < g.OH; oh++ {
+					im2col.Transpose(e[oh*pw*g.cout:], g.cout, dyi[oh*g.OW:], p, g.cout, g.OW, false)
+				}
+			}
+		})
+		clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
+		beta := T(1)
+		if i0 == 0 {
+			beta = 0
+		}
+		gridTaps(g.Geom, func(off, col, kt int) {
+			gemm.Gemm(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg[shift*g.cout:], g.cout, beta, wt[col*g.cout:], g.cout)
+		})
+		beta = 0
+		gridTaps(back, func(off, col, kt int) {
+			gemm.Gemm(false, true, q, g.C, kt, 1, dyg[off:], g.cout, wflip[col:], back.Rows(), beta, out, g.C)
+			beta = 1
+		})
+		forBatch(m, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dxi := dx[(i0+i)*g.C*g.H*g.W : (i0+i+1)*g.C*g.H*g.W]
+				for r := 0; r < g.H; r++ {
+					im2col.Transpose(dxi[r*g.W:], g.H*g.W, out[(i*cells+r*pw)*g.C:], g.C, g.W, g.C, false)
+				}
+			}
+		})
+	}
+	addFilter(g, wt, dw)
 }
 
 // scratch32 and scratch64 pool the kernels' im2col matrices and

@@ -18,6 +18,8 @@ var _ = addGradCases("conv2d",
 	gradCase{name: "groups2_stride_dilation_asym", mk: func() Op {
 		return Conv2DOp(Conv2DAttrs{Stride: [2]int{2, 1}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 0, 2, 1}, Groups: 2})
 	}, in: ins(randn(4, 1, 4, 7, 6), randn(5, 4, 2, 2, 3)), wrt: []int{0, 1}},
+	gradCase{name: "shared_grid_1x3_same", mk: func() Op { return Conv2DOp(Conv2DAttrs{Padding: PadSame}) },
+		in: ins(randn(9, 2, 11, 2, 12), randn(10, 11, 11, 1, 3), randn(11, 11)), wrt: []int{0, 1, 2}},
 	gradCase{name: "depthwise_same_stride2", mk: func() Op {
 		return Conv2DOp(Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame, Groups: 3})
 	}, in: ins(randn(6, 2, 3, 5, 4), randn(7, 3, 1, 3, 3), randn(8, 3)), wrt: []int{0, 1, 2}},
@@ -202,8 +204,10 @@ var rowsCases = []convCase{
 // the implicit-GEMM paths of each.
 func TestConvRowsMatchIm2Col(t *testing.T) {
 	var paths [2][3]bool // [grid][forward, filter, stride-1 data gradient]
+	shared := false
 	defer func() {
 		require.Equal(t, [2][3]bool{{true, true, true}, {true, true, true}}, paths, "paths reached")
+		require.True(t, shared, "gridBackward reached")
 	}()
 	for i, c := range rowsCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -219,6 +223,7 @@ func TestConvRowsMatchIm2Col(t *testing.T) {
 			if g.adjointAsConv() {
 				paths[b2i(gridPays(g.adjoint()))][2] = true
 			}
+			shared = shared || g.sharedGrid()
 			dy := randn(uint64(600+i), y.Shape()...)
 			bo, bc := randn(uint64(700+i), g.cout), randn(uint64(800+i), g.C)
 			t.Run("float64", func(t *testing.T) {
@@ -258,10 +263,19 @@ func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc
 	rowsDataAdjoint(g, dy, w, bc, got)
 	near("dx", want, got)
 
-	want, got = make([]T, len(w)), make([]T, len(w))
-	im2colFilter(g, x, dy, want)
+	wantW, got := make([]T, len(w)), make([]T, len(w))
+	im2colFilter(g, x, dy, wantW)
 	rowsFilter(g, x, dy, got)
-	near("dw", want, got)
+	near("dw", wantW, got)
+
+	if g.sharedGrid() {
+		wantX := make([]T, len(x))
+		im2colDataAdjoint(g, dy, w, wantX)
+		gotX, gotW := make([]T, len(x)), make([]T, len(w))
+		gridBackward(g, x, w, dy, gotX, gotW)
+		near("shared dx", wantX, gotX)
+		near("shared dw", wantW, gotW)
+	}
 }
 
 // depthwiseCases are depthwise convolutions (groups = C) with channel
