@@ -16,10 +16,14 @@
 // MC×KC of MR-row strips when it is reused by many column panels. Otherwise
 // the micro-kernel reads A and B where they lie (it takes row and column
 // strides), which on the thin shapes of models (a batch of 32-64 rows)
-// saves a copy that would cost as much as the multiply. Ragged edges
-// (M % MR, N % NR) always go through a zero-padded packing buffer, and the
-// partial C tile through a small scratch tile, so there is no scalar edge
-// loop.
+// saves a copy that would cost as much as the multiply. A ragged edge
+// (M % MR, N % NR) of a packed operand is zero-padded in the packing
+// buffer; of an unpacked one, it is the last whole MR rows (NR columns),
+// overlapping the strip before, read where they lie. Either way the partial
+// C tile goes through a small scratch tile, so there is no scalar edge loop.
+//
+// m = 1 products (batch-1 inference) with B untransposed go to a row kernel
+// instead, which streams B once (gemv); they too are split across cores.
 package gemm
 
 import (
