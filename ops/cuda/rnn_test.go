@@ -129,6 +129,47 @@ func TestGRU(t *testing.T) {
 	}
 }
 
+// Gradients not asked for are nil and skip their work (the peephole
+// terms, the weight GEMMs); the ones asked for still match ops'.
+func TestRNNPartialGrads(t *testing.T) {
+	rng := tensor.NewRNG(24)
+	off, nIn, h := []int{0, 4, 4, 7}, 5, 6
+	b, total := len(off)-1, off[len(off)-1]
+	x, gout := randn(t, rng, total, nIn), randn(t, rng, total, 2*h)
+	lin := []*tensor.Tensor{x, uniform(t, rng, -0.3, 0.3, nIn, 4*h), uniform(t, rng, -0.3, 0.3, h, 4*h),
+		uniform(t, rng, -0.5, 0.5, 4*h), uniform(t, rng, -0.5, 0.5, 3*h), uniform(t, rng, -1, 1, b, h), uniform(t, rng, -1, 1, b, h)}
+	_, grads := cpuOp(t, ops.LSTMOp(ops.LSTMAttrs{Offsets: off}), lin, gout, []bool{true, false, false, false, false, true, false})
+	o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
+	defer o.Free()
+	y, err := o.Forward(up(t, lin[0]), up(t, lin[1]), up(t, lin[2]), up(t, lin[3]), up(t, lin[4]), up(t, lin[5]), up(t, lin[6]))
+	require.NoError(t, err)
+	defer y.Free()
+	g, err := o.Backward(up(t, gout), [7]bool{LSTMGradX: true, LSTMGradH0: true})
+	require.NoError(t, err)
+	defer freeAll(g[:]...)
+	requireClose(t, grads[0], g[LSTMGradX], tolRNN, "lstm dx")
+	requireClose(t, grads[5], g[LSTMGradH0], tolRNN, "lstm dh0")
+	for _, i := range []int{LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole, LSTMGradC0} {
+		require.Nil(t, g[i], "lstm gradient slot %d", i)
+	}
+
+	gin := []*tensor.Tensor{x, uniform(t, rng, -0.3, 0.3, nIn, 3*h), uniform(t, rng, -0.3, 0.3, h, 3*h), uniform(t, rng, -0.5, 0.5, 3*h)}
+	gg := randn(t, rng, total, h)
+	_, grads = cpuOp(t, ops.GRUOp(ops.GRUAttrs{Offsets: off}), gin, gg, []bool{false, false, true, false})
+	og := dev.GRUOp(ops.GRUAttrs{Offsets: off})
+	defer og.Free()
+	yg, err := og.Forward(up(t, gin[0]), up(t, gin[1]), up(t, gin[2]), up(t, gin[3]), nil)
+	require.NoError(t, err)
+	defer yg.Free()
+	gr, err := og.Backward(up(t, gg), [5]bool{GRUGradU: true, GRUGradH0: true})
+	require.NoError(t, err)
+	defer freeAll(gr[:]...)
+	requireClose(t, grads[2], gr[GRUGradU], tolRNN, "gru dU")
+	for _, i := range []int{GRUGradX, GRUGradW, GRUGradB, GRUGradH0} {
+		require.Nil(t, gr[i], "gru gradient slot %d (h0 was not given)", i)
+	}
+}
+
 // Bad shapes and offsets are errors that name the op and the shapes.
 func TestRNNErrors(t *testing.T) {
 	rng := tensor.NewRNG(23)
