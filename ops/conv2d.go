@@ -288,8 +288,8 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 		c, p = g.C, g.H*g.W
 	}
 	if !transposed && dx != nil && dw != nil && g.sharedGrid() {
-		gridBackward(g, x, w, dy, dx, dw)
-		dx, dw = nil, nil
+		gridBackward(g, x, w, dy, dx, dw, db)
+		dx, dw, db = nil, nil, nil
 	}
 	if dx != nil {
 		if transposed {
@@ -920,15 +920,16 @@ func (g convGeom) sharedGrid() bool {
 }
 
 // gridBackward writes the data gradient of a convolution that sharedGrid
-// takes into the zeroed dx and adds its filter gradient into dw, spreading
-// dy over a grid once for both. The filter gradient's grid holds dy[o, oh,
+// takes into the zeroed dx, adds its filter gradient into dw and, when db
+// is non-nil, its bias gradient into db, spreading dy over a grid once
+// for both GEMMs and summing each image of dy for db while it is in cache. The filter gradient's grid holds dy[o, oh,
 // ow] at cell (oh, ow) of x's padded window, zero elsewhere; the data
 // gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
 // of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So
 // both read one buffer: the data gradient's grid from its start, the
 // filter gradient's from PT'·PaddedW + PL' cells in, where the wrapped
 // cells of the data gradient's grid land on the zero cells of the other.
-func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw []T) {
+func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 	back := g.adjoint()
 	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
 	shift := back.PT*pw + back.PL
@@ -944,17 +945,29 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw []T) {
 	defer putScratch(fb)
 	grid, dyg, out, wt, wflip := *gb, *eb, *ob, *wb, *fb
 	rowWeights(g, w, wflip, true)
+	var sums []*[]T // per-worker bias sums
+	if db != nil {
+		sums = make([]*[]T, batchWorkers(nb))
+		for j := range sums {
+			sums[j] = getScratch[T](g.cout)
+			clear(*sums[j])
+			defer putScratch(sums[j])
+		}
+	}
 	for i0 := 0; i0 < g.n; i0 += nb {
 		m := min(nb, g.n-i0)
 		q := padChunk(g.Geom, x, i0, m, grid)
 		clear(dyg[:shift*g.cout])
-		forBatch(m, func(_, lo, hi int) {
+		forBatch(m, func(worker, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				e := dyg[(shift+i*cells)*g.cout : (shift+(i+1)*cells)*g.cout]
 				clear(e)
-				dyi := dy[(i0+i)*g.cout*p:]
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
 				for oh := 0; oh < g.OH; oh++ {
 					im2col.Transpose(e[oh*pw*g.cout:], g.cout, dyi[oh*g.OW:], p, g.cout, g.OW, false)
+				}
+				if db != nil {
+					biasSums(dyi, *sums[worker], p)
 				}
 			}
 		})
@@ -981,6 +994,11 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw []T) {
 		})
 	}
 	addFilter(g, wt, dw)
+	for _, acc := range sums {
+		for j, v := range *acc {
+			db[j] += v
+		}
+	}
 }
 
 // scratch32 and scratch64 pool the kernels' im2col matrices and
@@ -1033,13 +1051,7 @@ func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
 		acc := *part[worker]
 		clear(acc)
 		for i := lo; i < hi; i++ {
-			for j := range acc {
-				var s T
-				for _, v := range dy[(i*c+j)*p : (i*c+j+1)*p] {
-					s += v
-				}
-				acc[j] += s
-			}
+			biasSums(dy[i*c*p:(i+1)*c*p], acc, p)
 		}
 	})
 	for _, acc := range part {
@@ -1047,6 +1059,17 @@ func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
 			db[j] += v
 		}
 		putScratch(acc)
+	}
+}
+
+// biasSums adds the sum of each p-long row of dy into acc.
+func biasSums[T tensor.Float](dy, acc []T, p int) {
+	for j := range acc {
+		var s T
+		for _, v := range dy[j*p : (j+1)*p] {
+			s += v
+		}
+		acc[j] += s
 	}
 }
 

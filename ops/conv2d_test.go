@@ -271,10 +271,13 @@ func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc
 	if g.sharedGrid() {
 		wantX := make([]T, len(x))
 		im2colDataAdjoint(g, dy, w, wantX)
-		gotX, gotW := make([]T, len(x)), make([]T, len(w))
-		gridBackward(g, x, w, dy, gotX, gotW)
+		wantB := make([]T, g.cout)
+		biasGrad(dy, wantB, g.n, g.cout, g.Cols())
+		gotX, gotW, gotB := make([]T, len(x)), make([]T, len(w)), make([]T, g.cout)
+		gridBackward(g, x, w, dy, gotX, gotW, gotB)
 		near("shared dx", wantX, gotX)
 		near("shared dw", wantW, gotW)
+		near("shared db", wantB, gotB)
 	}
 }
 
