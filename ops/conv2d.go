@@ -628,9 +628,63 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 		if i0 == 0 {
 			beta = 0
 		}
-		gemm.Gemm(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, beta, wt, g.cout)
+		filterProduct(k, g.cout, m*p, rows, k, dyT, g.cout, beta, wt, g.cout)
 	}
 	addFilter(g, wt, dw)
+}
+
+// serialWork is the multiply-add count below which gemm.Gemm runs a
+// product on the calling core alone (two cores' worth of its
+// minWorkPerCore, 2^17).
+const serialWork = 1 << 18
+
+// filterProduct sets c (m×n, row stride ldc) to beta·c + aᵀ·b, where a is
+// q×m and b is q×n (row strides lda and ldb; a's rows may overlap), the
+// shape of every filter gradient here: both sides thin, K = q long. Gemm
+// would split its m rows over the cores, each part then reading all of b
+// and its own columns of a. Instead the q rows are split: each goroutine
+// multiplies its runs of rows in blocks small enough for Gemm to keep on
+// its core, into a pooled m×n sum of its own, and the sums are added in
+// worker order. Where such blocks would be under 64 rows (wide m×n), one
+// Gemm call does it all.
+func filterProduct[T tensor.Float](m, n, q int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	blk := (serialWork - 1) / (m * n)
+	if blk < 64 || q < 2*blk {
+		gemm.Gemm(true, false, m, n, q, 1, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	blocks := (q + blk - 1) / blk
+	part := make([]*[]T, batchWorkers(blocks))
+	forBatch(blocks, func(worker, lo, hi int) {
+		part[worker] = getScratch[T](m * n)
+		acc := *part[worker]
+		for s := lo; s < hi; s++ {
+			r0 := s * blk
+			beta := T(1)
+			if s == lo {
+				beta = 0
+			}
+			gemm.Gemm(true, false, m, n, min(blk, q-r0), 1, a[r0*lda:], lda, b[r0*ldb:], ldb, beta, acc, n)
+		}
+	})
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			if beta == 0 {
+				row[j] = 0 // NaN in c does not leak, as in Gemm
+			} else {
+				row[j] *= beta
+			}
+		}
+		for _, acc := range part {
+			for j, v := range (*acc)[i*n : (i+1)*n] {
+				row[j] += v
+			}
+		}
+	}
+	for _, acc := range part {
+		putScratch(acc)
+	}
 }
 
 // addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
@@ -759,7 +813,7 @@ func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 			beta = 0
 		}
 		gridTaps(g.Geom, func(off, col, kt int) {
-			gemm.Gemm(true, false, kt, g.cout, cells, 1, grid[off:], g.C, dyg, g.cout, beta, wt[col*g.cout:], g.cout)
+			filterProduct(kt, g.cout, cells, grid[off:], g.C, dyg, g.cout, beta, wt[col*g.cout:], g.cout)
 		})
 	}
 	addFilter(g, wt, dw)
@@ -977,7 +1031,7 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			beta = 0
 		}
 		gridTaps(g.Geom, func(off, col, kt int) {
-			gemm.Gemm(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg[shift*g.cout:], g.cout, beta, wt[col*g.cout:], g.cout)
+			filterProduct(kt, g.cout, q, grid[off:], g.C, dyg[shift*g.cout:], g.cout, beta, wt[col*g.cout:], g.cout)
 		})
 		beta = 0
 		gridTaps(back, func(off, col, kt int) {

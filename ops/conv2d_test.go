@@ -338,6 +338,36 @@ func checkDepthwiseKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy []
 	near("dw", want, got)
 }
 
+// TestFilterProduct checks the row-split aᵀ·b of the filter gradients
+// against one Gemm call on odd shapes, overlapping rows of a, and beta 0
+// (over NaN) and 1.
+func TestFilterProduct(t *testing.T) {
+	for _, s := range []struct{ m, n, q, lda int }{
+		{1, 1, 1, 1}, {3, 17, 513, 17}, {17, 3, 5000, 17}, {48, 16, 16184, 16}, {16, 19, 127, 3}, {1, 1, 1 << 19, 1},
+	} {
+		t.Run(fmt.Sprintf("%dx%d_q%d_lda%d", s.m, s.n, s.q, s.lda), func(t *testing.T) {
+			a := randn(1, (s.q-1)*s.lda+s.m).Float64s()
+			b := randn(2, s.q, s.n).Float64s()
+			for _, beta := range []float64{0, 1} {
+				want, got := randn(3, s.m, s.n+2).Float64s(), randn(3, s.m, s.n+2).Float64s()
+				if beta == 0 {
+					for i := range got {
+						got[i] = math.NaN()
+					}
+				}
+				gemm.Gemm(true, false, s.m, s.n, s.q, 1, a, s.lda, b, s.n, beta, want, s.n+2)
+				filterProduct(s.m, s.n, s.q, a, s.lda, b, s.n, beta, got, s.n+2)
+				for i := 0; i < s.m; i++ {
+					for j := 0; j < s.n; j++ {
+						w := want[i*(s.n+2)+j]
+						require.InDelta(t, w, got[i*(s.n+2)+j], 1e-9*(1+math.Abs(w)), "beta %v [%d,%d]", beta, i, j)
+					}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkConv2D times forward plus backward (weight, bias and, past the
 // first layer, input gradients) of the two convolutions of the MNIST CNN
 // at batch 64 in float32, and reports GFLOP/s counting 2 flops per
