@@ -73,10 +73,25 @@ func (g Geom) inside() (r0, r1, s0, s1 int) {
 
 // Transpose writes the transpose of the r×c matrix at src (row stride lds)
 // into the c×r matrix at dst (row stride ldd), dst[j·ldd+i] = src[i·lds+j],
-// or adds it when add is set. It takes four rows of src at a time, so each
-// row of dst gets four contiguous values per pass and src is read in four
-// sequential streams.
+// or adds it when add is set. Whole 8×8 float32 blocks go through AVX
+// register transposes (transpose_amd64.s); the rest takes four rows of src
+// at a time, so each row of dst gets four contiguous values per pass and
+// src is read in four sequential streams.
 func Transpose[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
+	if r == 0 || c == 0 {
+		return
+	}
+	rows, cols := transposeBlocks(dst, ldd, src, lds, r, c, add)
+	if cols < c { // the columns right of the blocks, in the blocks' rows
+		transposeGo(dst[cols*ldd:], ldd, src[cols:], lds, rows, c-cols, add)
+	}
+	if rows < r { // the rows below the blocks
+		transposeGo(dst[rows:], ldd, src[rows*lds:], lds, r-rows, c, add)
+	}
+}
+
+// transposeGo is Transpose in Go.
+func transposeGo[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
 	if r == 0 || c == 0 {
 		return
 	}

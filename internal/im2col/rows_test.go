@@ -81,12 +81,14 @@ func TestIm2RowEntriesAndAdjoint(t *testing.T) {
 	}
 }
 
-// Transpose writes or adds dst[j·ldd+i] = src[i·lds+j] on odd shapes, with
-// row strides past the rows' ends, and touches nothing else.
+// Transpose writes or adds dst[j·ldd+i] = src[i·lds+j] on odd shapes and
+// on shapes with whole 8×8 blocks (the AVX path for float32) plus ragged
+// edges, with row strides past the rows' ends, and touches nothing else.
 func TestTranspose(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []struct{ r, c, lds, ldd int }{
 		{1, 1, 1, 1}, {3, 17, 19, 4}, {17, 3, 3, 17}, {127, 5, 6, 130}, {4, 513, 513, 5}, {8, 1, 2, 9}, {0, 3, 3, 1},
+		{8, 8, 8, 8}, {16, 32, 1024, 16}, {32, 16, 16, 1024}, {17, 127, 130, 19}, {513, 9, 9, 513}, {9, 33, 40, 11},
 	} {
 		for _, add := range []bool{false, true} {
 			src := randVec(rng, max(1, s.r*s.lds))
@@ -101,8 +103,30 @@ func TestTranspose(t *testing.T) {
 					}
 				}
 			}
-			Transpose(dst, s.ldd, src, s.lds, s.r, s.c, add)
-			require.Equal(t, want, dst, "%+v add %v", s, add)
+			got := append([]float64(nil), dst...)
+			Transpose(got, s.ldd, src, s.lds, s.r, s.c, add)
+			require.Equal(t, want, got, "float64 %+v add %v", s, add)
+
+			src32, got32, want32 := f32s(src), f32s(dst), f32s(dst)
+			for i := 0; i < s.r; i++ {
+				for j := 0; j < s.c; j++ {
+					if add {
+						want32[j*s.ldd+i] += src32[i*s.lds+j]
+					} else {
+						want32[j*s.ldd+i] = src32[i*s.lds+j]
+					}
+				}
+			}
+			Transpose(got32, s.ldd, src32, s.lds, s.r, s.c, add)
+			require.Equal(t, want32, got32, "float32 %+v add %v", s, add)
 		}
 	}
+}
+
+func f32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }
