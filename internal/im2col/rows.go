@@ -157,13 +157,19 @@ func Im2Row[T Float](g Geom, xp, rows []T) {
 // C]: the adjoint of Im2Row, each entry added to the cell it was read from.
 func Row2Im[T Float](g Geom, rows, xp []T) {
 	pw, k := g.PaddedW(), g.Rows()
+	run := g.C // contiguous cells per add, as in Im2Row
+	if g.DW == 1 {
+		run = g.KW * g.C
+	}
 	for oh := 0; oh < g.OH; oh++ {
 		for ow := 0; ow < g.OW; ow++ {
 			src := rows[(oh*g.OW+ow)*k : (oh*g.OW+ow+1)*k]
 			for i := 0; i < g.KH; i++ {
-				for j := 0; j < g.KW; j++ {
-					in := src[(i*g.KW+j)*g.C : (i*g.KW+j+1)*g.C]
-					out := xp[((oh*g.SH+i*g.DH)*pw+ow*g.SW+j*g.DW)*g.C:][:len(in)]
+				dst := xp[((oh*g.SH+i*g.DH)*pw+ow*g.SW)*g.C:]
+				s := src[i*g.KW*g.C : (i+1)*g.KW*g.C]
+				for j := 0; j < len(s); j += run {
+					in := s[j : j+run]
+					out := dst[j/g.C*g.DW*g.C:][:run]
 					for c, v := range in {
 						out[c] += v
 					}
