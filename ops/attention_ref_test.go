@@ -136,13 +136,15 @@ func attentionBenchInputs(tq int) (q, k, v, g *tensor.Tensor) {
 // BenchmarkAttention times a forward and backward pass of the flash
 // kernels and of the plain reference (which keeps [B, H, T, T]
 // probabilities) in one run; B/op shows the flash kernels' memory growing
-// linearly in T and the reference's quadratically.
+// linearly in T and the reference's quadratically, and cpu-ns/op the CPU
+// time of all cores together.
 func BenchmarkAttention(b *testing.B) {
 	for _, tq := range []int{256, 1024} {
 		q, k, v, g := attentionBenchInputs(tq)
 		in := ins(q, k, v)
 		b.Run(fmt.Sprintf("flash/T%d", tq), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				op := AttentionOp(AttentionAttrs{})
 				out, err := op.Forward(in)
@@ -150,12 +152,15 @@ func BenchmarkAttention(b *testing.B) {
 				_, err = op.Backward(in, out, g, []bool{true, true, true})
 				require.NoError(b, err)
 			}
+			reportCPU(b, cpu)
 		})
 		b.Run(fmt.Sprintf("reference/T%d", tq), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				refAttentionRun(b, AttentionAttrs{}, in, g)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }

@@ -188,7 +188,8 @@ func testFusedBatchNorm[T tensor.Float](t *testing.T) {
 
 // BenchmarkFusedKernels times forward plus backward of each fused kernel
 // ("fused") and of the kernel it replaced ("plain", fused_ref_test.go) on
-// the same float32 data in one run.
+// the same float32 data in one run, with the CPU time of all cores
+// together (cpu-ns/op) beside the wall time.
 func BenchmarkFusedKernels(b *testing.B) {
 	type kernels struct{ fused, plain func() }
 	cases := []struct {
@@ -253,14 +254,18 @@ func BenchmarkFusedKernels(b *testing.B) {
 	for _, tc := range cases {
 		k := tc.mk()
 		b.Run(tc.name+"/fused", func(b *testing.B) {
+			cpu := processCPU()
 			for b.Loop() {
 				k.fused()
 			}
+			reportCPU(b, cpu)
 		})
 		b.Run(tc.name+"/plain", func(b *testing.B) {
+			cpu := processCPU()
 			for b.Loop() {
 				k.plain()
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
