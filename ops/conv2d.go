@@ -589,7 +589,7 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 				clear(*xp)
 				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], *xp)
 				dxi := dx[(i0+i)*chw : (i0+i+1)*chw]
-				im2col.Unpad(g.Geom, *xp, dxi)
+				im2col.Unpad(g.Geom, *xp, dxi, false) // dx is zeroed: write
 				if b != nil {
 					addBias(dxi, b, 1, g.C, g.H*g.W)
 				}

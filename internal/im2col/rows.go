@@ -53,15 +53,18 @@ func Pad[T Float](g Geom, x, xp []T) {
 }
 
 // Unpad adds the window xp [PaddedH, PaddedW, C] back into x [C, H, W]:
-// the adjoint of Pad, which drops the border cells.
-func Unpad[T Float](g Geom, xp, x []T) {
+// the adjoint of Pad, which drops the border cells. With add false it
+// writes them instead, for an x whose other cells are already right (a
+// zeroed gradient): every cell of x inside the window gets exactly one
+// value, and a write need not read the cold destination first.
+func Unpad[T Float](g Geom, xp, x []T, add bool) {
 	pw := g.PaddedW()
 	r0, r1, s0, s1 := g.inside()
 	if s0 >= s1 {
 		return
 	}
 	for r := r0; r < r1; r++ {
-		Transpose(x[(r-g.PT)*g.W+s0-g.PL:], g.H*g.W, xp[(r*pw+s0)*g.C:], g.C, s1-s0, g.C, true)
+		Transpose(x[(r-g.PT)*g.W+s0-g.PL:], g.H*g.W, xp[(r*pw+s0)*g.C:], g.C, s1-s0, g.C, add)
 	}
 }
 

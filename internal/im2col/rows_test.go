@@ -36,7 +36,7 @@ func dot(a, b []float64) float64 {
 }
 
 // Im2Row(Pad(x)) holds x[c, oh·SH−PT+i·DH, ow·SW−PL+j·DW] (0 in the
-// padding) at row oh·OW+ow, column (i·KW+j)·C+c; Unpad and Row2Im are the
+// padding) at row oh·OW+ow, column (i·KW+j)·C+c; Unpad (adding) and Row2Im are the
 // adjoints of Pad and Im2Row.
 func TestIm2RowEntriesAndAdjoint(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -76,8 +76,24 @@ func TestIm2RowEntriesAndAdjoint(t *testing.T) {
 
 		p := randVec(rng, len(xp))
 		bx := make([]float64, len(x))
-		Unpad(g, p, bx)
+		Unpad(g, p, bx, true)
 		require.InDelta(t, dot(xp, p), dot(x, bx), 1e-10, "Unpad %+v", g)
+
+		// Writing: Pad then Unpad gives back x's cells inside the window,
+		// and leaves the rest.
+		into := randVec(rng, len(x))
+		want := append([]float64(nil), into...)
+		r0, r1, s0, s1 := g.inside()
+		for c := 0; c < g.C; c++ {
+			for r := r0; r < r1; r++ {
+				for s := s0; s < s1; s++ {
+					i := (c*g.H+r-g.PT)*g.W + s - g.PL
+					want[i] = x[i]
+				}
+			}
+		}
+		Unpad(g, xp, into, false)
+		require.Equal(t, want, into, "Unpad write %+v", g)
 	}
 }
 
