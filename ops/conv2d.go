@@ -1116,14 +1116,28 @@ func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
 	}
 }
 
-// biasSums adds the sum of each p-long row of dy into acc.
+// biasSums adds the sum of each p-long row of dy into acc. Eight partial
+// sums run side by side, so the adds do not wait on each other's latency.
 func biasSums[T tensor.Float](dy, acc []T, p int) {
 	for j := range acc {
-		var s T
-		for _, v := range dy[j*p : (j+1)*p] {
-			s += v
+		row := dy[j*p : (j+1)*p]
+		var s [8]T
+		k := 0
+		for ; k+8 <= len(row); k += 8 {
+			r := row[k : k+8]
+			s[0] += r[0]
+			s[1] += r[1]
+			s[2] += r[2]
+			s[3] += r[3]
+			s[4] += r[4]
+			s[5] += r[5]
+			s[6] += r[6]
+			s[7] += r[7]
 		}
-		acc[j] += s
+		for ; k < len(row); k++ {
+			s[0] += row[k]
+		}
+		acc[j] += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 	}
 }
 
