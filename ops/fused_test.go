@@ -41,7 +41,9 @@ func requireSlicesClose[T tensor.Float](t *testing.T, what string, want, got []T
 		if aw < 0 {
 			aw = -aw
 		}
-		require.LessOrEqualf(t, d, atol+rtol*aw, "%s element %d: want %v, got %v", what, i, w, got[i])
+		if !(d <= atol+rtol*aw) { // testify per element would dominate the test's time
+			require.LessOrEqualf(t, d, atol+rtol*aw, "%s element %d: want %v, got %v", what, i, w, got[i])
+		}
 	}
 }
 
