@@ -23,7 +23,7 @@
 // C tile goes through a small scratch tile, so there is no scalar edge loop.
 //
 // m = 1 products (batch-1 inference) with B untransposed go to a row kernel
-// instead, which streams B once (gemv); they too are split across cores.
+// instead, which streams B once (gemv), on one core.
 package gemm
 
 import (
@@ -57,8 +57,7 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // a buffer on the stack.
 const gemvChunk = 256
 
-// gemv is Gemm for m = 1 with B untransposed on one core (run gives each
-// core a band of columns): the product is one pass over B, bound by how
+// gemv is Gemm for m = 1 with B untransposed, on one core: the product is one pass over B, bound by how
 // fast B streams from cache, so it is computed by the row kernel, which
 // reads B once, rather than by MR-row micro-tiles that would compute MR-1
 // rows of padding.
@@ -87,12 +86,6 @@ func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda 
 // microseconds when the helper has parked, about what one core multiplies
 // in that time.
 const minWorkPerCore = 1 << 17
-
-// minRowWorkPerCore is minWorkPerCore for m = 1 products: the row kernel
-// streams B at 15-40 multiply-adds per nanosecond, so a product of 2^15
-// (a few microseconds) already repays handing half of B to a helper that
-// is polling.
-const minRowWorkPerCore = 1 << 15
 
 // partsPerCore is how many parts of C run cuts per core, taken in turn by
 // whichever core is free: a woken core can start tens of microseconds late,
@@ -126,18 +119,12 @@ func (j *job[T]) run(procs int) {
 	mr, nr := j.cfg.mr, j.cfg.nr
 	work := j.m * j.n * j.k
 	if j.isRow() {
-		// m = 1: one band per core, of whole row-kernel runs, taken by
-		// the same core each time as far as the scheduler allows, so each
-		// core keeps its part of B in its own L2 across calls (B is
-		// streamed once, so dynamic small parts would only cost cache).
-		nr = j.cfg.rowNR
-		tiles := ceilDiv(j.n, nr)
-		workers := min(procs, tiles, work/minRowWorkPerCore)
-		if workers <= 1 {
-			j.serial()
-			return
-		}
-		j.parallel(workers, workers, procs, true, mr, nr, tiles)
+		// m = 1 stays on one core: split in two bands of columns it ran
+		// slower, not faster, in every interleaved run here (1×784×128
+		// float32: 13-21 GFLOP/s median split against 28-35 on one core;
+		// 1×1024×1024: 11-15 against 16-22), the other core being busy
+		// with other work for a part of each handoff.
+		j.serial()
 		return
 	}
 	byCols := j.m <= j.n

@@ -172,12 +172,12 @@ func TestPureGoFallback(t *testing.T) {
 	}
 }
 
-// Cutting C across cores, by rows or by columns (m = 1 included), with
-// either operand transposed, gives the serial result on every path.
+// Cutting C across cores, by rows or by columns, with either operand
+// transposed, gives the serial result on every path.
 func TestParallelParts(t *testing.T) {
 	for _, p := range supportedPaths() {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}, {1, 1000, 70}, {1, 333, 200}} {
+		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}} {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					m, n, k := s[0], s[1], s[2]

@@ -20,10 +20,8 @@ type config[T Float] struct {
 	// packBMinM the block height from which B panels are packed.
 	packAMinN, packBMinM int
 	kernel               microKernel[T]
-	// row, where set, computes the m = 1 product with B untransposed;
-	// rowNR is the width of its widest run, the unit run cuts C into.
-	row   rowKernel[T]
-	rowNR int
+	// row, where set, computes the m = 1 product with B untransposed.
+	row rowKernel[T]
 }
 
 // rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one
