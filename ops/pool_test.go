@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -292,6 +293,12 @@ func TestPoolKernelsMatchReference(t *testing.T) {
 			for j := 0; j < len(xs); j += 7 {
 				xs[j] = xs[j/2] // ties
 			}
+			for j := 3; j < len(xs); j += 13 {
+				xs[j] = math.Copysign(0, float64(j%2)-0.5) // −0 and +0, equal but told apart by their bits
+			}
+			for j := 5; j < len(xs); j += 29 {
+				xs[j] = math.NaN() // never replaces a maximum, and stays one when first
+			}
 			for _, isMax := range []bool{true, false} {
 				o := &pool2dOp{max: isMax, attrs: c.a}
 				_, g, err := o.geom(ins(x))
@@ -312,7 +319,7 @@ func checkPoolKernels[T tensor.Float](t *testing.T, g im2col.Geom, isMax bool, x
 	want, got := make([]T, outs), make([]T, outs)
 	poolReference(g, argW, x, want)
 	poolKernel(g, argG, x, got)
-	require.Equal(t, want, got)
+	requireSameBits(t, want, got)
 	require.Equal(t, argW, argG)
 	dy := make([]T, outs)
 	for j := range dy {
@@ -321,7 +328,18 @@ func checkPoolKernels[T tensor.Float](t *testing.T, g im2col.Geom, isMax bool, x
 	dxW, dxG := make([]T, len(x)), make([]T, len(x))
 	poolGradReference(g, argW, dy, dxW)
 	poolGrad(g, argG, dy, dxG)
-	require.Equal(t, dxW, dxG)
+	requireSameBits(t, dxW, dxG)
+}
+
+// requireSameBits requires want and got to hold the same bit patterns (NaN
+// equal to NaN, −0 not equal to +0).
+func requireSameBits[T tensor.Float](t *testing.T, want, got []T) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := float64(want[i]), float64(got[i])
+		require.Equal(t, math.Float64bits(w), math.Float64bits(g), "[%d]: want %v, got %v", i, w, g)
+	}
 }
 
 // BenchmarkPool2D times the max and average pool kernels, forward plus
