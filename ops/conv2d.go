@@ -171,9 +171,11 @@ type conv2dOp struct {
 // (in + pad_before + pad_after − ((k−1)·dilation + 1)) / stride + 1.
 //
 // The bias is an optional third input, as in linear, so its add rides in
-// the output pass and its gradient is a plain sum. The kernel lowers each
-// image with im2col and runs one GEMM per group, images spread over
-// goroutines.
+// the output pass and its gradient is a plain sum. Ungrouped convolutions
+// with a few channels or more run as tall GEMMs over chunks of images laid
+// out channels last (an implicit GEMM at stride 1), depthwise ones as
+// direct per-plane loops, and the rest as one im2col GEMM per image and
+// group; see convData.
 func Conv2DOp(attrs Conv2DAttrs) Op { return &conv2dOp{attrs: attrs} }
 
 // Conv2D returns the convolution of x with w plus b (which may be nil); see Conv2DOp.
@@ -437,15 +439,20 @@ func im2colFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 //
 //	rowsData:         yᵀ (imgs·p × O) = rows(x) (imgs·p × K) · Wᵀ
 //	rowsFilter:       dWᵀ (K × O)    += rows(x)ᵀ (K × imgs·p) · dyᵀ (imgs·p × O)
-//	rowsDataAdjoint:  stride 1: dx = conv(dy, W turned 180°, channels swapped);
-//	                  else rows(dx) (imgs·p × K) = dyᵀ · W, added back by Row2Im
+//	rowsDataAdjoint:  stride 1 (adjointAsConv): dx = conv(dy, W turned 180°,
+//	                  channels swapped); else rows(dx) (imgs·p × K) = dyᵀ · W,
+//	                  added back by Row2Im
 //
 // so each is one tall GEMM per chunk whose narrow side (O, or C for the data
 // gradient) fills the micro-kernel's NR columns, instead of a GEMM O rows
-// tall per image, and the filter gradient sums a whole chunk in its K.
-// The weights enter as op(B) = Wᵀ, which GEMM packs into panels once per
-// part. Taps run (i, j, c) so that a row is KH contiguous runs of the
-// padded channels-last image.
+// tall per image, and the filter gradient sums a whole chunk in its K
+// (filterProduct). The weights enter as op(B) = Wᵀ, which GEMM packs into
+// panels once per part. Taps run (i, j, c) so that a row is KH contiguous
+// runs of the padded channels-last image. At stride 1 the row matrix is
+// not built at all (gridPays: the implicit GEMM below), and when the output
+// is the input's size one grid of dy serves both gradients (sharedGrid).
+// The layout changes between NCHW and channels last are im2col.Transpose's
+// 8×8 register transposes.
 
 // rowsPay reports whether the channels-last kernels take g: ungrouped, with
 // KW·C and KW·O (the runs their lowering copies, forward and backward) of
