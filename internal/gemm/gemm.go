@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Float is the set of element types GEMM computes in.
@@ -297,7 +298,9 @@ func (j *job[T]) serial() {
 	// strip of the block: pack what is reused enough to repay the copy.
 	// Bᵀ must be packed, as the micro-kernel loads rows of B as vectors.
 	packA := min(j.n, nc0) >= cfg.packAMinN
-	packB := j.transB || min(j.m, mc0) >= cfg.packBMinM
+	rows := min(j.m, mc0)
+	packB := j.transB || rows >= cfg.packBMinM ||
+		rows > mr && j.ldb*int(unsafe.Sizeof(j.b[0])) >= cfg.packBMinStride
 
 	ws := getWorkspace[T](mr*kc0*ceilDiv(mc0, mr), nr*kc0*ceilDiv(nc0, nr), mr*nr)
 	defer putWorkspace(ws)

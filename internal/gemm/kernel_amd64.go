@@ -86,15 +86,15 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 96, kernel: sgemmAVX2, row: sgemvRowAVX2}
+			packAMinN: 512, packBMinM: 96, packBMinStride: pageStride, kernel: sgemmAVX2, row: sgemvRowAVX2}
 		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
-			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX2, row: dgemvRowAVX2}
+			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX2, row: dgemvRowAVX2}
 	}
 	if cpu.X86.HasAVX512F {
 		c32[pathAVX512] = &config[float32]{name: "avx512", mr: 12, nr: 32, kc: 192, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 24, kernel: sgemmAVX512}
+			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: sgemmAVX512}
 		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
-			packAMinN: 512, packBMinM: 24, kernel: dgemmAVX512}
+			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX512}
 	}
 	return c32, c64
 }
