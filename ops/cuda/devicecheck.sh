@@ -7,6 +7,7 @@
 #   ops/cuda/devicecheck.sh build   # here: needs Go, cuda.h and libcuda.so (stub) to link
 #   ops/cuda/devicecheck.sh run     # on the GPU machine: needs only libcuda.so.1 from the driver
 #   ops/cuda/devicecheck.sh         # both, on a GPU machine with Go and the headers
+#   ops/cuda/devicecheck.sh emulate # here, no GPU: the tests against fakecuda/ (CI runs this)
 #
 # The binary lands in ops/cuda/ops_cuda.test (ignored by git), so a copy of
 # the working tree carries it to the GPU machine; it runs from ops/cuda,
@@ -86,9 +87,25 @@ run() {
 	[ "$status" -eq 0 ] && [ "$pstatus" -eq 0 ]
 }
 
+# emulate runs the tests (not the benchmarks) here, without a GPU, against
+# the fake libcuda.so.1 of fakecuda/, which runs each kernel's .cu source on
+# the CPU. CI runs it. It skips only the two whole-CNN training tests,
+# which take minutes emulated (TestMNISTCNNStepMatchesCPU passed in 297 s).
+emulate() {
+	fake=$(mktemp -d)
+	trap 'rm -rf "$fake"' EXIT
+	CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
+		CGO_LDFLAGS="${CGO_LDFLAGS:-} -L/usr/lib/x86_64-linux-gnu/stubs -L/usr/local/cuda/lib64/stubs" \
+		go test -c -tags cuda -o "$fake/ops_cuda.test" .
+	OUT="$fake/lib" sh fakecuda/build.sh ../.. "$fake/ops_cuda.test" >/dev/null
+	LD_LIBRARY_PATH="$fake/lib" "$fake/ops_cuda.test" -test.count=1 -test.timeout 900s \
+		-test.skip '^(TestMNISTCNNTrains|TestMNISTCNNStepMatchesCPU)$' "$@"
+}
+
 case "${1:-all}" in
 build) build ;;
+emulate) shift; emulate "$@" ;;
 run) run ;;
 all) build && run ;;
-*) echo "usage: $0 [build|run|all]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|run|all|emulate [test flags]]" >&2; exit 2 ;;
 esac
