@@ -417,7 +417,10 @@ func BenchmarkConv2D(b *testing.B) {
 // the step; of_gemm and of_sgemm1024 are the convolution's rate over each.
 func BenchmarkConv2DResNet(b *testing.B) {
 	const n, big = 128, 1024
-	a1, a2, a3 := make([]float32, big*big), make([]float32, big*big), make([]float32, big*big)
+	// Random operands: fresh make()s would all read the kernel's shared
+	// zero page, which ran this GEMM at a third of its rate here and so
+	// inflated of_sgemm1024.
+	a1, a2, a3 := f32(randn(4, big, big)).Float32s(), f32(randn(5, big, big)).Float32s(), make([]float32, big*big)
 	for _, c := range []struct {
 		c, h, o, stride int
 	}{
