@@ -23,4 +23,11 @@ func TestNoAllocAfterWarmUp(t *testing.T) {
 		allocs := testing.AllocsPerRun(20, func() { Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n) })
 		require.Zerof(t, allocs, "m=%d n=%d k=%d", m, n, k)
 	}
+	// m = 1 goes to the row kernel, through a buffer that must stay on the
+	// stack.
+	a, b, c := f32(randSlice(rng, 784)), f32(randSlice(rng, 784*128)), make([]float32, 128)
+	for _, beta := range []float32{0, 0.5} {
+		allocs := testing.AllocsPerRun(20, func() { Gemm(false, false, 1, 128, 784, 1, a, 784, b, 128, beta, c, 128) })
+		require.Zerof(t, allocs, "m=1 n=128 k=784 beta=%v", beta)
+	}
 }
