@@ -69,7 +69,8 @@ func claimHelpers(dst []*helper, n, maxHelpers int) []*helper {
 		all = append(all[:len(all):len(all)], h) // readers keep the old slice
 		dst = append(dst, h)
 	}
-	helpers.Store(&all)
+	grown := all // declared here so that only a call that grows the set allocates
+	helpers.Store(&grown)
 	return dst
 }
 
