@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -240,14 +239,7 @@ func TestParityMNISTCNN(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
-			load := func(name string) *tensor.Tensor {
-				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
-				require.NoError(t, err)
-				defer f.Close()
-				x, err := parity.ReadNpy(f)
-				require.NoError(t, err)
-				return x
-			}
+			load := func(name string) *tensor.Tensor { return loadGolden(t, c, name) }
 			host := map[string]*tensor.Tensor{}
 			for name, i := range c.Params {
 				host[name] = load(fmt.Sprint("in", i))

@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/plumbml/plumb/graph"
@@ -179,14 +178,7 @@ func TestParityOptimizers(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
-			load := func(name string) *tensor.Tensor {
-				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
-				require.NoError(t, err)
-				defer f.Close()
-				x, err := parity.ReadNpy(f)
-				require.NoError(t, err)
-				return x
-			}
+			load := func(name string) *tensor.Tensor { return loadGolden(t, c, name) }
 			a := c.Attrs
 			cfg := DefaultOptimConfig(rule)
 			cfg.LR, err = optim.Constant(a.LearningRate)

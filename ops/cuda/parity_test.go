@@ -38,14 +38,7 @@ func TestParityGoldens(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
-			load := func(name string) *tensor.Tensor {
-				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
-				require.NoError(t, err)
-				defer f.Close()
-				x, err := parity.ReadNpy(f)
-				require.NoError(t, err)
-				return x
-			}
+			load := func(name string) *tensor.Tensor { return loadGolden(t, c, name) }
 			in := make([]*tensor.Tensor, c.Inputs)
 			for i := range in {
 				in[i] = load(fmt.Sprintf("in%d", i))
@@ -337,4 +330,15 @@ func parityPad(t *testing.T, c *parity.Case) (ops.PadMode, [4]int) {
 	}
 	t.Fatalf("unknown padding %q", c.Attrs.Padding)
 	return 0, pad
+}
+
+// loadGolden reads the array name (in0, out, gout, ...) of golden case c.
+func loadGolden(t *testing.T, c *parity.Case, name string) *tensor.Tensor {
+	t.Helper()
+	f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, name+".npy"))
+	require.NoError(t, err)
+	defer f.Close()
+	x, err := parity.ReadNpy(f)
+	require.NoError(t, err)
+	return x
 }
