@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/tensor"
+	"sync"
 )
 
 func init() {
@@ -23,9 +24,35 @@ type pool2dOp struct {
 	max   bool
 	attrs Pool2DAttrs
 
-	// Saved by Forward for Backward.
-	g   im2col.Geom // one channel per image plane: C is N·C of x
-	arg []int       // max: the flat input index of each output's maximum
+	// Saved by Forward for Backward. Max pool keeps no argmax: Backward
+	// recomputes it from x into pooled scratch, as TF's MaxPoolGrad
+	// recomputes from orig_input and orig_output, so a step holds no
+	// index buffer and allocates none.
+	g im2col.Geom // one channel per image plane: C is N·C of x
+}
+
+// Scratch for max pool: the argmax indices, and Backward's recomputed
+// maximums, reused across calls.
+var argScratch, f32Scratch, f64Scratch sync.Pool
+
+// scratch returns a buffer of n elements from p (its contents are
+// garbage); put it back with p.Put when done.
+func scratch[E any](p *sync.Pool, n int) *[]E {
+	s, _ := p.Get().(*[]E)
+	if s == nil || cap(*s) < n {
+		b := make([]E, n)
+		s = &b
+	}
+	*s = (*s)[:n]
+	return s
+}
+
+// maxArgs runs the max-pool kernel on x, writing the maximums into y and
+// their flat input indices into a scratch buffer that it returns.
+func maxArgs[T tensor.Float](g im2col.Geom, x, y []T) *[]int {
+	arg := scratch[int](&argScratch, len(y))
+	poolKernel(g, *arg, x, y)
+	return arg
 }
 
 // MaxPool2DOp returns the 2-D max pool of x [N, C, H, W], giving
@@ -104,14 +131,15 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	o.g = g
 	x := in[0].Shape()
 	out := tensor.Zeros(dt, x[0], x[1], g.OH, g.OW)
-	if o.max {
-		o.arg = make([]int, out.Size())
-	}
-	switch dt {
-	case tensor.Float32:
-		poolKernel(g, o.arg, in[0].Float32s(), out.Float32s())
-	case tensor.Float64:
-		poolKernel(g, o.arg, in[0].Float64s(), out.Float64s())
+	switch {
+	case !o.max && dt == tensor.Float32:
+		poolKernel(g, nil, in[0].Float32s(), out.Float32s())
+	case !o.max:
+		poolKernel(g, nil, in[0].Float64s(), out.Float64s())
+	case dt == tensor.Float32:
+		argScratch.Put(maxArgs(g, in[0].Float32s(), out.Float32s()))
+	default:
+		argScratch.Put(maxArgs(g, in[0].Float64s(), out.Float64s()))
 	}
 	return out, nil
 }
@@ -123,11 +151,27 @@ func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 	gx := tensor.ZerosLike(in[0])
 	switch out.DType() {
 	case tensor.Float32:
-		poolGrad(o.g, o.arg, gout.Float32s(), gx.Float32s())
+		poolBackward(o.g, o.max, &f32Scratch, in[0].Float32s(), gout.Float32s(), gx.Float32s())
 	case tensor.Float64:
-		poolGrad(o.g, o.arg, gout.Float64s(), gx.Float64s())
+		poolBackward(o.g, o.max, &f64Scratch, in[0].Float64s(), gout.Float64s(), gx.Float64s())
 	}
 	return []*tensor.Tensor{gx}, nil
+}
+
+// poolBackward adds the gradient dy of the pool of x into dx; for max pool
+// it first recomputes the argmax into scratch (ys holds []T buffers for the
+// recomputed maximums), the same kernel on the same x as Forward, so ties
+// go to the same cell.
+func poolBackward[T tensor.Float](g im2col.Geom, max bool, ys *sync.Pool, x, dy, dx []T) {
+	if !max {
+		poolGrad(g, nil, dy, dx)
+		return
+	}
+	y := scratch[T](ys, len(dy))
+	arg := maxArgs(g, x, *y)
+	poolGrad(g, *arg, dy, dx)
+	argScratch.Put(arg)
+	ys.Put(y)
 }
 
 // The kernels below walk each plane's output rows with the windows'
