@@ -240,24 +240,14 @@ func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 				return err
 			}
 		}
-		if g[GRUGradX] != nil {
-			if err := d.gemmRows(false, true, s.total, nIn, g3, da, 0, g3, o.w, 0, g3, 0, g[GRUGradX], 0, nIn); err != nil {
-				return err
-			}
+		if err := d.inputGrads(o.x, o.w, da, s.total, nIn, g3, g[GRUGradX], g[GRUGradW], g[GRUGradB]); err != nil {
+			return err
 		}
-		if g[GRUGradW] != nil {
-			if err := d.gemmRows(true, false, nIn, g3, s.total, o.x, 0, nIn, da, 0, g3, 0, g[GRUGradW], 0, g3); err != nil {
+		// With reset_after, b is [2, 3H]: its second row is the recurrent
+		// bias, whose gradient is Σ_rows drec.
+		if db := g[GRUGradB]; db != nil && ra {
+			if err := d.launch("channel_sum", rowGrid(g3), block1, ptr(drec), elemPtr(db, g3), i64(s.total), i64(g3), i64(1)); err != nil {
 				return err
-			}
-		}
-		if db := g[GRUGradB]; db != nil {
-			if err := d.launch("channel_sum", rowGrid(g3), block1, ptr(da), ptr(db), i64(s.total), i64(g3), i64(1)); err != nil {
-				return err
-			}
-			if ra {
-				if err := d.launch("channel_sum", rowGrid(g3), block1, ptr(drec), elemPtr(db, g3), i64(s.total), i64(g3), i64(1)); err != nil {
-					return err
-				}
 			}
 		}
 		du := g[GRUGradU]

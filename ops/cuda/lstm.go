@@ -213,15 +213,8 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 				}
 			}
 		}
-		if g[LSTMGradX] != nil {
-			if err := d.gemmRows(false, true, s.total, nIn, g4, dz, 0, g4, o.w, 0, g4, 0, g[LSTMGradX], 0, nIn); err != nil {
-				return err
-			}
-		}
-		if g[LSTMGradW] != nil {
-			if err := d.gemmRows(true, false, nIn, g4, s.total, o.x, 0, nIn, dz, 0, g4, 0, g[LSTMGradW], 0, g4); err != nil {
-				return err
-			}
+		if err := d.inputGrads(o.x, o.w, dz, s.total, nIn, g4, g[LSTMGradX], g[LSTMGradW], g[LSTMGradB]); err != nil {
+			return err
 		}
 		if g[LSTMGradU] != nil {
 			hp, err := d.newBuffer(tensor.Float32, tensor.Shape{s.total, h})
@@ -234,11 +227,6 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 				return err
 			}
 			if err := d.gemmRows(true, false, h, g4, s.total, hp, 0, h, dz, 0, g4, 0, g[LSTMGradU], 0, g4); err != nil {
-				return err
-			}
-		}
-		if g[LSTMGradB] != nil {
-			if err := d.launch("channel_sum", rowGrid(g4), block1, ptr(dz), ptr(g[LSTMGradB]), i64(s.total), i64(g4), i64(1)); err != nil {
 				return err
 			}
 		}

@@ -169,3 +169,24 @@ func (d *Device) zeroBuffers(shapes ...tensor.Shape) ([]*Buffer, error) {
 	}
 	return bs, nil
 }
+
+// inputGrads writes the gradients of the input projection x·w + b of an
+// RNN with gates·H columns, given dz [total, gates·H], the gradient of its
+// pre-activations: dx = dz·wᵀ, dw = xᵀ·dz and db = Σ_rows dz, each only
+// when its buffer is non-nil. LSTM and GRU share it.
+func (d *Device) inputGrads(x, w, dz *Buffer, total, nIn, gates int, dx, dw, db *Buffer) error {
+	if dx != nil {
+		if err := d.gemmRows(false, true, total, nIn, gates, dz, 0, gates, w, 0, gates, 0, dx, 0, nIn); err != nil {
+			return err
+		}
+	}
+	if dw != nil {
+		if err := d.gemmRows(true, false, nIn, gates, total, x, 0, nIn, dz, 0, gates, 0, dw, 0, gates); err != nil {
+			return err
+		}
+	}
+	if db != nil {
+		return d.launch("channel_sum", rowGrid(gates), block1, ptr(dz), ptr(db), i64(total), i64(gates), i64(1))
+	}
+	return nil
+}
