@@ -445,9 +445,18 @@ func im2colFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 //
 // so each is one tall GEMM per chunk whose narrow side (O, or C for the data
 // gradient) fills the micro-kernel's NR columns, instead of a GEMM O rows
-// tall per image, and the filter gradient sums a whole chunk in its K
-// (filterProduct). The weights enter as op(B) = Wᵀ, which GEMM packs into
-// panels once per part. Taps run (i, j, c) so that a row is KH contiguous
+// tall per image, and the filter gradient sums a whole chunk in its K. The
+// weights enter as op(B) = Wᵀ, which GEMM packs into panels once per call.
+//
+// The batch is split over the cores once (forBatch), and each core takes
+// its images through every stage, chunk by chunk (pad, GEMM, layout
+// change), with serial GEMMs (coreGemm) and chunks sized to its own L2
+// (chunkElems); the filter gradient is summed per core and the sums added
+// in core order. Cutting each GEMM over the cores instead ran the ResNet-32
+// layers at 1.0-1.3 times their one-core speed here: every product and
+// every layout pass woke the other core and waited for it, tens of
+// microseconds each time on this virtual machine, and the data crossed
+// between the cores' caches at each stage. Taps run (i, j, c) so that a row is KH contiguous
 // runs of the padded channels-last image. At stride 1 the row matrix is
 // not built at all (gridPays: the implicit GEMM below), and when the output
 // is the input's size one grid of dy serves both gradients (sharedGrid).
@@ -469,14 +478,51 @@ func gridPays(g im2col.Geom) bool {
 	return g.SH == 1 && g.SW == 1 && g.KW*g.C >= 32 && 10*g.PaddedH()*g.PaddedW() <= 13*g.OH*g.OW
 }
 
-// chunkElems bounds the elements of a chunk's row matrix (2 MiB of
-// float32), so that it stays in cache between the lowering that writes it
-// and the GEMM that reads it.
-const chunkElems = 1 << 19
+// chunkElems bounds the elements of a chunk's scratch (row matrix or grid,
+// and the GEMM's output), 256 KiB of float32, so that it stays in the
+// core's L2 between the lowering that writes it, the GEMM and the layout
+// change that read it.
+const chunkElems = 1 << 16
 
 // chunkImages is how many images go into one chunk when each takes per
 // elements of scratch.
 func chunkImages(n, per int) int { return max(1, min(n, chunkElems/max(per, 1))) }
+
+// gemmFunc is the signature of gemm.Gemm and gemm.Serial.
+type gemmFunc[T tensor.Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// coreGemm returns the GEMM a kernel calls inside forBatch over n images:
+// gemm.Serial when every core has images of its own, gemm.Gemm when there
+// are fewer images than cores (batch-1 inference), so that those products
+// still use every core.
+func coreGemm[T tensor.Float](n int) gemmFunc[T] {
+	if batchWorkers(n) < runtime.GOMAXPROCS(0) {
+		return gemm.Gemm[T]
+	}
+	return gemm.Serial[T]
+}
+
+// coreSums gives each of forBatch's workers over n images a zeroed pooled
+// buffer of size elements for its partial filter gradient; add adds them
+// into dw in worker order (so the sum does not depend on timing) and
+// returns them to the pool.
+type coreSums[T tensor.Float] []*[]T
+
+func newCoreSums[T tensor.Float](n, size int) coreSums[T] {
+	s := make(coreSums[T], batchWorkers(n))
+	for i := range s {
+		s[i] = getScratch[T](size)
+		clear(*s[i])
+	}
+	return s
+}
+
+func (s coreSums[T]) add(g convGeom, dw []T) {
+	for _, wt := range s {
+		addFilter(g, *wt, dw)
+		putScratch(wt)
+	}
+}
 
 // rowWeights writes w [O, C, KH, KW] with its taps ordered (i, j, c), wr
 // [o, (i·KW+j)·C+c] = w[o, c, i, j]; flipped, it writes the weights of the
@@ -507,32 +553,29 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 		return
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb := chunkImages(n, p*(k+nout))
-	rb, ob := getScratch[T](nb*p*k), getScratch[T](nb*p*nout)
-	defer putScratch(rb)
-	defer putScratch(ob)
-	rows, out := *rb, *ob
-	for i0 := 0; i0 < n; i0 += nb {
-		m := min(nb, n-i0)
-		forBatch(m, func(_, lo, hi int) {
-			xp := getScratch[T](g.PaddedLen())
-			defer putScratch(xp)
-			for i := lo; i < hi; i++ {
-				im2col.Pad(g, x[(i0+i)*chw:], *xp)
-				im2col.Im2Row(g, *xp, rows[i*p*k:(i+1)*p*k])
+	nb, mul := chunkImages(n, p*(k+nout)), coreGemm[T](n)
+	forBatch(n, func(_, lo, hi int) {
+		rb, ob, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*nout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(ob)
+		defer putScratch(xb)
+		rows, out, xp := *rb, *ob, *xb
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Pad(g, x[(i0+i)*chw:], xp)
+				im2col.Im2Row(g, xp, rows[i*p*k:(i+1)*p*k])
 			}
-		})
-		gemm.Gemm(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
-		forBatch(m, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
+			mul(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
+			for i := range m {
 				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
 				im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
 				if b != nil {
 					addBias(yi, b, 1, nout, p)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
@@ -576,33 +619,30 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 	}
 	rowWeights(g, w, wr, false)
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb := chunkImages(g.n, p*(k+g.cout))
-	rb, tb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout)
-	defer putScratch(rb)
-	defer putScratch(tb)
-	rows, dyT := *rb, *tb
-	for i0 := 0; i0 < g.n; i0 += nb {
-		m := min(nb, g.n-i0)
-		forBatch(m, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
+	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	forBatch(g.n, func(_, lo, hi int) {
+		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(tb)
+		defer putScratch(xb)
+		rows, dyT, xp := *rb, *tb, *xb
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
 				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
 			}
-		})
-		gemm.Gemm(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
-		forBatch(m, func(_, lo, hi int) {
-			xp := getScratch[T](g.PaddedLen())
-			defer putScratch(xp)
-			for i := lo; i < hi; i++ {
-				clear(*xp)
-				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], *xp)
+			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			for i := range m {
+				clear(xp)
+				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
 				dxi := dx[(i0+i)*chw : (i0+i+1)*chw]
-				im2col.Unpad(g.Geom, *xp, dxi, false) // dx is zeroed: write
+				im2col.Unpad(g.Geom, xp, dxi, false) // dx is zeroed: write
 				if b != nil {
 					addBias(dxi, b, 1, g.C, g.H*g.W)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // rowsFilter adds the filter gradient of an ungrouped convolution with
@@ -614,84 +654,25 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 		return
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb := chunkImages(g.n, p*(k+g.cout))
-	rb, tb, wb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](k*g.cout)
-	defer putScratch(rb)
-	defer putScratch(tb)
-	defer putScratch(wb)
-	rows, dyT, wt := *rb, *tb, *wb
-	for i0 := 0; i0 < g.n; i0 += nb {
-		m := min(nb, g.n-i0)
-		forBatch(m, func(_, lo, hi int) {
-			xp := getScratch[T](g.PaddedLen())
-			defer putScratch(xp)
-			for i := lo; i < hi; i++ {
-				im2col.Pad(g.Geom, x[(i0+i)*chw:], *xp)
-				im2col.Im2Row(g.Geom, *xp, rows[i*p*k:(i+1)*p*k])
+	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	forBatch(g.n, func(worker, lo, hi int) {
+		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(tb)
+		defer putScratch(xb)
+		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
+				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
 				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
 			}
-		})
-		beta := T(1)
-		if i0 == 0 {
-			beta = 0
-		}
-		filterProduct(k, g.cout, m*p, rows, k, dyT, g.cout, beta, wt, g.cout)
-	}
-	addFilter(g, wt, dw)
-}
-
-// serialWork is the multiply-add count below which gemm.Gemm runs a
-// product on the calling core alone (two cores' worth of its
-// minWorkPerCore, 2^17).
-const serialWork = 1 << 18
-
-// filterProduct sets c (m×n, row stride ldc) to beta·c + aᵀ·b, where a is
-// q×m and b is q×n (row strides lda and ldb; a's rows may overlap), the
-// shape of every filter gradient here: both sides thin, K = q long. Gemm
-// would split its m rows over the cores, each part then reading all of b
-// and its own columns of a. Instead the q rows are split: each goroutine
-// multiplies its runs of rows in blocks small enough for Gemm to keep on
-// its core, into a pooled m×n sum of its own, and the sums are added in
-// worker order. Where such blocks would be under 64 rows (wide m×n), one
-// Gemm call does it all.
-func filterProduct[T tensor.Float](m, n, q int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	blk := (serialWork - 1) / (m * n)
-	if blk < 64 || q < 2*blk {
-		gemm.Gemm(true, false, m, n, q, 1, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	blocks := (q + blk - 1) / blk
-	part := make([]*[]T, batchWorkers(blocks))
-	forBatch(blocks, func(worker, lo, hi int) {
-		part[worker] = getScratch[T](m * n)
-		acc := *part[worker]
-		for s := lo; s < hi; s++ {
-			r0 := s * blk
-			beta := T(1)
-			if s == lo {
-				beta = 0
-			}
-			gemm.Gemm(true, false, m, n, min(blk, q-r0), 1, a[r0*lda:], lda, b[r0*ldb:], ldb, beta, acc, n)
+			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
 		}
 	})
-	for i := 0; i < m; i++ {
-		row := c[i*ldc : i*ldc+n]
-		for j := range row {
-			if beta == 0 {
-				row[j] = 0 // NaN in c does not leak, as in Gemm
-			} else {
-				row[j] *= beta
-			}
-		}
-		for _, acc := range part {
-			for j, v := range (*acc)[i*n : (i+1)*n] {
-				row[j] += v
-			}
-		}
-	}
-	for _, acc := range part {
-		putScratch(acc)
-	}
+	sums.add(g, dw)
 }
 
 // addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
@@ -753,11 +734,9 @@ func gridChunk(g im2col.Geom, n, nout int) (nb, gridLen int) {
 // windows, zeroes the rest of grid (the tail) and returns the cell count.
 func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
 	win, chw := g.PaddedLen(), g.C*g.H*g.W
-	forBatch(m, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			im2col.Pad(g, x[(i0+i)*chw:], grid[i*win:(i+1)*win])
-		}
-	})
+	for i := range m {
+		im2col.Pad(g, x[(i0+i)*chw:], grid[i*win:(i+1)*win])
+	}
 	clear(grid[m*win:])
 	return m * g.PaddedH() * g.PaddedW()
 }
@@ -766,20 +745,21 @@ func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
 func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
 	nb, gridLen := gridChunk(g, n, nout)
-	gb, ob := getScratch[T](gridLen), getScratch[T](nb*ph*pw*nout)
-	defer putScratch(gb)
-	defer putScratch(ob)
-	grid, out := *gb, *ob
-	for i0 := 0; i0 < n; i0 += nb {
-		m := min(nb, n-i0)
-		cells := padChunk(g, x, i0, m, grid)
-		beta := T(0)
-		gridTaps(g, func(off, col, kt int) {
-			gemm.Gemm(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
-			beta = 1
-		})
-		forBatch(m, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
+	mul := coreGemm[T](n)
+	forBatch(n, func(_, lo, hi int) {
+		gb, ob := getScratch[T](gridLen), getScratch[T](nb*ph*pw*nout)
+		defer putScratch(gb)
+		defer putScratch(ob)
+		grid, out := *gb, *ob
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			cells := padChunk(g, x, i0, m, grid)
+			beta := T(0)
+			gridTaps(g, func(off, col, kt int) {
+				mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
+				beta = 1
+			})
+			for i := range m {
 				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
 				for oh := 0; oh < g.OH; oh++ {
 					im2col.Transpose(yi[oh*g.OW:], p, out[(i*ph+oh)*pw*nout:], nout, g.OW, nout, false)
@@ -788,42 +768,44 @@ func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 					addBias(yi, b, 1, nout, p)
 				}
 			}
-		})
+		}
+	})
+}
+
+// spreadDy writes dy [cout, OH, OW] channels last into e [PaddedH,
+// PaddedW, cout] at cells (oh, ow), zero elsewhere.
+func spreadDy[T tensor.Float](g convGeom, dy, e []T) {
+	p, pw := g.Cols(), g.PaddedW()
+	clear(e)
+	for oh := 0; oh < g.OH; oh++ {
+		im2col.Transpose(e[oh*pw*g.cout:], g.cout, dy[oh*g.OW:], p, g.cout, g.OW, false)
 	}
 }
 
 // gridFilter is rowsFilter at stride 1, as an implicit GEMM: dy is
 // spread over the grid's cells, zero on the dropped ones.
 func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
-	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	k, p, cells := g.Rows(), g.Cols(), g.PaddedH()*g.PaddedW()
 	nb, gridLen := gridChunk(g.Geom, g.n, g.cout)
-	gb, eb, wb := getScratch[T](gridLen), getScratch[T](nb*ph*pw*g.cout), getScratch[T](k*g.cout)
-	defer putScratch(gb)
-	defer putScratch(eb)
-	defer putScratch(wb)
-	grid, dyg, wt := *gb, *eb, *wb
-	for i0 := 0; i0 < g.n; i0 += nb {
-		m := min(nb, g.n-i0)
-		cells := padChunk(g.Geom, x, i0, m, grid)
-		forBatch(m, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				e := dyg[i*ph*pw*g.cout : (i+1)*ph*pw*g.cout]
-				clear(e)
-				dyi := dy[(i0+i)*g.cout*p:]
-				for oh := 0; oh < g.OH; oh++ {
-					im2col.Transpose(e[oh*pw*g.cout:], g.cout, dyi[oh*g.OW:], p, g.cout, g.OW, false)
-				}
+	mul := coreGemm[T](g.n)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	forBatch(g.n, func(worker, lo, hi int) {
+		gb, eb := getScratch[T](gridLen), getScratch[T](nb*cells*g.cout)
+		defer putScratch(gb)
+		defer putScratch(eb)
+		grid, dyg, wt := *gb, *eb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			q := padChunk(g.Geom, x, i0, m, grid)
+			for i := range m {
+				spreadDy(g, dy[(i0+i)*g.cout*p:], dyg[i*cells*g.cout:(i+1)*cells*g.cout])
 			}
-		})
-		beta := T(1)
-		if i0 == 0 {
-			beta = 0
+			gridTaps(g.Geom, func(off, col, kt int) {
+				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg, g.cout, 1, wt[col*g.cout:], g.cout)
+			})
 		}
-		gridTaps(g.Geom, func(off, col, kt int) {
-			filterProduct(kt, g.cout, cells, grid[off:], g.C, dyg, g.cout, beta, wt[col*g.cout:], g.cout)
-		})
-	}
-	addFilter(g, wt, dw)
+	})
+	sums.add(g, dw)
 }
 
 // depthwise reports whether g is a depthwise convolution: groups > 1, each
@@ -996,69 +978,56 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 	shift := back.PT*pw + back.PL
 	reach := (g.KH-1)*g.DH*pw + (g.KW-1)*g.DW // cells the last taps read past the grid
 	cells := ph * pw
-	nb := chunkImages(g.n, cells*(2*g.C+g.cout))
-	gb, eb, ob := getScratch[T](nb*cells*g.C+reach*g.C), getScratch[T]((nb*cells+reach)*g.cout), getScratch[T](nb*cells*g.C)
-	wb, fb := getScratch[T](k*g.cout), getScratch[T](k*g.cout)
-	defer putScratch(gb)
-	defer putScratch(eb)
-	defer putScratch(ob)
-	defer putScratch(wb)
+	nb, mul := chunkImages(g.n, cells*(2*g.C+g.cout)), coreGemm[T](g.n)
+	fb := getScratch[T](k * g.cout)
 	defer putScratch(fb)
-	grid, dyg, out, wt, wflip := *gb, *eb, *ob, *wb, *fb
+	wflip := *fb
 	rowWeights(g, w, wflip, true)
-	var sums []*[]T // per-worker bias sums
+	sums := newCoreSums[T](g.n, k*g.cout)
+	var bsums coreSums[T] // per-worker bias sums
 	if db != nil {
-		sums = make([]*[]T, batchWorkers(nb))
-		for j := range sums {
-			sums[j] = getScratch[T](g.cout)
-			clear(*sums[j])
-			defer putScratch(sums[j])
-		}
+		bsums = newCoreSums[T](g.n, g.cout)
 	}
-	for i0 := 0; i0 < g.n; i0 += nb {
-		m := min(nb, g.n-i0)
-		q := padChunk(g.Geom, x, i0, m, grid)
-		clear(dyg[:shift*g.cout])
-		forBatch(m, func(worker, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				e := dyg[(shift+i*cells)*g.cout : (shift+(i+1)*cells)*g.cout]
-				clear(e)
+	forBatch(g.n, func(worker, lo, hi int) {
+		gb, eb, ob := getScratch[T](nb*cells*g.C+reach*g.C), getScratch[T]((nb*cells+reach)*g.cout), getScratch[T](nb*cells*g.C)
+		defer putScratch(gb)
+		defer putScratch(eb)
+		defer putScratch(ob)
+		grid, dyg, out, wt := *gb, *eb, *ob, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			q := padChunk(g.Geom, x, i0, m, grid)
+			clear(dyg[:shift*g.cout])
+			for i := range m {
 				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
-				for oh := 0; oh < g.OH; oh++ {
-					im2col.Transpose(e[oh*pw*g.cout:], g.cout, dyi[oh*g.OW:], p, g.cout, g.OW, false)
-				}
+				spreadDy(g, dyi, dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
 				if db != nil {
-					biasSums(dyi, *sums[worker], p)
+					biasSums(dyi, *bsums[worker], p)
 				}
 			}
-		})
-		clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
-		beta := T(1)
-		if i0 == 0 {
-			beta = 0
-		}
-		gridTaps(g.Geom, func(off, col, kt int) {
-			filterProduct(kt, g.cout, q, grid[off:], g.C, dyg[shift*g.cout:], g.cout, beta, wt[col*g.cout:], g.cout)
-		})
-		beta = 0
-		gridTaps(back, func(off, col, kt int) {
-			gemm.Gemm(false, true, q, g.C, kt, 1, dyg[off:], g.cout, wflip[col:], back.Rows(), beta, out, g.C)
-			beta = 1
-		})
-		forBatch(m, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
+			clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
+			gridTaps(g.Geom, func(off, col, kt int) {
+				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg[shift*g.cout:], g.cout, 1, wt[col*g.cout:], g.cout)
+			})
+			beta := T(0)
+			gridTaps(back, func(off, col, kt int) {
+				mul(false, true, q, g.C, kt, 1, dyg[off:], g.cout, wflip[col:], back.Rows(), beta, out, g.C)
+				beta = 1
+			})
+			for i := range m {
 				dxi := dx[(i0+i)*g.C*g.H*g.W : (i0+i+1)*g.C*g.H*g.W]
 				for r := 0; r < g.H; r++ {
 					im2col.Transpose(dxi[r*g.W:], g.H*g.W, out[(i*cells+r*pw)*g.C:], g.C, g.W, g.C, false)
 				}
 			}
-		})
-	}
-	addFilter(g, wt, dw)
-	for _, acc := range sums {
+		}
+	})
+	sums.add(g, dw)
+	for _, acc := range bsums {
 		for j, v := range *acc {
 			db[j] += v
 		}
+		putScratch(acc)
 	}
 }
 

@@ -182,7 +182,9 @@ func TestConv2DErrors(t *testing.T) {
 // rowsCases are ungrouped convolutions for the channels-last kernels:
 // channel counts of 1, 3, 17 and widths of 127 and 513, strides above the
 // kernel, dilations, pads beyond the kernel's reach (a cropped data
-// gradient window) and batches that split into a ragged last chunk.
+// gradient window), single images (whose GEMMs use every core) and
+// batches whose share on a core splits into chunks of two or three images
+// with a ragged last one.
 var rowsCases = []convCase{
 	{"one_by_one", 1, 1, 1, 1, 1, 1, 1, Conv2DAttrs{}},
 	{"c3_o17_same", 3, 3, 7, 5, 17, 3, 3, Conv2DAttrs{Padding: PadSame}},
@@ -191,10 +193,11 @@ var rowsCases = []convCase{
 	{"w513_row", 1, 1, 1, 513, 3, 1, 5, Conv2DAttrs{Pad: [4]int{0, 0, 2, 2}}},
 	{"dilated_pad_beyond_reach", 3, 2, 9, 7, 4, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 2, 3, 3, Conv2DAttrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}}},
-	{"grid_chunks_2_2_1", 5, 64, 38, 38, 64, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"grid_chunks_ragged", 7, 16, 21, 21, 16, 3, 3, Conv2DAttrs{Padding: PadSame}},
 	{"grid_dilated", 2, 17, 40, 40, 19, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Padding: PadSame}},
 	{"grid_cropped_adjoint", 2, 11, 30, 31, 13, 3, 3, Conv2DAttrs{Pad: [4]int{3, 0, 1, 4}}},
 	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
+	{"chunks_strided_ragged", 7, 16, 28, 27, 16, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 }
 
 // TestConvRowsMatchIm2Col checks the channels-last kernels (forward with
@@ -336,36 +339,6 @@ func checkDepthwiseKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy []
 	im2colFilter(g, x, dy, want)
 	depthwiseFilter(g, x, dy, got)
 	near("dw", want, got)
-}
-
-// TestFilterProduct checks the row-split aᵀ·b of the filter gradients
-// against one Gemm call on odd shapes, overlapping rows of a, and beta 0
-// (over NaN) and 1.
-func TestFilterProduct(t *testing.T) {
-	for _, s := range []struct{ m, n, q, lda int }{
-		{1, 1, 1, 1}, {3, 17, 513, 17}, {17, 3, 5000, 17}, {48, 16, 16184, 16}, {16, 19, 127, 3}, {1, 1, 1 << 19, 1},
-	} {
-		t.Run(fmt.Sprintf("%dx%d_q%d_lda%d", s.m, s.n, s.q, s.lda), func(t *testing.T) {
-			a := randn(1, (s.q-1)*s.lda+s.m).Float64s()
-			b := randn(2, s.q, s.n).Float64s()
-			for _, beta := range []float64{0, 1} {
-				want, got := randn(3, s.m, s.n+2).Float64s(), randn(3, s.m, s.n+2).Float64s()
-				if beta == 0 {
-					for i := range got {
-						got[i] = math.NaN()
-					}
-				}
-				gemm.Gemm(true, false, s.m, s.n, s.q, 1, a, s.lda, b, s.n, beta, want, s.n+2)
-				filterProduct(s.m, s.n, s.q, a, s.lda, b, s.n, beta, got, s.n+2)
-				for i := 0; i < s.m; i++ {
-					for j := 0; j < s.n; j++ {
-						w := want[i*(s.n+2)+j]
-						require.InDelta(t, w, got[i*(s.n+2)+j], 1e-9*(1+math.Abs(w)), "beta %v [%d,%d]", beta, i, j)
-					}
-				}
-			}
-		})
-	}
 }
 
 // BenchmarkConv2D times forward plus backward (weight, bias and, past the

@@ -54,6 +54,24 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	j.run(runtime.GOMAXPROCS(0))
 }
 
+// Serial is Gemm on the calling goroutine alone. Kernels that already split
+// their work over the cores call it inside each part (a convolution runs
+// each core's images through pad, GEMM and layout change on that core),
+// so that a product neither waits to wake a helper nor takes a core
+// another part is using.
+func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scale(c, m, n, ldc, beta)
+		return
+	}
+	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	j.serial()
+}
+
 // gemvChunk is how many columns of C gemv computes per row-kernel call
 // when beta != 0, in a pooled buffer.
 const gemvChunk = 256

@@ -103,24 +103,27 @@ func (gc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	Gemm(ta, tb, m, n, k, gc.alpha, a, lda, b, ldb, gc.beta, got, ldc)
 	got32 := f32(c)
 	Gemm(ta, tb, m, n, k, float32(gc.alpha), f32(a), lda, f32(b), ldb, float32(gc.beta), got32, ldc)
+	serial := append([]float64(nil), c...)
+	Serial(ta, tb, m, n, k, gc.alpha, a, lda, b, ldb, gc.beta, serial, ldc)
 
 	// float64: a k-term sum in another order; float32 also rounds the inputs.
 	for i, w := range want {
 		tol64 := float64(k+2) * 0x1p-52 * bound[i]
 		tol32 := 2 * float64(k+2) * 0x1p-23 * bound[i]
 		if math.IsNaN(w) { // padding outside the m×n block of C stays as it was
-			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])), "%v: element %d", gc, i)
+			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])) && math.IsNaN(serial[i]), "%v: element %d", gc, i)
 			continue
 		}
-		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) { // also false on NaN
+		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) || !(math.Abs(serial[i]-w) <= tol64) { // also false on NaN
 			require.InDeltaf(t, w, got[i], tol64, "%v: float64 element %d", gc, i)
+			require.InDeltaf(t, w, serial[i], tol64, "%v: Serial float64 element %d", gc, i)
 			require.InDeltaf(t, w, float64(got32[i]), tol32, "%v: float32 element %d", gc, i)
 		}
 	}
 	if gc.nanC {
 		for i := range m {
 			for j := range n {
-				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])), "%v: NaN leaked at (%d, %d)", gc, i, j)
+				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])) || math.IsNaN(serial[i*ldc+j]), "%v: NaN leaked at (%d, %d)", gc, i, j)
 			}
 		}
 	}
