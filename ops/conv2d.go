@@ -7,6 +7,7 @@ import (
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -289,8 +290,12 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	if transposed {
 		c, p = g.C, g.H*g.W
 	}
-	if !transposed && dx != nil && dw != nil && g.sharedGrid() {
-		gridBackward(g, x, w, dy, dx, dw, db)
+	if !transposed && dx != nil && dw != nil && (g.sharedGrid() || g.sharedRows()) {
+		if g.sharedGrid() {
+			gridBackward(g, x, w, dy, dx, dw, db)
+		} else {
+			rowsBackward(g, x, w, dy, dx, dw, db)
+		}
 		dx, dw, db = nil, nil, nil
 	}
 	if dx != nil {
@@ -503,9 +508,9 @@ func coreGemm[T tensor.Float](n int) gemmFunc[T] {
 }
 
 // coreSums gives each of forBatch's workers over n images a zeroed pooled
-// buffer of size elements for its partial filter gradient; add adds them
-// into dw in worker order (so the sum does not depend on timing) and
-// returns them to the pool.
+// buffer of size elements for its partial sums (of a filter or bias
+// gradient); addFilter and addTo add them up in worker order, so the sum
+// does not depend on timing, and return them to the pool.
 type coreSums[T tensor.Float] []*[]T
 
 func newCoreSums[T tensor.Float](n, size int) coreSums[T] {
@@ -517,10 +522,19 @@ func newCoreSums[T tensor.Float](n, size int) coreSums[T] {
 	return s
 }
 
-func (s coreSums[T]) add(g convGeom, dw []T) {
+// addFilter adds partial filter gradients wt [(i·KW+j)·C+c, o] into dw.
+func (s coreSums[T]) addFilter(g convGeom, dw []T) {
 	for _, wt := range s {
 		addFilter(g, *wt, dw)
 		putScratch(wt)
+	}
+}
+
+// addTo adds the partial sums into dst.
+func (s coreSums[T]) addTo(dst []T) {
+	for _, part := range s {
+		vec.Add(dst, *part)
+		putScratch(part)
 	}
 }
 
@@ -672,7 +686,62 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
 		}
 	})
-	sums.add(g, dw)
+	sums.addFilter(g, dw)
+}
+
+// sharedRows reports whether rowsBackward takes both gradients of g: the
+// filter gradient and the data gradient both go through row matrices
+// (not the implicit GEMM, and not the data gradient as a convolution).
+func (g convGeom) sharedRows() bool {
+	return g.rowsPay() && !gridPays(g.Geom) && !g.adjointAsConv()
+}
+
+// rowsBackward writes the data gradient of a convolution that sharedRows
+// takes into the zeroed dx, adds its filter gradient into dw and, when db
+// is non-nil, its bias gradient into db. Per chunk, x is lowered to rows
+// and dy laid out channels last once for both GEMMs: the filter gradient
+// reads the rows, then the data gradient's GEMM overwrites them with
+// dyᵀ·W, which Row2Im adds back into dx.
+func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
+	wb := getScratch[T](len(w))
+	defer putScratch(wb)
+	wr := *wb
+	rowWeights(g, w, wr, false)
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	var bsums coreSums[T]
+	if db != nil {
+		bsums = newCoreSums[T](g.n, g.cout)
+	}
+	forBatch(g.n, func(worker, lo, hi int) {
+		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(tb)
+		defer putScratch(xb)
+		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
+				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dyi, p, g.cout, p, false)
+				if db != nil {
+					biasSums(dyi, *bsums[worker], p)
+				}
+			}
+			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
+			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			for i := range m {
+				clear(xp)
+				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
+				im2col.Unpad(g.Geom, xp, dx[(i0+i)*chw:(i0+i+1)*chw], false) // dx is zeroed: write
+			}
+		}
+	})
+	sums.addFilter(g, dw)
+	bsums.addTo(db)
 }
 
 // addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
@@ -805,7 +874,7 @@ func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 			})
 		}
 	})
-	sums.add(g, dw)
+	sums.addFilter(g, dw)
 }
 
 // depthwise reports whether g is a depthwise convolution: groups > 1, each
@@ -1022,13 +1091,8 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			}
 		}
 	})
-	sums.add(g, dw)
-	for _, acc := range bsums {
-		for j, v := range *acc {
-			db[j] += v
-		}
-		putScratch(acc)
-	}
+	sums.addFilter(g, dw)
+	bsums.addTo(db)
 }
 
 // scratch32 and scratch64 pool the kernels' im2col matrices and
@@ -1063,10 +1127,7 @@ func scratchPool[T tensor.Float]() *sync.Pool {
 func addBias[T tensor.Float](y, b []T, n, c, p int) {
 	for i := 0; i < n; i++ {
 		for j, v := range b {
-			row := y[(i*c+j)*p : (i*c+j+1)*p]
-			for k := range row {
-				row[k] += v
-			}
+			vec.AddConst(y[(i*c+j)*p:(i*c+j+1)*p], v)
 		}
 	}
 }

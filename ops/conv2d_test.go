@@ -207,10 +207,10 @@ var rowsCases = []convCase{
 // the implicit-GEMM paths of each.
 func TestConvRowsMatchIm2Col(t *testing.T) {
 	var paths [2][3]bool // [grid][forward, filter, stride-1 data gradient]
-	shared := false
+	var shared [2]bool   // gridBackward, rowsBackward
 	defer func() {
 		require.Equal(t, [2][3]bool{{true, true, true}, {true, true, true}}, paths, "paths reached")
-		require.True(t, shared, "gridBackward reached")
+		require.Equal(t, [2]bool{true, true}, shared, "gridBackward, rowsBackward reached")
 	}()
 	for i, c := range rowsCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -226,7 +226,8 @@ func TestConvRowsMatchIm2Col(t *testing.T) {
 			if g.adjointAsConv() {
 				paths[b2i(gridPays(g.adjoint()))][2] = true
 			}
-			shared = shared || g.sharedGrid()
+			shared[0] = shared[0] || g.sharedGrid()
+			shared[1] = shared[1] || g.sharedRows()
 			dy := randn(uint64(600+i), y.Shape()...)
 			bo, bc := randn(uint64(700+i), g.cout), randn(uint64(800+i), g.C)
 			t.Run("float64", func(t *testing.T) {
@@ -271,13 +272,19 @@ func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc
 	rowsFilter(g, x, dy, got)
 	near("dw", wantW, got)
 
-	if g.sharedGrid() {
+	for _, shared := range []struct {
+		on bool
+		fn func(g convGeom, x, w, dy, dx, dw, db []T)
+	}{{g.sharedGrid(), gridBackward[T]}, {g.sharedRows(), rowsBackward[T]}} {
+		if !shared.on {
+			continue
+		}
 		wantX := make([]T, len(x))
 		im2colDataAdjoint(g, dy, w, wantX)
 		wantB := make([]T, g.cout)
 		biasGrad(dy, wantB, g.n, g.cout, g.Cols())
 		gotX, gotW, gotB := make([]T, len(x)), make([]T, len(w)), make([]T, g.cout)
-		gridBackward(g, x, w, dy, gotX, gotW, gotB)
+		shared.fn(g, x, w, dy, gotX, gotW, gotB)
 		near("shared dx", wantX, gotX)
 		near("shared dw", wantW, gotW)
 		near("shared db", wantB, gotB)

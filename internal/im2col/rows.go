@@ -1,5 +1,7 @@
 package im2col
 
+import "github.com/plumbml/plumb/internal/vec"
+
 // The channels-last lowering. Im2Col's matrix has one row per kernel tap
 // and one column per output pixel, so a convolution is W (O×C·KH·KW) times
 // it: a GEMM only O rows tall, and ResNet's 16-64 channels are thin next to
@@ -171,11 +173,7 @@ func Row2Im[T Float](g Geom, rows, xp []T) {
 				dst := xp[((oh*g.SH+i*g.DH)*pw+ow*g.SW)*g.C:]
 				s := src[i*g.KW*g.C : (i+1)*g.KW*g.C]
 				for j := 0; j < len(s); j += run {
-					in := s[j : j+run]
-					out := dst[j/g.C*g.DW*g.C:][:run]
-					for c, v := range in {
-						out[c] += v
-					}
+					vec.Add(dst[j/g.C*g.DW*g.C:], s[j:j+run])
 				}
 			}
 		}

@@ -1,0 +1,3 @@
+package vec
+
+func setAVX(on bool) { hasAVX = on }

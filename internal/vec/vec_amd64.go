@@ -1,0 +1,17 @@
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX reports whether the assembly loops can run (cpu.X86.HasAVX
+// includes the OS saving the ymm registers).
+var hasAVX = cpu.X86.HasAVX
+
+// add32 adds n float32 values at src into dst; n is a multiple of 8.
+//
+//go:noescape
+func add32(dst, src *float32, n int)
+
+// addConst32 adds v to n float32 values at dst; n is a multiple of 8.
+//
+//go:noescape
+func addConst32(dst *float32, v float32, n int)
