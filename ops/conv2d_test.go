@@ -198,6 +198,7 @@ var rowsCases = []convCase{
 	{"grid_cropped_adjoint", 2, 11, 30, 31, 13, 3, 3, Conv2DAttrs{Pad: [4]int{3, 0, 1, 4}}},
 	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 	{"chunks_strided_ragged", 7, 16, 28, 27, 16, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
+	{"strided_dilated_same", 2, 11, 23, 26, 7, 3, 3, Conv2DAttrs{Stride: [2]int{3, 2}, Dilation: [2]int{2, 1}, Padding: PadSame}},
 }
 
 // TestConvRowsMatchIm2Col checks the channels-last kernels (forward with
