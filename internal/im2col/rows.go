@@ -137,44 +137,38 @@ func transposeGo[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool
 //
 //	rows[oh·OW+ow, (i·KW+j)·C+c] = xp[oh·SH+i·DH, ow·SW+j·DW, c],
 //
-// which is x[c, oh·SH−PT+i·DH, ow·SW−PL+j·DW] or 0 in the padding.
+// which is x[c, oh·SH−PT+i·DH, ow·SW−PL+j·DW] or 0 in the padding. Each
+// output row and tap row is one vec.CopyRows of runs of KW·C values (C
+// when dilated), one run per output column.
 func Im2Row[T Float](g Geom, xp, rows []T) {
-	pw, k := g.PaddedW(), g.Rows()
-	run := g.C // contiguous values per copy
-	if g.DW == 1 {
-		run = g.KW * g.C
-	}
-	for oh := 0; oh < g.OH; oh++ {
-		for ow := 0; ow < g.OW; ow++ {
-			dst := rows[(oh*g.OW+ow)*k : (oh*g.OW+ow+1)*k]
-			for i := 0; i < g.KH; i++ {
-				src := xp[((oh*g.SH+i*g.DH)*pw+ow*g.SW)*g.C:]
-				d := dst[i*g.KW*g.C : (i+1)*g.KW*g.C]
-				for j := 0; j < len(d); j += run {
-					copy(d[j:j+run], src[j/g.C*g.DW*g.C:])
-				}
-			}
-		}
-	}
+	g.runs(func(src, dst, n int) {
+		vec.CopyRows(rows[dst:], g.Rows(), xp[src:], g.SW*g.C, g.OW, n)
+	})
 }
 
 // Row2Im adds rows [OH·OW, KH·KW·C] into the window xp [PaddedH, PaddedW,
-// C]: the adjoint of Im2Row, each entry added to the cell it was read from.
+// C]: the adjoint of Im2Row, each entry added to the cell it was read from
+// (vec.AddRows, whose windows overlap when SW < KW).
 func Row2Im[T Float](g Geom, rows, xp []T) {
+	g.runs(func(src, dst, n int) {
+		vec.AddRows(xp[src:], g.SW*g.C, rows[dst:], g.Rows(), g.OW, n)
+	})
+}
+
+// runs calls fn(src, dst, n) for each output row oh, tap row i and run of
+// n contiguous taps (KW·C when DW = 1, else C): the run starts at src in
+// the window for output column 0 (SW·C further per column) and at dst in
+// the rows (a row further per column).
+func (g Geom) runs(fn func(src, dst, n int)) {
 	pw, k := g.PaddedW(), g.Rows()
-	run := g.C // contiguous cells per add, as in Im2Row
+	run := g.C
 	if g.DW == 1 {
 		run = g.KW * g.C
 	}
 	for oh := 0; oh < g.OH; oh++ {
-		for ow := 0; ow < g.OW; ow++ {
-			src := rows[(oh*g.OW+ow)*k : (oh*g.OW+ow+1)*k]
-			for i := 0; i < g.KH; i++ {
-				dst := xp[((oh*g.SH+i*g.DH)*pw+ow*g.SW)*g.C:]
-				s := src[i*g.KW*g.C : (i+1)*g.KW*g.C]
-				for j := 0; j < len(s); j += run {
-					vec.Add(dst[j/g.C*g.DW*g.C:], s[j:j+run])
-				}
+		for i := 0; i < g.KH; i++ {
+			for j := 0; j < g.KW*g.C; j += run {
+				fn(((oh*g.SH+i*g.DH)*pw+j/g.C*g.DW)*g.C, oh*g.OW*k+i*g.KW*g.C+j, run)
 			}
 		}
 	}

@@ -33,3 +33,38 @@ func AddConst[T Float](dst []T, v T) {
 		dst[i] += v
 	}
 }
+
+// AddRows adds rows rows of n values from src into dst, row r of src
+// (starting at r·lds) into row r of dst (starting at r·ldd), in row order,
+// so the rows of dst may overlap: each row adds onto what the rows before
+// it wrote (the adjoint of reading overlapping windows, as col2im is).
+func AddRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1] // bounds, once
+	if d, ok := any(dst).([]float32); ok && hasAVX {
+		addRows32(&d[0], ldd, &any(src).([]float32)[0], lds, rows, n)
+		return
+	}
+	for r := range rows {
+		Add(dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n])
+	}
+}
+
+// CopyRows copies rows rows of n values from src into dst, row r of src
+// (starting at r·lds) to row r of dst (starting at r·ldd), in row order;
+// rows of src may overlap, rows of dst must not overlap src.
+func CopyRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1] // bounds, once
+	if d, ok := any(dst).([]float32); ok && hasAVX {
+		copyRows32(&d[0], ldd, &any(src).([]float32)[0], lds, rows, n)
+		return
+	}
+	for r := range rows {
+		copy(dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n])
+	}
+}

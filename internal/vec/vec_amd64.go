@@ -15,3 +15,13 @@ func add32(dst, src *float32, n int)
 //
 //go:noescape
 func addConst32(dst *float32, v float32, n int)
+
+// addRows32 is AddRows for float32 (strides in elements).
+//
+//go:noescape
+func addRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)
+
+// copyRows32 is CopyRows for float32 (strides in elements).
+//
+//go:noescape
+func copyRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)

@@ -77,3 +77,94 @@ narrow:
 done:
 	VZEROUPPER
 	RET
+
+// func addRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)
+// Row by row: 8 values at a time with AVX, the last n mod 8 one by one.
+TEXT ·addRows32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), DX
+	MOVQ n+40(FP), BX
+
+arow:
+	MOVQ DI, R10
+	MOVQ SI, R11
+	MOVQ BX, CX
+
+avec:
+	CMPQ    CX, $8
+	JLT     atail
+	VMOVUPS (R11), Y0
+	VADDPS  (R10), Y0, Y0
+	VMOVUPS Y0, (R10)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     avec
+
+atail:
+	TESTQ  CX, CX
+	JEQ    anext
+	VMOVSS (R11), X0
+	VADDSS (R10), X0, X0
+	VMOVSS X0, (R10)
+	ADDQ   $4, R10
+	ADDQ   $4, R11
+	DECQ   CX
+	JMP    atail
+
+anext:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE  arow
+	VZEROUPPER
+	RET
+
+// func copyRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)
+TEXT ·copyRows32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), DX
+	MOVQ n+40(FP), BX
+
+crow:
+	MOVQ DI, R10
+	MOVQ SI, R11
+	MOVQ BX, CX
+
+cvec:
+	CMPQ    CX, $8
+	JLT     ctail
+	VMOVUPS (R11), Y0
+	VMOVUPS Y0, (R10)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     cvec
+
+ctail:
+	TESTQ  CX, CX
+	JEQ    cnext
+	MOVL   (R11), AX
+	MOVL   AX, (R10)
+	ADDQ   $4, R10
+	ADDQ   $4, R11
+	DECQ   CX
+	JMP    ctail
+
+cnext:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE  crow
+	VZEROUPPER
+	RET

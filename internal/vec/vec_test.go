@@ -26,6 +26,13 @@ func TestMatchGo(t *testing.T) {
 			for _, n := range lengths {
 				check[float32](t, rng, n)
 				check[float64](t, rng, n)
+				for _, rows := range []int{1, 3, 17} {
+					// row strides that overlap (below n), touch (n) and leave gaps
+					for _, ld := range []int{max(1, n/2), n, n + 5} {
+						checkRows[float32](t, rng, rows, n, ld)
+						checkRows[float64](t, rng, rows, n, ld)
+					}
+				}
 			}
 		})
 	}
@@ -53,4 +60,43 @@ func check[T Float](t *testing.T, rng *rand.Rand, n int) {
 	}
 	AddConst(got[1:n+1], v)
 	require.Equal(t, want, got, "AddConst n=%d", n)
+}
+
+// checkRows checks AddRows with dst rows ld apart (overlapping when ld <
+// n) and CopyRows with src rows ld apart, against row-by-row loops.
+func checkRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
+	if n == 0 {
+		AddRows[T](nil, ld, nil, n, rows, n) // nothing to touch
+		CopyRows[T](nil, n, nil, ld, rows, n)
+		return
+	}
+	span := (rows-1)*ld + n
+	src, dst := make([]T, rows*n+2), make([]T, span+3)
+	for i := range src {
+		src[i] = T(rng.NormFloat64())
+	}
+	for i := range dst {
+		dst[i] = T(rng.NormFloat64())
+	}
+	want := append([]T(nil), dst...)
+	for r := range rows {
+		for j := range n {
+			want[1+r*ld+j] += src[1+r*n+j]
+		}
+	}
+	got := append([]T(nil), dst...)
+	AddRows(got[1:], ld, src[1:], n, rows, n)
+	require.Equal(t, want, got, "AddRows rows=%d n=%d ldd=%d", rows, n, ld)
+
+	wide := make([]T, span+2) // src rows ld apart
+	for i := range wide {
+		wide[i] = T(rng.NormFloat64())
+	}
+	want = append([]T(nil), src...)
+	for r := range rows {
+		copy(want[1+r*n:1+(r+1)*n], wide[1+r*ld:])
+	}
+	got = append([]T(nil), src...)
+	CopyRows(got[1:], n, wide[1:], ld, rows, n)
+	require.Equal(t, want, got, "CopyRows rows=%d n=%d lds=%d", rows, n, ld)
 }
