@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -215,16 +216,22 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	out := tensor.Zeros(dt, in[0].Shape()...)
 	switch dt {
 	case tensor.Float32:
-		unaryKernel(in[0].Float32s(), out.Float32s(), o.fn.f, o.p)
+		unaryKernel(o, in[0].Float32s(), out.Float32s())
 	case tensor.Float64:
-		unaryKernel(in[0].Float64s(), out.Float64s(), o.fn.f, o.p)
+		unaryKernel(o, in[0].Float64s(), out.Float64s())
 	}
 	return out, nil
 }
 
-func unaryKernel[T tensor.Float](x, y []T, f func(float64, [2]float64) float64, p [2]float64) {
+// unaryKernel writes y = f(x). relu, the activation between most layers,
+// runs as vec.Relu (AVX on amd64) instead of through the scalar function.
+func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
+	if o.name == "relu" {
+		vec.Relu(y, x)
+		return
+	}
 	for i, v := range x {
-		y[i] = T(f(float64(v), p))
+		y[i] = T(o.fn.f(float64(v), o.p))
 	}
 }
 
@@ -232,15 +239,21 @@ func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need [
 	g := tensor.ZerosLike(out)
 	switch out.DType() {
 	case tensor.Float32:
-		unaryGradKernel(in[0].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), o.fn.d, o.p)
+		unaryGradKernel(o, in[0].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s())
 	case tensor.Float64:
-		unaryGradKernel(in[0].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), o.fn.d, o.p)
+		unaryGradKernel(o, in[0].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s())
 	}
 	return []*tensor.Tensor{g}, nil
 }
 
-func unaryGradKernel[T tensor.Float](x, y, gout, g []T, d func(x, y float64, p [2]float64) float64, p [2]float64) {
+// unaryGradKernel writes g = gout·d(x, y); relu's is vec.ReluGrad, which
+// selects gout where x > 0 as TF's ReluGrad does.
+func unaryGradKernel[T tensor.Float](o *unaryOp, x, y, gout, g []T) {
+	if o.name == "relu" {
+		vec.ReluGrad(g, gout, x)
+		return
+	}
 	for i := range x {
-		g[i] = gout[i] * T(d(float64(x[i]), float64(y[i]), p))
+		g[i] = gout[i] * T(o.fn.d(float64(x[i]), float64(y[i]), o.p))
 	}
 }

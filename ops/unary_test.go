@@ -114,3 +114,28 @@ func TestUnaryRejectsInts(t *testing.T) {
 	_, err := Relu(tensor.Zeros(tensor.Int64, 2))
 	require.ErrorContains(t, err, "relu: inputs int64[2]")
 }
+
+// relu's vector kernels give what its table entry defines, f(x) and
+// gout·d(x), on a float32 tensor long enough for the AVX loops and with an
+// odd tail, in both dtypes.
+func TestReluFastPathMatchesDefinition(t *testing.T) {
+	x := randn(21, 1027)
+	gout := randn(22, 1027)
+	fn := unaryFns["relu"]
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		xt, gt := x, gout
+		if dt == tensor.Float32 {
+			xt, gt = f32(x), f32(gout)
+		}
+		op := UnaryOp("relu")
+		y, err := op.Forward(ins(xt))
+		require.NoError(t, err)
+		g, err := op.Backward(ins(xt), y, gt, []bool{true})
+		require.NoError(t, err)
+		for i := range 1027 {
+			xv, gv := xt.At(i), gt.At(i)
+			require.Equal(t, fn.f(xv, [2]float64{}), y.At(i), "%v y[%d]", dt, i)
+			require.Equal(t, gv*fn.d(xv, y.At(i), [2]float64{}), g[0].At(i), "%v dx[%d]", dt, i)
+		}
+	}
+}

@@ -68,3 +68,40 @@ func CopyRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
 		copy(dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n])
 	}
 }
+
+// Relu writes max(x, 0) into dst for each element of x (dst at least as
+// long). NaN stays NaN, as with math.Max.
+func Relu[T Float](dst, x []T) {
+	dst = dst[:len(x)]
+	done := 0
+	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
+		done = len(d) &^ 7
+		relu32(&d[0], &any(x).([]float32)[0], done)
+	}
+	for i := done; i < len(x); i++ {
+		v := x[i]
+		if v < 0 {
+			v = 0
+		}
+		dst[i] = v
+	}
+}
+
+// ReluGrad writes the gradient of Relu, g where x > 0 and 0 elsewhere
+// (NaN x included), into dst: TF's ReluGrad, which selects rather than
+// multiplies, so a NaN in g where x ≤ 0 does not pass.
+func ReluGrad[T Float](dst, g, x []T) {
+	dst, g = dst[:len(x)], g[:len(x)]
+	done := 0
+	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
+		done = len(d) &^ 7
+		reluGrad32(&d[0], &any(g).([]float32)[0], &any(x).([]float32)[0], done)
+	}
+	for i := done; i < len(x); i++ {
+		if x[i] > 0 {
+			dst[i] = g[i]
+		} else {
+			dst[i] = 0
+		}
+	}
+}

@@ -25,3 +25,14 @@ func addRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)
 //
 //go:noescape
 func copyRows32(dst *float32, ldd int, src *float32, lds int, rows, n int)
+
+// relu32 writes max(x, 0) for n float32 values (n a multiple of 8).
+//
+//go:noescape
+func relu32(dst, x *float32, n int)
+
+// reluGrad32 writes gr where x > 0, else 0, for n float32 values (n a
+// multiple of 8).
+//
+//go:noescape
+func reluGrad32(dst, gr, x *float32, n int)

@@ -168,3 +168,67 @@ cnext:
 	JNE  crow
 	VZEROUPPER
 	RET
+
+// func relu32(dst, x *float32, n int)
+// VMAXPS returns its second source, x, when either is NaN, so NaN passes.
+TEXT ·relu32(SB), NOSPLIT, $0-24
+	MOVQ   dst+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VXORPS Y7, Y7, Y7
+
+rwide:
+	CMPQ    CX, $32
+	JLT     rnarrow
+	VMAXPS  (SI), Y7, Y0
+	VMAXPS  32(SI), Y7, Y1
+	VMAXPS  64(SI), Y7, Y2
+	VMAXPS  96(SI), Y7, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     rwide
+
+rnarrow:
+	TESTQ   CX, CX
+	JEQ     rdone
+	VMAXPS  (SI), Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     rnarrow
+
+rdone:
+	VZEROUPPER
+	RET
+
+// func reluGrad32(dst, gr, x *float32, n int)
+// mask = x > 0 (ordered, so false for NaN), dst = mask AND gr.
+TEXT ·reluGrad32(SB), NOSPLIT, $0-32
+	MOVQ   dst+0(FP), DI
+	MOVQ   gr+8(FP), DX
+	MOVQ   x+16(FP), SI
+	MOVQ   n+24(FP), CX
+	VXORPS Y7, Y7, Y7
+
+gloop:
+	TESTQ   CX, CX
+	JEQ     gdone
+	VMOVUPS (SI), Y0
+	VCMPPS  $0x1e, Y7, Y0, Y1
+	VANDPS  (DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     gloop
+
+gdone:
+	VZEROUPPER
+	RET

@@ -16,3 +16,7 @@ func addRows32(dst *float32, ldd int, src *float32, lds int, rows, n int) {
 func copyRows32(dst *float32, ldd int, src *float32, lds int, rows, n int) {
 	panic("vec: no assembly on this architecture")
 }
+
+func relu32(dst, x *float32, n int) { panic("vec: no assembly on this architecture") }
+
+func reluGrad32(dst, gr, x *float32, n int) { panic("vec: no assembly on this architecture") }

@@ -2,6 +2,7 @@ package vec
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -26,6 +27,8 @@ func TestMatchGo(t *testing.T) {
 			for _, n := range lengths {
 				check[float32](t, rng, n)
 				check[float64](t, rng, n)
+				checkRelu[float32](t, rng, n)
+				checkRelu[float64](t, rng, n)
 				for _, rows := range []int{1, 3, 17} {
 					// row strides that overlap (below n), touch (n) and leave gaps
 					for _, ld := range []int{max(1, n/2), n, n + 5} {
@@ -99,4 +102,50 @@ func checkRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
 	got = append([]T(nil), src...)
 	CopyRows(got[1:], n, wide[1:], ld, rows, n)
 	require.Equal(t, want, got, "CopyRows rows=%d n=%d lds=%d", rows, n, ld)
+}
+
+// checkRelu checks Relu and ReluGrad bit for bit against the definitions,
+// on random values mixed with ±0, ±Inf and NaN in both x and the gradient.
+func checkRelu[T Float](t *testing.T, rng *rand.Rand, n int) {
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
+	draw := func() T {
+		if rng.IntN(4) == 0 {
+			return T(special[rng.IntN(len(special))])
+		}
+		return T(rng.NormFloat64())
+	}
+	x, g := make([]T, n+1), make([]T, n+1)
+	for i := range x {
+		x[i], g[i] = draw(), draw()
+	}
+	want, got := make([]T, n), make([]T, n)
+	for i, v := range x[1:] {
+		want[i] = v
+		if v < 0 {
+			want[i] = 0
+		}
+	}
+	Relu(got, x[1:])
+	requireBits(t, want, got, "Relu n=%d", n)
+	for i, v := range x[1:] {
+		want[i] = 0
+		if v > 0 {
+			want[i] = g[1+i]
+		}
+	}
+	ReluGrad(got, g[1:], x[1:])
+	requireBits(t, want, got, "ReluGrad n=%d", n)
+}
+
+// requireBits requires want and got to hold the same bits (NaN and the
+// sign of zero included).
+func requireBits[T Float](t *testing.T, want, got []T, msg string, args ...any) {
+	t.Helper()
+	for i := range want {
+		w, g := math.Float64bits(float64(want[i])), math.Float64bits(float64(got[i]))
+		if math.IsNaN(float64(want[i])) && math.IsNaN(float64(got[i])) {
+			continue
+		}
+		require.Equalf(t, w, g, msg+" element %d: want %v got %v", append(args, i, want[i], got[i])...)
+	}
 }
