@@ -2,13 +2,13 @@
 
 // func max2x2s(n int, r0, r1 *float32, y *float32, arg *int, base, w int)
 //
-// For n (a multiple of 8) 2×2 stride-2 windows whose top row starts at r0
+// For n (a multiple of 4) 2×2 stride-2 windows whose top row starts at r0
 // and bottom row at r1 (w elements later), writes each window's maximum to
 // y and its flat index to arg: base + 2·k + {0, 1, w, w+1} for window k.
 // The four cells are compared in max2x2's order (top-left, top-right,
 // bottom-left, bottom-right) with a strict ordered greater-than, so the
 // first of equal maxima wins and NaN never replaces: the same as the Go
-// loop, eight windows at a time.
+// loop, eight windows at a time and a last four in 128-bit registers.
 TEXT ·max2x2s(SB), NOSPLIT, $0-56
 	MOVQ n+0(FP), CX
 	MOVQ r0+8(FP), SI
@@ -43,8 +43,8 @@ TEXT ·max2x2s(SB), NOSPLIT, $0-56
 	VMOVD        R11, X9
 	VPBROADCASTD X9, Y9
 
-	TESTQ CX, CX
-	JEQ   done
+	CMPQ CX, $8
+	JLT  four
 
 group:
 	VMOVUPS (SI), Y0      // top row, cells 0-7
@@ -88,7 +88,38 @@ group:
 	ADDQ   $32, DI
 	ADDQ   $64, R8
 	SUBQ   $8, CX
-	JNE    group
+	CMPQ   CX, $8
+	JGE    group
+
+four:
+	// The last four windows when n mod 8 is 4: in-lane shuffles of 128-bit
+	// rows already leave the cells in window order; lanes 0-3 of the
+	// offset registers serve as they are.
+	TESTQ     CX, CX
+	JEQ       done
+	VMOVUPS   (SI), X0
+	VMOVUPS   16(SI), X1
+	VMOVUPS   (DX), X2
+	VMOVUPS   16(DX), X3
+	VSHUFPS   $0x88, X1, X0, X4
+	VSHUFPS   $0xDD, X1, X0, X5
+	VSHUFPS   $0x88, X3, X2, X6
+	VSHUFPS   $0xDD, X3, X2, X7
+	VXORPS    X8, X8, X8
+	VCMPPS    $0x1E, X4, X5, X11
+	VBLENDVPS X11, X5, X4, X4
+	VBLENDVPS X11, X12, X8, X8
+	VCMPPS    $0x1E, X4, X6, X11
+	VBLENDVPS X11, X6, X4, X4
+	VBLENDVPS X11, X13, X8, X8
+	VCMPPS    $0x1E, X4, X7, X11
+	VBLENDVPS X11, X7, X4, X4
+	VBLENDVPS X11, X14, X8, X8
+	VMOVUPS   X4, (DI)
+	VPADDD    X15, X8, X8
+	VPMOVSXDQ X8, Y0
+	VPADDQ    Y10, Y0, Y0
+	VMOVDQU   Y0, (R8)
 
 done:
 	VZEROUPPER

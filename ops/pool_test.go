@@ -278,6 +278,8 @@ var poolFastCases = []struct {
 }{
 	{"2x2_even", 3, 17, 24, 24, Pool2DAttrs{Kernel: [2]int{2, 2}}},
 	{"2x2_odd_valid", 1, 3, 127, 17, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+	{"2x2_four_windows", 2, 5, 8, 8, Pool2DAttrs{Kernel: [2]int{2, 2}}},
+	{"2x2_eight_four_one", 1, 3, 6, 26, Pool2DAttrs{Kernel: [2]int{2, 2}}},
 	{"2x2_odd_same", 2, 3, 17, 127, Pool2DAttrs{Kernel: [2]int{2, 2}, Padding: PadSame}},
 	{"3x3_s2_same", 1, 17, 17, 17, Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame}},
 	{"row_513", 1, 1, 1, 513, Pool2DAttrs{Kernel: [2]int{1, 3}, Stride: [2]int{1, 1}, Pad: [4]int{0, 0, 1, 2}}},
