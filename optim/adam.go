@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -60,12 +61,8 @@ func newAdam(name string, wd float64, params []*graph.Param, opts []Option) (Opt
 
 type adamCoef struct{ lrT, beta1, beta2, eps float64 }
 
+// adamKernel applies the update to v with slots m and v (s), in vec.Adam:
+// AVX on amd64 for float32, each product and sum rounded as written.
 func adamKernel[T tensor.Float](c adamCoef, v, g []T, s [][]T) {
-	lrT, b1, b2, eps := T(c.lrT), T(c.beta1), T(c.beta2), T(c.eps)
-	m, vv := s[0], s[1]
-	for i, gi := range g {
-		m[i] = b1*m[i] + (1-b1)*gi
-		vv[i] = b2*vv[i] + (1-b2)*gi*gi
-		v[i] -= lrT * m[i] / (sqrt(vv[i]) + eps)
-	}
+	vec.Adam(v, g, s[0], s[1], T(c.lrT), T(c.beta1), T(c.beta2), T(c.eps))
 }

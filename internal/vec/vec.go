@@ -5,6 +5,8 @@
 // types and CPUs take the Go loops, which the tests check them against.
 package vec
 
+import "math"
+
 // Float is the set of element types the loops take.
 type Float interface{ float32 | float64 }
 
@@ -103,5 +105,33 @@ func ReluGrad[T Float](dst, g, x []T) {
 		} else {
 			dst[i] = 0
 		}
+	}
+}
+
+// Adam applies one Adam step (TF's ApplyAdam, epsilon-hat form) to
+// parameters p with gradient g and moments m and v, all as long as g:
+//
+//	m = b1·m + (1−b1)·g
+//	v = b2·v + (1−b2)·g·g
+//	p −= lrT·m / (sqrt(v) + eps)
+//
+// each operation rounded in T in that order (the conversions keep the Go
+// compiler from fusing a multiply and an add), so the AVX float32 loop
+// and the Go one give the same bits.
+func Adam[T Float](p, g, m, v []T, lrT, b1, b2, eps T) {
+	p, m, v = p[:len(g)], m[:len(g)], v[:len(g)]
+	done := 0
+	if pf, ok := any(p).([]float32); ok && hasAVX && len(pf) >= 8 {
+		done = len(pf) &^ 7
+		c := [5]float32{any(lrT).(float32), any(b1).(float32), any(1 - b1).(float32), any(b2).(float32), any(1 - b2).(float32)}
+		adam32(&pf[0], &any(g).([]float32)[0], &any(m).([]float32)[0], &any(v).([]float32)[0], done, &c, any(eps).(float32))
+	}
+	c1, c2 := 1-b1, 1-b2
+	for i := done; i < len(g); i++ {
+		gi := g[i]
+		m[i] = T(b1*m[i]) + T(c1*gi)
+		v[i] = T(b2*v[i]) + T(T(c2*gi)*gi)
+		d := T(math.Sqrt(float64(v[i]))) + eps
+		p[i] -= T(lrT*m[i]) / d
 	}
 }

@@ -36,3 +36,9 @@ func relu32(dst, x *float32, n int)
 //
 //go:noescape
 func reluGrad32(dst, gr, x *float32, n int)
+
+// adam32 is Adam's loop for n float32 values (n a multiple of 8), with c
+// holding lrT, b1, 1−b1, b2 and 1−b2.
+//
+//go:noescape
+func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32)

@@ -232,3 +232,51 @@ gloop:
 gdone:
 	VZEROUPPER
 	RET
+
+// func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32)
+// Eight values a time, each operation as Adam's Go loop orders it (no
+// FMA, so every product and sum is rounded as there).
+TEXT ·adam32(SB), NOSPLIT, $0-52
+	MOVQ         p+0(FP), DI
+	MOVQ         grad+8(FP), SI
+	MOVQ         m+16(FP), R8
+	MOVQ         v+24(FP), R9
+	MOVQ         n+32(FP), CX
+	MOVQ         c+40(FP), AX
+	VBROADCASTSS 0(AX), Y10          // lrT
+	VBROADCASTSS 4(AX), Y11          // b1
+	VBROADCASTSS 8(AX), Y12          // 1-b1
+	VBROADCASTSS 12(AX), Y13         // b2
+	VBROADCASTSS 16(AX), Y14         // 1-b2
+	VBROADCASTSS eps+48(FP), Y15
+
+aloop:
+	TESTQ   CX, CX
+	JEQ     adone
+	VMOVUPS (SI), Y0                 // g
+	VMULPS  (R8), Y11, Y1            // b1*m
+	VMULPS  Y0, Y12, Y2              // (1-b1)*g
+	VADDPS  Y2, Y1, Y1               // m
+	VMOVUPS Y1, (R8)
+	VMULPS  (R9), Y13, Y3            // b2*v
+	VMULPS  Y0, Y14, Y4              // (1-b2)*g
+	VMULPS  Y0, Y4, Y4               // ·g
+	VADDPS  Y4, Y3, Y3               // v
+	VMOVUPS Y3, (R9)
+	VSQRTPS Y3, Y3
+	VADDPS  Y15, Y3, Y3              // sqrt(v) + eps
+	VMULPS  Y1, Y10, Y1              // lrT*m
+	VDIVPS  Y3, Y1, Y1               // / (sqrt(v) + eps)
+	VMOVUPS (DI), Y5
+	VSUBPS  Y1, Y5, Y5
+	VMOVUPS Y5, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     aloop
+
+adone:
+	VZEROUPPER
+	RET
