@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -88,13 +89,9 @@ func (p *Param) addGrad(g *tensor.Tensor) {
 	} else {
 		switch dst := p.Grad.Raw().(type) {
 		case []float32:
-			for i, v := range g.Float32s() {
-				dst[i] += v
-			}
+			vec.Add(dst, g.Float32s())
 		case []float64:
-			for i, v := range g.Float64s() {
-				dst[i] += v
-			}
+			vec.Add(dst, g.Float64s())
 		}
 	}
 	if p.SparseGrad != nil && p.SparseGrad.Validate(p.Value) == nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-func vec(v ...float64) *tensor.Tensor { return tensor.MustFromSlice(v) }
+func vector(v ...float64) *tensor.Tensor { return tensor.MustFromSlice(v) }
 
 func ones(n int) *tensor.Tensor {
 	t, _ := tensor.Ones(tensor.Float64, n)
@@ -18,14 +18,14 @@ func ones(n int) *tensor.Tensor {
 // y = x*x + x uses x three times; its gradient must sum all three uses.
 func TestGradientAccumulatesOverUses(t *testing.T) {
 	tape := NewTape()
-	x := tape.Var(vec(1, -2, 3))
+	x := tape.Var(vector(1, -2, 3))
 	y := Add(Mul(x, x), x)
 	require.NoError(t, tape.BackwardWith(y, ones(3)))
 	require.Equal(t, []float64{3, -3, 7}, x.Grad().Float64s())
 }
 
 func TestParamGradAddsAcrossBackwardsAndZeroes(t *testing.T) {
-	p := NewParam("w", vec(2, 3))
+	p := NewParam("w", vector(2, 3))
 	for range 2 {
 		tape := NewTape()
 		w := tape.Param(p)
@@ -39,7 +39,7 @@ func TestParamGradAddsAcrossBackwardsAndZeroes(t *testing.T) {
 
 func TestBackwardTwiceOnOneTapeRecomputes(t *testing.T) {
 	tape := NewTape()
-	x := tape.Var(vec(1, 2))
+	x := tape.Var(vector(1, 2))
 	y := Mul(x, x)
 	require.NoError(t, tape.BackwardWith(y, ones(2)))
 	require.NoError(t, tape.BackwardWith(y, ones(2)))
@@ -47,8 +47,8 @@ func TestBackwardTwiceOnOneTapeRecomputes(t *testing.T) {
 }
 
 func TestNonTrainableParamGetsNoGrad(t *testing.T) {
-	s := NewState("running_mean", vec(1, 1))
-	p := NewParam("w", vec(2, 2))
+	s := NewState("running_mean", vector(1, 1))
+	p := NewParam("w", vector(2, 2))
 	tape := NewTape()
 	require.NoError(t, tape.BackwardWith(Mul(tape.Param(s), tape.Param(p)), ones(2)))
 	require.Nil(t, s.Grad)
@@ -58,8 +58,8 @@ func TestNonTrainableParamGetsNoGrad(t *testing.T) {
 func TestEvalTapeRecordsNothing(t *testing.T) {
 	tape := NewEvalTape()
 	require.False(t, tape.Training())
-	p := NewParam("w", vec(1, 2))
-	y := Mul(tape.Param(p), tape.Const(vec(3, 4)))
+	p := NewParam("w", vector(1, 2))
+	y := Mul(tape.Param(p), tape.Const(vector(3, 4)))
 	got, err := y.Tensor()
 	require.NoError(t, err)
 	require.Equal(t, []float64{3, 8}, got.Float64s())
@@ -69,7 +69,7 @@ func TestEvalTapeRecordsNothing(t *testing.T) {
 
 func TestRecordingOffInsideTrainingTape(t *testing.T) {
 	tape := NewTape()
-	x := tape.Var(vec(1, 2))
+	x := tape.Var(vector(1, 2))
 	tape.SetRecording(false)
 	y := Mul(x, x)
 	tape.SetRecording(true)
@@ -81,7 +81,7 @@ func TestRecordingOffInsideTrainingTape(t *testing.T) {
 
 func TestDetachStopsGradient(t *testing.T) {
 	tape := NewTape()
-	x := tape.Var(vec(3))
+	x := tape.Var(vector(3))
 	y := Mul(x, Mul(x, x).Detach()) // d/dx = x²
 	require.NoError(t, tape.BackwardWith(y, ones(1)))
 	require.Equal(t, []float64{9}, x.Grad().Float64s())
@@ -108,13 +108,13 @@ func TestErrorsAreStickyAndNamed(t *testing.T) {
 
 func TestValuesFromAnotherTapeFail(t *testing.T) {
 	t1, t2 := NewTape(), NewTape()
-	_, err := Add(t1.Var(vec(1)), t2.Var(vec(1))).Tensor()
+	_, err := Add(t1.Var(vector(1)), t2.Var(vector(1))).Tensor()
 	require.ErrorContains(t, err, "another tape")
 }
 
 func TestBackwardNeedsScalarOrMatchingGradient(t *testing.T) {
 	tape := NewTape()
-	x := tape.Var(vec(1, 2))
+	x := tape.Var(vector(1, 2))
 	require.ErrorContains(t, tape.Backward(x), "non-scalar")
 	require.ErrorContains(t, tape.BackwardWith(x, ones(3)), "upstream gradient")
 	require.ErrorContains(t, tape.Backward(nil), "nil")
@@ -199,7 +199,7 @@ func TestReleasedTapeServesTheNextStep(t *testing.T) {
 	x, w1, w2 := mlpParams(2)
 	tape := NewTape()
 	tape.SetRecording(true)
-	_, err := Add(tape.Var(vec(1, 2)), tape.Var(vec(1, 2, 3))).Tensor()
+	_, err := Add(tape.Var(vector(1, 2)), tape.Var(vector(1, 2, 3))).Tensor()
 	require.Error(t, err)
 	leaf := tape.Param(w1)
 	tape.Release()
@@ -256,8 +256,8 @@ func TestReleaseKeepsWhatCallersHold(t *testing.T) {
 			return x
 		}},
 		{"a Var's gradient", func(t *testing.T, tape *Tape, _, _, _ *Value) *tensor.Tensor {
-			v := tape.Var(vec(1, 2, 3))
-			require.NoError(t, tape.BackwardWith(Square(v), vec(1, 1, 1)))
+			v := tape.Var(vector(1, 2, 3))
+			require.NoError(t, tape.BackwardWith(Square(v), vector(1, 1, 1)))
 			return v.Grad()
 		}},
 		{"BackwardWith's upstream gradient", func(t *testing.T, tape *Tape, h, _, _ *Value) *tensor.Tensor {

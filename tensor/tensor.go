@@ -190,7 +190,13 @@ func (t *Tensor) Fill(v float64) {
 	}
 }
 
+// fill sets s to v; zero is a clear, which the runtime vectorises (a
+// step's ZeroGrad on every parameter).
 func fill[T Elem](s []T, v T) {
+	if v == 0 {
+		clear(s)
+		return
+	}
 	for i := range s {
 		s[i] = v
 	}
