@@ -7,6 +7,7 @@ import (
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -1182,20 +1183,25 @@ func biasSums[T tensor.Float](dy, acc []T, p int) {
 func batchWorkers(n int) int { return max(1, min(n, runtime.GOMAXPROCS(0))) }
 
 // forBatch splits images [0, n) into batchWorkers(n) contiguous runs and
-// calls fn(worker, lo, hi) for each, concurrently. Runs write disjoint
-// images, so kernels built on it are race-free.
+// calls fn(worker, lo, hi) for each on the cores (internal/par), worker
+// being the run's number, so that per-worker sums follow the runs and not
+// the timing. Runs write disjoint images, so kernels built on it are
+// race-free.
 func forBatch(n int, fn func(worker, lo, hi int)) {
 	workers := batchWorkers(n)
 	if workers == 1 {
 		fn(0, 0, n)
 		return
 	}
-	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		lo, hi := min(n, w*chunk), min(n, (w+1)*chunk)
-		wg.Go(func() { fn(w, lo, hi) })
-	}
-	fn(0, 0, min(n, chunk)) // the first run on the caller's goroutine
-	wg.Wait()
+	par.Run(workers, workers, &batchJob{n: n, chunk: (n + workers - 1) / workers, fn: fn})
+}
+
+// batchJob is forBatch's par.Job: part i is run i of chunk images.
+type batchJob struct {
+	n, chunk int
+	fn       func(worker, lo, hi int)
+}
+
+func (b *batchJob) Do(_, part int) {
+	b.fn(part, min(b.n, part*b.chunk), min(b.n, (part+1)*b.chunk))
 }

@@ -2,21 +2,22 @@ package ops
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/plumbml/plumb/internal/par"
 )
 
 // minParallelWork is the amount of work (multiply-adds or elements touched)
-// below which the fused kernels stay on the caller's goroutine: starting
-// and joining a goroutine costs a few microseconds, about what one core
-// does in that time.
+// below which the fused kernels stay on the caller's goroutine: handing
+// tasks to a helper and joining it costs about what one core does in a
+// few microseconds.
 const minParallelWork = 1 << 16
 
-// parallelTasks runs tasks 0..n-1 on up to GOMAXPROCS goroutines, each
-// taking the next task in turn (so a core slowed by other work takes
+// parallelTasks runs tasks 0..n-1 on up to GOMAXPROCS cores (internal/par),
+// each taking the next task in turn (so a core slowed by other work takes
 // fewer), or on the caller's goroutine when work is below
-// minParallelWork. newWorker is called once per goroutine and returns the
-// function that runs one task with that goroutine's scratch buffers.
+// minParallelWork. newWorker is called once per core that takes a task and
+// returns the function that runs one task with that core's scratch
+// buffers.
 func parallelTasks(n, work int, newWorker func() func(task int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if work < minParallelWork || workers <= 1 {
@@ -28,23 +29,21 @@ func parallelTasks(n, work int, newWorker func() func(task int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for range workers {
-		go func() {
-			defer wg.Done()
-			run := newWorker()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= n {
-					return
-				}
-				run(t)
-			}
-		}()
+	par.Run(n, workers, &taskJob{newWorker: newWorker, runs: make([]func(int), workers)})
+}
+
+// taskJob is parallelTasks' par.Job: each worker makes its task runner on
+// its first task.
+type taskJob struct {
+	newWorker func() func(task int)
+	runs      []func(task int)
+}
+
+func (j *taskJob) Do(worker, task int) {
+	if j.runs[worker] == nil {
+		j.runs[worker] = j.newWorker()
 	}
-	wg.Wait()
+	j.runs[worker](task)
 }
 
 // rowsPerTaskElems aims each task of parallelRows at about this many elements,

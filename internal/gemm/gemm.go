@@ -29,8 +29,9 @@ package gemm
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
+
+	"github.com/plumbml/plumb/internal/par"
 )
 
 // Float is the set of element types GEMM computes in.
@@ -117,15 +118,22 @@ func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda 
 // in that time.
 const minWorkPerCore = 1 << 17
 
-// partsPerCore is how many parts of C run cuts per core, taken in turn by
-// whichever core is free: a woken core can start tens of microseconds late,
-// and on a shared or virtual machine one core can run slower than the
-// other for a whole product, so a fixed split leaves a core idle waiting
-// for the other (1024³ ran at 70 GFLOP/s split in two and at 110 split in
-// eight, with the other core partly busy). The cost is that each part
-// re-reads or re-packs the operand it does not cut, small beside the
-// multiply once parts hold whole micro-tiles.
+// partsPerCore is how many parts of C run cuts per core at most, taken in
+// turn by whichever core is free: on a shared or virtual machine one core
+// can run slower than the other for a whole product, so a fixed split
+// leaves a core idle waiting for the other (1024³ ran at 70 GFLOP/s split
+// in two and at 110 split in eight, with the other core partly busy). The
+// cost is that each part re-reads or re-packs the operand it does not cut,
+// and that a core's share of C moves from product to product, its operands
+// with it out of the core's caches: so products under partWork multiply-
+// adds a part are cut into one part per core (the thin model shapes, 6-8
+// million multiply-adds, ran at 100-113 GFLOP/s in two parts against
+// 85-100 in eight, with helpers that pick up a part within microseconds).
 const partsPerCore = 4
+
+// partWork is the multiply-adds per part below which run cuts fewer than
+// partsPerCore parts per core.
+const partWork = 1 << 22
 
 // job is one product with its arguments, cut by run into parts of C.
 type job[T Float] struct {
@@ -167,7 +175,7 @@ func (j *job[T]) run(procs int) {
 		j.serial()
 		return
 	}
-	j.parallel(workers, min(tiles, partsPerCore*workers), procs, byCols, mr, nr, tiles)
+	j.parallel(workers, min(tiles, partsPerCore*workers, max(workers, work/partWork)), byCols, mr, nr, tiles)
 }
 
 // isRow says whether the product is one row of C with B untransposed and
@@ -177,126 +185,64 @@ func (j *job[T]) isRow() bool {
 }
 
 // parallel cuts C into parts bands of whole mr-row or nr-column tiles
-// (tiles in all) and runs them on the caller and workers-1 helpers.
-func (j *job[T]) parallel(workers, parts, procs int, byCols bool, mr, nr, tiles int) {
-	t := getTeam[T](parts)
+// (tiles in all) and runs them on the caller and workers-1 helpers
+// (internal/par).
+func (j *job[T]) parallel(workers, parts int, byCols bool, mr, nr, tiles int) {
+	p := getProduct[T](parts)
 	for i := range parts {
 		lo, hi := i*tiles/parts, (i+1)*tiles/parts
-		p := *j
+		q := *j
 		if byCols {
 			lo, hi = lo*nr, min(hi*nr, j.n)
-			p.n = hi - lo
+			q.n = hi - lo
 			if j.transB {
-				p.b = j.b[lo*j.ldb:]
+				q.b = j.b[lo*j.ldb:]
 			} else {
-				p.b = j.b[lo:]
+				q.b = j.b[lo:]
 			}
-			p.c = j.c[lo:]
+			q.c = j.c[lo:]
 		} else {
 			lo, hi = lo*mr, min(hi*mr, j.m)
-			p.m = hi - lo
+			q.m = hi - lo
 			if j.transA {
-				p.a = j.a[lo:]
+				q.a = j.a[lo:]
 			} else {
-				p.a = j.a[lo*j.lda:]
+				q.a = j.a[lo*j.lda:]
 			}
-			p.c = j.c[lo*j.ldc:]
+			q.c = j.c[lo*j.ldc:]
 		}
-		t.jobs[i] = p
+		p.jobs[i] = q
 	}
-	t.next.Store(0)
-	t.done.Store(0)
-	t.helpers = claimHelpers(t.helpers[:0], workers-1, procs-1)
-	t.tk = task{t: t}
-	t.refs.Store(int32(1 + len(t.helpers)))
-	for _, h := range t.helpers {
-		h.give(&t.tk)
-	}
-	if !t.take() {
-		for i := 0; i < joinPolls && t.done.Load() != int64(parts); i++ {
-			runtime.Gosched()
-		}
-		<-t.fin
-	}
-	t.release()
+	par.Run(parts, workers, p)
+	putProduct(p)
 }
 
-// joinPolls is how many times the caller of a parallel product polls,
-// yielding in between, for the parts that helpers are running to finish
-// before it parks: parking and being woken costs the caller microseconds,
-// a large part of a model-sized product (64×784 k128 NT float32: 81 -> 98
-// GFLOP/s median, 32×256×1024: 67 -> 80, interleaved runs at load ~1.8).
-const joinPolls = 256
+// product is the parts of one parallel product, a par.Job; it is pooled
+// so that a call allocates nothing after warm-up. par.Run returns only
+// when every part is done and never touches the job after, so it goes
+// back to the pool at once.
+type product[T Float] struct{ jobs []job[T] }
 
-// team holds the parts of one parallel product; it is pooled so that a call
-// allocates nothing after warm-up.
-//
-// The caller waits for the parts to be done, not for the helpers it
-// handed the product to: a helper that wakes late (parked, or its thread
-// descheduled on a loaded machine) finds no part left and only lets go of
-// the team, so a product never waits on a helper that did none of it. The
-// team goes back to the pool when the caller and every helper have let go
-// (refs).
-type team[T Float] struct {
-	next    atomic.Int64  // the next part to take
-	done    atomic.Int64  // parts finished
-	refs    atomic.Int32  // the caller and the helpers still holding the team
-	fin     chan struct{} // a helper that finishes the last part says so here
-	jobs    []job[T]
-	helpers []*helper // claimed for this product
-	tk      task      // what the helpers are given
-}
+// Do runs part i.
+func (p *product[T]) Do(_, i int) { p.jobs[i].serial() }
 
-// take runs parts until none is left and says whether it finished the last
-// one.
-func (t *team[T]) take() (last bool) {
-	for {
-		i := int(t.next.Add(1) - 1)
-		if i >= len(t.jobs) {
-			return last
-		}
-		t.jobs[i].serial()
-		if t.done.Add(1) == int64(len(t.jobs)) {
-			last = true
-		}
-	}
-}
+var products32, products64 sync.Pool
 
-// help is take run by a helper.
-func (t *team[T]) help() {
-	if t.take() {
-		t.fin <- struct{}{}
-	}
-	t.release()
-}
-
-// release lets go of the team; the last one out pools it.
-func (t *team[T]) release() {
-	if t.refs.Add(-1) == 0 {
-		putTeam(t)
-	}
-}
-
-var teams32, teams64 sync.Pool
-
-func getTeam[T Float](parts int) *team[T] {
-	pool := poolFor[T](&teams32, &teams64)
-	t, ok := pool.Get().(*team[T])
+func getProduct[T Float](parts int) *product[T] {
+	p, ok := poolFor[T](&products32, &products64).Get().(*product[T])
 	if !ok {
-		t = &team[T]{fin: make(chan struct{}, 1)}
+		p = new(product[T])
 	}
-	if cap(t.jobs) < parts {
-		t.jobs = make([]job[T], parts)
+	if cap(p.jobs) < parts {
+		p.jobs = make([]job[T], parts)
 	}
-	t.jobs = t.jobs[:parts]
-	return t
+	p.jobs = p.jobs[:parts]
+	return p
 }
 
-func putTeam[T Float](t *team[T]) {
-	clear(t.jobs) // drop the caller's slices
-	clear(t.helpers)
-	t.tk = task{}
-	poolFor[T](&teams32, &teams64).Put(t)
+func putProduct[T Float](p *product[T]) {
+	clear(p.jobs) // drop the caller's slices
+	poolFor[T](&products32, &products64).Put(p)
 }
 
 // poolFor picks the float32 or float64 pool.
