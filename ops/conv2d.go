@@ -886,10 +886,126 @@ func (g convGeom) depthwise() bool { return g.groups > 1 && g.groups == g.C }
 // The depthwise kernels convolve each plane directly. Per group the GEMM
 // of the im2col kernels is mult×p×KH·KW with mult (the channel
 // multiplier) usually 1: a matrix-vector product of nine taps, all
-// overhead. Here each tap (i, j) of each output row is one axpy between an
-// output row and an input row over the columns whose input lies inside
-// the image, so the lowering and the padding cost nothing. Images are
-// spread over goroutines.
+// overhead. Here each tap (i, j) of each plane is one axpy (a dot product
+// for the filter gradient) between the window of outputs whose input lies
+// inside the image and the input it reads (dwTap), so the lowering and
+// the padding cost nothing; at column stride 1 each runs as one call of
+// vec's AVX row loops. Images are spread over the cores.
+
+// dwTap is the window of outputs whose tap (i, j) input lies inside the
+// image: rows [r0, r1) and columns [c0, c1), output (oh, ow) reading
+// input (oh·SH + ro, ow·SW + co).
+type dwTap struct{ r0, r1, c0, c1, ro, co int }
+
+// dwTaps returns each tap's window, taps in (i, j) order.
+func dwTaps(g convGeom) []dwTap {
+	taps := make([]dwTap, 0, g.KH*g.KW)
+	for i := 0; i < g.KH; i++ {
+		ro := i*g.DH - g.PT
+		r0, r1 := dwSpan(g.H, g.OH, g.SH, ro)
+		for j := 0; j < g.KW; j++ {
+			co := j*g.DW - g.PL
+			c0, c1 := dwSpan(g.W, g.OW, g.SW, co)
+			taps = append(taps, dwTap{r0, r1, c0, c1, ro, co})
+		}
+	}
+	return taps
+}
+
+// dwSpan returns the outputs [lo, hi) of out whose input o·s + off lies
+// in [0, in).
+func dwSpan(in, out, s, off int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + s - 1) / s
+	}
+	if in-off > 0 {
+		hi = min((in-off-1)/s+1, out)
+	}
+	return min(lo, hi), hi
+}
+
+// dwPlanes runs fn over the (image, output channel) planes of images
+// [lo, hi): the output plane y [OH, OW] and the input plane x [H, W] it
+// reads, and the channel's kernel taps w [KH·KW] (o indexes w and dw).
+func dwPlanes[T tensor.Float](g convGeom, lo, hi int, x, y []T, fn func(o int, xc, yo []T)) {
+	mult, plane, p := g.cout/g.C, g.H*g.W, g.Cols()
+	for n := lo; n < hi; n++ {
+		for o := 0; o < g.cout; o++ {
+			fn(o, x[(n*g.C+o/mult)*plane:][:plane], y[(n*g.cout+o)*p:][:p])
+		}
+	}
+}
+
+// depthwiseData writes y = conv(x, w) into the zeroed y.
+func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
+	if g.SW != 1 {
+		depthwiseDataStrided(g, x, w, y)
+		return
+	}
+	taps, kk := dwTaps(g), g.KH*g.KW
+	ow, xs := g.OW, g.SH*g.W // output row, input row step
+	forBatch(g.n, func(_, lo, hi int) {
+		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
+			for t, tp := range taps {
+				rows, cols, wv := tp.r1-tp.r0, tp.c1-tp.c0, w[o*kk+t]
+				if rows <= 0 || cols <= 0 {
+					continue
+				}
+				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
+				vec.AxpyRows(yw, ow, xw, xs, rows, cols, wv)
+			}
+		})
+	})
+}
+
+// depthwiseDataAdjoint adds convᵀ(y, w) into x.
+func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+	if g.SW != 1 {
+		depthwiseDataAdjointStrided(g, y, w, x)
+		return
+	}
+	taps, kk := dwTaps(g), g.KH*g.KW
+	ow, xs := g.OW, g.SH*g.W // output row, input row step
+	forBatch(g.n, func(_, lo, hi int) {
+		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
+			for t, tp := range taps {
+				rows, cols, wv := tp.r1-tp.r0, tp.c1-tp.c0, w[o*kk+t]
+				if rows <= 0 || cols <= 0 {
+					continue
+				}
+				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
+				vec.AxpyRows(xw, xs, yw, ow, rows, cols, wv) // x rows, W or more apart, do not overlap
+			}
+		})
+	})
+}
+
+// depthwiseFilter adds the filter gradient of <y, conv(x, w)> into dw,
+// each run of images summing into a pooled buffer of its own, added in
+// run order.
+func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+	if g.SW != 1 {
+		depthwiseFilterStrided(g, x, y, dw)
+		return
+	}
+	taps, kk := dwTaps(g), g.KH*g.KW
+	ow, xs := g.OW, g.SH*g.W
+	sums := newCoreSums[T](g.n, len(dw))
+	forBatch(g.n, func(worker, lo, hi int) {
+		acc := *sums[worker]
+		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
+			for t, tp := range taps {
+				rows, cols := tp.r1-tp.r0, tp.c1-tp.c0
+				if rows <= 0 || cols <= 0 {
+					continue
+				}
+				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
+				acc[o*kk+t] += vec.DotRows(yw, ow, xw, xs, rows, cols)
+			}
+		})
+	})
+	sums.addTo(dw)
+}
 
 // dwCol is the run of output columns [lo, hi) that tap column j reads
 // inside the image, from input column lo·SW + off on.
@@ -900,14 +1016,8 @@ func dwCols(g convGeom) []dwCol {
 	cols := make([]dwCol, g.KW)
 	for j := range cols {
 		off := j*g.DW - g.PL
-		lo, hi := 0, 0
-		if off < 0 {
-			lo = (-off + g.SW - 1) / g.SW
-		}
-		if g.W-off > 0 {
-			hi = min((g.W-off-1)/g.SW+1, g.OW)
-		}
-		cols[j] = dwCol{min(lo, hi), hi, off}
+		lo, hi := dwSpan(g.W, g.OW, g.SW, off)
+		cols[j] = dwCol{lo, hi, off}
 	}
 	return cols
 }
@@ -924,8 +1034,8 @@ func dwRows(g convGeom, fn func(oh, i, ih int)) {
 	}
 }
 
-// depthwiseData writes y = conv(x, w) into the zeroed y.
-func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
+// depthwiseDataStrided is depthwiseData at a column stride above 1.
+func depthwiseDataStrided[T tensor.Float](g convGeom, x, w, y []T) {
 	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
 	forBatch(g.n, func(_, lo, hi int) {
 		for n := lo; n < hi; n++ {
@@ -936,13 +1046,6 @@ func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {
 						wv := wo[i*g.KW+j]
-						if g.SW == 1 {
-							src, dst := xr[c.lo+c.off:c.hi+c.off], yr[c.lo:c.hi]
-							for t, v := range src {
-								dst[t] += wv * v
-							}
-							continue
-						}
 						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
 							yr[t] += wv * xr[ix]
 						}
@@ -953,8 +1056,9 @@ func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
 	})
 }
 
-// depthwiseDataAdjoint adds convᵀ(y, w) into x.
-func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+// depthwiseDataAdjointStrided is depthwiseDataAdjoint at a column stride
+// above 1.
+func depthwiseDataAdjointStrided[T tensor.Float](g convGeom, y, w, x []T) {
 	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
 	forBatch(g.n, func(_, lo, hi int) {
 		for n := lo; n < hi; n++ {
@@ -965,13 +1069,6 @@ func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {
 						wv := wo[i*g.KW+j]
-						if g.SW == 1 {
-							src, dst := yr[c.lo:c.hi], xr[c.lo+c.off:c.hi+c.off]
-							for t, v := range src {
-								dst[t] += wv * v
-							}
-							continue
-						}
 						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
 							xr[ix] += wv * yr[t]
 						}
@@ -982,15 +1079,12 @@ func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 	})
 }
 
-// depthwiseFilter adds the filter gradient of <y, conv(x, w)> into dw,
-// each goroutine summing its images into a pooled buffer of its own.
-func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+// depthwiseFilterStrided is depthwiseFilter at a column stride above 1.
+func depthwiseFilterStrided[T tensor.Float](g convGeom, x, y, dw []T) {
 	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
-	part := make([]*[]T, batchWorkers(g.n))
+	sums := newCoreSums[T](g.n, len(dw))
 	forBatch(g.n, func(worker, lo, hi int) {
-		part[worker] = getScratch[T](len(dw))
-		acc := *part[worker]
-		clear(acc)
+		acc := *sums[worker]
 		for n := lo; n < hi; n++ {
 			for o := 0; o < g.cout; o++ {
 				xc := x[(n*g.C+o/mult)*plane:][:plane]
@@ -999,15 +1093,8 @@ func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {
 						var s T
-						if g.SW == 1 {
-							src := xr[c.lo+c.off : c.hi+c.off]
-							for t, v := range yr[c.lo:c.hi] {
-								s += v * src[t]
-							}
-						} else {
-							for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
-								s += yr[t] * xr[ix]
-							}
+						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
+							s += yr[t] * xr[ix]
 						}
 						ao[i*g.KW+j] += s
 					}
@@ -1015,12 +1102,7 @@ func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 			}
 		}
 	})
-	for _, acc := range part {
-		for j, v := range *acc {
-			dw[j] += v
-		}
-		putScratch(acc)
-	}
+	sums.addTo(dw)
 }
 
 // sharedGrid reports whether gridBackward takes both gradients of g: the

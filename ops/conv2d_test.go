@@ -303,6 +303,7 @@ var depthwiseCases = []convCase{
 	{"w513_row", 1, 2, 1, 513, 2, 1, 5, Conv2DAttrs{Pad: [4]int{0, 0, 2, 2}, Groups: 2}},
 	{"dilated_pad_beyond_reach", 2, 4, 9, 7, 4, 3, 2, Conv2DAttrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}, Groups: 4}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 6, 3, 3, Conv2DAttrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}, Groups: 3}},
+	{"row_stride_only_x2", 3, 5, 9, 19, 10, 3, 3, Conv2DAttrs{Stride: [2]int{2, 1}, Dilation: [2]int{1, 2}, Padding: PadSame, Groups: 5}},
 }
 
 // TestConvDepthwiseMatchesIm2Col checks the depthwise kernels against the

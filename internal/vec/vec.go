@@ -135,3 +135,70 @@ func Adam[T Float](p, g, m, v []T, lrT, b1, b2, eps T) {
 		p[i] -= T(lrT*m[i]) / d
 	}
 }
+
+// Axpy adds a·x into dst: dst[i] += a·x[i] for every i < len(x), each
+// product rounded before the add (no fused multiply-add), so the AVX
+// float32 loop and the Go one give the same bits.
+func Axpy[T Float](dst, x []T, a T) {
+	dst = dst[:len(x)]
+	done := 0
+	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
+		done = len(d) &^ 7
+		axpy32(&d[0], &any(x).([]float32)[0], any(a).(float32), done)
+	}
+	for i := done; i < len(x); i++ {
+		dst[i] += T(a * x[i])
+	}
+}
+
+// Dot returns Σ x[i]·y[i] over i < len(x) (y at least as long). The AVX
+// float32 loop keeps eight running sums and adds them at the end, so its
+// rounding differs from a sequential sum's (within the usual n·ε·Σ|x·y|).
+func Dot[T Float](x, y []T) T {
+	y = y[:len(x)]
+	var s T
+	done := 0
+	if xf, ok := any(x).([]float32); ok && hasAVX && len(xf) >= 8 {
+		done = len(xf) &^ 7
+		s = any(dot32(&xf[0], &any(y).([]float32)[0], done)).(T)
+	}
+	for i := done; i < len(x); i++ {
+		s += x[i] * y[i]
+	}
+	return s
+}
+
+// AxpyRows adds a·x into dst over rows rows of n values, row r of x
+// starting at r·ldx and of dst at r·ldd (rows of dst must not overlap):
+// Axpy row by row in one call, for kernels whose rows are short.
+func AxpyRows[T Float](dst []T, ldd int, x []T, ldx int, rows, n int, a T) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _ = dst[(rows-1)*ldd+n-1], x[(rows-1)*ldx+n-1] // bounds, once
+	if d, ok := any(dst).([]float32); ok && hasAVX {
+		axpyRows32(&d[0], ldd, &any(x).([]float32)[0], ldx, rows, n, any(a).(float32))
+		return
+	}
+	for r := range rows {
+		Axpy(dst[r*ldd:r*ldd+n], x[r*ldx:r*ldx+n], a)
+	}
+}
+
+// DotRows returns Σ x·y over rows rows of n values, row r of x starting
+// at r·ldx and of y at r·ldy; the AVX float32 loop keeps eight running
+// sums across all rows, so its rounding differs from a sequential sum's.
+func DotRows[T Float](x []T, ldx int, y []T, ldy int, rows, n int) T {
+	if rows <= 0 || n <= 0 {
+		return 0
+	}
+	_, _ = x[(rows-1)*ldx+n-1], y[(rows-1)*ldy+n-1] // bounds, once
+	if xf, ok := any(x).([]float32); ok && hasAVX {
+		return any(dotRows32(&xf[0], ldx, &any(y).([]float32)[0], ldy, rows, n)).(T)
+	}
+	var s T
+	for r := range rows {
+		s += Dot(x[r*ldx:r*ldx+n], y[r*ldy:r*ldy+n])
+	}
+	return s
+}

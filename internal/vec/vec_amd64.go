@@ -42,3 +42,23 @@ func reluGrad32(dst, gr, x *float32, n int)
 //
 //go:noescape
 func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32)
+
+// axpy32 adds a·x into dst for n float32 values (n a multiple of 8).
+//
+//go:noescape
+func axpy32(dst, x *float32, a float32, n int)
+
+// dot32 returns the dot product of n float32 values (n a multiple of 8).
+//
+//go:noescape
+func dot32(x, y *float32, n int) float32
+
+// axpyRows32 is AxpyRows for float32 (strides in elements).
+//
+//go:noescape
+func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float32)
+
+// dotRows32 is DotRows for float32 (strides in elements).
+//
+//go:noescape
+func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32

@@ -280,3 +280,186 @@ aloop:
 adone:
 	VZEROUPPER
 	RET
+
+// func axpy32(dst, x *float32, a float32, n int)
+// Multiply, then add (no FMA), as the Go loop rounds.
+TEXT ·axpy32(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y7
+	MOVQ         n+24(FP), CX
+
+xwide:
+	CMPQ    CX, $32
+	JLT     xnarrow
+	VMULPS  (SI), Y7, Y0
+	VMULPS  32(SI), Y7, Y1
+	VMULPS  64(SI), Y7, Y2
+	VMULPS  96(SI), Y7, Y3
+	VADDPS  (DI), Y0, Y0
+	VADDPS  32(DI), Y1, Y1
+	VADDPS  64(DI), Y2, Y2
+	VADDPS  96(DI), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     xwide
+
+xnarrow:
+	TESTQ   CX, CX
+	JEQ     xdone
+	VMULPS  (SI), Y7, Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     xnarrow
+
+xdone:
+	VZEROUPPER
+	RET
+
+// func dot32(x, y *float32, n int) float32
+// Eight lanes of running sums (multiply, then add), added pairwise at
+// the end: lanes 0-3 to 4-7, then the halves, then the last two.
+TEXT ·dot32(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+
+dloop:
+	TESTQ   CX, CX
+	JEQ     dsum
+	VMOVUPS (SI), Y1
+	VMULPS  (DI), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     dloop
+
+dsum:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float32)
+// Row by row: 8 values at a time, multiply then add, the last n mod 8 one
+// by one.
+TEXT ·axpyRows32(SB), NOSPLIT, $0-52
+	MOVQ         dst+0(FP), DI
+	MOVQ         ldd+8(FP), R8
+	SHLQ         $2, R8
+	MOVQ         x+16(FP), SI
+	MOVQ         ldx+24(FP), R9
+	SHLQ         $2, R9
+	MOVQ         rows+32(FP), DX
+	MOVQ         n+40(FP), BX
+	VBROADCASTSS a+48(FP), Y7
+
+yrow:
+	MOVQ DI, R10
+	MOVQ SI, R11
+	MOVQ BX, CX
+
+yvec:
+	CMPQ    CX, $8
+	JLT     ytail
+	VMULPS  (R11), Y7, Y0
+	VADDPS  (R10), Y0, Y0
+	VMOVUPS Y0, (R10)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     yvec
+
+ytail:
+	TESTQ  CX, CX
+	JEQ    ynext
+	VMOVSS (R11), X0
+	VMULSS X7, X0, X0
+	VADDSS (R10), X0, X0
+	VMOVSS X0, (R10)
+	ADDQ   $4, R10
+	ADDQ   $4, R11
+	DECQ   CX
+	JMP    ytail
+
+ynext:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE  yrow
+	VZEROUPPER
+	RET
+
+// func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32
+// Y0 holds eight running sums of the rows' 8-value blocks, X2 the sum of
+// their last n mod 8 products; at the end the lanes are added pairwise
+// and X2 last.
+TEXT ·dotRows32(SB), NOSPLIT, $0-52
+	MOVQ   x+0(FP), SI
+	MOVQ   ldx+8(FP), R8
+	SHLQ   $2, R8
+	MOVQ   y+16(FP), DI
+	MOVQ   ldy+24(FP), R9
+	SHLQ   $2, R9
+	MOVQ   rows+32(FP), DX
+	MOVQ   n+40(FP), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS X2, X2, X2
+
+drow:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ BX, CX
+
+dvec:
+	CMPQ    CX, $8
+	JLT     dtail
+	VMOVUPS (R10), Y1
+	VMULPS  (R11), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     dvec
+
+dtail:
+	TESTQ  CX, CX
+	JEQ    dnext
+	VMOVSS (R10), X1
+	VMULSS (R11), X1, X1
+	VADDSS X1, X2, X2
+	ADDQ   $4, R10
+	ADDQ   $4, R11
+	DECQ   CX
+	JMP    dtail
+
+dnext:
+	ADDQ R8, SI
+	ADDQ R9, DI
+	DECQ DX
+	JNE  drow
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, ret+48(FP)
+	VZEROUPPER
+	RET

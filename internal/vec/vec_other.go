@@ -24,3 +24,15 @@ func reluGrad32(dst, gr, x *float32, n int) { panic("vec: no assembly on this ar
 func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32) {
 	panic("vec: no assembly on this architecture")
 }
+
+func axpy32(dst, x *float32, a float32, n int) { panic("vec: no assembly on this architecture") }
+
+func dot32(x, y *float32, n int) float32 { panic("vec: no assembly on this architecture") }
+
+func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float32) {
+	panic("vec: no assembly on this architecture")
+}
+
+func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32 {
+	panic("vec: no assembly on this architecture")
+}

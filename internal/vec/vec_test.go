@@ -29,11 +29,15 @@ func TestMatchGo(t *testing.T) {
 				check[float64](t, rng, n)
 				checkRelu[float32](t, rng, n)
 				checkRelu[float64](t, rng, n)
+				checkAxpyDot[float32](t, rng, n)
+				checkAxpyDot[float64](t, rng, n)
 				for _, rows := range []int{1, 3, 17} {
 					// row strides that overlap (below n), touch (n) and leave gaps
 					for _, ld := range []int{max(1, n/2), n, n + 5} {
 						checkRows[float32](t, rng, rows, n, ld)
 						checkRows[float64](t, rng, rows, n, ld)
+						checkAxpyDotRows[float32](t, rng, rows, n, ld)
+						checkAxpyDotRows[float64](t, rng, rows, n, ld)
 					}
 				}
 			}
@@ -200,4 +204,79 @@ func TestAdamAssemblyMatchesGo(t *testing.T) {
 		require.InDelta(t, mi, m[i], 1e-15)
 		require.InDelta(t, vi, v[i], 1e-15)
 	}
+}
+
+// checkAxpyDot checks Axpy bit for bit against its loop, and Dot against a
+// float64 sum within the round-off of an n-term float sum.
+func checkAxpyDot[T Float](t *testing.T, rng *rand.Rand, n int) {
+	x, dst := make([]T, n+1), make([]T, n+2)
+	for i := range x {
+		x[i] = T(rng.NormFloat64())
+	}
+	for i := range dst {
+		dst[i] = T(rng.NormFloat64())
+	}
+	a := T(rng.NormFloat64())
+	want := append([]T(nil), dst...)
+	for i := range n {
+		want[1+i] += T(a * x[1+i])
+	}
+	got := append([]T(nil), dst...)
+	Axpy(got[1:n+1], x[1:], a)
+	requireBits(t, want, got, "Axpy n=%d", n)
+
+	var exact, scale float64
+	for i := range n {
+		p := float64(x[1+i]) * float64(dst[1+i])
+		exact += p
+		scale += math.Abs(p)
+	}
+	eps := 0x1p-52
+	if _, ok := any(a).(float32); ok {
+		eps = 0x1p-23
+	}
+	require.InDelta(t, exact, float64(Dot(x[1:], dst[1:n+1])), float64(n+1)*eps*scale+1e-300, "Dot n=%d", n)
+}
+
+// checkAxpyDotRows checks AxpyRows bit for bit against row-by-row loops
+// (dst rows n+2 apart, x rows ld apart, overlapping when ld < n), and
+// DotRows against a float64 sum within round-off.
+func checkAxpyDotRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
+	if n == 0 {
+		AxpyRows[T](nil, n, nil, ld, rows, n, 1)
+		require.Zero(t, DotRows[T](nil, ld, nil, n, rows, n))
+		return
+	}
+	ldd := n + 2
+	x, dst := make([]T, (rows-1)*ld+n+1), make([]T, (rows-1)*ldd+n+1)
+	for i := range x {
+		x[i] = T(rng.NormFloat64())
+	}
+	for i := range dst {
+		dst[i] = T(rng.NormFloat64())
+	}
+	a := T(rng.NormFloat64())
+	want := append([]T(nil), dst...)
+	for r := range rows {
+		for j := range n {
+			want[1+r*ldd+j] += T(a * x[1+r*ld+j])
+		}
+	}
+	got := append([]T(nil), dst...)
+	AxpyRows(got[1:], ldd, x[1:], ld, rows, n, a)
+	requireBits(t, want, got, "AxpyRows rows=%d n=%d ldx=%d", rows, n, ld)
+
+	var exact, scale float64
+	for r := range rows {
+		for j := range n {
+			p := float64(x[1+r*ld+j]) * float64(dst[1+r*ldd+j])
+			exact += p
+			scale += math.Abs(p)
+		}
+	}
+	eps := 0x1p-52
+	if _, ok := any(a).(float32); ok {
+		eps = 0x1p-23
+	}
+	require.InDelta(t, exact, float64(DotRows(x[1:], ld, dst[1:], ldd, rows, n)), float64(rows*n+1)*eps*scale+1e-300, "DotRows rows=%d n=%d", rows, n)
 }
