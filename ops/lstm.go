@@ -190,15 +190,24 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
 		}
 		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
-		for j := 0; j < n; j++ {
-			r := s.row(j, t)
-			lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
-			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
-			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
-		}
+		parallelRows(n, gateWork*h, func() func(lo, hi int) {
+			return func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					r := s.row(j, t)
+					lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
+					copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
+					copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
+				}
+			}
+		})
 	}
 	return act
 }
+
+// gateWork is what one unit of a gate kernel costs (its exponentials and
+// tanh) in the multiply-adds that parallelRows weighs work in: the rows of
+// a step are spread over the cores from a few hundred units on.
+const gateWork = 16
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
 // z (blocks i, f, g, o) and the state c it writes the activations into act
@@ -252,41 +261,26 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
-		for j := 0; j < n; j++ {
-			r, pr, q := s.row(j, t), s.prev(j, t), s.order[j]
-			for k := 0; k < h; k++ {
-				var cp float64
-				switch {
-				case pr >= 0:
-					cp = float64(out[(pr*2+1)*h+k])
-				case d.c0 != nil:
-					cp = float64(d.c0[q*h+k])
+		parallelRows(n, gateWork*h, func() func(lo, hi int) {
+			return func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					lstmGateGrads(s, h, j, t, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
+					copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
 				}
-				i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
-				c := float64(out[(r*2+1)*h+k])
-				tc := math.Tanh(c)
-				dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
-				dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
-				do := dhk * tc * o * (1 - o)
-				dck += dhk * o * (1 - tc*tc)
-				if d.p != nil {
-					dck += do * float64(d.p[2*h+k])
-				}
-				di, df, dg := dck*g*i*(1-i), dck*cp*f*(1-f), dck*i*(1-g*g)
-				dcp := dck * f
-				if d.p != nil {
-					dcp += di*float64(d.p[k]) + df*float64(d.p[h+k])
-					if gr.p != nil {
-						gr.p[k] += T(di * cp)
-						gr.p[h+k] += T(df * cp)
-						gr.p[2*h+k] += T(do * c)
-					}
-				}
-				dc[j*h+k] = T(dcp)
-				zj := dzs[j*g4 : (j+1)*g4]
-				zj[k], zj[h+k], zj[2*h+k], zj[3*h+k] = T(di), T(df), T(dg), T(do)
 			}
-			copy(dz[r*g4:(r+1)*g4], dzs[j*g4:(j+1)*g4])
+		})
+		if gr.p != nil { // summed over rows in order, after the rows' parallel pass
+			for j := 0; j < n; j++ {
+				r, zj := s.row(j, t), dzs[j*g4:(j+1)*g4]
+				cp := prevCell(s, h, j, t, d.c0, out)
+				for k := 0; k < h; k++ {
+					if cp != nil {
+						gr.p[k] += zj[k] * cp[k]
+						gr.p[h+k] += zj[h+k] * cp[k]
+					}
+					gr.p[2*h+k] += zj[3*h+k] * out[(r*2+1)*h+k]
+				}
+			}
 		}
 		gemm.Gemm(false, true, n, h, g4, 1, dzs, g4, d.u, g4, 0, dh, h)
 	}
@@ -304,5 +298,47 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	}
 	if gr.b != nil {
 		sumRows(gr.b, dz, total, g4)
+	}
+}
+
+// prevCell returns the cell state that row j of step t started from: the
+// previous step's c', its c0, or nil (zeros) when there is neither.
+func prevCell[T tensor.Float](s *rnnSchedule, h, j, t int, c0, out []T) []T {
+	switch pr := s.prev(j, t); {
+	case pr >= 0:
+		return out[(pr*2+1)*h : (pr*2+2)*h]
+	case c0 != nil:
+		return c0[s.order[j]*h : (s.order[j]+1)*h]
+	}
+	return nil
+}
+
+// lstmGateGrads is the gate step of lstmBackward for row j of step t: from
+// δh and δc of the row (dh, dc, plus the output's gradient) it writes δZ
+// into zj and the δc that reaches the previous step into dc.
+func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, d lstmSlices[T], out, gout, act, dh, dc, zj []T) {
+	g4, r := 4*h, s.row(j, t)
+	cp := prevCell(s, h, j, t, d.c0, out)
+	for k := 0; k < h; k++ {
+		i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
+		c, cpk := float64(out[(r*2+1)*h+k]), 0.0
+		if cp != nil {
+			cpk = float64(cp[k])
+		}
+		tc := math.Tanh(c)
+		dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
+		dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
+		do := dhk * tc * o * (1 - o)
+		dck += dhk * o * (1 - tc*tc)
+		if d.p != nil {
+			dck += do * float64(d.p[2*h+k])
+		}
+		di, df, dg := dck*g*i*(1-i), dck*cpk*f*(1-f), dck*i*(1-g*g)
+		dcp := dck * f
+		if d.p != nil {
+			dcp += di*float64(d.p[k]) + df*float64(d.p[h+k])
+		}
+		dc[j*h+k] = T(dcp)
+		zj[k], zj[h+k], zj[2*h+k], zj[3*h+k] = T(di), T(df), T(dg), T(do)
 	}
 }
