@@ -162,18 +162,18 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
 			gemm.Gemm(false, false, n, 2*h, h, 1, hs, h, d.u, g3, 0, rec, g3)
 		}
-		for j := 0; j < n; j++ {
+		stepRows(n, h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
 			for k := 0; k < h; k++ {
 				z, r := sigmoid(float64(a[k])+float64(rc[k])), sigmoid(float64(a[h+k])+float64(rc[h+k]))
 				a[k], a[h+k] = T(z), T(r)
 				rh[j*h+k] = T(r) * hs[j*h+k]
 			}
-		}
+		})
 		if !resetAfter {
 			gemm.Gemm(false, false, n, h, h, 1, rh, h, d.u[2*h:], g3, 0, rec[2*h:], g3)
 		}
-		for j := 0; j < n; j++ {
+		stepRows(n, h, func(j int) {
 			row := s.row(j, t)
 			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
 			for k := 0; k < h; k++ {
@@ -189,7 +189,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 				hj[k] = T(z*float64(hj[k]) + (1-z)*hh)
 			}
 			copy(out[row*h:(row+1)*h], hj)
-		}
+		})
 	}
 	return act, rech
 }
@@ -232,7 +232,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
-		for j := 0; j < n; j++ {
+		stepRows(n, h, func(j int) {
 			r := s.row(j, t)
 			a, st := act[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3]
 			for k := 0; k < h; k++ {
@@ -246,7 +246,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 					st[h+k] = T(dhh * float64(rech[r*h+k]) * rg * (1 - rg))
 				}
 			}
-		}
+		})
 		if resetAfter {
 			for j := 0; j < n; j++ {
 				r := s.row(j, t)
@@ -261,7 +261,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 			continue
 		}
 		gemm.Gemm(false, true, n, h, h, 1, step[2*h:], g3, d.u[2*h:], g3, 0, drh, h)
-		for j := 0; j < n; j++ {
+		stepRows(n, h, func(j int) {
 			r := s.row(j, t)
 			for k := 0; k < h; k++ {
 				rg, drhk := float64(act[r*g3+h+k]), float64(drh[j*h+k])
@@ -269,7 +269,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 				dh[j*h+k] += T(drhk * rg)
 			}
 			copy(da[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3])
-		}
+		})
 		gemm.Gemm(false, true, n, h, 2*h, 1, step, g3, d.u, g3, 1, dh, h)
 	}
 	unsortRows(s, h, gr.h0, dh)

@@ -190,24 +190,15 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
 		}
 		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
-		parallelRows(n, gateWork*h, func() func(lo, hi int) {
-			return func(lo, hi int) {
-				for j := lo; j < hi; j++ {
-					r := s.row(j, t)
-					lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
-					copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
-					copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
-				}
-			}
+		stepRows(n, h, func(j int) {
+			r := s.row(j, t)
+			lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
+			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
+			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
 		})
 	}
 	return act
 }
-
-// gateWork is what one unit of a gate kernel costs (its exponentials and
-// tanh) in the multiply-adds that parallelRows weighs work in: the rows of
-// a step are spread over the cores from a few hundred units on.
-const gateWork = 16
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
 // z (blocks i, f, g, o) and the state c it writes the activations into act
@@ -261,13 +252,9 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
-		parallelRows(n, gateWork*h, func() func(lo, hi int) {
-			return func(lo, hi int) {
-				for j := lo; j < hi; j++ {
-					lstmGateGrads(s, h, j, t, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
-					copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
-				}
-			}
+		stepRows(n, h, func(j int) {
+			lstmGateGrads(s, h, j, t, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
+			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
 		})
 		if gr.p != nil { // summed over rows in order, after the rows' parallel pass
 			for j := 0; j < n; j++ {

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"math"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -190,41 +189,4 @@ func TestLSTMEmptyBatch(t *testing.T) {
 	out, err := LSTM(tensor.Zeros(tensor.Float32, 0, 3), f32(randn(2, 3, 8)), f32(randn(3, 2, 8)), f32(randn(4, 8)), nil, nil, nil, LSTMAttrs{Offsets: []int{0, 0, 0}})
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{0, 4}, out.Shape())
-}
-
-// The rows of a step are spread over the cores from a few thousand gate
-// units on (parallelRows); with peepholes, h0 and c0 and ragged lengths,
-// forward and backward give the same bits on one core as on several.
-func TestLSTMRowsOverCoresMatchOneCore(t *testing.T) {
-	const seqs, nIn, h = 80, 5, 96
-	off := []int{0}
-	for i := range seqs {
-		off = append(off, off[i]+(i*7)%5) // lengths 0-4
-	}
-	total := off[seqs]
-	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
-		in := ins(randn(61, total, nIn), randn(62, nIn, 4*h), randn(63, h, 4*h), randn(64, 4*h), randn(65, 3*h), randn(66, seqs, h), randn(67, seqs, h))
-		if dt == tensor.Float32 {
-			for i, x := range in {
-				in[i] = f32(x)
-			}
-		}
-		run := func(procs int) []*tensor.Tensor {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			op := LSTMOp(LSTMAttrs{Offsets: off})
-			y, err := op.Forward(in)
-			require.NoError(t, err)
-			dy := randn(68, y.Shape()...)
-			if dt == tensor.Float32 {
-				dy = f32(dy)
-			}
-			g, err := op.Backward(in, y, dy, []bool{true, true, true, true, true, true, true})
-			require.NoError(t, err)
-			return append([]*tensor.Tensor{y}, g...)
-		}
-		one, many := run(1), run(4)
-		for i := range one {
-			require.Equal(t, one[i].Raw(), many[i].Raw(), "%v output %d", dt, i)
-		}
-	}
 }
