@@ -924,14 +924,21 @@ func dwSpan(in, out, s, off int) (lo, hi int) {
 	return min(lo, hi), hi
 }
 
-// dwPlanes runs fn over the (image, output channel) planes of images
-// [lo, hi): the output plane y [OH, OW] and the input plane x [H, W] it
-// reads, and the channel's kernel taps w [KH·KW] (o indexes w and dw).
-func dwPlanes[T tensor.Float](g convGeom, lo, hi int, x, y []T, fn func(o int, xc, yo []T)) {
+// dwWindows calls fn for every (image, output channel) plane of images
+// [lo, hi) and every tap t whose window is not empty, with yw and xw at
+// the window's first output and the input it reads, rows×cols in size;
+// output rows lie OW apart in yw and their input rows SH·W apart in xw.
+// o indexes the channel's taps in w and dw, at o·KH·KW + t.
+func dwWindows[T tensor.Float](g convGeom, taps []dwTap, lo, hi int, x, y []T, fn func(o, t int, yw, xw []T, rows, cols int)) {
 	mult, plane, p := g.cout/g.C, g.H*g.W, g.Cols()
 	for n := lo; n < hi; n++ {
 		for o := 0; o < g.cout; o++ {
-			fn(o, x[(n*g.C+o/mult)*plane:][:plane], y[(n*g.cout+o)*p:][:p])
+			xc, yo := x[(n*g.C+o/mult)*plane:][:plane], y[(n*g.cout+o)*p:][:p]
+			for t, tp := range taps {
+				if rows, cols := tp.r1-tp.r0, tp.c1-tp.c0; rows > 0 && cols > 0 {
+					fn(o, t, yo[tp.r0*g.OW+tp.c0:], xc[(tp.r0*g.SH+tp.ro)*g.W+tp.c0*g.SW+tp.co:], rows, cols)
+				}
+			}
 		}
 	}
 }
@@ -943,17 +950,9 @@ func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	ow, xs := g.OW, g.SH*g.W // output row, input row step
 	forBatch(g.n, func(_, lo, hi int) {
-		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
-			for t, tp := range taps {
-				rows, cols, wv := tp.r1-tp.r0, tp.c1-tp.c0, w[o*kk+t]
-				if rows <= 0 || cols <= 0 {
-					continue
-				}
-				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
-				vec.AxpyRows(yw, ow, xw, xs, rows, cols, wv)
-			}
+		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
+			vec.AxpyRows(yw, g.OW, xw, g.SH*g.W, rows, cols, w[o*kk+t])
 		})
 	})
 }
@@ -965,17 +964,9 @@ func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	ow, xs := g.OW, g.SH*g.W // output row, input row step
 	forBatch(g.n, func(_, lo, hi int) {
-		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
-			for t, tp := range taps {
-				rows, cols, wv := tp.r1-tp.r0, tp.c1-tp.c0, w[o*kk+t]
-				if rows <= 0 || cols <= 0 {
-					continue
-				}
-				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
-				vec.AxpyRows(xw, xs, yw, ow, rows, cols, wv) // x rows, W or more apart, do not overlap
-			}
+		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
+			vec.AxpyRows(xw, g.SH*g.W, yw, g.OW, rows, cols, w[o*kk+t]) // x rows, W or more apart, do not overlap
 		})
 	})
 }
@@ -989,19 +980,11 @@ func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	ow, xs := g.OW, g.SH*g.W
 	sums := newCoreSums[T](g.n, len(dw))
 	forBatch(g.n, func(worker, lo, hi int) {
 		acc := *sums[worker]
-		dwPlanes(g, lo, hi, x, y, func(o int, xc, yo []T) {
-			for t, tp := range taps {
-				rows, cols := tp.r1-tp.r0, tp.c1-tp.c0
-				if rows <= 0 || cols <= 0 {
-					continue
-				}
-				yw, xw := yo[tp.r0*ow+tp.c0:], xc[tp.r0*xs+tp.ro*g.W+tp.c0+tp.co:]
-				acc[o*kk+t] += vec.DotRows(yw, ow, xw, xs, rows, cols)
-			}
+		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
+			acc[o*kk+t] += vec.DotRows(yw, g.OW, xw, g.SH*g.W, rows, cols)
 		})
 	})
 	sums.addTo(dw)

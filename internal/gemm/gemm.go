@@ -43,16 +43,9 @@ type Float interface{ float32 | float64 }
 // initialised (NaN there does not leak). With alpha == 0 or k == 0, A and B
 // are not read. Callers validate shapes; Gemm assumes they fit.
 func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if m == 0 || n == 0 {
-		return
+	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
+		j.run(runtime.GOMAXPROCS(0))
 	}
-	if k == 0 || alpha == 0 {
-		scale(c, m, n, ldc, beta)
-		return
-	}
-	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
-	j.run(runtime.GOMAXPROCS(0))
 }
 
 // Serial is Gemm on the calling goroutine alone. Kernels that already split
@@ -61,16 +54,24 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // so that a product neither waits to wake a helper nor takes a core
 // another part is using.
 func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
+		j.serial()
+	}
+}
+
+// newJob returns the product as a job, or false when there is nothing to
+// multiply: C empty, or (k == 0 or alpha == 0) C only scaled by beta,
+// which it does.
+func newJob[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (job[T], bool) {
 	if m == 0 || n == 0 {
-		return
+		return job[T]{}, false
 	}
 	if k == 0 || alpha == 0 {
 		scale(c, m, n, ldc, beta)
-		return
+		return job[T]{}, false
 	}
-	j := job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
-	j.serial()
+	return job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}, true
 }
 
 // gemvChunk is how many columns of C gemv computes per row-kernel call
