@@ -668,26 +668,7 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 		gridFilter(g, x, dy, dw)
 		return
 	}
-	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
-	sums := newCoreSums[T](g.n, k*g.cout)
-	forBatch(g.n, func(worker, lo, hi int) {
-		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
-		defer putScratch(rb)
-		defer putScratch(tb)
-		defer putScratch(xb)
-		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
-		for i0 := lo; i0 < hi; i0 += nb {
-			m := min(nb, hi-i0)
-			for i := range m {
-				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
-				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
-				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
-			}
-			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
-		}
-	})
-	sums.addFilter(g, dw)
+	rowsBackward(g, x, nil, dy, nil, dw, nil)
 }
 
 // sharedRows reports whether rowsBackward takes both gradients of g: the
@@ -702,12 +683,16 @@ func (g convGeom) sharedRows() bool {
 // is non-nil, its bias gradient into db. Per chunk, x is lowered to rows
 // and dy laid out channels last once for both GEMMs: the filter gradient
 // reads the rows, then the data gradient's GEMM overwrites them with
-// dyᵀ·W, which Row2Im adds back into dx.
+// dyᵀ·W, which Row2Im adds back into dx. With dx nil (and w unused) it
+// takes the filter gradient alone, as rowsFilter.
 func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
-	wb := getScratch[T](len(w))
-	defer putScratch(wb)
-	wr := *wb
-	rowWeights(g, w, wr, false)
+	var wr []T
+	if dx != nil {
+		wb := getScratch[T](len(w))
+		defer putScratch(wb)
+		wr = *wb
+		rowWeights(g, w, wr, false)
+	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
 	sums := newCoreSums[T](g.n, k*g.cout)
@@ -733,6 +718,9 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 				}
 			}
 			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
+			if dx == nil {
+				continue
+			}
 			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
 			for i := range m {
 				clear(xp)
