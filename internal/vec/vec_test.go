@@ -225,17 +225,27 @@ func checkAxpyDot[T Float](t *testing.T, rng *rand.Rand, n int) {
 	Axpy(got[1:n+1], x[1:], a)
 	requireBits(t, want, got, "Axpy n=%d", n)
 
+	requireDot(t, Dot(x[1:], dst[1:n+1]), x[1:], 0, dst[1:], 0, 1, n)
+}
+
+// requireDot requires got to be the dot product of rows×n values of x and
+// y (rows ldx and ldy apart) within the round-off of a float sum of
+// rows·n terms, |error| <= (rows·n+1)·ε·Σ|x·y|.
+func requireDot[T Float](t *testing.T, got T, x []T, ldx int, y []T, ldy, rows, n int) {
+	t.Helper()
 	var exact, scale float64
-	for i := range n {
-		p := float64(x[1+i]) * float64(dst[1+i])
-		exact += p
-		scale += math.Abs(p)
+	for r := range rows {
+		for j := range n {
+			p := float64(x[r*ldx+j]) * float64(y[r*ldy+j])
+			exact += p
+			scale += math.Abs(p)
+		}
 	}
 	eps := 0x1p-52
-	if _, ok := any(a).(float32); ok {
+	if _, ok := any(got).(float32); ok {
 		eps = 0x1p-23
 	}
-	require.InDelta(t, exact, float64(Dot(x[1:], dst[1:n+1])), float64(n+1)*eps*scale+1e-300, "Dot n=%d", n)
+	require.InDelta(t, exact, float64(got), float64(rows*n+1)*eps*scale+1e-300, "dot of %d rows of %d", rows, n)
 }
 
 // checkAxpyDotRows checks AxpyRows bit for bit against row-by-row loops
@@ -266,17 +276,5 @@ func checkAxpyDotRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
 	AxpyRows(got[1:], ldd, x[1:], ld, rows, n, a)
 	requireBits(t, want, got, "AxpyRows rows=%d n=%d ldx=%d", rows, n, ld)
 
-	var exact, scale float64
-	for r := range rows {
-		for j := range n {
-			p := float64(x[1+r*ld+j]) * float64(dst[1+r*ldd+j])
-			exact += p
-			scale += math.Abs(p)
-		}
-	}
-	eps := 0x1p-52
-	if _, ok := any(a).(float32); ok {
-		eps = 0x1p-23
-	}
-	require.InDelta(t, exact, float64(DotRows(x[1:], ld, dst[1:], ldd, rows, n)), float64(rows*n+1)*eps*scale+1e-300, "DotRows rows=%d n=%d", rows, n)
+	requireDot(t, DotRows(x[1:], ld, dst[1:], ldd, rows, n), x[1:], ld, dst[1:], ldd, rows, n)
 }
