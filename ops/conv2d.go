@@ -240,7 +240,11 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 	if transposed {
 		shape = []int{g.n, g.C, g.H, g.W}
 	}
-	out := tensor.Zeros(dt, shape...)
+	full := g.dataWritesAll()
+	if transposed {
+		full = g.adjointWritesAll()
+	}
+	out := zerosOrEmpty(full, dt, shape)
 	var b *tensor.Tensor
 	if len(in) == 3 {
 		b = in[2]
@@ -252,6 +256,32 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 		convForward(g, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
 	}
 	return out
+}
+
+// zerosOrEmpty allocates a tensor for a kernel's output: uninitialized
+// (tensor.Empty) when full says the kernel writes every element, else
+// zeroed for a kernel that adds into it.
+func zerosOrEmpty(full bool, dt tensor.DType, shape []int) *tensor.Tensor {
+	if full {
+		return tensor.Empty(dt, shape...)
+	}
+	return tensor.Zeros(dt, shape...)
+}
+
+// dataWritesAll reports whether convData writes every element of its
+// output rather than adding into a zeroed one: the channels-last kernels
+// write it (rowsConvolve's layout change), the others add per group or tap.
+func (g convGeom) dataWritesAll() bool { return g.rowsPay() }
+
+// adjointWritesAll reports whether the data gradient (convDataAdjoint,
+// rowsBackward, gridBackward) writes every element of x: the channels-last
+// kernels do when they run it as a convolution of dy, or when the padded
+// window covers all of x so that Unpad's writes reach every cell (a VALID
+// convolution whose windows stop short of the last rows leaves those rows
+// to the zeroing).
+func (g convGeom) adjointWritesAll() bool {
+	covers := g.PT >= 0 && g.PL >= 0 && g.PaddedH() >= g.H+g.PT && g.PaddedW() >= g.W+g.PL
+	return g.rowsPay() && (g.adjointAsConv() || covers)
 }
 
 // convForward computes y = conv(x, w) + b, or convᵀ(x, w) + b when
@@ -267,7 +297,16 @@ func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
 // convBackward returns the gradients of conv2d, or of conv2d_transpose when
 // transposed, for the inputs that need them.
 func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor.Tensor, need []bool) []*tensor.Tensor {
-	grads := wantedGrads(in, need)
+	full := g.adjointWritesAll()
+	if transposed {
+		full = g.dataWritesAll()
+	}
+	grads := make([]*tensor.Tensor, len(in))
+	for i, t := range in {
+		if need[i] {
+			grads[i] = zerosOrEmpty(i == 0 && full, t.DType(), t.Shape())
+		}
+	}
 	var gb *tensor.Tensor
 	if len(in) == 3 {
 		gb = grads[2]
@@ -711,11 +750,10 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			for i := range m {
 				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
 				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
-				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
-				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dyi, p, g.cout, p, false)
-				if db != nil {
-					biasSums(dyi, *bsums[worker], p)
-				}
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
+			}
+			if db != nil { // every pixel's row of dyT added onto one row
+				vec.AddRows(*bsums[worker], 0, dyT, g.cout, m*p, g.cout)
 			}
 			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
 			if dx == nil {
@@ -1122,11 +1160,10 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			q := padChunk(g.Geom, x, i0, m, grid)
 			clear(dyg[:shift*g.cout])
 			for i := range m {
-				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
-				spreadDy(g, dyi, dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
-				if db != nil {
-					biasSums(dyi, *bsums[worker], p)
-				}
+				spreadDy(g, dy[(i0+i)*g.cout*p:][:g.cout*p], dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
+			}
+			if db != nil { // every cell's row of the grid (zero off dy) added onto one row
+				vec.AddRows(*bsums[worker], 0, dyg[shift*g.cout:], g.cout, m*cells, g.cout)
 			}
 			clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
 			gridTaps(g.Geom, func(off, col, kt int) {

@@ -199,6 +199,7 @@ var rowsCases = []convCase{
 	{"chunks_strided", 5, 17, 67, 67, 3, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 	{"chunks_strided_ragged", 7, 16, 28, 27, 16, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 	{"strided_dilated_same", 2, 11, 23, 26, 7, 3, 3, Conv2DAttrs{Stride: [2]int{3, 2}, Dilation: [2]int{2, 1}, Padding: PadSame}},
+	{"strided_valid_short", 3, 8, 10, 11, 8, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}}}, // last row and column unread
 }
 
 // TestConvRowsMatchIm2Col checks the channels-last kernels (forward with
@@ -209,9 +210,11 @@ var rowsCases = []convCase{
 func TestConvRowsMatchIm2Col(t *testing.T) {
 	var paths [2][3]bool // [grid][forward, filter, stride-1 data gradient]
 	var shared [2]bool   // gridBackward, rowsBackward
+	var writes [2]bool   // channels-last adjointWritesAll false, true
 	defer func() {
 		require.Equal(t, [2][3]bool{{true, true, true}, {true, true, true}}, paths, "paths reached")
 		require.Equal(t, [2]bool{true, true}, shared, "gridBackward, rowsBackward reached")
+		require.Equal(t, [2]bool{true, true}, writes, "data gradient written whole and not")
 	}()
 	for i, c := range rowsCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,6 +232,9 @@ func TestConvRowsMatchIm2Col(t *testing.T) {
 			}
 			shared[0] = shared[0] || g.sharedGrid()
 			shared[1] = shared[1] || g.sharedRows()
+			if g.rowsPay() {
+				writes[b2i(g.adjointWritesAll())] = true
+			}
 			dy := randn(uint64(600+i), y.Shape()...)
 			bo, bc := randn(uint64(700+i), g.cout), randn(uint64(800+i), g.C)
 			t.Run("float64", func(t *testing.T) {
@@ -256,13 +262,25 @@ func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc
 			require.InDelta(t, float64(want[j]), float64(got[j]), tol*(1+math.Abs(float64(want[j]))), "%s[%d]", what, j)
 		}
 	}
-	want, got := make([]T, len(dy)), make([]T, len(dy))
+	// An output the kernel claims to write whole (dataWritesAll,
+	// adjointWritesAll: runConv then skips zeroing it) starts as NaN, so a
+	// cell it leaves alone fails the comparison.
+	out := func(n int, writesAll bool) []T {
+		o := make([]T, n)
+		if writesAll {
+			for j := range o {
+				o[j] = T(math.NaN())
+			}
+		}
+		return o
+	}
+	want, got := make([]T, len(dy)), out(len(dy), g.dataWritesAll())
 	im2colData(g, x, w, want)
 	addBias(want, bo, g.n, g.cout, g.Cols())
 	rowsData(g, x, w, bo, got)
 	near("y", want, got)
 
-	want, got = make([]T, len(x)), make([]T, len(x))
+	want, got = make([]T, len(x)), out(len(x), g.adjointWritesAll())
 	im2colDataAdjoint(g, dy, w, want)
 	addBias(want, bc, g.n, g.C, g.H*g.W)
 	rowsDataAdjoint(g, dy, w, bc, got)
@@ -284,7 +302,7 @@ func checkRowsKernels[T tensor.Float](t *testing.T, g convGeom, x, w, dy, bo, bc
 		im2colDataAdjoint(g, dy, w, wantX)
 		wantB := make([]T, g.cout)
 		biasGrad(dy, wantB, g.n, g.cout, g.Cols())
-		gotX, gotW, gotB := make([]T, len(x)), make([]T, len(w)), make([]T, g.cout)
+		gotX, gotW, gotB := out(len(x), g.adjointWritesAll()), make([]T, len(w)), make([]T, g.cout)
 		shared.fn(g, x, w, dy, gotX, gotW, gotB)
 		near("shared dx", wantX, gotX)
 		near("shared dw", wantW, gotW)
@@ -397,6 +415,9 @@ func BenchmarkConv2D(b *testing.B) {
 // times as the step's three passes over the batch (gemm_GFLOP/s), and a
 // 1024³ float32 GEMM (sgemm1024_GFLOP/s) run for about as many flops as
 // the step; of_gemm and of_sgemm1024 are the convolution's rate over each.
+// Each step gives its output and gradients back to the pool, as
+// graph.Tape.Release does between training steps, so that the next step
+// takes pooled storage instead of fresh memory the runtime must zero.
 func BenchmarkConv2DResNet(b *testing.B) {
 	const n, big = 128, 1024
 	// Random operands: fresh make()s would all read the kernel's shared
@@ -419,14 +440,21 @@ func BenchmarkConv2DResNet(b *testing.B) {
 			wm, col, out := make([]float32, m*k), make([]float32, k*p), make([]float32, m*p)
 			reps := max(1, int(flops/(2*big*big*big)+0.5))
 			var gemmTime, bigTime time.Duration
+			var r tensor.Recycler
 			for b.Loop() {
 				y, err := op.Forward(ins(x, w, bias))
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := op.Backward(ins(x, w, bias), y, y, []bool{true, true, true}); err != nil {
+				grads, err := op.Backward(ins(x, w, bias), y, y, []bool{true, true, true})
+				if err != nil {
 					b.Fatal(err)
 				}
+				r.Add(y)
+				for _, g := range grads {
+					r.Add(g)
+				}
+				r.Flush()
 				b.StopTimer()
 				start := time.Now()
 				for range 3 * n {
@@ -483,5 +511,59 @@ func BenchmarkConv2DDepthwise(b *testing.B) {
 			}
 			b.ReportMetric(ref.Seconds()/b.Elapsed().Seconds(), "speedup")
 		})
+	}
+}
+
+// TestConvOutputsFromDirtyPool runs conv2d and conv2d_transpose, forward
+// and backward, once on a fresh pool and once after filling the pool with
+// NaN tensors of every output's size, and wants the same results: outputs
+// allocated uninitialized (zerosOrEmpty) must be written whole, and those
+// the kernels add into must still be zeroed. The cases cover a layer whose
+// data gradient is written whole (SAME, stride 2) and one whose last row
+// and column no window reads (VALID, stride 2), each ungrouped with enough
+// channels for the channels-last kernels.
+func TestConvOutputsFromDirtyPool(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a    Conv2DAttrs
+	}{
+		{"same_stride2", Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
+		{"valid_stride2_short", Conv2DAttrs{Stride: [2]int{2, 2}}},
+	} {
+		for _, transposed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/transposed=%v", c.name, transposed), func(t *testing.T) {
+				newOp := func() Op { return Conv2DOp(c.a) }
+				x, w := f32(randn(31, 3, 8, 11, 10)), f32(randn(32, 12, 8, 3, 3))
+				if transposed {
+					newOp = func() Op { return Conv2DTransposeOp(Conv2DTransposeAttrs{Conv2DAttrs: c.a}) }
+					x, w = f32(randn(31, 3, 12, 5, 4)), f32(randn(32, 12, 8, 3, 3))
+				}
+				b := f32(randn(33, w.Shape()[0]))
+				if transposed {
+					b = f32(randn(33, w.Shape()[1]))
+				}
+				run := func() []*tensor.Tensor {
+					op := newOp()
+					y, err := op.Forward(ins(x, w, b))
+					require.NoError(t, err)
+					g, err := op.Backward(ins(x, w, b), y, y, []bool{true, true, true})
+					require.NoError(t, err)
+					return append([]*tensor.Tensor{y}, g...)
+				}
+				want := run()
+				var r tensor.Recycler
+				for _, o := range want {
+					for range 4 {
+						nan, err := tensor.Full(tensor.Float32, math.NaN(), o.Shape()...)
+						require.NoError(t, err)
+						r.Add(nan)
+					}
+				}
+				require.Positive(t, r.Flush())
+				for i, got := range run() {
+					require.Equal(t, want[i].Float32s(), got.Float32s(), "output %d", i)
+				}
+			})
+		}
 	}
 }

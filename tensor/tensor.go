@@ -49,6 +49,20 @@ func Zeros(dt DType, shape ...int) *Tensor {
 	return t
 }
 
+// Empty is Zeros without the zeroing: its storage, when it comes from the
+// pool, holds whatever the last tensor of its size class left there (as
+// numpy.empty and torch.empty), so the caller must set every element
+// before anything reads one. Kernels that overwrite their whole output
+// take it to skip a pass over memory: a convolution's 8 MB output cleared
+// on one core while the other waits. It panics on a negative dim, as
+// Zeros.
+func Empty(dt DType, shape ...int) *Tensor {
+	if err := checkDims(shape); err != nil {
+		panic(err)
+	}
+	return alloc(dt, shape, false)
+}
+
 // ZerosLike returns a zero tensor with t's dtype and shape.
 func ZerosLike(t *Tensor) *Tensor { return Zeros(t.dtype, t.shape...) }
 
