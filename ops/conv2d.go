@@ -1126,7 +1126,7 @@ func (g convGeom) sharedGrid() bool {
 // gridBackward writes the data gradient of a convolution that sharedGrid
 // takes into the zeroed dx, adds its filter gradient into dw and, when db
 // is non-nil, its bias gradient into db, spreading dy over a grid once
-// for both GEMMs and summing each image of dy for db while it is in cache. The filter gradient's grid holds dy[o, oh,
+// for both GEMMs and adding the grid's rows into db. The filter gradient's grid holds dy[o, oh,
 // ow] at cell (oh, ow) of x's padded window, zero elsewhere; the data
 // gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
 // of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So

@@ -480,6 +480,79 @@ func BenchmarkConv2DResNet(b *testing.B) {
 	}
 }
 
+// BenchmarkConv2DResNet32 times forward plus backward of all 31
+// convolutions of ResNet-32 on CIFAR-10 in one step (He et al. 2016, §4.2:
+// a 3→16 stem, then 5 blocks of two 3×3 convolutions at each of 16, 32 and
+// 64 channels, the first of the second and third stages at stride 2; the
+// shortcuts are identities, option A, with no convolution), batch 128,
+// float32: the whole network's convolution rate, each layer weighted by
+// its share of the flops. The stem computes no input gradient, as in
+// training. Tensors go back to the pool after each step, and the same run
+// times the 1024³ SGEMM for about as many flops (of_sgemm1024, as in
+// BenchmarkConv2DResNet).
+func BenchmarkConv2DResNet32(b *testing.B) {
+	const n, big = 128, 1024
+	type layer struct {
+		op      Op
+		x, w, b *tensor.Tensor
+		dx      bool
+	}
+	var layers []layer
+	var flops float64
+	add := func(times, c, h, o, stride int) {
+		x, w, bias := f32(randn(1, n, c, h, h)), f32(randn(2, o, c, 3, 3)), f32(randn(3, o))
+		oh := h / stride
+		for range times {
+			l := layer{Conv2DOp(Conv2DAttrs{Stride: [2]int{stride, stride}, Padding: PadSame}), x, w, bias, c != 3}
+			layers = append(layers, l)
+			passes := 3.0
+			if !l.dx {
+				passes = 2
+			}
+			flops += passes * 2 * float64(n*o*oh*oh*c*9)
+		}
+	}
+	add(1, 3, 32, 16, 1)
+	add(10, 16, 32, 16, 1)
+	add(1, 16, 32, 32, 2)
+	add(9, 32, 16, 32, 1)
+	add(1, 32, 16, 64, 2)
+	add(9, 64, 8, 64, 1)
+	a1, a2, a3 := f32(randn(4, big, big)).Float32s(), f32(randn(5, big, big)).Float32s(), make([]float32, big*big)
+	reps := max(1, int(flops/(2*big*big*big)+0.5))
+	var bigTime time.Duration
+	var r tensor.Recycler
+	for b.Loop() {
+		for _, l := range layers {
+			y, err := l.op.Forward(ins(l.x, l.w, l.b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			grads, err := l.op.Backward(ins(l.x, l.w, l.b), y, y, []bool{l.dx, true, true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Add(y)
+			for _, g := range grads {
+				r.Add(g)
+			}
+			r.Flush()
+		}
+		b.StopTimer()
+		start := time.Now()
+		for range reps {
+			gemm.Gemm(false, false, big, big, big, 1, a1, big, a2, big, 0, a3, big)
+		}
+		bigTime += time.Since(start)
+		b.StartTimer()
+	}
+	conv := flops * float64(b.N) / b.Elapsed().Seconds() / 1e9
+	sg := 2 * big * big * big * float64(reps*b.N) / bigTime.Seconds() / 1e9
+	b.ReportMetric(conv, "GFLOP/s")
+	b.ReportMetric(sg, "sgemm1024_GFLOP/s")
+	b.ReportMetric(conv/sg, "of_sgemm1024")
+}
+
 // BenchmarkConv2DDepthwise times forward plus backward (input and filter
 // gradients) of a 3×3 SAME depthwise convolution, 64 channels at 32² and
 // 128 at 16² with strides 1 and 2, batch 32, float32; after each step
