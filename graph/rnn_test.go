@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -246,6 +247,42 @@ func BenchmarkLSTMFused(b *testing.B) {
 		out, _ := LSTM(x, w, nil, false)
 		return out.Values
 	})
+}
+
+// BenchmarkGRUFused times the fused GRU at the LSTM benchmarks' sizes, in
+// both of its forms (reset gate before the recurrent product, as the
+// original GRU; after it, as Keras' default and cuDNN), forward and
+// backward; GFLOP/s counts its three gate blocks as benchFlops counts
+// the LSTM's four.
+func BenchmarkGRUFused(b *testing.B) {
+	const flops = 3 * 2 * benchB * benchT * (benchIn + benchH) * 3 * benchH
+	for _, resetAfter := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reset_after=%v", resetAfter), func(b *testing.B) {
+			rng := tensor.NewRNG(1)
+			mk := func(shape ...int) *tensor.Tensor {
+				t, err := tensor.RandNormal(rng, tensor.Float32, 0, 0.1, shape...)
+				require.NoError(b, err)
+				return t
+			}
+			bias := mk(3 * benchH)
+			if resetAfter {
+				bias = mk(2, 3*benchH)
+			}
+			x, wt, ut := mk(benchB*benchT, benchIn), mk(benchIn, 3*benchH), mk(benchH, 3*benchH)
+			off := make([]int, benchB+1)
+			for i := range off {
+				off[i] = i * benchT
+			}
+			b.ResetTimer()
+			for range b.N {
+				tape := NewTape()
+				w := GRUWeights{W: tape.Var(wt), U: tape.Var(ut), B: tape.Var(bias), ResetAfter: resetAfter}
+				out, _ := GRU(Seq{tape.Var(x), off}, w, nil, false)
+				require.NoError(b, tape.Backward(Sum(out.Values)))
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
 }
 
 // BenchmarkLSTMComposed steps the whole batch with primitive ops: gather
