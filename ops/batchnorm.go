@@ -95,7 +95,7 @@ func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, Errorf("batch_norm", in, "training needs a non-empty batch to take statistics over")
 	}
 	o.mean, o.invStd = make([]float64, c), make([]float64, c)
-	out := tensor.ZerosLike(x)
+	out := tensor.Empty(x.DType(), x.Shape()...) // batchNormKernel writes every element
 	switch dt {
 	case tensor.Float32:
 		batchNormKernel(x.Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), in[4].Float32s(), out.Float32s(), n, c, hw, o.a, o.mean, o.invStd)

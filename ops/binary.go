@@ -121,7 +121,7 @@ func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, Errorf(o.name, in, "%v", err)
 	}
-	out := tensor.Zeros(dt, shape...)
+	out := tensor.Empty(dt, shape...) // binaryKernel writes every element
 	st := [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
 	switch dt {
 	case tensor.Float32:
@@ -149,7 +149,7 @@ func (o *binaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 		if !need[k] {
 			continue
 		}
-		g := tensor.ZerosLike(out)
+		g := tensor.Empty(out.DType(), out.Shape()...) // binaryGradKernel writes every element
 		switch out.DType() {
 		case tensor.Float32:
 			binaryGradKernel(in[0].Float32s(), in[1].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), shape, st, d)

@@ -270,8 +270,10 @@ func zerosOrEmpty(full bool, dt tensor.DType, shape []int) *tensor.Tensor {
 
 // dataWritesAll reports whether convData writes every element of its
 // output rather than adding into a zeroed one: the channels-last kernels
-// write it (rowsConvolve's layout change), the others add per group or tap.
-func (g convGeom) dataWritesAll() bool { return g.rowsPay() }
+// write it (rowsConvolve's layout change) and so do the im2col ones (each
+// image's and group's product has beta 0); the depthwise ones add tap by
+// tap.
+func (g convGeom) dataWritesAll() bool { return !g.depthwise() }
 
 // adjointWritesAll reports whether the data gradient (convDataAdjoint,
 // rowsBackward, gridBackward) writes every element of x: the channels-last

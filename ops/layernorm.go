@@ -59,7 +59,7 @@ func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	d := norm.Size()
 	rows := x.Shape()[:x.Rank()-o.axes].Size()
 	o.mean, o.invStd = make([]float64, rows), make([]float64, rows)
-	out := tensor.ZerosLike(x)
+	out := tensor.Empty(x.DType(), x.Shape()...) // layerNormKernel writes every element
 	switch dt {
 	case tensor.Float32:
 		layerNormKernel(x.Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s(), d, o.epsilon, o.mean, o.invStd)

@@ -44,7 +44,7 @@ func (linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, Errorf("linear", in, "want bias [%d]", w.Dim(1))
 	}
 	outShape := append(x.Shape()[:x.Rank()-1].Clone(), w.Dim(1))
-	out := tensor.Zeros(dt, outShape...)
+	out := tensor.Empty(dt, outShape...) // the product has beta 0: written whole
 	m, k, n := x.Size()/max(x.Dim(-1), 1), w.Dim(0), w.Dim(1)
 	if x.Dim(-1) == 0 {
 		m = outShape[:len(outShape)-1].Size()

@@ -58,7 +58,7 @@ func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := tensor.Zeros(dt, shape...)
+	out := tensor.Empty(dt, shape...) // each product has beta 0: written whole
 	switch dt {
 	case tensor.Float32:
 		matmulKernel(o.transA, o.transB, batch, m, n, k, shared, in[0].Float32s(), in[1].Float32s(), out.Float32s())

@@ -130,7 +130,7 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	o.g = g
 	x := in[0].Shape()
-	out := tensor.Zeros(dt, x[0], x[1], g.OH, g.OW)
+	out := tensor.Empty(dt, x[0], x[1], g.OH, g.OW) // one write per window
 	switch {
 	case !o.max && dt == tensor.Float32:
 		poolKernel(g, nil, in[0].Float32s(), out.Float32s())
@@ -335,7 +335,7 @@ func (globalAvgPool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if in[0].Rank() != 4 || in[0].Dim(2)*in[0].Dim(3) == 0 {
 		return nil, Errorf(op, in, "want x [N, C, H, W] with H, W >= 1")
 	}
-	out := tensor.Zeros(dt, in[0].Dim(0), in[0].Dim(1))
+	out := tensor.Empty(dt, in[0].Dim(0), in[0].Dim(1)) // one write per plane
 	p := in[0].Dim(2) * in[0].Dim(3)
 	switch dt {
 	case tensor.Float32:

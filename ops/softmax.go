@@ -48,7 +48,7 @@ func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	log := o.name == "log_softmax"
-	out := tensor.ZerosLike(in[0])
+	out := tensor.Empty(in[0].DType(), in[0].Shape()...) // softmaxKernel writes every element
 	switch dt {
 	case tensor.Float32:
 		softmaxKernel(in[0].Float32s(), out.Float32s(), outer, n, inner, log)
@@ -159,7 +159,7 @@ func softmaxLanes[T tensor.Float](x, y []T, inner int, m, s []float64, log bool)
 
 func (o *softmaxOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	outer, n, inner, _ := o.dims(in)
-	g := tensor.ZerosLike(out)
+	g := tensor.Empty(out.DType(), out.Shape()...) // softmaxGrad writes every element
 	switch out.DType() {
 	case tensor.Float32:
 		softmaxGrad(o.name, out.Float32s(), gout.Float32s(), g.Float32s(), outer, n, inner)

@@ -213,7 +213,7 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := tensor.Zeros(dt, in[0].Shape()...)
+	out := tensor.Empty(dt, in[0].Shape()...) // unaryKernel writes every element
 	switch dt {
 	case tensor.Float32:
 		unaryKernel(o, in[0].Float32s(), out.Float32s())
@@ -236,7 +236,7 @@ func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
 }
 
 func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
-	g := tensor.ZerosLike(out)
+	g := tensor.Empty(out.DType(), out.Shape()...) // unaryGradKernel writes every element
 	switch out.DType() {
 	case tensor.Float32:
 		unaryGradKernel(o, in[0].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s())

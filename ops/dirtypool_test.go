@@ -1,0 +1,95 @@
+package ops
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/tensor"
+)
+
+// TestOutputsFromDirtyPool runs every gradient case's op forward and
+// backward (all its differentiable inputs), in float64 and float32, once
+// as it is and once after filling the tensor pool with tensors of each
+// result's size holding NaN (or, for integers, a large value), and wants
+// bit-identical results. Ops take storage for their outputs and gradients
+// from that pool, uninitialized (tensor.Empty) where their kernels write
+// every element, zeroed where they add into it: an op that takes it
+// uninitialized and leaves a cell unwritten, or adds into it, fails here.
+// Under -race the pool drops entries at random, so this test can then only
+// pass.
+func TestOutputsFromDirtyPool(t *testing.T) {
+	names := make([]string, 0, len(gradCases))
+	for n := range gradCases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, c := range gradCases[n] {
+			for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+				t.Run(n+"/"+c.name+"/"+dt.String(), func(t *testing.T) {
+					in := make([]*tensor.Tensor, len(c.in))
+					for i, x := range c.in {
+						in[i] = x
+						if dt == tensor.Float32 && x.DType() == tensor.Float64 {
+							in[i] = f32(x)
+						}
+					}
+					run := func() []*tensor.Tensor {
+						op := c.mk()
+						y, err := op.Forward(in)
+						require.NoError(t, err)
+						gout, err := tensor.RandNormal(tensor.NewRNG(7), y.DType(), 0, 1, y.Shape()...)
+						require.NoError(t, err)
+						need := make([]bool, len(in))
+						for _, i := range c.wrt {
+							need[i] = true
+						}
+						grads, err := op.Backward(in, y, gout, need)
+						require.NoError(t, err)
+						out := []*tensor.Tensor{y.Clone()}
+						for _, g := range grads {
+							if g != nil {
+								out = append(out, g.Clone())
+							}
+						}
+						return out
+					}
+					want := run()
+					var r tensor.Recycler
+					for _, o := range want {
+						v := math.NaN()
+						if o.DType() == tensor.Int32 || o.DType() == tensor.Int64 {
+							v = 1 << 30
+						}
+						for range 3 {
+							dirty, err := tensor.Full(o.DType(), v, o.Shape()...)
+							require.NoError(t, err)
+							r.Add(dirty)
+						}
+					}
+					r.Flush()
+					got := run()
+					require.Len(t, got, len(want))
+					for i := range want {
+						requireIdentical(t, want[i], got[i], i)
+					}
+				})
+			}
+		}
+	}
+}
+
+// requireIdentical checks that got holds exactly want's elements, NaN
+// included.
+func requireIdentical(t *testing.T, want, got *tensor.Tensor, i int) {
+	t.Helper()
+	require.Equal(t, want.Shape(), got.Shape(), "result %d shape", i)
+	for j := range want.Size() {
+		w, g := want.At(j), got.At(j)
+		require.True(t, math.Float64bits(w) == math.Float64bits(g) || (math.IsNaN(w) && math.IsNaN(g)),
+			"result %d element %d: want %v, got %v", i, j, w, g)
+	}
+}
