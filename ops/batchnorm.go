@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -109,8 +110,9 @@ func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // channel's mean and inverse std; in training it takes the batch
 // statistics (a pass for the mean and one for the centred variance, in
 // float64) and updates the moving ones rm, rv. Each pass walks the
-// channel's n contiguous runs of hw elements; channels are spread over the
-// cores when the tensor is large.
+// channel's n contiguous runs of hw elements with an internal/vec loop
+// (AVX for float32, still computing in float64); channels are spread over
+// the cores when the tensor is large.
 func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int, a BatchNormAttrs, mean, invStd []float64) {
 	m := float64(n * hw)
 	parallelRows(c, n*hw, func() func(lo, hi int) {
@@ -120,11 +122,11 @@ func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int
 				if a.Training {
 					mu, v = 0, 0
 					for b := 0; b < n; b++ {
-						mu += sumRow(x[(b*c+ch)*hw : (b*c+ch+1)*hw])
+						mu += vec.SumF64(x[(b*c+ch)*hw : (b*c+ch+1)*hw])
 					}
 					mu /= m
 					for b := 0; b < n; b++ {
-						v += sumSqDev(x[(b*c+ch)*hw:(b*c+ch+1)*hw], mu)
+						v += vec.SumSqDevF64(x[(b*c+ch)*hw:(b*c+ch+1)*hw], mu)
 					}
 					v /= m
 					rm[ch] = T(float64(rm[ch])*a.Momentum + mu*(1-a.Momentum))
@@ -134,10 +136,7 @@ func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int
 				mean[ch], invStd[ch] = mu, inv
 				k, bt := float64(gamma[ch])*inv, float64(beta[ch])
 				for b := 0; b < n; b++ {
-					yr := y[(b*c+ch)*hw : (b*c+ch+1)*hw]
-					for j, e := range x[(b*c+ch)*hw : (b*c+ch+1)*hw] {
-						yr[j] = T((float64(e)-mu)*k + bt)
-					}
+					vec.Affine(y[(b*c+ch)*hw:(b*c+ch+1)*hw], x[(b*c+ch)*hw:], mu, k, bt)
 				}
 			}
 		}
@@ -182,12 +181,8 @@ func batchNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, n, c, hw
 				sg, sgx := 0.0, 0.0
 				for b := 0; b < n; b++ {
 					lo := (b*c + ch) * hw
-					gr := dy[lo : lo+hw]
-					for j, e := range x[lo : lo+hw] {
-						g := float64(gr[j])
-						sg += g
-						sgx += g * (float64(e) - mu)
-					}
+					s, sx := vec.SumProdDevF64(dy[lo:lo+hw], x[lo:], mu)
+					sg, sgx = sg+s, sgx+sx
 				}
 				sgx *= inv
 				if dgamma != nil {
@@ -206,10 +201,7 @@ func batchNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, n, c, hw
 				}
 				for b := 0; b < n; b++ {
 					lo := (b*c + ch) * hw
-					gr, dr := dy[lo:lo+hw], dx[lo:lo+hw]
-					for j, e := range x[lo : lo+hw] {
-						dr[j] = T(k * (float64(gr[j]) - c0 - c1*(float64(e)-mu)))
-					}
+					vec.AffineGrad(dx[lo:lo+hw], dy[lo:], x[lo:], mu, k, c0, c1)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -72,9 +73,9 @@ func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // layerNormKernel normalises each row of d elements of x into y, saving
 // its mean and inverse std: per row a pass for the mean, one for the
 // centred variance (two passes, in float64, for accuracy when the mean is
-// large beside the spread; fused_rows.go) and one that writes y, each walking the row
-// and gamma, beta in step; rows are spread over the cores when there are
-// many.
+// large beside the spread) and one that writes y, walking the row and
+// gamma, beta in step, each an internal/vec loop (AVX for float32); rows
+// are spread over the cores when there are many.
 func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, mean, invStd []float64) {
 	if d == 0 {
 		return
@@ -84,12 +85,10 @@ func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, 
 		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-				mu := sumRow(xr) / float64(d)
-				inv := 1 / math.Sqrt(sumSqDev(xr, mu)/float64(d)+eps)
+				mu := vec.SumF64(xr) / float64(d)
+				inv := 1 / math.Sqrt(vec.SumSqDevF64(xr, mu)/float64(d)+eps)
 				mean[r], invStd[r] = mu, inv
-				for j, e := range xr {
-					yr[j] = T(float64(gamma[j])*((float64(e)-mu)*inv) + float64(beta[j]))
-				}
+				vec.NormScale(yr, xr, gamma, beta, mu, inv)
 			}
 		}
 	})
@@ -118,7 +117,8 @@ func (o *layerNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 //	dx = invStd·(g - Σg/d - x̂·Σ(g·x̂)/d),  dgamma = Σ_rows dy·x̂,  dbeta = Σ_rows dy
 //
 // accumulating in float64; a nil output is not wanted. Each row takes one
-// pass for its sums (adding to dgamma and dbeta's) and one for dx. Ranges
+// pass for its sums (adding to dgamma and dbeta's) and one for dx, both
+// internal/vec loops (AVX for float32). Ranges
 // of rows run on all cores, each with its own dgamma and dbeta sums, which
 // are then added in range order, so the result does not depend on the
 // scheduling.
@@ -138,24 +138,9 @@ func layerNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, d int, m
 			for r := lo; r < hi; r++ {
 				xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
 				mu, inv := mean[r], invStd[r]
-				sg, sgx := 0.0, 0.0
-				for j, e := range xr {
-					xh := (float64(e) - mu) * inv
-					g := float64(gr[j])
-					gg := g * float64(gamma[j])
-					sg += gg
-					sgx += gg * xh
-					sgamma[j] += g * xh
-					sbeta[j] += g
-				}
-				if dx == nil {
-					continue
-				}
-				a, b := sg/float64(d), sgx/float64(d)
-				dr := dx[r*d : (r+1)*d]
-				for j, e := range xr {
-					xh := (float64(e) - mu) * inv
-					dr[j] = T(inv * (float64(gr[j])*float64(gamma[j]) - a - xh*b))
+				sg, sgx := vec.NormScaleGradSums(gr, xr, gamma, sgamma, sbeta, mu, inv)
+				if dx != nil {
+					vec.NormScaleGrad(dx[r*d:(r+1)*d], gr, xr, gamma, mu, inv, sg/float64(d), sgx/float64(d))
 				}
 			}
 		}

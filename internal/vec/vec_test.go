@@ -16,6 +16,31 @@ var lengths = []int{0, 1, 3, 7, 8, 9, 17, 31, 32, 33, 127, 513}
 // at an offset that leaves the runs unaligned, with the assembly (where
 // this CPU has it) and with the Go loops forced.
 func TestMatchGo(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, n := range lengths {
+			check[float32](t, rng, n)
+			check[float64](t, rng, n)
+			checkRelu[float32](t, rng, n)
+			checkRelu[float64](t, rng, n)
+			checkAxpyDot[float32](t, rng, n)
+			checkAxpyDot[float64](t, rng, n)
+			for _, rows := range []int{1, 3, 17} {
+				// row strides that overlap (below n), touch (n) and leave gaps
+				for _, ld := range []int{max(1, n/2), n, n + 5} {
+					checkRows[float32](t, rng, rows, n, ld)
+					checkRows[float64](t, rng, rows, n, ld)
+					checkAxpyDotRows[float32](t, rng, rows, n, ld)
+					checkAxpyDotRows[float64](t, rng, rows, n, ld)
+				}
+			}
+		}
+	})
+}
+
+// bothPaths runs f with the assembly loops (where this CPU has them) and
+// again with the Go loops forced.
+func bothPaths(t *testing.T, f func(t *testing.T)) {
 	for _, forceGo := range []bool{false, true} {
 		t.Run(fmt.Sprintf("forceGo=%v", forceGo), func(t *testing.T) {
 			if forceGo {
@@ -23,24 +48,7 @@ func TestMatchGo(t *testing.T) {
 				setAVX(false)
 				t.Cleanup(func() { setAVX(old) })
 			}
-			rng := rand.New(rand.NewPCG(1, 2))
-			for _, n := range lengths {
-				check[float32](t, rng, n)
-				check[float64](t, rng, n)
-				checkRelu[float32](t, rng, n)
-				checkRelu[float64](t, rng, n)
-				checkAxpyDot[float32](t, rng, n)
-				checkAxpyDot[float64](t, rng, n)
-				for _, rows := range []int{1, 3, 17} {
-					// row strides that overlap (below n), touch (n) and leave gaps
-					for _, ld := range []int{max(1, n/2), n, n + 5} {
-						checkRows[float32](t, rng, rows, n, ld)
-						checkRows[float64](t, rng, rows, n, ld)
-						checkAxpyDotRows[float32](t, rng, rows, n, ld)
-						checkAxpyDotRows[float64](t, rng, rows, n, ld)
-					}
-				}
-			}
+			f(t)
 		})
 	}
 }
