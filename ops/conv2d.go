@@ -1246,28 +1246,11 @@ func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
 	}
 }
 
-// biasSums adds the sum of each p-long row of dy into acc. Eight partial
-// sums run side by side, so the adds do not wait on each other's latency.
+// biasSums adds the sum of each p-long row of dy into acc, each summed in
+// float64 (vec.SumF64, AVX for float32) and rounded once.
 func biasSums[T tensor.Float](dy, acc []T, p int) {
 	for j := range acc {
-		row := dy[j*p : (j+1)*p]
-		var s [8]T
-		k := 0
-		for ; k+8 <= len(row); k += 8 {
-			r := row[k : k+8]
-			s[0] += r[0]
-			s[1] += r[1]
-			s[2] += r[2]
-			s[3] += r[3]
-			s[4] += r[4]
-			s[5] += r[5]
-			s[6] += r[6]
-			s[7] += r[7]
-		}
-		for ; k < len(row); k++ {
-			s[0] += row[k]
-		}
-		acc[j] += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+		acc[j] += T(vec.SumF64(dy[j*p : (j+1)*p]))
 	}
 }
 
