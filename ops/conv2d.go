@@ -287,7 +287,8 @@ func (g convGeom) adjointWritesAll() bool {
 }
 
 // convForward computes y = conv(x, w) + b, or convᵀ(x, w) + b when
-// transposed, into the zeroed y; b may be nil.
+// transposed, into y, zeroed unless dataWritesAll (adjointWritesAll when
+// transposed) says the kernel writes all of it; b may be nil.
 func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
 	if transposed {
 		convDataAdjoint(g, x, w, b, y)
@@ -322,7 +323,8 @@ func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor
 	return grads
 }
 
-// convGrad adds into the zeroed dx, dw and db (each nil when unwanted).
+// convGrad adds into dw and db and writes dx (each nil when unwanted), all
+// zeroed but dx where adjointWritesAll (dataWritesAll when transposed).
 // For y = conv(x, w) + b: dx = convᵀ(dy, w), dw = the filter gradient of x
 // and dy, db = Σ_{images, pixels} dy. For y = convᵀ(x, w) + b the roles
 // swap: dx = conv(dy, w) and dw is the filter gradient with dy as the
@@ -370,7 +372,8 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 //	convDataAdjoint:  x[i]          += col2im(w[k]ᵀ (kg×og) · y[i,k] (og×p))
 //	convFilter:       dw[k] (og×kg) += y[i,k] (og×p) · im2col(x[i])[k]ᵀ (p×kg)
 
-// convData writes y = conv(x, w) + b into the zeroed y; b [cout] may be nil.
+// convData writes y = conv(x, w) + b into y, zeroed unless dataWritesAll;
+// b [cout] may be nil.
 func convData[T tensor.Float](g convGeom, x, w, b, y []T) {
 	if g.rowsPay() {
 		rowsData(g, x, w, b, y)
@@ -387,7 +390,8 @@ func convData[T tensor.Float](g convGeom, x, w, b, y []T) {
 }
 
 // convDataAdjoint writes x = convᵀ(y, w) + b, the adjoint of convData in x
-// plus a bias b [C] that may be nil, into the zeroed x.
+// plus a bias b [C] that may be nil, into x, zeroed unless
+// adjointWritesAll.
 func convDataAdjoint[T tensor.Float](g convGeom, y, w, b, x []T) {
 	if g.rowsPay() {
 		rowsDataAdjoint(g, y, w, b, x)
@@ -720,9 +724,10 @@ func (g convGeom) sharedRows() bool {
 }
 
 // rowsBackward writes the data gradient of a convolution that sharedRows
-// takes into the zeroed dx, adds its filter gradient into dw and, when db
-// is non-nil, its bias gradient into db. Per chunk, x is lowered to rows
-// and dy laid out channels last once for both GEMMs: the filter gradient
+// takes into dx (zeroed unless adjointWritesAll), adds its filter gradient into dw and, when db
+// is non-nil, its bias gradient into db (the rows of dy laid out channels
+// last, added up). Per chunk, x is lowered to rows and dy laid out
+// channels last once for both GEMMs: the filter gradient
 // reads the rows, then the data gradient's GEMM overwrites them with
 // dyᵀ·W, which Row2Im adds back into dx. With dx nil (and w unused) it
 // takes the filter gradient alone, as rowsFilter.
@@ -1126,10 +1131,11 @@ func (g convGeom) sharedGrid() bool {
 }
 
 // gridBackward writes the data gradient of a convolution that sharedGrid
-// takes into the zeroed dx, adds its filter gradient into dw and, when db
+// takes into dx (written whole, so it need not be zeroed), adds its filter gradient into dw and, when db
 // is non-nil, its bias gradient into db, spreading dy over a grid once
-// for both GEMMs and adding the grid's rows into db. The filter gradient's grid holds dy[o, oh,
-// ow] at cell (oh, ow) of x's padded window, zero elsewhere; the data
+// for both GEMMs and adding the grid's rows into db. The filter
+// gradient's grid holds dy[o, oh, ow] at cell (oh, ow) of x's padded
+// window, zero elsewhere; the data
 // gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
 // of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So
 // both read one buffer: the data gradient's grid from its start, the
