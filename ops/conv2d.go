@@ -696,7 +696,7 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 				clear(xp)
 				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
 				dxi := dx[(i0+i)*chw : (i0+i+1)*chw]
-				im2col.Unpad(g.Geom, xp, dxi, false) // dx is zeroed: write
+				im2col.Unpad(g.Geom, xp, dxi, false) // write: one value per covered cell, the rest zeroed
 				if b != nil {
 					addBias(dxi, b, 1, g.C, g.H*g.W)
 				}
@@ -770,7 +770,7 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			for i := range m {
 				clear(xp)
 				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
-				im2col.Unpad(g.Geom, xp, dx[(i0+i)*chw:(i0+i+1)*chw], false) // dx is zeroed: write
+				im2col.Unpad(g.Geom, xp, dx[(i0+i)*chw:(i0+i+1)*chw], false) // write: one value per covered cell, the rest zeroed
 			}
 		}
 	})
