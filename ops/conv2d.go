@@ -724,12 +724,12 @@ func (g convGeom) sharedRows() bool {
 }
 
 // rowsBackward writes the data gradient of a convolution that sharedRows
-// takes into dx (zeroed unless adjointWritesAll), adds its filter gradient into dw and, when db
-// is non-nil, its bias gradient into db (the rows of dy laid out channels
-// last, added up). Per chunk, x is lowered to rows and dy laid out
-// channels last once for both GEMMs: the filter gradient
-// reads the rows, then the data gradient's GEMM overwrites them with
-// dyᵀ·W, which Row2Im adds back into dx. With dx nil (and w unused) it
+// takes into dx (zeroed unless adjointWritesAll), adds its filter
+// gradient into dw and, when db is non-nil, its bias gradient into db
+// (biasSums). Per chunk, x is lowered to rows and dy laid out channels
+// last once for both GEMMs: the filter gradient reads the rows, then the
+// data gradient's GEMM overwrites them with dyᵀ·W, which Row2Im adds back
+// into dx. With dx nil (and w unused) it
 // takes the filter gradient alone, as rowsFilter.
 func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 	var wr []T
@@ -757,10 +757,11 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			for i := range m {
 				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
 				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
-				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
-			}
-			if db != nil { // every pixel's row of dyT added onto one row
-				vec.AddRows(*bsums[worker], 0, dyT, g.cout, m*p, g.cout)
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dyi, p, g.cout, p, false)
+				if db != nil {
+					biasSums(dyi, *bsums[worker], p)
+				}
 			}
 			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
 			if dx == nil {
@@ -1131,11 +1132,11 @@ func (g convGeom) sharedGrid() bool {
 }
 
 // gridBackward writes the data gradient of a convolution that sharedGrid
-// takes into dx (written whole, so it need not be zeroed), adds its filter gradient into dw and, when db
-// is non-nil, its bias gradient into db, spreading dy over a grid once
-// for both GEMMs and adding the grid's rows into db. The filter
-// gradient's grid holds dy[o, oh, ow] at cell (oh, ow) of x's padded
-// window, zero elsewhere; the data
+// takes into dx (written whole, so it need not be zeroed), adds its
+// filter gradient into dw and, when db is non-nil, its bias gradient into
+// db, spreading dy over a grid once for both GEMMs and summing each image
+// of dy for db (biasSums). The filter gradient's grid holds dy[o, oh, ow]
+// at cell (oh, ow) of x's padded window, zero elsewhere; the data
 // gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
 // of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So
 // both read one buffer: the data gradient's grid from its start, the
@@ -1168,10 +1169,11 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 			q := padChunk(g.Geom, x, i0, m, grid)
 			clear(dyg[:shift*g.cout])
 			for i := range m {
-				spreadDy(g, dy[(i0+i)*g.cout*p:][:g.cout*p], dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
-			}
-			if db != nil { // every cell's row of the grid (zero off dy) added onto one row
-				vec.AddRows(*bsums[worker], 0, dyg[shift*g.cout:], g.cout, m*cells, g.cout)
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
+				spreadDy(g, dyi, dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
+				if db != nil {
+					biasSums(dyi, *bsums[worker], p)
+				}
 			}
 			clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
 			gridTaps(g.Geom, func(off, col, kt int) {
