@@ -67,7 +67,9 @@ func LoadIMDB(src string) (train, test []Review, err error) {
 		if len(s) == 0 {
 			return nil, nil, fmt.Errorf("imdb: no %s/{pos,neg}/<id>_<rating>.txt reviews in %s", []string{"train", "test"}[i], src)
 		}
-		slices.SortFunc(s, func(a, b named) int { return cmp.Or(cmp.Compare(a.r.Label, b.r.Label), strings.Compare(a.file, b.file)) })
+		slices.SortFunc(s, func(a, b named) int {
+			return cmp.Or(cmp.Compare(a.r.Label, b.r.Label), strings.Compare(a.file, b.file))
+		})
 		for _, n := range s {
 			out[i] = append(out[i], n.r)
 		}
