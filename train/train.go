@@ -280,7 +280,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	start := time.Now()
 	done, total := 0, cfg.Train.Len()
 	lr, i := 0.0, 0
-	for b, err := range cfg.Train.Batches(e) {
+	for b, err := range cfg.Train.Batches(e - 1) {
 		i++
 		if err != nil {
 			return Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", e, i, err)

@@ -71,7 +71,7 @@ func TestModelsLearn(t *testing.T) {
 func TestTrainRejectsBadConfig(t *testing.T) {
 	net, _ := NewMLP(tensor.NewRNG(1))
 	opt, _ := optim.NewAdam(net.Params())
-	empty, err := data.NewDataset(tensor.Zeros(tensor.Float32, 0, 1, 28, 28), tensor.Zeros(tensor.Int64, 0))
+	empty, err := data.NewDataset(data.DenseField("image", tensor.Zeros(tensor.Float32, 0, 1, 28, 28)), data.DenseField("label", tensor.Zeros(tensor.Int64, 0)))
 	require.NoError(t, err)
 	require.ErrorContains(t, Train(net, opt, empty, empty, Config{Epochs: 0, Batch: 64}, nil, nil), "epochs=0")
 	_, _, err = Evaluate(net, empty, 10)
@@ -117,7 +117,7 @@ func TestTrainStopsOnNonFiniteLoss(t *testing.T) {
 		require.NoError(t, err)
 		img := tensor.Zeros(tensor.Float32, 96, 1, 28, 28)
 		tensor.Data[float32](img)[40*784+5] = bad // image 40, in whichever batch the shuffle puts it
-		ds, err := data.NewDataset(img, tensor.Zeros(tensor.Int64, 96))
+		ds, err := data.NewDataset(data.DenseField("image", img), data.DenseField("label", tensor.Zeros(tensor.Int64, 96)))
 		require.NoError(t, err)
 		err = Train(net, opt, ds, ds, Config{Epochs: 1, Batch: 32, Seed: 1}, nil, nil)
 		require.ErrorContains(t, err, "mnist: train: epoch 1, step ")

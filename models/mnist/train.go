@@ -3,14 +3,12 @@ package mnist
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"time"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -63,6 +61,10 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 	case test.Len() == 0:
 		return fmt.Errorf("mnist: train: the test set is empty")
 	}
+	loader, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err != nil {
+		return fmt.Errorf("mnist: train: %w", err)
+	}
 	hooks := cfg.Hooks
 	if epochEnd != nil {
 		hooks = append(hooks[:len(hooks):len(hooks)], train.Hooks{Epoch: func(e train.Epoch) error {
@@ -71,10 +73,10 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 			return nil
 		}})
 	}
-	_, err := train.Run(train.Config[data.Batch]{
+	_, err = train.Run(train.Config[*data.Batch]{
 		Params:    net.Params(),
 		Optimizer: opt,
-		Train:     Shuffled(trainSet, cfg.Batch, cfg.Seed),
+		Train:     loader,
 		Loss:      Loss(net),
 		Epochs:    cfg.Epochs,
 		Evaluate:  Evaluator(net, test, evalBatch),
@@ -93,41 +95,10 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 const evalBatch = 500
 
 // Loss is the training loss of net: the mean softmax cross-entropy of its
-// logits on a batch, and the batch's image count.
-func Loss(net Model) train.LossFunc[data.Batch] {
-	return func(t *graph.Tape, b data.Batch) (*graph.Value, int) {
-		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Images)), b.Labels), b.Images.Dim(0)
-	}
-}
-
-// shuffled is ds as a train.Source: batches of size in the order that one
-// rng seeded with seed gives epoch after epoch (each epoch draws the next
-// permutation), so epoch e's batches are the same whether or not the run
-// was interrupted before it.
-type shuffled struct {
-	ds   *data.Dataset
-	size int
-	seed uint64
-}
-
-// Shuffled returns ds in shuffled batches of size, as a train.Source.
-func Shuffled(ds *data.Dataset, size int, seed uint64) train.Source[data.Batch] {
-	return shuffled{ds: ds, size: size, seed: seed}
-}
-
-func (s shuffled) Len() int { return s.ds.Len() }
-
-func (s shuffled) Batches(epoch int) iter.Seq2[data.Batch, error] {
-	return func(yield func(data.Batch, error) bool) {
-		rng := tensor.NewRNG(s.seed)
-		for range epoch - 1 { // the permutations of the epochs before
-			rng.Perm(s.ds.Len())
-		}
-		for b := range s.ds.Batches(s.size, rng) {
-			if !yield(b, nil) {
-				return
-			}
-		}
+// logits on a batch (fields "image" and "label"), and the batch's size.
+func Loss(net Model) train.LossFunc[*data.Batch] {
+	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
 	}
 }
 
@@ -160,11 +131,18 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 	case ds.Len() == 0:
 		return 0, 0, errors.New("mnist: evaluate on an empty dataset")
 	}
+	loader, err := data.NewLoader(ds, batch)
+	if err != nil {
+		return 0, 0, err
+	}
 	correct, total := 0.0, 0
 	tape := graph.NewEvalTape()
-	for b := range ds.Batches(batch, nil) {
-		logits := net.Forward(tape.Const(b.Images))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Labels).Item()
+	for b, err := range loader.Batches(0) {
+		if err != nil {
+			return 0, 0, err
+		}
+		logits := net.Forward(tape.Const(b.Tensor("image")))
+		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
 		if err != nil {
 			return 0, 0, err
 		}
@@ -172,12 +150,12 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 		if err != nil {
 			return 0, 0, err
 		}
-		acc, err := ops.Accuracy(lt, b.Labels)
+		acc, err := ops.Accuracy(lt, b.Tensor("label"))
 		if err != nil {
 			return 0, 0, err
 		}
 		tape.Release()
-		n := b.Images.Dim(0)
+		n := b.Len()
 		correct += acc * float64(n)
 		loss += l * float64(n)
 		total += n
