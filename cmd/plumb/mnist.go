@@ -40,6 +40,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
 	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
+	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
+	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,6 +58,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("train mnist: --lr %g, want a positive finite number", *lr)
 	case *logEvery < 1:
 		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
+	case *device == "cuda" && (*state != "" || *resume != ""):
+		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
@@ -83,7 +87,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := trainpkg.NewBar(stderr)
-	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
+	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed, StatePath: *state, ResumeFrom: *resume}
 	var logErr error
 	var log *runlog.Writer
 	if *logDir != "" {

@@ -68,3 +68,19 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 	require.ErrorContains(t, run([]string{"compare", filepath.Join(dir, "none")}, &out, &errOut), "no such file")
 	require.ErrorContains(t, run([]string{"train", "mnist", "--log-every", "0"}, &out, &errOut), "--log-every 0")
 }
+
+// --state saves the run after each epoch; --resume continues it, here
+// with the second of two epochs only.
+func TestStateAndResume(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.safetensors")
+	var out, errOut bytes.Buffer
+	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--state", state}
+	require.NoError(t, run(args, &out, &errOut), errOut.String())
+	require.FileExists(t, state)
+	out.Reset()
+	require.NoError(t, run(append(args, "--epochs", "2", "--resume", state), &out, &errOut), errOut.String())
+	assert.NotContains(t, out.String(), "epoch 1/2")
+	assert.Contains(t, out.String(), "epoch 2/2: train loss")
+	err := run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
+	assert.ErrorContains(t, err, "train: resume")
+}
