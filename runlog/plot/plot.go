@@ -123,9 +123,13 @@ func Runs(runs []*runlog.Run, path string) error {
 				p.Legend.Add(r.Label(), line)
 			}
 		}
-		if lo <= hi && hi-lo <= 1e-9*max(1, math.Abs(hi)) { // one value (one epoch): a narrow axis around it
+		switch {
+		case lo > hi: // no data
+		case hi-lo <= 1e-9*max(1, math.Abs(hi)): // one value (one epoch): a narrow axis around it
 			d := max(0.02*math.Abs(hi), 0.01)
-			p.Y.Min, p.Y.Max = lo-d, hi+d
+			p.Y.Min, p.Y.Max = lo-d, hi+4*d
+		default: // room above the curves for the legend
+			p.Y.Min, p.Y.Max = lo-0.02*(hi-lo), hi+0.08*float64(len(runs)+1)*(hi-lo)
 		}
 		grid[i/cols][i%cols] = p
 	}
