@@ -56,6 +56,8 @@ func BenchmarkVariableLengthRSS(b *testing.B) {
 			if i%100 == 99 {
 				runtime.ReadMemStats(&ms)
 				peakHeap = max(peakHeap, ms.HeapInuse)
+				now, peak := runlog.RSS()
+				b.Logf("batch %d: RSS %d MiB (peak %d), heap in use %d MiB, pool %d MiB", i+1, now>>20, peak>>20, ms.HeapInuse>>20, tensor.PoolBytes()>>20)
 			}
 		}
 	}
