@@ -35,8 +35,13 @@ func NewDataset(images, labels *tensor.Tensor) (*Dataset, error) {
 	return &Dataset{images: images, labels: labels}, nil
 }
 
-// Len is the number of examples.
-func (d *Dataset) Len() int { return d.images.Dim(0) }
+// Len is the number of examples (0 for a nil or zero Dataset).
+func (d *Dataset) Len() int {
+	if d == nil || d.images == nil || d.images.Rank() == 0 {
+		return 0
+	}
+	return d.images.Dim(0)
+}
 
 // Images returns all examples, [N, ...]. The caller must not modify it.
 func (d *Dataset) Images() *tensor.Tensor { return d.images }
@@ -47,6 +52,9 @@ func (d *Dataset) Labels() *tensor.Tensor { return d.labels }
 // Take returns the first n examples (all when n >= Len, none when n <= 0)
 // as views that share storage with d, for quick runs on a small slice.
 func (d *Dataset) Take(n int) *Dataset {
+	if d.Len() == 0 {
+		return d
+	}
 	n = max(0, min(n, d.Len()))
 	return &Dataset{images: rows(d.images, 0, n), labels: rows(d.labels, 0, n)}
 }
@@ -54,6 +62,9 @@ func (d *Dataset) Take(n int) *Dataset {
 // Subset returns a copy holding the examples at idx, in that order
 // (repeats allowed). An index outside [0, Len) is an error.
 func (d *Dataset) Subset(idx []int) (*Dataset, error) {
+	if d == nil || d.images == nil || d.labels == nil {
+		return nil, fmt.Errorf("data: Subset of a nil or zero Dataset (build it with NewDataset)")
+	}
 	for i, j := range idx {
 		if j < 0 || j >= d.Len() {
 			return nil, fmt.Errorf("data: subset index %d at position %d outside [0, %d)", j, i, d.Len())

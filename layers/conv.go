@@ -37,7 +37,7 @@ func NewConv2D(name string, in, out, kh, kw int, attrs ops.Conv2DAttrs, rng *ran
 func (l *Conv2D) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
 	if t == nil {
-		return x
+		return noTape("conv2d", x)
 	}
 	w, b := l.values(t)
 	return graph.Conv2D(x, w, b, l.Attrs)
