@@ -2,9 +2,9 @@ package layers
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
-	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
