@@ -6,14 +6,19 @@
 // optimizer is given, each of its State tensors under "optimizer/" + name.
 // Save writes atomically: a crash leaves either the old file or the new
 // one. Load validates the whole file, and its match with the parameters,
-// before it writes into any of them.
+// before it writes into any of them, and reads no more of the file than
+// the tensors it fills. Each tensor's CRC-32C, stored in the metadata
+// where other safetensors readers ignore it, catches bits flipped on disk
+// or in transit.
 package checkpoint
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -28,8 +33,14 @@ const OptimizerPrefix = "optimizer/"
 
 // Save writes the values of params (trainable or not) and, if opt is not
 // nil, the optimizer's state to path. It writes a temporary file in path's
-// directory, syncs it to disk and renames it over path, so a crash never
-// leaves a half-written checkpoint under path. Names must be unique.
+// directory, syncs it to disk, renames it over path and syncs the
+// directory, so a crash never leaves a half-written checkpoint under path;
+// an error from the directory sync is returned (the new file is in place,
+// but may not survive a power loss). Temporary files of earlier saves to
+// the same path that a crash left behind (.<name>.tmp<digits>) are removed
+// after the rename; two processes must not save to one path at once.
+// Names must be unique. The metadata holds each tensor's CRC-32C, which
+// Load and Read verify.
 func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	entries, err := collect(params, opt)
 	if err != nil {
@@ -39,7 +50,7 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -65,15 +76,57 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	syncDir(dir)
+	removeStale(dir, base)
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("checkpoint: save %s: the file is in place, but syncing its directory failed: %w", path, err)
+	}
 	return nil
+}
+
+// tempPrefix begins the names of Save's temporary files for a target
+// named base; os.CreateTemp appends digits.
+func tempPrefix(base string) string { return "." + base + ".tmp" }
+
+// removeStale removes the temporary files that saves to base in dir left
+// behind when they were killed before their rename. It is best effort: a
+// file it cannot remove stays, as before.
+func removeStale(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" && e.Type().IsRegular() {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// syncDir makes a rename in dir durable. Windows cannot sync a directory
+// (and its renames are durable without it), so there it does nothing. It
+// is a variable so that a test can make it fail.
+var syncDir = func(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // CheckPath reports, without touching path, whether Save could write it:
 // path must name no directory, and its directory must exist and accept a
-// new file (tested by creating and removing an empty temporary file, as
-// Save does). A program calls it before a long training run so that a
-// mistyped path is reported at once rather than after the run.
+// new file (tested by creating and removing an empty temporary file, named
+// as Save names its own). A program calls it before a long training run
+// so that a mistyped path is reported at once rather than after the run.
 func CheckPath(path string) error {
 	if path == "" {
 		return errors.New("checkpoint: empty path")
@@ -88,21 +141,12 @@ func CheckPath(path string) error {
 	if base == "" {
 		return fmt.Errorf("checkpoint: %s names a directory, want a file name", path)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".check*")
+	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return fmt.Errorf("checkpoint: cannot write in the directory of %s: %w", path, err)
 	}
 	f.Close()
 	return os.Remove(f.Name())
-}
-
-// syncDir makes a rename in dir durable. It is best effort: the rename is
-// atomic without it, and some systems (Windows) cannot sync a directory.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // Load reads the checkpoint at path into params and, if opt is not nil,
@@ -112,24 +156,49 @@ func syncDir(dir string) {
 // hold no tensor that none of them takes; each mismatch is reported,
 // naming the tensor. With opt nil, optimizer state in the file is ignored,
 // so a training checkpoint loads for inference. A corrupt or truncated
-// file is an error. On any error nothing is written.
+// file is an error, and so is a tensor whose bytes do not match the
+// checksum in the metadata (files without checksums load unverified). On
+// any error nothing is written.
+//
+// Load validates the header against the file's size and matches it with
+// the parameters before it reads any tensor, so a huge or hostile file
+// costs no more memory than the tensors it is loaded into.
 func Load(path string, params []*graph.Param, opt optim.Optimizer) error {
-	file, err := os.ReadFile(path)
+	f, size, err := open(path)
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
-	if err := load(file, params, opt); err != nil {
+	defer f.Close()
+	if err := load(f, size, params, opt); err != nil {
 		return fmt.Errorf("checkpoint: load %s: %w", path, err)
 	}
 	return nil
 }
 
-func load(file []byte, params []*graph.Param, opt optim.Optimizer) error {
+// open opens a file to read and returns its size.
+func open(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("checkpoint: %s is not a regular file", path)
+	}
+	return f, st.Size(), nil
+}
+
+func load(r io.ReaderAt, size int64, params []*graph.Param, opt optim.Optimizer) error {
 	entries, err := collect(params, opt)
 	if err != nil {
 		return err
 	}
-	h, err := parse(file)
+	h, err := readHeader(r, size)
 	if err != nil {
 		return err
 	}
@@ -158,31 +227,44 @@ func load(file []byte, params []*graph.Param, opt optim.Optimizer) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	for _, e := range entries {
-		h.decodeInto(e.t, h.tensors[e.name])
+	data := make([][]byte, len(entries)) // read and verified before anything is written
+	for i, e := range entries {
+		if data[i], err = h.read(r, e.name, h.tensors[e.name]); err != nil {
+			return err
+		}
+	}
+	for i, e := range entries {
+		decodeInto(e.t, data[i])
 	}
 	return nil
 }
 
 // Read returns every tensor in the safetensors file at path, by name, and
-// its "__metadata__" (nil when it has none). It reads files from any
-// writer whose dtypes are F32, F64, I32 or I64.
+// its "__metadata__" (nil when it has none; a Plumb file's holds the
+// checksums). It reads files from any writer whose dtypes are F32, F64,
+// I32 or I64, and verifies the checksums it finds. It validates the
+// header against the file's size before it reads any tensor.
 func Read(path string) (map[string]*tensor.Tensor, map[string]string, error) {
-	file, err := os.ReadFile(path)
+	f, size, err := open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, nil, err
 	}
-	h, err := parse(file)
+	defer f.Close()
+	h, err := readHeader(f, size)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint: read %s: %w", path, err)
 	}
 	out := make(map[string]*tensor.Tensor, len(h.tensors))
 	for name, in := range h.tensors {
+		b, err := h.read(f, name, in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("checkpoint: read %s: %w", path, err)
+		}
 		t, err := tensor.New(in.dtype, in.shape...)
-		if err != nil { // parse has checked the dims
+		if err != nil { // readHeader has checked the dims
 			return nil, nil, fmt.Errorf("checkpoint: read %s: tensor %q: %w", path, name, err)
 		}
-		h.decodeInto(t, in)
+		decodeInto(t, b)
 		out[name] = t
 	}
 	return out, h.meta, nil

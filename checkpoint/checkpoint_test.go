@@ -94,14 +94,17 @@ func TestReadAndFormat(t *testing.T) {
 
 	n := binary.LittleEndian.Uint64(file)
 	assert.Zero(t, (8+n)%8, "data is 8-byte aligned")
+	// The checksums are CRC-32C of the data bytes below, computed by an
+	// independent bitwise implementation (polynomial 0x82F63B78).
 	assert.JSONEq(t, `{"a": {"dtype": "F32", "shape": [2, 1], "data_offsets": [0, 8]},
-		"b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]}}`, string(file[8:8+n]))
+		"b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]},
+		"__metadata__": {"crc32c:a": "d5bd11cb", "crc32c:b": "da1fb189"}}`, string(file[8:8+n]))
 	assert.Equal(t, []byte{0, 0, 0x80, 0x3f, 0, 0, 0x20, 0xc0, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, file[8+n:],
 		"little-endian 1.0f, -2.5f, int64 -3")
 
 	got, meta, err := Read(path)
 	require.NoError(t, err)
-	assert.Nil(t, meta)
+	assert.Equal(t, map[string]string{"crc32c:a": "d5bd11cb", "crc32c:b": "da1fb189"}, meta)
 	require.Len(t, got, 2)
 	assert.Equal(t, []float32{1, -2.5}, got["a"].Float32s())
 	assert.Equal(t, tensor.Shape{2, 1}, got["a"].Shape())

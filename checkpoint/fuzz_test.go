@@ -29,11 +29,13 @@ func FuzzLoad(f *testing.F) {
 		ps := model(t, 2)
 		opt, err := optim.NewAdam(ps)
 		require.NoError(t, err)
-		_ = load(data, ps, opt)
-		_ = load(data, ps, nil)
+		r := bytes.NewReader(data)
+		_ = load(r, int64(len(data)), ps, opt)
+		_ = load(r, int64(len(data)), ps, nil)
 		if h, err := parse(data); err == nil {
-			for _, in := range h.tensors {
-				require.LessOrEqual(t, in.end, len(h.data))
+			for name, in := range h.tensors {
+				require.LessOrEqual(t, in.end, h.dataLen)
+				_, _ = h.read(r, name, in)
 			}
 		}
 	})

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/plumbml/plumb/tensor"
 )
@@ -24,6 +26,9 @@ import (
 //	          padded with trailing spaces
 //	the rest  the data: each tensor's elements, row-major, little-endian,
 //	          at [begin, end) relative to the start of the data
+//
+// Plumb's files also hold, in the metadata, a CRC-32C of each tensor's
+// data bytes (see checksumPrefix).
 //
 // The tensors must cover the data exactly, without overlaps or holes, as
 // the reference implementation requires (a hole could hide another file).
@@ -43,12 +48,26 @@ type info struct {
 	begin, end int
 }
 
-// header is a parsed and validated file.
+// header is a parsed and validated file header.
 type header struct {
 	tensors map[string]info
 	meta    map[string]string
-	data    []byte // the data section
+	dataAt  int64 // where the data section starts in the file: 8 + the header length
+	dataLen int   // the data section's length: the rest of the file
 }
+
+// maxHeader bounds the JSON header: 100 MB, the reference
+// implementation's limit, so a header length read from a hostile file
+// cannot ask for more.
+const maxHeader = 100_000_000
+
+// checksumPrefix begins the "__metadata__" key under which Save stores the
+// CRC-32C (Castagnoli) of each tensor's data bytes, as 8 hex digits:
+// "crc32c:" + the tensor's name. Other safetensors readers ignore the
+// metadata; Load and Read verify every checksum they find.
+const checksumPrefix = "crc32c:"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var dtypeNames = map[tensor.DType]string{
 	tensor.Float32: "F32",
@@ -72,17 +91,23 @@ type jsonInfo struct {
 	DataOffsets []int  `json:"data_offsets"`
 }
 
-// encode writes entries to w in order. The header is padded with spaces so
-// that the data starts 8-byte aligned, as the reference writer does.
+// encode writes entries to w in order, with the CRC-32C of each tensor's
+// data bytes in the metadata. The header is padded with spaces so that the
+// data starts 8-byte aligned, as the reference writer does.
 func encode(w io.Writer, entries []entry) error {
-	hdr := make(map[string]any, len(entries))
+	hdr := make(map[string]any, len(entries)+1)
+	meta := make(map[string]string, len(entries))
 	off := 0
+	var buf []byte
 	for _, e := range entries {
 		n := e.t.Size() * e.t.DType().Size()
 		shape := append([]int{}, e.t.Shape()...)
 		hdr[e.name] = jsonInfo{DType: dtypeNames[e.t.DType()], Shape: shape, DataOffsets: []int{off, off + n}}
 		off += n
+		buf = appendData(buf[:0], e.t)
+		meta[checksumPrefix+e.name] = fmt.Sprintf("%08x", crc32.Checksum(buf, castagnoli))
 	}
+	hdr[metadataKey] = meta
 	js, err := json.Marshal(hdr)
 	if err != nil {
 		return err
@@ -95,7 +120,6 @@ func encode(w io.Writer, entries []entry) error {
 	binary.LittleEndian.PutUint64(n[:], uint64(len(js)))
 	bw.Write(n[:])
 	bw.Write(js)
-	var buf []byte
 	for _, e := range entries {
 		buf = appendData(buf[:0], e.t)
 		bw.Write(buf)
@@ -126,24 +150,66 @@ func appendData(b []byte, t *tensor.Tensor) []byte {
 	return b
 }
 
-// parse validates a whole file: the header length against the file size,
-// the JSON (no duplicate names, known dtypes, non-negative dims), each
-// tensor's offsets against the data and its shape and dtype, and that the
-// tensors tile the data exactly. It never panics on any input.
+// parse validates a whole file held in memory; see readHeader.
 func parse(file []byte) (*header, error) {
-	if len(file) < 8 {
-		return nil, fmt.Errorf("file of %d bytes is too short for the 8-byte header length", len(file))
+	return readHeader(bytes.NewReader(file), int64(len(file)))
+}
+
+// readHeader reads and validates the header of a file of size bytes: the
+// header length against the file size and maxHeader, the JSON (no
+// duplicate names, known dtypes, non-negative dims), each tensor's offsets
+// against the data section and its shape and dtype, and that the tensors
+// tile the data exactly. It reads only the header, so a huge file costs
+// no more memory than its header, and it never panics on any input.
+func readHeader(r io.ReaderAt, size int64) (*header, error) {
+	if size < 8 {
+		return nil, fmt.Errorf("file of %d bytes is too short for the 8-byte header length", size)
 	}
-	n := binary.LittleEndian.Uint64(file)
-	if n > uint64(len(file)-8) {
-		return nil, fmt.Errorf("header length %d exceeds the %d bytes after it", n, len(file)-8)
+	var lenBuf [8]byte
+	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, fmt.Errorf("reading the header length: %w", err)
 	}
-	js := file[8 : 8+n]
-	h := &header{tensors: map[string]info{}, data: file[8+n:]}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > uint64(size-8) {
+		return nil, fmt.Errorf("header length %d exceeds the %d bytes after it", n, size-8)
+	}
+	if n > maxHeader {
+		return nil, fmt.Errorf("header length %d exceeds the limit of %d bytes", n, maxHeader)
+	}
+	if uint64(size-8)-n > math.MaxInt {
+		return nil, fmt.Errorf("data section of %d bytes is too large", uint64(size-8)-n)
+	}
+	js := make([]byte, n) // n <= size-8: the bytes are there
+	if _, err := r.ReadAt(js, 8); err != nil {
+		return nil, fmt.Errorf("reading the %d-byte header: %w", n, err)
+	}
+	h := &header{tensors: map[string]info{}, dataAt: 8 + int64(n), dataLen: int(uint64(size-8) - n)}
 	if err := h.parseJSON(js); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
 	return h, h.checkTiling()
+}
+
+// read returns the data bytes of the record in (validated against the
+// file's size, so the allocation is what the file holds), checked against
+// its checksum in the metadata when there is one.
+func (h *header) read(r io.ReaderAt, name string, in info) ([]byte, error) {
+	b := make([]byte, in.end-in.begin)
+	if _, err := r.ReadAt(b, h.dataAt+int64(in.begin)); err != nil {
+		return nil, fmt.Errorf("tensor %q: reading %d bytes: %w", name, len(b), err)
+	}
+	want, ok := h.meta[checksumPrefix+name]
+	if !ok {
+		return b, nil
+	}
+	sum, err := strconv.ParseUint(want, 16, 32)
+	if err != nil || len(want) != 8 {
+		return nil, fmt.Errorf("tensor %q: checksum %q in the metadata is not 8 hex digits", name, want)
+	}
+	if got := crc32.Checksum(b, castagnoli); got != uint32(sum) {
+		return nil, fmt.Errorf("tensor %q: its data has CRC-32C %08x but the file recorded %08x: the file is corrupt", name, got, sum)
+	}
+	return b, nil
 }
 
 func (h *header) parseJSON(js []byte) error {
@@ -210,8 +276,8 @@ func (h *header) check(ji jsonInfo) (info, error) {
 	if !slices.Contains(ji.Shape, 0) {
 		size = dt.Size()
 		for _, d := range ji.Shape {
-			if size > len(h.data)/d { // also keeps size*d from overflowing
-				return info{}, fmt.Errorf("%s%v needs more than the %d bytes of data", ji.DType, ji.Shape, len(h.data))
+			if size > h.dataLen/d { // also keeps size*d from overflowing
+				return info{}, fmt.Errorf("%s%v needs more than the %d bytes of data", ji.DType, ji.Shape, h.dataLen)
 			}
 			size *= d
 		}
@@ -220,8 +286,8 @@ func (h *header) check(ji jsonInfo) (info, error) {
 		return info{}, fmt.Errorf("data_offsets %v, want [begin, end]", ji.DataOffsets)
 	}
 	begin, end := ji.DataOffsets[0], ji.DataOffsets[1]
-	if begin < 0 || end < begin || end > len(h.data) {
-		return info{}, fmt.Errorf("data_offsets %v outside the %d bytes of data", ji.DataOffsets, len(h.data))
+	if begin < 0 || end < begin || end > h.dataLen {
+		return info{}, fmt.Errorf("data_offsets %v outside the %d bytes of data", ji.DataOffsets, h.dataLen)
 	}
 	if end-begin != size {
 		return info{}, fmt.Errorf("data_offsets %v hold %d bytes, but %s%v needs %d", ji.DataOffsets, end-begin, ji.DType, ji.Shape, size)
@@ -251,16 +317,15 @@ func (h *header) checkTiling() error {
 		}
 		off = in.end
 	}
-	if off != len(h.data) {
-		return fmt.Errorf("bytes [%d, %d) of data belong to no tensor", off, len(h.data))
+	if off != h.dataLen {
+		return fmt.Errorf("bytes [%d, %d) of data belong to no tensor", off, h.dataLen)
 	}
 	return nil
 }
 
-// decodeInto copies a validated record's data into dst, whose dtype and
+// decodeInto copies a record's data bytes b into dst, whose dtype and
 // size match it.
-func (h *header) decodeInto(dst *tensor.Tensor, in info) {
-	b := h.data[in.begin:in.end]
+func decodeInto(dst *tensor.Tensor, b []byte) {
 	le := binary.LittleEndian
 	switch d := dst.Raw().(type) {
 	case []float32:

@@ -80,23 +80,49 @@ func LoadMNISTFS(fsys fs.FS) (train, test *Dataset, err error) {
 	return train, test, nil
 }
 
+// The size bounds of an MNIST-format file, checked against its header
+// before any of its data is read: at most maxMNISTExamples examples (above
+// EMNIST ByClass's 697,932 training images, the largest MNIST-format set)
+// of at most maxMNISTPixels pixels each (64×64; the MNIST family's images
+// are 28×28). So the largest images file decodes to 4 GB of float32
+// pixels, and a file that claims more is refused before it costs memory.
+const (
+	maxMNISTExamples = 1_000_000
+	maxMNISTPixels   = 64 * 64
+)
+
+// loadMNISTSplit reads the labels first, then the images, whose header
+// must declare as many images as there are labels before any pixel is
+// read.
 func loadMNISTSplit(fsys fs.FS, imagesName, labelsName string) (*Dataset, error) {
-	img, err := readIDXFile(fsys, imagesName)
+	if _, err := findFile(fsys, imagesName); err != nil {
+		return nil, err
+	}
+	lab, err := readIDXFile(fsys, labelsName, func(dims []int, _ uint64) error {
+		if len(dims) != 1 {
+			return fmt.Errorf("mnist: %s has dims %v, want [N]", labelsName, dims)
+		}
+		if dims[0] > maxMNISTExamples {
+			return fmt.Errorf("mnist: %s declares %d labels, more than the %d an MNIST-format file may hold", labelsName, dims[0], maxMNISTExamples)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	lab, err := readIDXFile(fsys, labelsName)
+	img, err := readIDXFile(fsys, imagesName, func(dims []int, _ uint64) error {
+		switch {
+		case len(dims) != 3:
+			return fmt.Errorf("mnist: %s has dims %v, want [N, rows, cols]", imagesName, dims)
+		case dims[0] != lab.Dims[0]:
+			return fmt.Errorf("mnist: %s holds %d images but %s holds %d labels", imagesName, dims[0], labelsName, lab.Dims[0])
+		case dims[1] > maxMNISTPixels || dims[2] > maxMNISTPixels || dims[1]*dims[2] > maxMNISTPixels:
+			return fmt.Errorf("mnist: %s has images of %d×%d pixels, more than the %d an MNIST-format image may hold", imagesName, dims[1], dims[2], maxMNISTPixels)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if len(img.Dims) != 3 {
-		return nil, fmt.Errorf("mnist: %s has dims %v, want [N, rows, cols]", imagesName, img.Dims)
-	}
-	if len(lab.Dims) != 1 {
-		return nil, fmt.Errorf("mnist: %s has dims %v, want [N]", labelsName, lab.Dims)
-	}
-	if img.Dims[0] != lab.Dims[0] {
-		return nil, fmt.Errorf("mnist: %s holds %d images but %s holds %d labels", imagesName, img.Dims[0], labelsName, lab.Dims[0])
 	}
 	pix := make([]float32, len(img.Data))
 	for i, p := range img.Data {
@@ -127,8 +153,9 @@ func findFile(fsys fs.FS, base string) (string, error) {
 	return "", fmt.Errorf("mnist: neither %s nor %s.gz found: %w", base, base, fs.ErrNotExist)
 }
 
-// readIDXFile opens base (or base.gz) in fsys and decodes it.
-func readIDXFile(fsys fs.FS, base string) (*IDX, error) {
+// readIDXFile opens base (or base.gz) in fsys and decodes it, once check
+// has accepted the dims in its header.
+func readIDXFile(fsys fs.FS, base string, check func(dims []int, n uint64) error) (*IDX, error) {
 	name, err := findFile(fsys, base)
 	if err != nil {
 		return nil, err
@@ -138,7 +165,7 @@ func readIDXFile(fsys fs.FS, base string) (*IDX, error) {
 		return nil, fmt.Errorf("mnist: %w", err)
 	}
 	defer f.Close()
-	idx, err := ReadIDX(f)
+	idx, err := readIDXChecked(f, check)
 	if err != nil {
 		return nil, fmt.Errorf("mnist: %s: %w", name, err)
 	}

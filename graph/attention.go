@@ -39,6 +39,9 @@ func PadSeq(s Seq) (*Value, []int) {
 	if v.t.Rank() != 2 {
 		return failed(v, fmt.Errorf("graph: PadSeq of values %v%v; want [total, D]", v.t.DType(), v.t.Shape())), nil
 	}
+	if _, err := tensor.NewRagged(v.t, s.Offsets); err != nil { // a Seq literal's offsets
+		return failed(v, fmt.Errorf("graph: PadSeq: %w", err)), nil
+	}
 	lengths := s.Lengths()
 	t := 0
 	for _, l := range lengths {

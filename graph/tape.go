@@ -46,6 +46,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/ops"
@@ -178,8 +179,17 @@ func (t *Tape) Var(x *tensor.Tensor) *Value {
 // into p's (p.Grad, or p.SparseGrad; see Param). Repeated calls return the
 // same leaf.
 func (t *Tape) Param(p *Param) *Value {
+	switch {
+	case p == nil:
+		return t.fail(errors.New("graph: Param of a nil parameter"))
+	case t == nil:
+		return t.fail(fmt.Errorf("graph: Param %q on a nil tape", p.Name))
+	}
 	if v, ok := t.params[p]; ok {
 		return v
+	}
+	if t.params == nil { // a zero Tape{}
+		t.params = map[*Param]*Value{}
 	}
 	var v *Value
 	if p.Trainable {
@@ -217,6 +227,17 @@ func failed(v *Value, err error) *Value {
 // every graph function is built; call it directly for an op that has no
 // graph function of its own.
 func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
+	if op == nil {
+		return t.fail(errors.New("graph: Apply of a nil op"))
+	}
+	if t == nil { // the inputs' tape: they failed before any tape, or no tape made them
+		for i, v := range in {
+			if err := v.Err(); err != nil {
+				return &Value{err: fmt.Errorf("%s: input %d: %w", op.Name(), i, err)}
+			}
+		}
+		return &Value{err: fmt.Errorf("%s: inputs made by no tape", op.Name())}
+	}
 	requires := false
 	for i, v := range in {
 		if v == nil {
@@ -224,6 +245,9 @@ func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
 		}
 		if v.err != nil {
 			return &Value{tape: t, gen: t.gen, err: v.err}
+		}
+		if v.t == nil {
+			return t.fail(fmt.Errorf("%s: input %d: %w", op.Name(), i, errZeroValue))
 		}
 		if v.tape != t {
 			return t.fail(fmt.Errorf("%s: input %d belongs to another tape", op.Name(), i))
@@ -255,6 +279,9 @@ func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
 
 // Backward computes the gradient of the scalar loss with respect to every
 // value it depends on, and adds each parameter's gradient into its Param.
+// A loss that is NaN or infinite is an error and computes nothing, so a
+// diverged step (or NaN in the data) stops the loop instead of turning
+// every parameter into NaN; optim's Step checks the gradients likewise.
 func (t *Tape) Backward(loss *Value) error {
 	if loss == nil {
 		return errors.New("graph: Backward of a nil value")
@@ -262,11 +289,14 @@ func (t *Tape) Backward(loss *Value) error {
 	if err := loss.Err(); err != nil {
 		return err
 	}
-	if loss.tape != t {
+	if loss.tape != t || t == nil {
 		return errors.New("graph: Backward of a value from another tape")
 	}
 	if loss.t.Size() != 1 {
 		return fmt.Errorf("graph: Backward of a non-scalar of shape %v; use BackwardWith", loss.t.Shape())
+	}
+	if l := loss.t.At(0); math.IsNaN(l) || math.IsInf(l, 0) {
+		return fmt.Errorf("graph: Backward: the loss is %v (the step diverged, or the inputs hold NaN or Inf); no gradient was computed", l)
 	}
 	one, err := tensor.Full(loss.t.DType(), 1, loss.t.Shape()...)
 	if err != nil {
@@ -293,7 +323,7 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if v.tape != t {
+	if v.tape != t || t == nil {
 		return errors.New("graph: BackwardWith of a value from another tape")
 	}
 	t.keep = append(t.keep, g)

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -329,5 +330,19 @@ func TestReleasedInputsOfGraphFunctions(t *testing.T) {
 		"seq":     NewSeq(x, []int{0, 2}).Values,
 	} {
 		require.ErrorContains(t, v.Err(), "Release", name)
+	}
+}
+
+// A NaN or infinite loss is an error from Backward, and no gradient reaches
+// the parameters.
+func TestBackwardRejectsNonFiniteLoss(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		p := NewParam("w", tensor.MustFromSlice([]float64{1, 2}, 2))
+		tape := NewTape()
+		x := tape.Const(tensor.MustFromSlice([]float64{bad, 1}, 2))
+		loss := Sum(Mul(tape.Param(p), x))
+		err := tape.Backward(loss)
+		require.ErrorContains(t, err, "graph: Backward: the loss is ")
+		require.Nil(t, p.Grad, "no gradient for a non-finite loss")
 	}
 }

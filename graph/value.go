@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"errors"
+
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -18,7 +20,14 @@ type Value struct {
 }
 
 // released reports whether v's tape has been released since v was made.
-func (v *Value) released() bool { return v.tape != nil && v.gen != v.tape.gen }
+func (v *Value) released() bool { return v != nil && v.tape != nil && v.gen != v.tape.gen }
+
+// errNilValue and errZeroValue are the errors of a nil *Value and of a
+// Value that no tape made (a zero Value{} or new(Value)).
+var (
+	errNilValue  = errors.New("graph: nil value")
+	errZeroValue = errors.New("graph: zero Value, made by no tape (use Tape.Const, Var or Param)")
+)
 
 // Tensor returns the computed tensor, or the error that failed this value.
 // The tensor stays valid after Tape.Release (Release never reuses a tensor
@@ -34,10 +43,17 @@ func (v *Value) Tensor() (*tensor.Tensor, error) {
 // Err returns the error that failed this value, or nil; for a value whose
 // tape was released since, the error says so.
 func (v *Value) Err() error {
-	if v.err == nil && v.released() {
+	switch {
+	case v == nil:
+		return errNilValue
+	case v.err != nil:
+		return v.err
+	case v.t == nil:
+		return errZeroValue
+	case v.released():
 		return errReleased
 	}
-	return v.err
+	return nil
 }
 
 // Tape returns the tape the value was computed on (nil for a nil value).
@@ -78,7 +94,7 @@ func (v *Value) Item() (float64, error) {
 // SparseGrad after sparse-only use such as embedding lookups). It is nil
 // after the tape's Release; a gradient returned before stays valid.
 func (v *Value) Grad() *tensor.Tensor {
-	if v.released() {
+	if v == nil || v.released() {
 		return nil
 	}
 	if v.grad != nil {
@@ -88,13 +104,13 @@ func (v *Value) Grad() *tensor.Tensor {
 }
 
 // RequiresGrad reports whether Backward computes a gradient for this value.
-func (v *Value) RequiresGrad() bool { return v.requiresGrad }
+func (v *Value) RequiresGrad() bool { return v != nil && v.requiresGrad }
 
 // Detach returns the same tensor as a constant: gradients stop here. The
 // tensor is then the caller's: Tape.Release does not reuse it.
 func (v *Value) Detach() *Value {
-	if v.Err() != nil {
-		return v
+	if err := v.Err(); err != nil {
+		return failed(v, err)
 	}
 	v.kept = true
 	return v.tape.newValue(v.t)

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -233,13 +234,26 @@ func NewAttentionDecoder(name string, in, memoryDim, hidden, attnUnits, out int,
 	return &AttentionDecoder{Cell: cell, Attn: attn, Out: o}, nil
 }
 
+// check reports a decoder without its parameters (a zero AttentionDecoder{}).
+func (d *AttentionDecoder) check() error {
+	if d.Attn == nil || d.Out == nil || d.Cell.W == nil || d.Cell.U == nil || d.Cell.B == nil || d.Cell.U.Value == nil {
+		return errors.New("layers: attention decoder without its parameters (build it with NewAttentionDecoder)")
+	}
+	return nil
+}
+
 // Start returns the first state: init (nil for zeros, or an encoder's
 // final state [B, H]) and a zero context.
 func (d *AttentionDecoder) Start(m Memory, init *graph.LSTMState) DecoderState {
 	t := m.Values.Tape()
+	if err := d.check(); err != nil {
+		v := t.Fail(err)
+		return DecoderState{graph.LSTMState{H: v, C: v}, v}
+	}
 	s := m.Values.Shape()
 	if s == nil {
-		return DecoderState{graph.LSTMState{H: m.Values, C: m.Values}, m.Values}
+		v := failedOr(m.Values, "attention decoder: memory")
+		return DecoderState{graph.LSTMState{H: v, C: v}, v}
 	}
 	dt, h := m.Values.DType(), d.Cell.U.Value.Dim(0)
 	st := DecoderState{Context: t.Const(tensor.Zeros(dt, s[0], s[2]))}
@@ -255,6 +269,10 @@ func (d *AttentionDecoder) Start(m Memory, init *graph.LSTMState) DecoderState {
 // and the next state. Beam search calls it once per step on the B·beam
 // rows, reordering states and memory with Select.
 func (d *AttentionDecoder) Step(x *graph.Value, s DecoderState, m Memory) (*graph.Value, DecoderState) {
+	if err := d.check(); err != nil {
+		v := x.Tape().Fail(err)
+		return v, DecoderState{graph.LSTMState{H: v, C: v}, v}
+	}
 	st := graph.LSTMCell(graph.Concat(1, x, s.Context), s.LSTM, d.Cell.Weights(x.Tape()))
 	ctx := d.Attn.Attend(st.H, m)
 	return d.Out.Forward(graph.Concat(1, st.H, ctx)), DecoderState{st, ctx}
@@ -268,7 +286,7 @@ func (d *AttentionDecoder) Decode(inputs *graph.Value, m Memory, init *graph.LST
 		if sh != nil {
 			return inputs.Tape().Fail(fmt.Errorf("layers: attention decoder: inputs of shape %v; want [B, T, in]", sh))
 		}
-		return inputs
+		return noTape("attention decoder", inputs)
 	}
 	s := d.Start(m, init)
 	logits := make([]*graph.Value, sh[1])
@@ -281,6 +299,11 @@ func (d *AttentionDecoder) Decode(inputs *graph.Value, m Memory, init *graph.LST
 // Params returns the cell's, the attention's and the output layer's parameters.
 func (d *AttentionDecoder) Params() []*graph.Param {
 	ps := []*graph.Param{d.Cell.W, d.Cell.U, d.Cell.B}
-	ps = append(ps, d.Attn.Params()...)
-	return append(ps, d.Out.Params()...)
+	if d.Attn != nil {
+		ps = append(ps, d.Attn.Params()...)
+	}
+	if d.Out != nil {
+		ps = append(ps, d.Out.Params()...)
+	}
+	return ps
 }

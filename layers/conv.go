@@ -3,6 +3,8 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
@@ -21,6 +23,9 @@ type Conv2D struct {
 // kernel; attrs sets stride, dilation, padding and groups.
 func NewConv2D(name string, in, out, kh, kw int, attrs ops.Conv2DAttrs, rng *rand.Rand, opts ...Option) (*Conv2D, error) {
 	c := newConfig(opts)
+	if err := checkConvAttrs(attrs); err != nil {
+		return nil, fmt.Errorf("layers: conv2d %q: %w", name, err)
+	}
 	groups := max(attrs.Groups, 1)
 	if in <= 0 || out <= 0 || kh <= 0 || kw <= 0 || in%groups != 0 || out%groups != 0 {
 		return nil, fmt.Errorf("layers: conv2d %q: in=%d out=%d kernel %dx%d groups=%d: want positive sizes and channels divisible by groups",
@@ -37,7 +42,7 @@ func NewConv2D(name string, in, out, kh, kw int, attrs ops.Conv2DAttrs, rng *ran
 func (l *Conv2D) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
 	if t == nil {
-		return x
+		return noTape("conv2d", x)
 	}
 	w, b := l.values(t)
 	return graph.Conv2D(x, w, b, l.Attrs)
@@ -69,3 +74,22 @@ func (Flatten) Forward(x *graph.Value) *graph.Value { return graph.Flatten(x) }
 
 // Params returns nothing.
 func (Flatten) Params() []*graph.Param { return nil }
+
+// checkConvAttrs rejects negative strides, dilations, groups and padding at
+// construction, naming only what is wrong: zero is valid and means the
+// default (1, or no padding).
+func checkConvAttrs(a ops.Conv2DAttrs) error {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		v    []int
+	}{{"stride", a.Stride[:]}, {"dilation", a.Dilation[:]}, {"groups", []int{a.Groups}}, {"padding", a.Pad[:]}} {
+		if slices.ContainsFunc(f.v, func(v int) bool { return v < 0 }) {
+			bad = append(bad, fmt.Sprintf("%s %v", f.name, f.v))
+		}
+	}
+	if bad != nil {
+		return fmt.Errorf("%s: want values >= 0 (0 means the default: 1, or no padding)", strings.Join(bad, ", "))
+	}
+	return nil
+}

@@ -53,6 +53,9 @@ func (l *CRF) Decode(emissions graph.Seq) (paths [][]int, scores []float64, err 
 	if err := emissions.Err(); err != nil {
 		return nil, nil, err
 	}
+	if err := missing("crf", l.Transitions, l.Start, l.Stop); err != nil {
+		return nil, nil, err
+	}
 	e, _ := emissions.Values.Tensor()
 	return ops.ViterbiDecode(e, l.Transitions.Value, l.Start.Value, l.Stop.Value, emissions.Offsets)
 }

@@ -48,7 +48,7 @@ func NewEmbedding(name string, vocab, dim, paddingIdx int, rng *rand.Rand, opts 
 func (l *Embedding) Forward(ids *graph.Value) *graph.Value {
 	t := ids.Tape()
 	if t == nil {
-		return ids
+		return noTape("embedding", ids)
 	}
 	x, err := ids.Tensor()
 	if err != nil {

@@ -14,6 +14,8 @@
 package layers
 
 import (
+	"fmt"
+
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -38,7 +40,9 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{dtype: tensor.Float32}
 	for _, o := range opts {
-		o(&c)
+		if o != nil { // a nil Option changes nothing
+			o(&c)
+		}
 	}
 	return c
 }
@@ -89,4 +93,34 @@ func (k kernelBias) Params() []*graph.Param {
 		return []*graph.Param{k.W}
 	}
 	return []*graph.Param{k.W, k.B}
+}
+
+// missing reports a layer built as a literal without some of its
+// parameters (a zero value), which would otherwise fail deep in an op.
+func missing(layer string, ps ...*graph.Param) error {
+	for _, p := range ps {
+		if p == nil || p.Value == nil {
+			return fmt.Errorf("layers: %s without its parameters (build it with its New function)", layer)
+		}
+	}
+	return nil
+}
+
+// failedOr returns v when it carries an error (a failed, zero or released
+// value), else, for a nil v, a value carrying an error naming what.
+func failedOr(v *graph.Value, what string) *graph.Value {
+	if v != nil {
+		return v
+	}
+	return (*graph.Tape)(nil).Fail(fmt.Errorf("layers: %s is nil", what))
+}
+
+// noTape is what Forward returns for an input that is on no tape: x
+// itself when it is a failed or zero value (it carries its error), else a
+// value carrying an error that names the layer.
+func noTape(layer string, x *graph.Value) *graph.Value {
+	if x != nil {
+		return x
+	}
+	return (*graph.Tape)(nil).Fail(fmt.Errorf("layers: %s: nil input", layer))
 }

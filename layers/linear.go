@@ -31,7 +31,7 @@ func NewLinear(name string, in, out int, rng *rand.Rand, opts ...Option) (*Linea
 func (l *Linear) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
 	if t == nil {
-		return x
+		return noTape("linear", x)
 	}
 	w, b := l.values(t)
 	return graph.Linear(x, w, b)

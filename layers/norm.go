@@ -39,7 +39,10 @@ func NewBatchNorm(name string, channels int, opts ...Option) (*BatchNorm, error)
 func (l *BatchNorm) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
 	if t == nil {
-		return x
+		return noTape("batch norm", x)
+	}
+	if err := missing("batch norm", l.Gamma, l.Beta, l.MovingMean, l.MovingVar); err != nil {
+		return t.Fail(err)
 	}
 	return graph.BatchNorm(x, t.Param(l.Gamma), t.Param(l.Beta), l.MovingMean.Value, l.MovingVar.Value, l.Momentum, l.Epsilon)
 }
@@ -74,7 +77,7 @@ func NewLayerNorm(name string, features int, opts ...Option) (*LayerNorm, error)
 func (l *LayerNorm) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
 	if t == nil {
-		return x
+		return noTape("layer norm", x)
 	}
 	return graph.LayerNorm(x, t.Param(l.Gamma), t.Param(l.Beta), 1, l.Epsilon)
 }

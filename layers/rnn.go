@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/tensor"
@@ -37,11 +39,29 @@ func (c RNNConfig) dirs() int {
 
 // checkInit returns a failed value when n initial states (given says
 // whether any were passed) do not match the layers × directions, else nil.
-func (c RNNConfig) checkInit(kind string, x graph.Seq, n int, given bool) *graph.Value {
+// It also checks that the layer holds weights for them all (have, its
+// layers' directions), which a zero LSTM{} or GRU{} does not.
+func (c RNNConfig) checkInit(kind string, x graph.Seq, n int, given bool, have []int) *graph.Value {
+	if err := x.Err(); err != nil {
+		return x.Values.Tape().Fail(fmt.Errorf("layers: %s: %w", kind, err))
+	}
+	if len(have) != c.layers() || slices.ContainsFunc(have, func(d int) bool { return d != c.dirs() }) {
+		return x.Values.Tape().Fail(fmt.Errorf("layers: %s: weights for %v directions per layer, want %d layers of %d (build it with New%s)",
+			kind, have, c.layers(), c.dirs(), strings.ToUpper(kind)))
+	}
 	if want := c.layers() * c.dirs(); given && n != want {
 		return x.Values.Tape().Fail(fmt.Errorf("layers: %s: %d initial states for %d layers × directions", kind, n, want))
 	}
 	return nil
+}
+
+// dirsPerLayer lists how many directions of weights each layer holds.
+func dirsPerLayer[P any](w [][]P) []int {
+	n := make([]int, len(w))
+	for i, d := range w {
+		n[i] = len(d)
+	}
+	return n
 }
 
 // checkRNN validates a recurrent layer's sizes.
@@ -155,7 +175,7 @@ func NewLSTM(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...
 // layer-major (forward before reverse). init holds as many initial states
 // in that order, or is nil for zeros.
 func (l *LSTM) Run(x graph.Seq, init []graph.LSTMState) (graph.Seq, []graph.LSTMState) {
-	if v := l.cfg.checkInit("lstm", x, len(init), init != nil); v != nil {
+	if v := l.cfg.checkInit("lstm", x, len(init), init != nil, dirsPerLayer(l.W)); v != nil {
 		return x.With(v), []graph.LSTMState{{H: v, C: v}}
 	}
 	return stackRNN(x, l.cfg.layers(), l.cfg.dirs(), init, func(x graph.Seq, i, d int, s graph.LSTMState) (graph.Seq, graph.LSTMState) {
@@ -264,7 +284,7 @@ func NewGRU(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...O
 // Run returns the last layer's per-step outputs and every final state,
 // layer-major; init is nil (zeros) or one [B, H] state per layer and direction.
 func (g *GRU) Run(x graph.Seq, init []*graph.Value) (graph.Seq, []*graph.Value) {
-	if v := g.cfg.checkInit("gru", x, len(init), init != nil); v != nil {
+	if v := g.cfg.checkInit("gru", x, len(init), init != nil, dirsPerLayer(g.W)); v != nil {
 		return x.With(v), []*graph.Value{v}
 	}
 	return stackRNN(x, g.cfg.layers(), g.cfg.dirs(), init, func(x graph.Seq, i, d int, h0 *graph.Value) (graph.Seq, *graph.Value) {

@@ -1,6 +1,11 @@
 package layers
 
-import "github.com/plumbml/plumb/graph"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/plumbml/plumb/graph"
+)
 
 // Sequential applies its layers in order.
 type Sequential []Layer
@@ -8,7 +13,13 @@ type Sequential []Layer
 // Forward runs x through every layer. A failed value passes straight through
 // (every op returns it unchanged), so the first error surfaces at the end.
 func (s Sequential) Forward(x *graph.Value) *graph.Value {
-	for _, l := range s {
+	if x == nil {
+		return noTape("sequential", x)
+	}
+	for i, l := range s {
+		if l == nil {
+			return x.Tape().Fail(fmt.Errorf("layers: sequential: layer %d is nil", i))
+		}
 		x = l.Forward(x)
 	}
 	return x
@@ -28,7 +39,12 @@ func (s Sequential) Params() []*graph.Param {
 type Activation func(*graph.Value) *graph.Value
 
 // Forward applies the function.
-func (a Activation) Forward(x *graph.Value) *graph.Value { return a(x) }
+func (a Activation) Forward(x *graph.Value) *graph.Value {
+	if a == nil {
+		return x.Tape().Fail(errors.New("layers: nil Activation"))
+	}
+	return a(x)
+}
 
 // Params returns nothing: an activation has no parameters.
 func (Activation) Params() []*graph.Param { return nil }

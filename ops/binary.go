@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/plumbml/plumb/tensor"
@@ -80,11 +81,12 @@ type binaryOp struct {
 }
 
 // BinaryOp returns the elementwise op name ("add", "sub", "mul", "div",
-// "pow", "maximum", "minimum"); it panics on another name.
+// "pow", "maximum", "minimum"); for another name, an op whose Forward
+// returns an error naming it.
 func BinaryOp(name string) Op {
 	fn, ok := binaryFns[name]
 	if !ok {
-		panic("ops: no binary op " + name)
+		return unknownOp{name, fmt.Errorf("ops: no binary op %q", name)}
 	}
 	return &binaryOp{name: name, fn: fn}
 }

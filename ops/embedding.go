@@ -45,6 +45,9 @@ func Embedding(table, ids *tensor.Tensor, padding int) (*tensor.Tensor, error) {
 // embedding lookup of ids with the given padding index reads and whose
 // gradient it may make nonzero: the ids other than padding.
 func EmbeddingRows(ids *tensor.Tensor, padding int) ([]int, error) {
+	if ids == nil {
+		return nil, Errorf("embedding", []*tensor.Tensor{ids}, "want int32 or int64 ids, got nil")
+	}
 	idx, err := ids.Ints()
 	if err != nil {
 		return nil, Errorf("embedding", []*tensor.Tensor{ids}, "want int32 or int64 ids")

@@ -103,3 +103,20 @@ func wantedGrads(in []*tensor.Tensor, need []bool) []*tensor.Tensor {
 
 // run is the body of every plain function: one Forward of a fresh op.
 func run(op Op, in ...*tensor.Tensor) (*tensor.Tensor, error) { return op.Forward(in) }
+
+// unknownOp is what a constructor that picks an op by name (BinaryOp,
+// UnaryOp, ReduceOp) returns for a name it does not know: its Forward
+// returns the error, so a typo fails like any other mistake instead of
+// panicking.
+type unknownOp struct {
+	name string
+	err  error
+}
+
+func (o unknownOp) Name() string { return o.name }
+
+func (o unknownOp) Forward([]*tensor.Tensor) (*tensor.Tensor, error) { return nil, o.err }
+
+func (o unknownOp) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor, []bool) ([]*tensor.Tensor, error) {
+	return nil, o.err
+}

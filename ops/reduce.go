@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -45,7 +46,7 @@ type reduceOp struct {
 // weights exp(x - y).
 func ReduceOp(name string, axes []int, keepDims bool) Op {
 	if !slices.Contains(reduceNames, name) {
-		panic("ops: no reduction " + name)
+		return unknownOp{name, fmt.Errorf("ops: no reduction %q", name)}
 	}
 	return &reduceOp{name: name, axes: slices.Clone(axes), keepDims: keepDims}
 }

@@ -250,5 +250,13 @@ func TestReduceErrors(t *testing.T) {
 	require.ErrorContains(t, err, "variance: inputs int64[2]: want float32 or float64")
 	_, err = LogSumExp(nil, nil, false)
 	require.ErrorContains(t, err, "logsumexp")
-	require.Panics(t, func() { ReduceOp("prod", nil, false) })
+	// An unknown name is an error at Forward, not a panic (nor for the
+	// other ops picked by name).
+	for _, op := range []Op{ReduceOp("prod", nil, false), BinaryOp("mod"), UnaryOp("cosh")} {
+		_, err := op.Forward([]*tensor.Tensor{x})
+		require.ErrorContains(t, err, "ops: no ")
+		require.ErrorContains(t, err, op.Name())
+		_, err = op.Backward(nil, nil, nil, nil)
+		require.Error(t, err)
+	}
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/plumbml/plumb/internal/vec"
@@ -132,11 +133,12 @@ type unaryOp struct {
 }
 
 // UnaryOp returns the elementwise op name with scalar attributes p (alpha
-// for leaky_relu and elu, lo and hi for clip); it panics on an unknown name.
+// for leaky_relu and elu, lo and hi for clip); for an unknown name, an op
+// whose Forward returns an error naming it.
 func UnaryOp(name string, p ...float64) Op {
 	fn, ok := unaryFns[name]
 	if !ok {
-		panic("ops: no unary op " + name)
+		return unknownOp{name, fmt.Errorf("ops: no unary op %q", name)}
 	}
 	o := &unaryOp{name: name, fn: fn}
 	copy(o.p[:], p)

@@ -51,6 +51,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -62,7 +63,10 @@ type Optimizer interface {
 	// Trainable flag is off; neither is touched. If nothing has a gradient,
 	// Step does nothing and does not count a step, as Keras' apply does.
 	// Step checks every parameter before it updates any, so an error leaves
-	// all parameters as they were.
+	// all parameters as they were: among the checks, a gradient holding NaN
+	// or Inf (a diverged step, or NaN or Inf in the data) is an error
+	// naming the step and the parameter, so NaN never spreads silently
+	// into the parameters.
 	Step() error
 	// State returns the optimizer's own tensors, each as a non-trainable
 	// Param that shares storage with the optimizer, so a checkpoint can
@@ -178,6 +182,12 @@ func (o *optimizer) Step() error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("optim: %s: learning rate schedule gave %v at step %d; want a finite value >= 0", o.rule.name, lr, done)
 	}
+	for _, i := range o.active {
+		if name, ok := finiteGrad(o.params[i]); !ok {
+			return fmt.Errorf("optim: %s: step %d: the gradient of %q holds NaN or Inf (the loss diverged, or the inputs hold NaN or Inf); no parameter was updated",
+				o.rule.name, done+1, name)
+		}
+	}
 	// L2 and weight decay change every row, so with either of them, as
 	// with a rule that is not sparse, a sparse gradient is made dense.
 	keepSparse := o.rule.sparse && o.cfg.l2 == 0 && o.cfg.weightDecay == 0
@@ -221,6 +231,33 @@ func (o *optimizer) Step() error {
 	}
 	it.Int64s()[0] = done + 1
 	return nil
+}
+
+// finiteGrad reports whether p's gradient (dense, or a sparse one's rows)
+// holds only finite numbers, and p's name. A float32 gradient is summed in
+// float64 with the vector kernel, where a NaN or an infinity survives and
+// finite float32 values cannot overflow; a float64 one is scanned. The
+// check costs one read of the gradients per step.
+func finiteGrad(p *graph.Param) (string, bool) {
+	g := p.Grad
+	if p.SparseGrad != nil {
+		g = p.SparseGrad.Values
+	}
+	if g == nil {
+		return p.Name, true
+	}
+	switch d := g.Raw().(type) {
+	case []float32:
+		s := vec.SumF64(d)
+		return p.Name, !math.IsNaN(s) && !math.IsInf(s, 0)
+	case []float64:
+		for _, x := range d {
+			if x-x != 0 { // NaN for NaN and ±Inf, else 0
+				return p.Name, false
+			}
+		}
+	}
+	return p.Name, true
 }
 
 // densify makes p's gradient dense, as the dense update needs it. The new

@@ -356,3 +356,40 @@ func TestDenseStepAllocatesOnce(t *testing.T) {
 		})
 	}
 }
+
+// A gradient holding NaN or Inf (dense float32 or float64, or a sparse
+// gradient's rows) is an error naming the step and the parameter, and no
+// parameter changes, not even the finite one updated alongside it.
+func TestStepRejectsNonFiniteGradients(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, c := range []struct {
+			name string
+			set  func(ok, bad *graph.Param, v float64)
+			bad  *graph.Param
+		}{
+			{"float32", func(ok, b *graph.Param, v float64) { grad[float32](ok, 1, 1); grad[float32](b, 0, v) }, param[float32]("bad", 1, 2)},
+			{"float64", func(ok, b *graph.Param, v float64) { grad[float32](ok, 1, 1); grad[float64](b, v, 0) }, param[float64]("bad", 1, 2)},
+			{"sparse", func(ok, b *graph.Param, v float64) {
+				grad[float32](ok, 1, 1)
+				b.SparseGrad = &graph.SparseRows{Rows: []int{1}, Values: tensor.MustFromSlice([]float32{float32(v)}, 1, 1)}
+			}, graph.NewParam("bad", tensor.MustFromSlice([]float32{1, 2}, 2, 1))},
+		} {
+			ok := param[float32]("ok", 1, 2)
+			for _, mk := range []func([]*graph.Param, ...Option) (Optimizer, error){NewSGD, NewAdam} {
+				opt, err := mk([]*graph.Param{ok, c.bad}, LR(0.1))
+				require.NoError(t, err)
+				c.set(ok, c.bad, bad)
+				before := [][]float64{values(ok.Value), values(c.bad.Value)}
+				err = opt.Step()
+				require.ErrorContains(t, err, `step 1: the gradient of "bad" holds NaN or Inf`, c.name)
+				require.Equal(t, before, [][]float64{values(ok.Value), values(c.bad.Value)}, c.name)
+			}
+		}
+	}
+	// A nil ScheduleFunc gives NaN, which Step rejects.
+	p := param[float32]("p", 1)
+	opt, err := NewSGD([]*graph.Param{p}, LRSchedule(ScheduleFunc(nil)))
+	require.NoError(t, err)
+	grad[float32](p, 1)
+	require.ErrorContains(t, opt.Step(), "learning rate schedule gave NaN")
+}

@@ -16,8 +16,13 @@ type Schedule interface {
 // negative, infinite or NaN.
 type ScheduleFunc func(step int64) float64
 
-// LR returns f(step).
-func (f ScheduleFunc) LR(step int64) float64 { return f(step) }
+// LR returns f(step), or NaN for a nil f (which Step rejects).
+func (f ScheduleFunc) LR(step int64) float64 {
+	if f == nil {
+		return math.NaN()
+	}
+	return f(step)
+}
 
 type constant float64
 

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/plumbml/plumb/internal/readlimit"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -24,7 +26,9 @@ import (
 // (Fortran order, big-endian, bool) should fail with an error that names
 // it rather than be converted. The format is small: a magic string, a
 // version, a header length and a Python dict literal giving descr,
-// fortran_order and shape, then the raw elements.
+// fortran_order and shape, then the raw elements. Memory follows the
+// input: the data is read as it arrives, so a header that claims a huge
+// shape over a few bytes of data is an error, not a huge allocation.
 func ReadNpy(r io.Reader) (*tensor.Tensor, error) {
 	br := bufio.NewReader(r)
 	var pre [8]byte
@@ -51,6 +55,9 @@ func ReadNpy(r io.Reader) (*tensor.Tensor, error) {
 	default:
 		return nil, fmt.Errorf("npy: unsupported format version %d.%d", pre[6], pre[7])
 	}
+	if hlen > maxNpyHeader {
+		return nil, fmt.Errorf("npy: header length %d exceeds the limit of %d", hlen, maxNpyHeader)
+	}
 	header := make([]byte, hlen)
 	if _, err := io.ReadFull(br, header); err != nil {
 		return nil, fmt.Errorf("npy: reading header: %w", err)
@@ -59,18 +66,34 @@ func ReadNpy(r io.Reader) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := int64(dt.Size()) // bytes of data, kept <= math.MaxInt
+	for _, d := range shape {
+		if d != 0 && n > math.MaxInt/int64(d) {
+			return nil, fmt.Errorf("npy: shape %v holds more bytes than an int can count", shape)
+		}
+		n *= int64(d)
+	}
+	data, err := readlimit.Full(br, n) // grows with the bytes that arrive, not with the shape
+	if err != nil {
+		return nil, fmt.Errorf("npy: reading %d %v elements of shape %v: %w", n/int64(dt.Size()), dt, shape, err)
+	}
 	t, err := tensor.New(dt, shape...)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
-	if err := binary.Read(br, binary.LittleEndian, t.Raw()); err != nil {
-		return nil, fmt.Errorf("npy: reading %d %v elements of shape %v: %w", t.Size(), dt, t.Shape(), err)
+	if _, err := binary.Decode(data, binary.LittleEndian, t.Raw()); err != nil {
+		return nil, fmt.Errorf("npy: decoding %d %v elements of shape %v: %w", t.Size(), dt, t.Shape(), err)
 	}
 	if n, _ := br.Read(make([]byte, 1)); n != 0 {
 		return nil, fmt.Errorf("npy: data beyond the %d elements of shape %v", t.Size(), t.Shape())
 	}
 	return t, nil
 }
+
+// maxNpyHeader bounds the header dict: 64 KiB. NumPy writes headers of a
+// few hundred bytes and reads at most 10,000 by default (max_header_size);
+// without a bound a version-2 header length could ask for 4 GB.
+const maxNpyHeader = 64 << 10
 
 // npyDTypes maps the descr strings we accept to dtypes: little-endian only.
 var npyDTypes = map[string]tensor.DType{

@@ -64,6 +64,8 @@ func TestReadNpyErrors(t *testing.T) {
 		{"short data", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", []float64{1, 2}, "reading 3 float64 elements"},
 		{"long data", "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", []float64{1, 2}, "data beyond"},
 		{"no shape", "{'descr': '<f8', 'fortran_order': False, }", nil, "no shape"},
+		{"huge shape, little data", "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }", []float64{1, 2}, "unexpected EOF"},
+		{"shape overflows", "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", nil, "more bytes than an int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +76,9 @@ func TestReadNpyErrors(t *testing.T) {
 	}
 	_, err := ReadNpy(strings.NewReader("PK\x03\x04 not npy"))
 	assert.ErrorContains(t, err, "bad magic")
+	// A version-2 header length of 4 GB over a few bytes.
+	_, err = ReadNpy(strings.NewReader("\x93NUMPY\x02\x00\xff\xff\xff\xff{}"))
+	assert.ErrorContains(t, err, "header length 4294967295 exceeds the limit")
 }
 
 // TestGoldensAreNpy reads one golden of every kind the recorder writes.
@@ -87,4 +92,24 @@ func TestGoldensAreNpy(t *testing.T) {
 	x, err := caseByID(t, "mse/mean_f32").load("out.npy")
 	require.NoError(t, err)
 	assert.Equal(t, 0, x.Rank(), fmt.Sprintf("scalar loss shape %v", x.Shape()))
+}
+
+// FuzzReadNpy feeds arbitrary bytes to ReadNpy: it must never panic, and a
+// tensor it returns holds no more bytes than the input did (memory follows
+// the input, not the header).
+func FuzzReadNpy(f *testing.F) {
+	f.Add(npyBytes(&testing.T{}, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", []float32{1, 2, 3, 4, 5, 6}))
+	f.Add(npyBytes(&testing.T{}, "{'descr': '<i8', 'fortran_order': False, 'shape': (), }", []int64{7}))
+	f.Add(npyBytes(&testing.T{}, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 2), }", nil))
+	f.Add(npyBytes(&testing.T{}, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }", []float64{1}))
+	f.Add([]byte("\x93NUMPY\x02\x00\x10\x00\x00\x00{'descr': '<i4'}"))
+	f.Add([]byte("\x93NUMPY\x03\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		x, err := ReadNpy(bytes.NewReader(b))
+		if err != nil {
+			require.Nil(t, x)
+			return
+		}
+		require.LessOrEqual(t, x.Size()*x.DType().Size(), len(b))
+	})
 }

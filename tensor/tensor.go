@@ -244,6 +244,9 @@ func (t *Tensor) Clone() *Tensor {
 
 // CopyFrom copies src's elements into t; dtypes and sizes must match.
 func (t *Tensor) CopyFrom(src *Tensor) error {
+	if t == nil || src == nil {
+		return fmt.Errorf("tensor: CopyFrom with a nil tensor")
+	}
 	if t.dtype != src.dtype || t.Size() != src.Size() {
 		return fmt.Errorf("tensor: CopyFrom %v %v into %v %v", src.dtype, src.shape, t.dtype, t.shape)
 	}
@@ -279,5 +282,6 @@ func (t *Tensor) Cast(dt DType) (*Tensor, error) {
 	return out, nil
 }
 
-// SameShape reports whether a and b have equal shapes.
-func SameShape(a, b *Tensor) bool { return a.shape.Equal(b.shape) }
+// SameShape reports whether a and b have equal shapes (false when either
+// is nil).
+func SameShape(a, b *Tensor) bool { return a != nil && b != nil && a.shape.Equal(b.shape) }

@@ -344,3 +344,10 @@ func TestSetAtNaNKeepsNaN(t *testing.T) {
 	x.SetAt(0, math.NaN())
 	assert.True(t, math.IsNaN(x.At(0)))
 }
+
+func TestNilTensorsInCheckedCalls(t *testing.T) {
+	x := Zeros(Float32, 2)
+	require.ErrorContains(t, x.CopyFrom(nil), "nil tensor")
+	require.False(t, SameShape(x, nil))
+	require.False(t, SameShape(nil, nil))
+}

@@ -1,0 +1,118 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/apicheck"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Every exported function and method of package graph, called with zero
+// values and nils, returns (an error, or a value carrying one) instead of
+// panicking. The table is checked against the package's source.
+func TestZeroValuesDoNotPanic(t *testing.T) {
+	tape := graph.NewTape()
+	x := tensor.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	v := tape.Var(x)
+	apicheck.Check(t, ".", apicheck.API{
+		Samples:      []any{tape, v, x, graph.NewSeq(v, []int{0, 1, 3}), graph.NewParam("p", x.Clone())},
+		MayReturnNil: []string{"Value.Tape"},
+		Funcs: map[string]any{
+			"Attention":               graph.Attention,
+			"AdditiveAttention":       graph.AdditiveAttention,
+			"PadSeq":                  graph.PadSeq,
+			"Conv2D":                  graph.Conv2D,
+			"Conv2DTranspose":         graph.Conv2DTranspose,
+			"MaxPool2D":               graph.MaxPool2D,
+			"AvgPool2D":               graph.AvgPool2D,
+			"GlobalAvgPool2D":         graph.GlobalAvgPool2D,
+			"Gather":                  graph.Gather,
+			"Where":                   graph.Where,
+			"Reshape":                 graph.Reshape,
+			"Flatten":                 graph.Flatten,
+			"Transpose":               graph.Transpose,
+			"Concat":                  graph.Concat,
+			"Slice":                   graph.Slice,
+			"Stack":                   graph.Stack,
+			"Add":                     graph.Add,
+			"Sub":                     graph.Sub,
+			"Mul":                     graph.Mul,
+			"Div":                     graph.Div,
+			"Pow":                     graph.Pow,
+			"Maximum":                 graph.Maximum,
+			"Minimum":                 graph.Minimum,
+			"Neg":                     graph.Neg,
+			"Exp":                     graph.Exp,
+			"Log":                     graph.Log,
+			"Sqrt":                    graph.Sqrt,
+			"Rsqrt":                   graph.Rsqrt,
+			"Abs":                     graph.Abs,
+			"Square":                  graph.Square,
+			"Clip":                    graph.Clip,
+			"Relu":                    graph.Relu,
+			"Relu6":                   graph.Relu6,
+			"LeakyRelu":               graph.LeakyRelu,
+			"Elu":                     graph.Elu,
+			"Gelu":                    graph.Gelu,
+			"GeluTanh":                graph.GeluTanh,
+			"Sigmoid":                 graph.Sigmoid,
+			"Tanh":                    graph.Tanh,
+			"Softplus":                graph.Softplus,
+			"Swish":                   graph.Swish,
+			"MatMul":                  graph.MatMul,
+			"Linear":                  graph.Linear,
+			"BatchNorm":               graph.BatchNorm,
+			"LayerNorm":               graph.LayerNorm,
+			"Dropout":                 graph.Dropout,
+			"Softmax":                 graph.Softmax,
+			"LogSoftmax":              graph.LogSoftmax,
+			"SoftmaxCrossEntropy":     graph.SoftmaxCrossEntropy,
+			"SoftmaxCrossEntropySoft": graph.SoftmaxCrossEntropySoft,
+			"SigmoidCrossEntropy":     graph.SigmoidCrossEntropy,
+			"MSE":                     graph.MSE,
+			"NewParam":                graph.NewParam,
+			"NewState":                graph.NewState,
+			"ZeroGrads":               graph.ZeroGrads,
+			"Sum":                     graph.Sum,
+			"SumKeep":                 graph.SumKeep,
+			"Mean":                    graph.Mean,
+			"MeanKeep":                graph.MeanKeep,
+			"Max":                     graph.Max,
+			"MaxKeep":                 graph.MaxKeep,
+			"Min":                     graph.Min,
+			"MinKeep":                 graph.MinKeep,
+			"Variance":                graph.Variance,
+			"VarianceKeep":            graph.VarianceKeep,
+			"LogSumExp":               graph.LogSumExp,
+			"LogSumExpKeep":           graph.LogSumExpKeep,
+			"LSTM":                    graph.LSTM,
+			"LSTMCell":                graph.LSTMCell,
+			"GRU":                     graph.GRU,
+			"GRUCell":                 graph.GRUCell,
+			"RNNFinalState":           graph.RNNFinalState,
+			"NewSeq":                  graph.NewSeq,
+			"SequencePool":            graph.SequencePool,
+			"SequenceSoftmax":         graph.SequenceSoftmax,
+			"SequenceExpand":          graph.SequenceExpand,
+			"SequenceConcat":          graph.SequenceConcat,
+			"SequenceReverse":         graph.SequenceReverse,
+			"SequenceSlice":           graph.SequenceSlice,
+			"SequenceConv":            graph.SequenceConv,
+			"Embedding":               graph.Embedding,
+			"CRFNegLogLikelihood":     graph.CRFNegLogLikelihood,
+			"NewTape":                 graph.NewTape,
+			"NewEvalTape":             graph.NewEvalTape,
+		},
+		Types: []any{
+			(*graph.Param)(nil),
+			(*graph.LSTMState)(nil),
+			(*graph.LSTMWeights)(nil),
+			(*graph.GRUWeights)(nil),
+			(*graph.Seq)(nil),
+			(*graph.SparseRows)(nil),
+			(*graph.Tape)(nil),
+			(*graph.Value)(nil),
+		},
+	})
+}
