@@ -1,13 +1,14 @@
 // Package tensor holds Plumb's dense tensors and ragged batches.
 //
 // A Tensor is a contiguous, row-major block of float32, float64, int32 or
-// int64 elements with a shape. Its storage is a plain Go slice, shared
-// zero-copy with gorgonia.org/tensor's *Dense in both directions (Dense and
-// FromDense), so users who already hold Gorgonia tensors pass them in
-// without a copy. We keep the slice rather than a *Dense per tensor because
-// Gorgonia's Dense cannot hold a zero-size shape such as [0 8] (its
-// constructor panics), and ragged batches with empty sequences need those;
-// kernels also want the typed slice without an interface call per op.
+// int64 elements with a shape. Its storage is a plain Go slice. Package
+// tensor/dense shares it zero-copy with gorgonia.org/tensor's *Dense in both
+// directions; it is a separate package so that this one, which every Plumb
+// program imports, pulls in no Gorgonia package. We keep the slice rather
+// than a *Dense per tensor because Gorgonia's Dense cannot hold a zero-size
+// shape such as [0 8] (its constructor panics), and ragged batches with
+// empty sequences need those; kernels also want the typed slice without an
+// interface call per op.
 //
 // Views (Reshape, Row, SliceRows) share storage with their source;
 // everything that would make storage non-contiguous (Transpose, Slice on an
