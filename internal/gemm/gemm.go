@@ -32,17 +32,15 @@ import (
 	"unsafe"
 
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/tensor"
 )
-
-// Float is the set of element types GEMM computes in.
-type Float interface{ float32 | float64 }
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, where
 // op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n; lda, ldb and ldc
 // are the row strides of A, B and C as stored. With beta == 0, C need not be
 // initialised (NaN there does not leak). With alpha == 0 or k == 0, A and B
 // are not read. Callers validate shapes; Gemm assumes they fit.
-func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func Gemm[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
 		j.run(runtime.GOMAXPROCS(0))
 	}
@@ -53,7 +51,7 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // each core's images through pad, GEMM and layout change on that core),
 // so that a product neither waits to wake a helper nor takes a core
 // another part is using.
-func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func Serial[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
 		j.serial()
 	}
@@ -62,7 +60,7 @@ func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, 
 // newJob returns the product as a job, or false when there is nothing to
 // multiply: C empty, or (k == 0 or alpha == 0) C only scaled by beta,
 // which it does.
-func newJob[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (job[T], bool) {
+func newJob[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (job[T], bool) {
 	if m == 0 || n == 0 {
 		return job[T]{}, false
 	}
@@ -86,7 +84,7 @@ const gemvChunk = 256
 // buffer (a buffer on the stack escapes through the kernel's function
 // value and cost an allocation per call: 1×784×128 float32 at 29 GFLOP/s
 // per CPU-second through Gemm against 35 for the bare kernel).
-func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
+func gemv[T tensor.Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
 	csA := 1
 	if transA {
 		csA = lda
@@ -137,7 +135,7 @@ const partsPerCore = 4
 const partWork = 1 << 22
 
 // job is one product with its arguments, cut by run into parts of C.
-type job[T Float] struct {
+type job[T tensor.Float] struct {
 	cfg            *config[T]
 	transA, transB bool
 	m, n, k        int
@@ -224,14 +222,14 @@ func (j *job[T]) parallel(workers, parts int, byCols bool, mr, nr, tiles int) {
 // so that a call allocates nothing after warm-up. par.Run returns only
 // when every part is done and never touches the job after, so it goes
 // back to the pool at once.
-type product[T Float] struct{ jobs []job[T] }
+type product[T tensor.Float] struct{ jobs []job[T] }
 
 // Do runs part i.
 func (p *product[T]) Do(_, i int) { p.jobs[i].serial() }
 
 var products32, products64 sync.Pool
 
-func getProduct[T Float](parts int) *product[T] {
+func getProduct[T tensor.Float](parts int) *product[T] {
 	p, ok := poolFor[T](&products32, &products64).Get().(*product[T])
 	if !ok {
 		p = new(product[T])
@@ -243,13 +241,13 @@ func getProduct[T Float](parts int) *product[T] {
 	return p
 }
 
-func putProduct[T Float](p *product[T]) {
+func putProduct[T tensor.Float](p *product[T]) {
 	clear(p.jobs) // drop the caller's slices
 	poolFor[T](&products32, &products64).Put(p)
 }
 
 // poolFor picks the float32 or float64 pool.
-func poolFor[T Float](p32, p64 *sync.Pool) *sync.Pool {
+func poolFor[T tensor.Float](p32, p64 *sync.Pool) *sync.Pool {
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return p32
@@ -307,7 +305,7 @@ func (j *job[T]) serial() {
 // either packed and zero-padded, or (edgeOff > 0) the last whole MR rows
 // (NR columns) of the block as they lie, of which the first edgeOff belong
 // to the strip before and are computed twice but not stored again.
-type strips[T Float] struct {
+type strips[T tensor.Float] struct {
 	base     []T
 	step     int
 	rs, cs   int
@@ -410,7 +408,7 @@ func (j *job[T]) macro(as, bs *strips[T], mc, nc, kc int, beta T, c []T, tile []
 
 // addTile sets the rows×cols corner of C to tile + beta*C (tile alone when
 // beta is 0, so NaN in C does not leak).
-func addTile[T Float](c []T, ldc int, tile []T, ldt, rows, cols int, beta T) {
+func addTile[T tensor.Float](c []T, ldc int, tile []T, ldt, rows, cols int, beta T) {
 	for i := range rows {
 		dst, src := c[i*ldc:i*ldc+cols], tile[i*ldt:i*ldt+cols]
 		if beta == 0 {
@@ -428,7 +426,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
 // scale sets C = beta*C (zeros when beta is 0, so NaN in C does not leak).
-func scale[T Float](c []T, m, n, ldc int, beta T) {
+func scale[T tensor.Float](c []T, m, n, ldc int, beta T) {
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		if beta == 0 {
