@@ -31,12 +31,11 @@ import (
 // its images through every stage, chunk by chunk (pad, GEMM, layout
 // change), with serial GEMMs (coreGemm) and chunks sized to its own L2
 // (chunkElems); the filter gradient is summed per core and the sums added
-// in core order. Cutting each GEMM over the cores instead ran the ResNet-32
-// layers at 1.0-1.3 times their one-core speed here: every product and
-// every layout pass woke the other core and waited for it, tens of
-// microseconds each time on this virtual machine, and the data crossed
-// between the cores' caches at each stage. Taps run (i, j, c) so that a row is KH contiguous
-// runs of the padded channels-last image. At stride 1 the row matrix is
+// in core order. Cutting each GEMM over the cores instead would wake and
+// wait for the other cores at every product and every layout pass, and
+// move the data between the cores' caches at each stage; the per-layer
+// products are too small to repay that. Taps run (i, j, c) so that a row
+// is KH contiguous runs of the padded channels-last image. At stride 1 the row matrix is
 // not built at all (gridPays: the implicit GEMM below), and when the output
 // is the input's size one grid of dy serves both gradients (sharedGrid).
 // The layout changes between NCHW and channels last are im2col.Transpose's

@@ -54,8 +54,8 @@ func Zeros(dt DType, shape ...int) *Tensor {
 // pool, holds whatever the last tensor of its size class left there (as
 // numpy.empty and torch.empty), so the caller must set every element
 // before anything reads one. Kernels that overwrite their whole output
-// take it to skip a pass over memory: a convolution's 8 MB output cleared
-// on one core while the other waits. It panics on a negative dim, as
+// take it to skip a pass over memory (clearing a large output on one core
+// while the others wait). It panics on a negative dim, as
 // Zeros.
 func Empty(dt DType, shape ...int) *Tensor {
 	if err := checkDims(shape); err != nil {

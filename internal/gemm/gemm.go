@@ -81,9 +81,9 @@ const gemvChunk = 256
 // computed by the row kernel, which reads B once, rather than by MR-row
 // micro-tiles that would compute MR-1 rows of padding. With beta == 0 the
 // row kernel writes into C itself; otherwise the sums go through a pooled
-// buffer (a buffer on the stack escapes through the kernel's function
-// value and cost an allocation per call: 1×784×128 float32 at 29 GFLOP/s
-// per CPU-second through Gemm against 35 for the bare kernel).
+// buffer (a buffer on the stack would escape through the kernel's
+// function value and cost an allocation per call, a large share of a
+// product this small).
 func gemv[T tensor.Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
 	csA := 1
 	if transA {
@@ -120,14 +120,12 @@ const minWorkPerCore = 1 << 17
 // partsPerCore is how many parts of C run cuts per core at most, taken in
 // turn by whichever core is free: on a shared or virtual machine one core
 // can run slower than the other for a whole product, so a fixed split
-// leaves a core idle waiting for the other (1024³ ran at 70 GFLOP/s split
-// in two and at 110 split in eight, with the other core partly busy). The
-// cost is that each part re-reads or re-packs the operand it does not cut,
-// and that a core's share of C moves from product to product, its operands
-// with it out of the core's caches: so products under partWork multiply-
-// adds a part are cut into one part per core (the thin model shapes, 6-8
-// million multiply-adds, ran at 100-113 GFLOP/s in two parts against
-// 85-100 in eight, with helpers that pick up a part within microseconds).
+// leaves a core idle waiting for the other. The cost is that each part
+// re-reads or re-packs the operand it does not cut, and that a core's
+// share of C moves from product to product, its operands with it out of
+// the core's caches: so products under partWork multiply-adds a part (the
+// thin model shapes) are cut into one part per core, where that cost
+// outweighs the balance.
 const partsPerCore = 4
 
 // partWork is the multiply-adds per part below which run cuts fewer than
@@ -156,13 +154,9 @@ func (j *job[T]) run(procs int) {
 	mr, nr := j.cfg.mr, j.cfg.nr
 	work := j.m * j.n * j.k
 	if j.isRow() {
-		// m = 1 stays on one core: split in two bands of columns it ran
-		// slower, not faster, in every interleaved run here (1×784×128
-		// float32: 13-21 GFLOP/s median split against 28-35 on one core;
-		// 1×1024×1024: 11-15 against 16-22), the other core being busy
-		// with other work for a part of each handoff; and again with
-		// helpers that pick up a part within microseconds (internal/par):
-		// 14-26 against 33-40. A 5 µs product does not repay a handoff.
+		// m = 1 stays on one core: a row product takes a few
+		// microseconds, about what handing half of it to a helper and
+		// joining it costs, so splitting it makes it slower, not faster.
 		j.serial()
 		return
 	}

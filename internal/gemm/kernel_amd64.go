@@ -30,10 +30,9 @@ func dgemvRow8AVX2(k int, a *float64, csA int, b *float64, rsB int, y *float64)
 // rowPrefetch is how many rows ahead the wide row kernels prefetch B over
 // k rows that lie stride bytes apart: 8, except where B is small enough
 // to stay in L1 between calls (32 KiB or less: the prefetches would only
-// take load slots, 74 -> 56 GFLOP/s at 64×100) and where rows 1 KiB or
-// more apart put every 8th row or closer into the same L1 sets (4 KiB
-// apart, all of them), so that the lines prefetched evict each other
-// before use (1×256×1024: 28 GFLOP/s without, 18 with).
+// take load slots) and where rows 1 KiB or more apart put every 8th row
+// or closer into the same L1 sets (4 KiB apart, all of them), so that the
+// lines prefetched evict each other before use.
 func rowPrefetch(k, stride int) int {
 	if k*stride <= 32<<10 || stride >= 1024 {
 		return 0
