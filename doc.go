@@ -3,9 +3,10 @@
 //
 // The library is a set of small packages, used together:
 //
-//   - tensor: dense float32/float64/int32/int64 tensors, shared zero-copy with
-//     gorgonia.org/tensor, seeded initialisers, and ragged batches of
-//     variable-length sequences (values plus offsets).
+//   - tensor: dense float32/float64/int32/int64 tensors, seeded
+//     initialisers, and ragged batches of variable-length sequences (values
+//     plus offsets); tensor/dense shares them zero-copy with
+//     gorgonia.org/tensor.
 //   - ops: every operation, with its shape rules, forward and backward passes
 //     and CPU reference kernels; each is in a registry that the gradient
 //     checks and the parity harness read.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -74,7 +75,7 @@ func (f *flash) keepRow(b, j0 int) []bool {
 func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 	blocks := (f.tq + flashBr - 1) / flashBr
 	bh := f.b * f.heads
-	parallelTasks(bh*blocks, bh*f.tq*f.tk*(f.d+f.dv), func() func(int) {
+	par.Tasks(bh*blocks, bh*f.tq*f.tk*(f.d+f.dv), func() func(int) {
 		s := make([]T, flashBr*flashBc)
 		m, l := make([]float64, flashBr), make([]float64, flashBr)
 		return func(task int) {
@@ -162,7 +163,7 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 // TensorFlow do, where dO·O would leave float64 round-off.
 func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq, dk, dv []T) {
 	bh := f.b * f.heads
-	parallelTasks(bh, bh*f.tq*f.tk*(2*f.d+2*f.dv), func() func(int) {
+	par.Tasks(bh, bh*f.tq*f.tk*(2*f.d+2*f.dv), func() func(int) {
 		p, ds := make([]T, flashBr*f.tk), make([]T, flashBr*f.tk)
 		return func(h int) {
 			b := h / f.heads

@@ -13,18 +13,18 @@ import (
 var maskBT = tensor.MustFromSlice([]float64{1, 1, 1, 1, 1, 0, 1, 0}, 2, 4)
 
 var _ = addGradCases("attention",
-	gradCase{name: "heads_lengths_causal", mk: func() Op { return AttentionOp(AttentionAttrs{KeyLengths: []int{3, 1}, Causal: true}) },
+	gradCase{name: "heads_lengths_causal", attrs: Attrs{KeyLengths: []int{3, 1}, Causal: true},
 		in: ins(randn(1, 2, 2, 3, 2), randn(2, 2, 2, 3, 2), randn(3, 2, 2, 3, 3)), wrt: []int{0, 1, 2}},
-	gradCase{name: "mask_fully_masked", mk: func() Op { return AttentionOp(AttentionAttrs{KeyLengths: []int{0, 4}}) },
+	gradCase{name: "mask_fully_masked", attrs: Attrs{KeyLengths: []int{0, 4}},
 		in: ins(randn(4, 2, 3, 2), randn(5, 2, 4, 2), randn(6, 2, 4, 2), maskBT), wrt: []int{0, 1, 2}},
-	gradCase{name: "scale", mk: func() Op { return AttentionOp(AttentionAttrs{Scale: 0.3}) },
+	gradCase{name: "scale", attrs: Attrs{Scale: 0.3},
 		in: ins(randn(7, 1, 2, 3), randn(8, 1, 4, 3), randn(9, 1, 4, 1)), wrt: []int{0, 1, 2}},
 )
 
 var _ = addGradCases("additive_attention",
-	gradCase{name: "lengths", mk: func() Op { return AdditiveAttentionOp(AttentionAttrs{KeyLengths: []int{3, 0, 1}}) },
+	gradCase{name: "lengths", attrs: Attrs{KeyLengths: []int{3, 0, 1}},
 		in: ins(randn(11, 3, 2, 2), randn(12, 3, 3, 2), randn(13, 2), randn(14, 3, 3, 2)), wrt: []int{0, 1, 2, 3}},
-	gradCase{name: "mask", mk: func() Op { return AdditiveAttentionOp(AttentionAttrs{}) },
+	gradCase{name: "mask", attrs: Attrs{},
 		in: ins(randn(15, 2, 1, 3), randn(16, 2, 4, 3), randn(17, 3), randn(18, 2, 4, 2), maskBT), wrt: []int{0, 1, 2, 3}},
 )
 

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -115,7 +116,7 @@ func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // the cores when the tensor is large.
 func batchNormKernel[T tensor.Float](x, gamma, beta, rm, rv, y []T, n, c, hw int, a BatchNormAttrs, mean, invStd []float64) {
 	m := float64(n * hw)
-	parallelRows(c, n*hw, func() func(lo, hi int) {
+	par.Rows(c, n*hw, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for ch := lo; ch < hi; ch++ {
 				mu, v := float64(rm[ch]), float64(rv[ch])
@@ -174,7 +175,7 @@ func (o *batchNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 // is large.
 func batchNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, n, c, hw int, training bool, mean, invStd []float64) {
 	m := float64(n * hw)
-	parallelRows(c, n*hw, func() func(lo, hi int) {
+	par.Rows(c, n*hw, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for ch := lo; ch < hi; ch++ {
 				mu, inv := mean[ch], invStd[ch]

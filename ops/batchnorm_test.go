@@ -9,8 +9,11 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-func bnAttrs(training bool) BatchNormAttrs {
-	return BatchNormAttrs{Momentum: DefaultBatchNormMomentum, Epsilon: DefaultBatchNormEpsilon, Training: training}
+func bnAttrs(training bool) BatchNormAttrs { return bnBuildAttrs(training).BatchNorm() }
+
+// bnBuildAttrs is bnAttrs as Build's attributes.
+func bnBuildAttrs(training bool) Attrs {
+	return Attrs{Momentum: DefaultBatchNormMomentum, Epsilon: DefaultBatchNormEpsilon, Training: training}
 }
 
 // bnInputs returns x, gamma, beta and positive moving statistics for c
@@ -20,10 +23,10 @@ func bnInputs(seed uint64, c int, xShape ...int) []*tensor.Tensor {
 }
 
 var _ = addGradCases("batch_norm",
-	gradCase{name: "nchw/training", mk: func() Op { return BatchNormOp(bnAttrs(true)) }, in: bnInputs(71, 2, 3, 2, 2, 3), wrt: []int{0, 1, 2}},
-	gradCase{name: "nc/training", mk: func() Op { return BatchNormOp(bnAttrs(true)) }, in: bnInputs(76, 3, 5, 3), wrt: []int{0, 1, 2}},
-	gradCase{name: "nchw/inference", mk: func() Op { return BatchNormOp(bnAttrs(false)) }, in: bnInputs(81, 2, 3, 2, 2, 3), wrt: []int{0, 1, 2}},
-	gradCase{name: "nc/inference", mk: func() Op { return BatchNormOp(bnAttrs(false)) }, in: bnInputs(86, 3, 5, 3), wrt: []int{0, 1, 2}},
+	gradCase{name: "nchw/training", attrs: bnBuildAttrs(true), in: bnInputs(71, 2, 3, 2, 2, 3), wrt: []int{0, 1, 2}},
+	gradCase{name: "nc/training", attrs: bnBuildAttrs(true), in: bnInputs(76, 3, 5, 3), wrt: []int{0, 1, 2}},
+	gradCase{name: "nchw/inference", attrs: bnBuildAttrs(false), in: bnInputs(81, 2, 3, 2, 2, 3), wrt: []int{0, 1, 2}},
+	gradCase{name: "nc/inference", attrs: bnBuildAttrs(false), in: bnInputs(86, 3, 5, 3), wrt: []int{0, 1, 2}},
 )
 
 func TestBatchNormDefaultsAreKeras(t *testing.T) {

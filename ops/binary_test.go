@@ -26,7 +26,7 @@ func addBinaryGradCases() bool {
 			if name == "pow" || name == "div" { // keep base positive and divisor away from 0
 				a, b = randu(uint64(10+i), 0.5, 2, s.a...), randu(uint64(20+i), 0.5, 2, s.b...)
 			}
-			addGradCases(name, gradCase{name: s.name, mk: func() Op { return BinaryOp(name) }, in: ins(a, b), wrt: []int{0, 1}})
+			addGradCases(name, gradCase{name: s.name, attrs: Attrs{}, in: ins(a, b), wrt: []int{0, 1}})
 		}
 	}
 	return true

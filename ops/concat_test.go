@@ -9,10 +9,10 @@ import (
 )
 
 var _ = addGradCases("concat",
-	gradCase{name: "axis1_three", mk: func() Op { return ConcatOp(1) }, in: ins(randn(1, 2, 1, 3), randn(2, 2, 4, 3), randn(3, 2, 2, 3)), wrt: []int{0, 1, 2}},
-	gradCase{name: "axis0", mk: func() Op { return ConcatOp(0) }, in: ins(randn(4, 3, 2), randn(5, 1, 2)), wrt: []int{0, 1}},
-	gradCase{name: "last_one_wanted", mk: func() Op { return ConcatOp(-1) }, in: ins(randn(6, 2, 2), randn(7, 2, 3)), wrt: []int{1}},
-	gradCase{name: "single", mk: func() Op { return ConcatOp(0) }, in: ins(randn(8, 3)), wrt: []int{0}},
+	gradCase{name: "axis1_three", attrs: Attrs{Axis: 1}, in: ins(randn(1, 2, 1, 3), randn(2, 2, 4, 3), randn(3, 2, 2, 3)), wrt: []int{0, 1, 2}},
+	gradCase{name: "axis0", attrs: Attrs{Axis: 0}, in: ins(randn(4, 3, 2), randn(5, 1, 2)), wrt: []int{0, 1}},
+	gradCase{name: "last_one_wanted", attrs: Attrs{Axis: -1}, in: ins(randn(6, 2, 2), randn(7, 2, 3)), wrt: []int{1}},
+	gradCase{name: "single", attrs: Attrs{Axis: 0}, in: ins(randn(8, 3)), wrt: []int{0}},
 )
 
 func TestConcat(t *testing.T) {

@@ -18,8 +18,8 @@ func crfInputs(seed uint64) []*tensor.Tensor {
 }
 
 var _ = addGradCases("crf",
-	gradCase{name: "mixed", mk: func() Op { return CRFOp(crfOffsets) }, in: crfInputs(1), wrt: []int{0, 1, 2, 3}},
-	gradCase{name: "long_k2_int32", mk: func() Op { return CRFOp([]int{0, 9}) }, in: ins(randn(5, 9, 2), randn(6, 2, 2), randn(7, 2), randn(8, 2),
+	gradCase{name: "mixed", attrs: Attrs{Offsets: crfOffsets}, in: crfInputs(1), wrt: []int{0, 1, 2, 3}},
+	gradCase{name: "long_k2_int32", attrs: Attrs{Offsets: []int{0, 9}}, in: ins(randn(5, 9, 2), randn(6, 2, 2), randn(7, 2), randn(8, 2),
 		tensor.MustFromSlice([]int32{0, 1, 1, 0, 0, 1, 0, 1, 1}, 9)), wrt: []int{0, 1, 2, 3}},
 )
 

@@ -37,8 +37,9 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 							in[i] = f32(x)
 						}
 					}
+					mk := c.builder(t, n)
 					run := func() []*tensor.Tensor {
-						op := c.mk()
+						op := mk()
 						y, err := op.Forward(in)
 						require.NoError(t, err)
 						gout, err := tensor.RandNormal(tensor.NewRNG(7), y.DType(), 0, 1, y.Shape()...)

@@ -12,8 +12,8 @@ import (
 // Each mk builds the op with an RNG of the same seed, so every evaluation
 // of the check draws the same mask.
 var _ = addGradCases("dropout",
-	gradCase{name: "rate0.4", mk: func() Op { return DropoutOp(0.4, tensor.NewRNG(61)) }, in: ins(randn(62, 4, 5)), wrt: []int{0}},
-	gradCase{name: "rate0", mk: func() Op { return DropoutOp(0, nil) }, in: ins(randn(63, 3)), wrt: []int{0}},
+	gradCase{name: "rate0.4", attrs: Attrs{Rate: 0.4, Seed: 61}, in: ins(randn(62, 4, 5)), wrt: []int{0}},
+	gradCase{name: "rate0", attrs: Attrs{Rate: 0}, in: ins(randn(63, 3)), wrt: []int{0}},
 )
 
 func TestDropoutForwardAndBackwardUseTheDrawnMask(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 )
 
 var _ = addGradCases("gather",
-	gradCase{name: "axis0_repeats", mk: func() Op { return GatherOp(0) }, in: ins(randn(1, 4, 3), tensor.MustFromSlice([]int64{2, 0, 2, 3, 2}, 5)), wrt: []int{0}},
-	gradCase{name: "axis1_int32", mk: func() Op { return GatherOp(1) }, in: ins(randn(2, 2, 5, 3), tensor.MustFromSlice([]int32{4, 1, 1}, 3)), wrt: []int{0}},
-	gradCase{name: "last_rank2_indices", mk: func() Op { return GatherOp(-1) }, in: ins(randn(3, 3, 4), tensor.MustFromSlice([]int64{0, 3, 3, 1, 2, 0}, 2, 3)), wrt: []int{0}},
-	gradCase{name: "scalar_index", mk: func() Op { return GatherOp(0) }, in: ins(randn(4, 3, 2), tensor.Scalar[int64](1)), wrt: []int{0}},
+	gradCase{name: "axis0_repeats", attrs: Attrs{Axis: 0}, in: ins(randn(1, 4, 3), tensor.MustFromSlice([]int64{2, 0, 2, 3, 2}, 5)), wrt: []int{0}},
+	gradCase{name: "axis1_int32", attrs: Attrs{Axis: 1}, in: ins(randn(2, 2, 5, 3), tensor.MustFromSlice([]int32{4, 1, 1}, 3)), wrt: []int{0}},
+	gradCase{name: "last_rank2_indices", attrs: Attrs{Axis: -1}, in: ins(randn(3, 3, 4), tensor.MustFromSlice([]int64{0, 3, 3, 1, 2, 0}, 2, 3)), wrt: []int{0}},
+	gradCase{name: "scalar_index", attrs: Attrs{Axis: 0}, in: ins(randn(4, 3, 2), tensor.Scalar[int64](1)), wrt: []int{0}},
 )
 
 // sliceGather is an independent gather: concatenate params' one-wide slices

@@ -13,14 +13,15 @@ import (
 )
 
 // gradCase is one float64 numeric-gradient check of an op. Each op's test
-// file adds its cases with addGradCases; TestGradients runs them all and
-// TestEveryOpHasGradCases fails for a registered op whose differentiable
-// inputs no case covers.
+// file adds its cases with addGradCases; TestGradients builds the op from
+// its name and attrs with Build, as the parity harness and the device
+// tests do, and runs them all; TestEveryOpHasGradCases fails for a
+// registered op whose differentiable inputs no case covers.
 type gradCase struct {
-	name string
-	mk   func() Op
-	in   []*tensor.Tensor
-	wrt  []int
+	name  string
+	attrs Attrs
+	in    []*tensor.Tensor
+	wrt   []int
 }
 
 var gradCases = map[string][]gradCase{}
@@ -28,6 +29,18 @@ var gradCases = map[string][]gradCase{}
 func addGradCases(op string, cs ...gradCase) bool {
 	gradCases[op] = append(gradCases[op], cs...)
 	return true
+}
+
+// builder returns a maker of fresh ops named name with the case's
+// attributes, built by Build; it fails t when Build cannot make one.
+func (c gradCase) builder(t *testing.T, name string) func() Op {
+	t.Helper()
+	_, err := Build(name, c.attrs)
+	require.NoError(t, err)
+	return func() Op {
+		op, _ := Build(name, c.attrs)
+		return op
+	}
 }
 
 func TestGradients(t *testing.T) {
@@ -39,7 +52,7 @@ func TestGradients(t *testing.T) {
 	for _, n := range names {
 		for _, c := range gradCases[n] {
 			t.Run(n+"/"+c.name, func(t *testing.T) {
-				gradcheck.CheckOp(t, c.mk, c.in, c.wrt...)
+				gradcheck.CheckOp(t, c.builder(t, n), c.in, c.wrt...)
 			})
 		}
 	}

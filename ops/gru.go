@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -166,7 +167,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
 			gemm.Gemm(false, false, n, 2*h, h, 1, hs, h, d.u, g3, 0, rec, g3)
 		}
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
 			for k := 0; k < h; k++ {
 				z, r := sigmoid(float64(a[k])+float64(rc[k])), sigmoid(float64(a[h+k])+float64(rc[h+k]))
@@ -177,7 +178,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 		if !resetAfter {
 			gemm.Gemm(false, false, n, h, h, 1, rh, h, d.u[2*h:], g3, 0, rec[2*h:], g3)
 		}
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			row := s.row(j, t)
 			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
 			for k := 0; k < h; k++ {
@@ -236,7 +237,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
 			a, st := act[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3]
 			for k := 0; k < h; k++ {
@@ -265,7 +266,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 			continue
 		}
 		gemm.Gemm(false, true, n, h, h, 1, step[2*h:], g3, d.u[2*h:], g3, 0, drh, h)
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
 			for k := 0; k < h; k++ {
 				rg, drhk := float64(act[r*g3+h+k]), float64(drh[j*h+k])

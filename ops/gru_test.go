@@ -10,20 +10,20 @@ import (
 )
 
 var _ = addGradCases("gru",
-	gradCase{name: "reset_after_init", mk: func() Op { return GRUOp(GRUAttrs{Offsets: raggedOffsets, ResetAfter: true}) },
+	gradCase{name: "reset_after_init", attrs: Attrs{Offsets: raggedOffsets, ResetAfter: true},
 		in: ins(randn(1, 8, 3), randn(2, 3, 6), randn(3, 2, 6), randn(4, 2, 6), randn(5, 4, 2)), wrt: []int{0, 1, 2, 3, 4}},
-	gradCase{name: "reset_before_init", mk: func() Op { return GRUOp(GRUAttrs{Offsets: raggedOffsets}) },
+	gradCase{name: "reset_before_init", attrs: Attrs{Offsets: raggedOffsets},
 		in: ins(randn(6, 8, 3), randn(7, 3, 6), randn(8, 2, 6), randn(9, 6), randn(10, 4, 2)), wrt: []int{0, 1, 2, 3, 4}},
-	gradCase{name: "reverse", mk: func() Op { return GRUOp(GRUAttrs{Offsets: raggedOffsets, Reverse: true, ResetAfter: true}) },
+	gradCase{name: "reverse", attrs: Attrs{Offsets: raggedOffsets, Reverse: true, ResetAfter: true},
 		in: ins(randn(11, 8, 2), randn(12, 2, 9), randn(13, 3, 9), randn(14, 2, 9)), wrt: []int{0, 1, 2, 3}},
-	gradCase{name: "reverse_reset_before", mk: func() Op { return GRUOp(GRUAttrs{Offsets: raggedOffsets, Reverse: true}) },
+	gradCase{name: "reverse_reset_before", attrs: Attrs{Offsets: raggedOffsets, Reverse: true},
 		in: ins(randn(15, 8, 2), randn(16, 2, 9), randn(17, 3, 9), randn(18, 9)), wrt: []int{0, 1, 2, 3}},
 )
 
 var _ = addGradCases("gru_cell",
-	gradCase{name: "reset_after", mk: func() Op { return GRUCellOp(true) },
+	gradCase{name: "reset_after", attrs: Attrs{ResetAfter: true},
 		in: ins(randn(21, 3, 4), randn(22, 3, 2), randn(23, 4, 6), randn(24, 2, 6), randn(25, 2, 6)), wrt: []int{0, 1, 2, 3, 4}},
-	gradCase{name: "reset_before", mk: func() Op { return GRUCellOp(false) },
+	gradCase{name: "reset_before", attrs: Attrs{ResetAfter: false},
 		in: ins(randn(26, 3, 4), randn(27, 3, 2), randn(28, 4, 6), randn(29, 2, 6), randn(30, 6)), wrt: []int{0, 1, 2, 3, 4}},
 )
 

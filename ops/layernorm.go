@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -81,7 +82,7 @@ func layerNormKernel[T tensor.Float](x, gamma, beta, y []T, d int, eps float64, 
 		return
 	}
 	gamma, beta = gamma[:d], beta[:d]
-	parallelRows(len(mean), d, func() func(lo, hi int) {
+	par.Rows(len(mean), d, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
@@ -128,9 +129,9 @@ func layerNormGrad[T tensor.Float](x, gamma, dy, dx, dgamma, dbeta []T, d int, m
 	}
 	gamma = gamma[:d]
 	rows := len(mean)
-	per := max(1, rowsPerTaskElems/d)
+	per := max(1, par.RowTaskElems/d)
 	parts := make([][]float64, (rows+per-1)/per) // per range: dgamma's then dbeta's sums
-	parallelRows(rows, d, func() func(lo, hi int) {
+	par.Rows(rows, d, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			sums := make([]float64, 2*d)
 			parts[lo/per] = sums

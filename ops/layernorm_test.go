@@ -10,8 +10,8 @@ import (
 )
 
 var _ = addGradCases("layer_norm",
-	gradCase{name: "last", mk: func() Op { return LayerNormOp(1, DefaultLayerNormEpsilon) }, in: ins(randn(101, 3, 5), randn(102, 5), randn(103, 5)), wrt: []int{0, 1, 2}},
-	gradCase{name: "last2", mk: func() Op { return LayerNormOp(2, DefaultLayerNormEpsilon) }, in: ins(randn(104, 2, 3, 4), randn(105, 3, 4), randn(106, 3, 4)), wrt: []int{0, 1, 2}},
+	gradCase{name: "last", attrs: Attrs{NormAxes: 1, Epsilon: DefaultLayerNormEpsilon}, in: ins(randn(101, 3, 5), randn(102, 5), randn(103, 5)), wrt: []int{0, 1, 2}},
+	gradCase{name: "last2", attrs: Attrs{NormAxes: 2, Epsilon: DefaultLayerNormEpsilon}, in: ins(randn(104, 2, 3, 4), randn(105, 3, 4), randn(106, 3, 4)), wrt: []int{0, 1, 2}},
 )
 
 func TestLayerNormForward(t *testing.T) {

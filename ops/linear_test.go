@@ -9,9 +9,9 @@ import (
 )
 
 var _ = addGradCases("linear",
-	gradCase{name: "bias", mk: LinearOp, in: ins(randn(1, 4, 3), randn(2, 3, 5), randn(3, 5)), wrt: []int{0, 1, 2}},
-	gradCase{name: "rank3", mk: LinearOp, in: ins(randn(4, 2, 3, 3), randn(5, 3, 2), randn(6, 2)), wrt: []int{0, 1, 2}},
-	gradCase{name: "nobias", mk: LinearOp, in: ins(randn(7, 4, 3), randn(8, 3, 5)), wrt: []int{0, 1}},
+	gradCase{name: "bias", attrs: Attrs{}, in: ins(randn(1, 4, 3), randn(2, 3, 5), randn(3, 5)), wrt: []int{0, 1, 2}},
+	gradCase{name: "rank3", attrs: Attrs{}, in: ins(randn(4, 2, 3, 3), randn(5, 3, 2), randn(6, 2)), wrt: []int{0, 1, 2}},
+	gradCase{name: "nobias", attrs: Attrs{}, in: ins(randn(7, 4, 3), randn(8, 3, 5)), wrt: []int{0, 1}},
 )
 
 func TestLinearEqualsMatMulPlusBias(t *testing.T) {

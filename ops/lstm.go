@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -194,7 +195,7 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
 		}
 		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
 			lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
 			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
@@ -256,7 +257,7 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
-		stepRows(n, h, func(j int) {
+		par.EachRow(n, gateWork*h, func(j int) {
 			lstmGateGrads(s, h, j, t, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
 			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
 		})

@@ -13,29 +13,29 @@ import (
 var raggedOffsets = []int{0, 3, 3, 4, 8} // lengths 3, 0, 1, 4
 
 var _ = addGradCases("lstm",
-	gradCase{name: "peephole_init", mk: func() Op { return LSTMOp(LSTMAttrs{Offsets: raggedOffsets}) },
+	gradCase{name: "peephole_init", attrs: Attrs{Offsets: raggedOffsets},
 		in:  ins(randn(1, 8, 3), randn(2, 3, 8), randn(3, 2, 8), randn(4, 8), randn(5, 6), randn(6, 4, 2), randn(7, 4, 2)),
 		wrt: []int{0, 1, 2, 3, 4, 5, 6}},
-	gradCase{name: "reverse", mk: func() Op { return LSTMOp(LSTMAttrs{Offsets: raggedOffsets, Reverse: true}) },
+	gradCase{name: "reverse", attrs: Attrs{Offsets: raggedOffsets, Reverse: true},
 		in:  ins(randn(8, 8, 3), randn(9, 3, 8), randn(10, 2, 8), randn(11, 8), randn(12, 6), randn(13, 4, 2), randn(14, 4, 2)),
 		wrt: []int{0, 1, 2, 3, 4, 5, 6}},
-	gradCase{name: "plain", mk: func() Op { return LSTMOp(LSTMAttrs{Offsets: []int{0, 5, 6}}) },
+	gradCase{name: "plain", attrs: Attrs{Offsets: []int{0, 5, 6}},
 		in: ins(randn(15, 6, 2), randn(16, 2, 12), randn(17, 3, 12), randn(18, 12)), wrt: []int{0, 1, 2, 3}},
 )
 
 var _ = addGradCases("lstm_cell",
-	gradCase{name: "peephole", mk: LSTMCellOp,
+	gradCase{name: "peephole", attrs: Attrs{},
 		in:  ins(randn(21, 3, 4), randn(22, 3, 2), randn(23, 3, 2), randn(24, 4, 8), randn(25, 2, 8), randn(26, 8), randn(27, 6)),
 		wrt: []int{0, 1, 2, 3, 4, 5, 6}},
-	gradCase{name: "plain", mk: LSTMCellOp,
+	gradCase{name: "plain", attrs: Attrs{},
 		in:  ins(randn(28, 2, 3), randn(29, 2, 3), randn(30, 2, 3), randn(31, 3, 12), randn(32, 3, 12), randn(33, 12)),
 		wrt: []int{0, 1, 2, 3, 4, 5}},
 )
 
 var _ = addGradCases("rnn_final_state",
-	gradCase{name: "init", mk: func() Op { return RNNFinalStateOp(raggedOffsets, false) },
+	gradCase{name: "init", attrs: Attrs{Offsets: raggedOffsets, Reverse: false},
 		in: ins(randn(41, 8, 3), randn(42, 4, 3)), wrt: []int{0, 1}},
-	gradCase{name: "reverse", mk: func() Op { return RNNFinalStateOp(raggedOffsets, true) },
+	gradCase{name: "reverse", attrs: Attrs{Offsets: raggedOffsets, Reverse: true},
 		in: ins(randn(43, 8, 3)), wrt: []int{0}},
 )
 

@@ -9,12 +9,12 @@ import (
 )
 
 var _ = addGradCases("matmul",
-	gradCase{name: "2d", mk: func() Op { return MatMulOp(false, false) }, in: ins(randn(1, 3, 4), randn(2, 4, 5)), wrt: []int{0, 1}},
-	gradCase{name: "transA", mk: func() Op { return MatMulOp(true, false) }, in: ins(randn(3, 4, 3), randn(4, 4, 5)), wrt: []int{0, 1}},
-	gradCase{name: "transB", mk: func() Op { return MatMulOp(false, true) }, in: ins(randn(5, 3, 4), randn(6, 5, 4)), wrt: []int{0, 1}},
-	gradCase{name: "transAB", mk: func() Op { return MatMulOp(true, true) }, in: ins(randn(7, 4, 3), randn(8, 5, 4)), wrt: []int{0, 1}},
-	gradCase{name: "batched", mk: func() Op { return MatMulOp(false, true) }, in: ins(randn(9, 2, 3, 4), randn(10, 2, 5, 4)), wrt: []int{0, 1}},
-	gradCase{name: "sharedB", mk: func() Op { return MatMulOp(true, false) }, in: ins(randn(11, 3, 4, 2), randn(12, 4, 5)), wrt: []int{0, 1}},
+	gradCase{name: "2d", attrs: Attrs{TransposeA: false, TransposeB: false}, in: ins(randn(1, 3, 4), randn(2, 4, 5)), wrt: []int{0, 1}},
+	gradCase{name: "transA", attrs: Attrs{TransposeA: true, TransposeB: false}, in: ins(randn(3, 4, 3), randn(4, 4, 5)), wrt: []int{0, 1}},
+	gradCase{name: "transB", attrs: Attrs{TransposeA: false, TransposeB: true}, in: ins(randn(5, 3, 4), randn(6, 5, 4)), wrt: []int{0, 1}},
+	gradCase{name: "transAB", attrs: Attrs{TransposeA: true, TransposeB: true}, in: ins(randn(7, 4, 3), randn(8, 5, 4)), wrt: []int{0, 1}},
+	gradCase{name: "batched", attrs: Attrs{TransposeA: false, TransposeB: true}, in: ins(randn(9, 2, 3, 4), randn(10, 2, 5, 4)), wrt: []int{0, 1}},
+	gradCase{name: "sharedB", attrs: Attrs{TransposeA: true, TransposeB: false}, in: ins(randn(11, 3, 4, 2), randn(12, 4, 5)), wrt: []int{0, 1}},
 )
 
 // naiveMatMul is the textbook triple loop on op(a), op(b) for 2-D inputs.

@@ -8,7 +8,7 @@
 // here (ops.MatMul, ops.Conv2D, ...) run one forward pass on tensors for users
 // who need no gradients. ops knows nothing of graph.
 //
-// The contract (see DESIGN.md): the exported entry points validate dtypes,
+// The contract (see ARCHITECTURE.md, "The life of one op"): the exported entry points validate dtypes,
 // ranks, shapes and attributes and return an *Error naming the op and the
 // input shapes; inner kernels work on validated slices and cannot fail.
 package ops

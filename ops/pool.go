@@ -2,8 +2,8 @@ package ops
 
 import (
 	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
-	"sync"
 )
 
 func init() {
@@ -31,26 +31,10 @@ type pool2dOp struct {
 	g im2col.Geom // one channel per image plane: C is N·C of x
 }
 
-// Scratch for max pool: the argmax indices, and Backward's recomputed
-// maximums, reused across calls.
-var argScratch, f32Scratch, f64Scratch sync.Pool
-
-// scratch returns a buffer of n elements from p (its contents are
-// garbage); put it back with p.Put when done.
-func scratch[E any](p *sync.Pool, n int) *[]E {
-	s, _ := p.Get().(*[]E)
-	if s == nil || cap(*s) < n {
-		b := make([]E, n)
-		s = &b
-	}
-	*s = (*s)[:n]
-	return s
-}
-
 // maxArgs runs the max-pool kernel on x, writing the maximums into y and
 // their flat input indices into a scratch buffer that it returns.
 func maxArgs[T tensor.Float](g im2col.Geom, x, y []T) *[]int {
-	arg := scratch[int](&argScratch, len(y))
+	arg := getScratch[int](len(y))
 	poolKernel(g, *arg, x, y)
 	return arg
 }
@@ -137,9 +121,9 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	case !o.max:
 		poolKernel(g, nil, in[0].Float64s(), out.Float64s())
 	case dt == tensor.Float32:
-		argScratch.Put(maxArgs(g, in[0].Float32s(), out.Float32s()))
+		putScratch(maxArgs(g, in[0].Float32s(), out.Float32s()))
 	default:
-		argScratch.Put(maxArgs(g, in[0].Float64s(), out.Float64s()))
+		putScratch(maxArgs(g, in[0].Float64s(), out.Float64s()))
 	}
 	return out, nil
 }
@@ -151,9 +135,9 @@ func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 	gx := tensor.ZerosLike(in[0])
 	switch out.DType() {
 	case tensor.Float32:
-		poolBackward(o.g, o.max, &f32Scratch, in[0].Float32s(), gout.Float32s(), gx.Float32s())
+		poolBackward(o.g, o.max, in[0].Float32s(), gout.Float32s(), gx.Float32s())
 	case tensor.Float64:
-		poolBackward(o.g, o.max, &f64Scratch, in[0].Float64s(), gout.Float64s(), gx.Float64s())
+		poolBackward(o.g, o.max, in[0].Float64s(), gout.Float64s(), gx.Float64s())
 	}
 	return []*tensor.Tensor{gx}, nil
 }
@@ -162,16 +146,16 @@ func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 // it first recomputes the argmax into scratch (ys holds []T buffers for the
 // recomputed maximums), the same kernel on the same x as Forward, so ties
 // go to the same cell.
-func poolBackward[T tensor.Float](g im2col.Geom, max bool, ys *sync.Pool, x, dy, dx []T) {
+func poolBackward[T tensor.Float](g im2col.Geom, max bool, x, dy, dx []T) {
 	if !max {
 		poolGrad(g, nil, dy, dx)
 		return
 	}
-	y := scratch[T](ys, len(dy))
+	y := getScratch[T](len(dy))
 	arg := maxArgs(g, x, *y)
 	poolGrad(g, *arg, dy, dx)
-	argScratch.Put(arg)
-	ys.Put(y)
+	putScratch(arg)
+	putScratch(y)
 }
 
 // The kernels below walk each plane's output rows with the windows'
@@ -215,7 +199,7 @@ func pool2x2(g im2col.Geom) bool {
 // into arg when arg is non-nil (max pool), else each window's mean.
 func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
 	cols, plane, out, fast := windowCols(g), g.H*g.W, g.OH*g.OW, pool2x2(g)
-	forBatch(g.C, func(_, lo, hi int) {
+	par.ForBatch(g.C, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			xc := x[c*plane : (c+1)*plane]
 			for oh := 0; oh < g.OH; oh++ {
@@ -289,7 +273,7 @@ func max2x2[T tensor.Float](xc []T, top, w, base int, yr []T, ar []int) {
 // each dy spread evenly over its window's input cells.
 func poolGrad[T tensor.Float](g im2col.Geom, arg []int, dy, dx []T) {
 	cols, plane, out := windowCols(g), g.H*g.W, g.OH*g.OW
-	forBatch(g.C, func(_, lo, hi int) {
+	par.ForBatch(g.C, func(_, lo, hi int) {
 		if arg != nil {
 			for o, at := range arg[lo*out : hi*out] {
 				dx[at] += dy[lo*out+o]

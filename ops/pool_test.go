@@ -26,11 +26,11 @@ func distinct(seed uint64, shape ...int) *tensor.Tensor {
 
 var poolGradAttrs = []struct {
 	name string
-	a    Pool2DAttrs
+	a    Attrs
 }{
-	{"k2", Pool2DAttrs{Kernel: [2]int{2, 2}}},
-	{"k3_s2_same", Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame}},
-	{"asym_pad", Pool2DAttrs{Kernel: [2]int{3, 2}, Stride: [2]int{1, 2}, Pad: [4]int{1, 0, 0, 1}}},
+	{"k2", Attrs{Kernel: []int{2, 2}}},
+	{"k3_s2_same", Attrs{Kernel: []int{3, 3}, Strides: []int{2, 2}, Padding: "SAME"}},
+	{"asym_pad", Attrs{Kernel: []int{3, 2}, Strides: []int{1, 2}, Pads: []int{1, 0, 0, 1}}},
 }
 
 var _ = addPoolGradCases()
@@ -38,10 +38,10 @@ var _ = addPoolGradCases()
 func addPoolGradCases() bool {
 	for i, c := range poolGradAttrs {
 		x := distinct(uint64(30+i), 2, 2, 5, 4)
-		addGradCases("max_pool2d", gradCase{name: c.name, mk: func() Op { return MaxPool2DOp(c.a) }, in: ins(x), wrt: []int{0}})
-		addGradCases("avg_pool2d", gradCase{name: c.name, mk: func() Op { return AvgPool2DOp(c.a) }, in: ins(randn(uint64(40+i), 2, 2, 5, 4)), wrt: []int{0}})
+		addGradCases("max_pool2d", gradCase{name: c.name, attrs: c.a, in: ins(x), wrt: []int{0}})
+		addGradCases("avg_pool2d", gradCase{name: c.name, attrs: c.a, in: ins(randn(uint64(40+i), 2, 2, 5, 4)), wrt: []int{0}})
 	}
-	addGradCases("global_avg_pool2d", gradCase{name: "3x4", mk: GlobalAvgPool2DOp, in: ins(randn(50, 2, 3, 3, 4)), wrt: []int{0}})
+	addGradCases("global_avg_pool2d", gradCase{name: "3x4", attrs: Attrs{}, in: ins(randn(50, 2, 3, 3, 4)), wrt: []int{0}})
 	return true
 }
 

@@ -32,7 +32,7 @@ func addReduceGradCases() bool {
 	for _, name := range reduceNames {
 		for i, a := range reduceAttrs {
 			x := randn(uint64(30+i), a.shape...)
-			addGradCases(name, gradCase{name: a.name, mk: func() Op { return ReduceOp(name, a.axes, a.keep) }, in: ins(x), wrt: []int{0}})
+			addGradCases(name, gradCase{name: a.name, attrs: Attrs{Axes: a.axes, KeepDims: a.keep}, in: ins(x), wrt: []int{0}})
 		}
 	}
 	return true

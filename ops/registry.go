@@ -1,6 +1,11 @@
 package ops
 
-import "sort"
+import (
+	"slices"
+	"sort"
+
+	"github.com/plumbml/plumb/tensor"
+)
 
 // Spec is an op's entry in the registry, the one list of all ops that the
 // gradient-check suite, the parity harness and device backends read, so each
@@ -35,4 +40,42 @@ func Registered() []Spec {
 func Lookup(name string) (Spec, bool) {
 	s, ok := registry[name]
 	return s, ok
+}
+
+// Kernel says that an op runs on a device in a dtype.
+type Kernel struct {
+	Device string // "cpu" or "cuda"
+	DType  tensor.DType
+}
+
+// deviceKernels holds the kernels that device packages register, by op.
+var deviceKernels = map[string][]Kernel{}
+
+// RegisterKernel records, at init time, that the named op has a kernel on
+// device for each of dtypes. Device packages call it (ops/cuda with the
+// build tag cuda), so that their tests can fail for a kernel without a
+// device test. An unregistered op is a programming error.
+func RegisterKernel(op, device string, dtypes ...tensor.DType) {
+	if _, ok := registry[op]; !ok {
+		panic("ops: RegisterKernel of unregistered op " + op)
+	}
+	for _, dt := range dtypes {
+		deviceKernels[op] = append(deviceKernels[op], Kernel{Device: device, DType: dt})
+	}
+}
+
+// Kernels returns the kernels of the named op: every op runs on the CPU in
+// float32 and float64 (the kernels in this package), then whatever device
+// packages linked into the program registered.
+func Kernels(op string) []Kernel {
+	if _, ok := registry[op]; !ok {
+		return nil
+	}
+	ks := []Kernel{{Device: "cpu", DType: tensor.Float32}, {Device: "cpu", DType: tensor.Float64}}
+	return append(ks, deviceKernels[op]...)
+}
+
+// HasKernel reports whether the named op has a kernel on device in dt.
+func HasKernel(op, device string, dt tensor.DType) bool {
+	return slices.Contains(Kernels(op), Kernel{Device: device, DType: dt})
 }

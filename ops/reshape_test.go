@@ -9,9 +9,9 @@ import (
 )
 
 var _ = addGradCases("reshape",
-	gradCase{name: "infer", mk: func() Op { return ReshapeOp(6, -1) }, in: ins(randn(1, 2, 3, 4)), wrt: []int{0}},
-	gradCase{name: "to_scalar", mk: func() Op { return ReshapeOp() }, in: ins(randn(2, 1, 1)), wrt: []int{0}},
-	gradCase{name: "split", mk: func() Op { return ReshapeOp(2, -1, 3) }, in: ins(randn(3, 12)), wrt: []int{0}},
+	gradCase{name: "infer", attrs: Attrs{Shape: []int{6, -1}}, in: ins(randn(1, 2, 3, 4)), wrt: []int{0}},
+	gradCase{name: "to_scalar", attrs: Attrs{}, in: ins(randn(2, 1, 1)), wrt: []int{0}},
+	gradCase{name: "split", attrs: Attrs{Shape: []int{2, -1, 3}}, in: ins(randn(3, 12)), wrt: []int{0}},
 )
 
 func TestReshape(t *testing.T) {

@@ -241,20 +241,8 @@ func (o *rnnFinalStateOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor
 	return grads, nil
 }
 
-// stepRows runs fn(j) for the rows [0, n) of one step of a recurrent
-// layer, each of h gate units: rows are independent within a step, so
-// they are spread over the cores (parallelRows) once the step has gate
-// units enough to repay it.
-func stepRows(n, h int, fn func(j int)) {
-	parallelRows(n, gateWork*h, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				fn(j)
-			}
-		}
-	})
-}
-
 // gateWork is what one unit of a gate kernel costs (its exponentials and
-// tanh) in the multiply-adds that parallelRows weighs work in.
+// tanh) in the multiply-adds that par.EachRow weighs work in: the rows of
+// one time step are independent, so the recurrent kernels spread them over
+// the cores once a step has gate units enough to repay it.
 const gateWork = 16

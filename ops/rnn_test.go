@@ -10,7 +10,7 @@ import (
 )
 
 // The rows of a recurrent step are spread over the cores from a few
-// thousand gate units on (stepRows); with ragged lengths, initial states
+// thousand gate units on (par.EachRow); with ragged lengths, initial states
 // and peepholes, the LSTM and both GRU forms give the same bits forward
 // and backward on one core as on several.
 func TestRNNRowsOverCoresMatchOneCore(t *testing.T) {

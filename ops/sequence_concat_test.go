@@ -11,7 +11,7 @@ import (
 var concatOffB = []int{0, 0, 2, 3, 4, 5}
 
 var _ = addGradCases("sequence_concat",
-	gradCase{name: "mixed", mk: func() Op { return SequenceConcatOp(mixedOffsets, concatOffB) }, in: ins(randn(1, 10, 3), randn(2, 5, 3)), wrt: []int{0, 1}},
+	gradCase{name: "mixed", attrs: Attrs{Offsets: mixedOffsets, OffsetsB: concatOffB}, in: ins(randn(1, 10, 3), randn(2, 5, 3)), wrt: []int{0, 1}},
 )
 
 func TestSequenceConcatForward(t *testing.T) {

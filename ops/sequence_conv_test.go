@@ -16,12 +16,12 @@ var seqConvWindows = [][2]int{{-1, 3}, {-2, 2}, {0, 2}, {-3, 7}, {2, 2}}
 func addSequenceConvGradCases() bool {
 	for _, w := range seqConvWindows {
 		start, length := w[0], w[1]
-		mk := func() Op { return SequenceConvOp(mixedOffsets, start, length) }
+		attrs := Attrs{Offsets: mixedOffsets, ContextStart: start, ContextLength: length}
 		name := tensor.Shape{start, length}.String()
 		pad := randn(3, SequenceConvPadRows(start, length), 2)
 		addGradCases("sequence_conv",
-			gradCase{name: "zero_pad" + name, mk: mk, in: ins(randn(1, 10, 2), randn(2, 2*length, 3)), wrt: []int{0, 1}},
-			gradCase{name: "trainable_pad" + name, mk: mk, in: ins(randn(1, 10, 2), randn(2, 2*length, 3), pad), wrt: []int{0, 1, 2}},
+			gradCase{name: "zero_pad" + name, attrs: attrs, in: ins(randn(1, 10, 2), randn(2, 2*length, 3)), wrt: []int{0, 1}},
+			gradCase{name: "trainable_pad" + name, attrs: attrs, in: ins(randn(1, 10, 2), randn(2, 2*length, 3), pad), wrt: []int{0, 1, 2}},
 		)
 	}
 	return true

@@ -7,8 +7,8 @@ import (
 )
 
 var _ = addGradCases("sequence_expand",
-	gradCase{name: "mixed", mk: func() Op { return SequenceExpandOp(mixedOffsets) }, in: ins(randn(1, 5, 3)), wrt: []int{0}},
-	gradCase{name: "rank3", mk: func() Op { return SequenceExpandOp([]int{0, 2, 2, 3}) }, in: ins(randn(2, 3, 2, 2)), wrt: []int{0}},
+	gradCase{name: "mixed", attrs: Attrs{Offsets: mixedOffsets}, in: ins(randn(1, 5, 3)), wrt: []int{0}},
+	gradCase{name: "rank3", attrs: Attrs{Offsets: []int{0, 2, 2, 3}}, in: ins(randn(2, 3, 2, 2)), wrt: []int{0}},
 )
 
 func TestSequenceExpandForward(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 var _ = addGradCases("sequence_reverse",
-	gradCase{name: "mixed", mk: func() Op { return SequenceReverseOp(mixedOffsets) }, in: ins(randn(1, 10, 3)), wrt: []int{0}},
+	gradCase{name: "mixed", attrs: Attrs{Offsets: mixedOffsets}, in: ins(randn(1, 10, 3)), wrt: []int{0}},
 )
 
 func TestSequenceReverseForward(t *testing.T) {

@@ -12,7 +12,7 @@ var (
 )
 
 var _ = addGradCases("sequence_slice",
-	gradCase{name: "mixed", mk: func() Op { return SequenceSliceOp(mixedOffsets, sliceStarts, sliceLengths) }, in: ins(randn(1, 10, 3)), wrt: []int{0}},
+	gradCase{name: "mixed", attrs: Attrs{Offsets: mixedOffsets, Starts: sliceStarts, Lengths: sliceLengths}, in: ins(randn(1, 10, 3)), wrt: []int{0}},
 )
 
 func TestSequenceSliceForward(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 )
 
 var _ = addGradCases("sequence_softmax",
-	gradCase{name: "mixed", mk: func() Op { return SequenceSoftmaxOp(mixedOffsets) }, in: ins(randn(1, 10)), wrt: []int{0}},
-	gradCase{name: "column", mk: func() Op { return SequenceSoftmaxOp([]int{0, 1, 4}) }, in: ins(randn(2, 4, 1)), wrt: []int{0}},
+	gradCase{name: "mixed", attrs: Attrs{Offsets: mixedOffsets}, in: ins(randn(1, 10)), wrt: []int{0}},
+	gradCase{name: "column", attrs: Attrs{Offsets: []int{0, 1, 4}}, in: ins(randn(2, 4, 1)), wrt: []int{0}},
 )
 
 func TestSequenceSoftmaxForward(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 )
 
 var _ = addGradCases("slice",
-	gradCase{name: "middle", mk: func() Op { return SliceOp(1, 1, 3) }, in: ins(randn(1, 2, 4, 3)), wrt: []int{0}},
-	gradCase{name: "head", mk: func() Op { return SliceOp(0, 0, 2) }, in: ins(randn(2, 5, 2)), wrt: []int{0}},
-	gradCase{name: "tail_last", mk: func() Op { return SliceOp(-1, 2, 5) }, in: ins(randn(3, 3, 5)), wrt: []int{0}},
-	gradCase{name: "whole", mk: func() Op { return SliceOp(0, 0, 4) }, in: ins(randn(4, 4)), wrt: []int{0}},
+	gradCase{name: "middle", attrs: Attrs{Axis: 1, Begin: 1, End: 3}, in: ins(randn(1, 2, 4, 3)), wrt: []int{0}},
+	gradCase{name: "head", attrs: Attrs{Axis: 0, Begin: 0, End: 2}, in: ins(randn(2, 5, 2)), wrt: []int{0}},
+	gradCase{name: "tail_last", attrs: Attrs{Axis: -1, Begin: 2, End: 5}, in: ins(randn(3, 3, 5)), wrt: []int{0}},
+	gradCase{name: "whole", attrs: Attrs{Axis: 0, Begin: 0, End: 4}, in: ins(randn(4, 4)), wrt: []int{0}},
 )
 
 func TestSlice(t *testing.T) {

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -73,7 +74,7 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 		return
 	}
 	blk := n * inner
-	parallelRows(outer, blk, func() func(lo, hi int) {
+	par.Rows(outer, blk, func() func(lo, hi int) {
 		var m, s []float64
 		if inner > 1 {
 			m, s = make([]float64, inner), make([]float64, inner)
@@ -180,7 +181,7 @@ func softmaxGrad[T tensor.Float](name string, y, dy, dx []T, outer, n, inner int
 	}
 	log := name == "log_softmax"
 	blk := n * inner
-	parallelRows(outer, blk, func() func(lo, hi int) {
+	par.Rows(outer, blk, func() func(lo, hi int) {
 		s := make([]float64, inner)
 		return func(lo, hi int) {
 			for o := lo; o < hi; o++ {

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -136,7 +137,7 @@ func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum
 	if c == 0 {
 		return
 	}
-	parallelRows(n, c, func() func(lo, hi int) {
+	par.Rows(n, c, func() func(lo, hi int) {
 		e := make([]T, c)
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -197,7 +198,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, 
 	if c == 0 {
 		return
 	}
-	parallelRows(n, c, func() func(lo, hi int) {
+	par.Rows(n, c, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				zr, m, ls := z[i*c:(i+1)*c], rowMax[i], logSum[i]

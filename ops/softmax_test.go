@@ -10,9 +10,9 @@ import (
 )
 
 var _ = addGradCases("softmax",
-	gradCase{name: "last", mk: func() Op { return SoftmaxOp(-1) }, in: ins(randn(1, 3, 4)), wrt: []int{0}},
-	gradCase{name: "middle", mk: func() Op { return SoftmaxOp(1) }, in: ins(randn(2, 2, 3, 4)), wrt: []int{0}},
-	gradCase{name: "first", mk: func() Op { return SoftmaxOp(0) }, in: ins(randn(3, 3, 2)), wrt: []int{0}},
+	gradCase{name: "last", attrs: Attrs{Axis: -1}, in: ins(randn(1, 3, 4)), wrt: []int{0}},
+	gradCase{name: "middle", attrs: Attrs{Axis: 1}, in: ins(randn(2, 2, 3, 4)), wrt: []int{0}},
+	gradCase{name: "first", attrs: Attrs{Axis: 0}, in: ins(randn(3, 3, 2)), wrt: []int{0}},
 )
 
 // plainSoftmax is exp(x)/Σexp(x) with no shift, for moderate test inputs.

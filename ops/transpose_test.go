@@ -9,10 +9,10 @@ import (
 )
 
 var _ = addGradCases("transpose",
-	gradCase{name: "2d", mk: func() Op { return TransposeOp(1, 0) }, in: ins(randn(1, 3, 4)), wrt: []int{0}},
-	gradCase{name: "3d_rotate", mk: func() Op { return TransposeOp(2, 0, 1) }, in: ins(randn(2, 2, 3, 4)), wrt: []int{0}},
-	gradCase{name: "4d", mk: func() Op { return TransposeOp(0, 2, 3, 1) }, in: ins(randn(3, 2, 3, 2, 2)), wrt: []int{0}},
-	gradCase{name: "reverse", mk: func() Op { return TransposeOp() }, in: ins(randn(4, 2, 3, 4)), wrt: []int{0}},
+	gradCase{name: "2d", attrs: Attrs{Perm: []int{1, 0}}, in: ins(randn(1, 3, 4)), wrt: []int{0}},
+	gradCase{name: "3d_rotate", attrs: Attrs{Perm: []int{2, 0, 1}}, in: ins(randn(2, 2, 3, 4)), wrt: []int{0}},
+	gradCase{name: "4d", attrs: Attrs{Perm: []int{0, 2, 3, 1}}, in: ins(randn(3, 2, 3, 2, 2)), wrt: []int{0}},
+	gradCase{name: "reverse", attrs: Attrs{}, in: ins(randn(4, 2, 3, 4)), wrt: []int{0}},
 )
 
 func TestTransposeMatchesNaive(t *testing.T) {

@@ -27,16 +27,18 @@ func unaryInput(name string, seed uint64) *tensor.Tensor {
 	return x
 }
 
-func unaryParams(name string) []float64 {
+// unaryAttrs gives the parameterised unary ops TF's defaults (leaky_relu's
+// alpha 0.2, elu's 1) and clip the range [0, 6].
+func unaryAttrs(name string) Attrs {
 	switch name {
 	case "leaky_relu":
-		return []float64{0.2}
+		return Attrs{Alpha: 0.2}
 	case "elu":
-		return []float64{1.0}
+		return Attrs{Alpha: 1}
 	case "clip":
-		return []float64{0, 6}
+		return Attrs{Lo: 0, Hi: 6}
 	}
-	return nil
+	return Attrs{}
 }
 
 var _ = addUnaryGradCases()
@@ -44,7 +46,7 @@ var _ = addUnaryGradCases()
 func addUnaryGradCases() bool {
 	for name := range unaryFns {
 		x := unaryInput(name, 7)
-		addGradCases(name, gradCase{name: "3x4", mk: func() Op { return UnaryOp(name, unaryParams(name)...) }, in: ins(x), wrt: []int{0}})
+		addGradCases(name, gradCase{name: "3x4", attrs: unaryAttrs(name), in: ins(x), wrt: []int{0}})
 	}
 	return true
 }

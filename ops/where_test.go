@@ -9,10 +9,10 @@ import (
 )
 
 var _ = addGradCases("where",
-	gradCase{name: "same", mk: WhereOp, in: ins(tensor.MustFromSlice([]int64{1, 0, 0, 3, 0, 1}, 2, 3), randn(1, 2, 3), randn(2, 2, 3)), wrt: []int{1, 2}},
-	gradCase{name: "bcast_all", mk: WhereOp, in: ins(tensor.MustFromSlice([]float64{0, 2.5}, 2, 1), randn(3, 2, 3), randn(4, 3)), wrt: []int{1, 2}},
-	gradCase{name: "scalar_cond", mk: WhereOp, in: ins(tensor.Scalar[int32](1), randn(5, 4), randn(6, 3, 4)), wrt: []int{1, 2}},
-	gradCase{name: "bcast_a", mk: WhereOp, in: ins(tensor.MustFromSlice([]int32{0, 1, 1, 0}, 4), randn(7), randn(8, 2, 4)), wrt: []int{1, 2}},
+	gradCase{name: "same", attrs: Attrs{}, in: ins(tensor.MustFromSlice([]int64{1, 0, 0, 3, 0, 1}, 2, 3), randn(1, 2, 3), randn(2, 2, 3)), wrt: []int{1, 2}},
+	gradCase{name: "bcast_all", attrs: Attrs{}, in: ins(tensor.MustFromSlice([]float64{0, 2.5}, 2, 1), randn(3, 2, 3), randn(4, 3)), wrt: []int{1, 2}},
+	gradCase{name: "scalar_cond", attrs: Attrs{}, in: ins(tensor.Scalar[int32](1), randn(5, 4), randn(6, 3, 4)), wrt: []int{1, 2}},
+	gradCase{name: "bcast_a", attrs: Attrs{}, in: ins(tensor.MustFromSlice([]int32{0, 1, 1, 0}, 4), randn(7), randn(8, 2, 4)), wrt: []int{1, 2}},
 )
 
 func TestWhereMatchesNaive(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"path"
 	"sort"
 
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -45,84 +46,19 @@ type Case struct {
 	dir  string
 }
 
-// Attrs are the attributes of every recorded op and optimizer; each case
-// sets the ones its op takes, under the names the recorder writes.
+// Attrs are the attributes of every recorded op, model and optimizer;
+// each case sets the ones it takes, under the names the recorder writes.
+// The ops' attributes are ops.Attrs, from which ops.Build makes the op.
 type Attrs struct {
-	// Elementwise: leaky_relu's and elu's alpha, clip's bounds.
-	Alpha float64 `json:"alpha"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
+	ops.Attrs
 
-	// matmul.
-	TransposeA bool `json:"transpose_a"`
-	TransposeB bool `json:"transpose_b"`
+	// Models: multi-head attention's heads, key_dim and output features.
+	Heads  int `json:"heads"`
+	KeyDim int `json:"key_dim"`
+	OutDim int `json:"out_dim"`
 
-	// Reductions (nil axes: every axis), gather, concat, slice, softmax.
-	Axes     []int `json:"axes"`
-	KeepDims bool  `json:"keepdims"`
-	Axis     int   `json:"axis"`
-	Begin    int   `json:"begin"`
-	End      int   `json:"end"`
-	Shape    []int `json:"shape"`
-	Perm     []int `json:"perm"`
-
-	// Losses: "mean", "sum" or "none".
-	Reduction string `json:"reduction"`
-
-	// embedding's padding index (negative: none).
-	PaddingIdx int `json:"padding_idx"`
-
-	// Ragged sequence ops: the offsets of the (first) ragged input, of
-	// sequence_concat's second, sequence_pool's pooling and pad value, and
-	// sequence_slice's per-sequence starts and lengths.
-	Offsets  []int   `json:"offsets"`
-	OffsetsB []int   `json:"offsets_b"`
-	Pool     string  `json:"pool"`
-	Pad      float64 `json:"pad"`
-	Starts   []int   `json:"starts"`
-	Lengths  []int   `json:"lengths"`
-
-	// Attention: key-padding lengths, the causal mask and the score scale
-	// (0: 1/sqrt(d)); multi-head attention's heads, key_dim and output
-	// features.
-	KeyLengths []int   `json:"key_lengths"`
-	Causal     bool    `json:"causal"`
-	Scale      float64 `json:"scale"`
-	Heads      int     `json:"heads"`
-	KeyDim     int     `json:"key_dim"`
-	OutDim     int     `json:"out_dim"`
-
-	// Recurrent ops: reverse processing (Keras go_backwards) and the GRU's
-	// reset_after form.
-	Reverse    bool `json:"reverse"`
-	ResetAfter bool `json:"reset_after"`
-
-	// sequence_conv's context window.
-	ContextStart  int `json:"context_start"`
-	ContextLength int `json:"context_length"`
-
-	// Normalisation and dropout.
-	Training bool    `json:"training"`
-	NormAxes int     `json:"norm_axes"`
-	Rate     float64 `json:"rate"`
-
-	// Convolutions and pools: strides, dilations and kernel size as
-	// [h, w]; padding "SAME", "VALID" or "EXPLICIT" with Pads as
-	// [top, bottom, left, right].
-	Strides   []int  `json:"strides"`
-	Dilations []int  `json:"dilations"`
-	Padding   string `json:"padding"`
-	Pads      []int  `json:"pads"`
-	Groups    int    `json:"groups"`
-	Kernel    []int  `json:"kernel"`
-	// conv2d_transpose's extra output rows and columns, [h, w].
-	OutputPadding []int `json:"output_padding"`
-
-	// Shared by batch norm and the optimizers.
-	Momentum float64 `json:"momentum"`
-	Epsilon  float64 `json:"epsilon"`
-
-	// Optimizers, with Keras' argument names.
+	// Optimizers, with Keras' argument names (Momentum and Epsilon, which
+	// batch norm shares, are in ops.Attrs).
 	LearningRate       float64 `json:"learning_rate"`
 	Beta1              float64 `json:"beta_1"`
 	Beta2              float64 `json:"beta_2"`

@@ -22,7 +22,7 @@ import (
 // We read .npy ourselves instead of through gorgonia.org/tensor's
 // Dense.ReadNpy because the goldens hold rank-0 arrays (the scalar losses)
 // and may hold zero-size ones, which Gorgonia's Dense cannot represent
-// (see package tensor), and because a golden in an unexpected encoding
+// (see package tensor/dense), and because a golden in an unexpected encoding
 // (Fortran order, big-endian, bool) should fail with an error that names
 // it rather than be converted. The format is small: a magic string, a
 // version, a header length and a Python dict literal giving descr,

@@ -33,7 +33,8 @@ type toleranceClass struct {
 	reason   string
 }
 
-// toleranceClasses is the tolerance policy (DESIGN.md, "Parity harness").
+// toleranceClasses is the tolerance policy (the README, "Parity with
+// TensorFlow").
 // Every class but "default" is looser and must say why; record.py assigns a
 // looser class only to the cases that need it.
 var toleranceClasses = map[string]toleranceClass{
@@ -44,7 +45,7 @@ var toleranceClasses = map[string]toleranceClass{
 	"default": {
 		f32:    Tolerance{RTol: 1e-5, ATol: 1e-6},
 		f64:    Tolerance{RTol: 1e-10},
-		reason: "DESIGN.md's policy",
+		reason: "the default policy",
 	},
 	// tf.nn.gelu casts its Python constants (1/sqrt(2) for the exact form,
 	// 0.044715 for the tanh form) to the input dtype through a float32

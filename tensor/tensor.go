@@ -1,13 +1,14 @@
 // Package tensor holds Plumb's dense tensors and ragged batches.
 //
 // A Tensor is a contiguous, row-major block of float32, float64, int32 or
-// int64 elements with a shape. Its storage is a plain Go slice, shared
-// zero-copy with gorgonia.org/tensor's *Dense in both directions (Dense and
-// FromDense), so users who already hold Gorgonia tensors pass them in
-// without a copy. We keep the slice rather than a *Dense per tensor because
-// Gorgonia's Dense cannot hold a zero-size shape such as [0 8] (its
-// constructor panics), and ragged batches with empty sequences need those;
-// kernels also want the typed slice without an interface call per op.
+// int64 elements with a shape. Its storage is a plain Go slice. Package
+// tensor/dense shares it zero-copy with gorgonia.org/tensor's *Dense in both
+// directions; it is a separate package so that this one, which every Plumb
+// program imports, pulls in no Gorgonia package. We keep the slice rather
+// than a *Dense per tensor because Gorgonia's Dense cannot hold a zero-size
+// shape such as [0 8] (its constructor panics), and ragged batches with
+// empty sequences need those; kernels also want the typed slice without an
+// interface call per op.
 //
 // Views (Reshape, Row, SliceRows) share storage with their source;
 // everything that would make storage non-contiguous (Transpose, Slice on an
@@ -53,8 +54,8 @@ func Zeros(dt DType, shape ...int) *Tensor {
 // pool, holds whatever the last tensor of its size class left there (as
 // numpy.empty and torch.empty), so the caller must set every element
 // before anything reads one. Kernels that overwrite their whole output
-// take it to skip a pass over memory: a convolution's 8 MB output cleared
-// on one core while the other waits. It panics on a negative dim, as
+// take it to skip a pass over memory (clearing a large output on one core
+// while the others wait). It panics on a negative dim, as
 // Zeros.
 func Empty(dt DType, shape ...int) *Tensor {
 	if err := checkDims(shape); err != nil {

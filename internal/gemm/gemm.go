@@ -32,17 +32,15 @@ import (
 	"unsafe"
 
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/tensor"
 )
-
-// Float is the set of element types GEMM computes in.
-type Float interface{ float32 | float64 }
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, where
 // op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n; lda, ldb and ldc
 // are the row strides of A, B and C as stored. With beta == 0, C need not be
 // initialised (NaN there does not leak). With alpha == 0 or k == 0, A and B
 // are not read. Callers validate shapes; Gemm assumes they fit.
-func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func Gemm[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
 		j.run(runtime.GOMAXPROCS(0))
 	}
@@ -53,7 +51,7 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // each core's images through pad, GEMM and layout change on that core),
 // so that a product neither waits to wake a helper nor takes a core
 // another part is using.
-func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func Serial[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if j, ok := newJob(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); ok {
 		j.serial()
 	}
@@ -62,7 +60,7 @@ func Serial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, 
 // newJob returns the product as a job, or false when there is nothing to
 // multiply: C empty, or (k == 0 or alpha == 0) C only scaled by beta,
 // which it does.
-func newJob[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (job[T], bool) {
+func newJob[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (job[T], bool) {
 	if m == 0 || n == 0 {
 		return job[T]{}, false
 	}
@@ -83,10 +81,10 @@ const gemvChunk = 256
 // computed by the row kernel, which reads B once, rather than by MR-row
 // micro-tiles that would compute MR-1 rows of padding. With beta == 0 the
 // row kernel writes into C itself; otherwise the sums go through a pooled
-// buffer (a buffer on the stack escapes through the kernel's function
-// value and cost an allocation per call: 1×784×128 float32 at 29 GFLOP/s
-// per CPU-second through Gemm against 35 for the bare kernel).
-func gemv[T Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
+// buffer (a buffer on the stack would escape through the kernel's
+// function value and cost an allocation per call, a large share of a
+// product this small).
+func gemv[T tensor.Float](row rowKernel[T], transA bool, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T) {
 	csA := 1
 	if transA {
 		csA = lda
@@ -122,14 +120,12 @@ const minWorkPerCore = 1 << 17
 // partsPerCore is how many parts of C run cuts per core at most, taken in
 // turn by whichever core is free: on a shared or virtual machine one core
 // can run slower than the other for a whole product, so a fixed split
-// leaves a core idle waiting for the other (1024³ ran at 70 GFLOP/s split
-// in two and at 110 split in eight, with the other core partly busy). The
-// cost is that each part re-reads or re-packs the operand it does not cut,
-// and that a core's share of C moves from product to product, its operands
-// with it out of the core's caches: so products under partWork multiply-
-// adds a part are cut into one part per core (the thin model shapes, 6-8
-// million multiply-adds, ran at 100-113 GFLOP/s in two parts against
-// 85-100 in eight, with helpers that pick up a part within microseconds).
+// leaves a core idle waiting for the other. The cost is that each part
+// re-reads or re-packs the operand it does not cut, and that a core's
+// share of C moves from product to product, its operands with it out of
+// the core's caches: so products under partWork multiply-adds a part (the
+// thin model shapes) are cut into one part per core, where that cost
+// outweighs the balance.
 const partsPerCore = 4
 
 // partWork is the multiply-adds per part below which run cuts fewer than
@@ -137,7 +133,7 @@ const partsPerCore = 4
 const partWork = 1 << 22
 
 // job is one product with its arguments, cut by run into parts of C.
-type job[T Float] struct {
+type job[T tensor.Float] struct {
 	cfg            *config[T]
 	transA, transB bool
 	m, n, k        int
@@ -158,13 +154,9 @@ func (j *job[T]) run(procs int) {
 	mr, nr := j.cfg.mr, j.cfg.nr
 	work := j.m * j.n * j.k
 	if j.isRow() {
-		// m = 1 stays on one core: split in two bands of columns it ran
-		// slower, not faster, in every interleaved run here (1×784×128
-		// float32: 13-21 GFLOP/s median split against 28-35 on one core;
-		// 1×1024×1024: 11-15 against 16-22), the other core being busy
-		// with other work for a part of each handoff; and again with
-		// helpers that pick up a part within microseconds (internal/par):
-		// 14-26 against 33-40. A 5 µs product does not repay a handoff.
+		// m = 1 stays on one core: a row product takes a few
+		// microseconds, about what handing half of it to a helper and
+		// joining it costs, so splitting it makes it slower, not faster.
 		j.serial()
 		return
 	}
@@ -224,14 +216,14 @@ func (j *job[T]) parallel(workers, parts int, byCols bool, mr, nr, tiles int) {
 // so that a call allocates nothing after warm-up. par.Run returns only
 // when every part is done and never touches the job after, so it goes
 // back to the pool at once.
-type product[T Float] struct{ jobs []job[T] }
+type product[T tensor.Float] struct{ jobs []job[T] }
 
 // Do runs part i.
 func (p *product[T]) Do(_, i int) { p.jobs[i].serial() }
 
 var products32, products64 sync.Pool
 
-func getProduct[T Float](parts int) *product[T] {
+func getProduct[T tensor.Float](parts int) *product[T] {
 	p, ok := poolFor[T](&products32, &products64).Get().(*product[T])
 	if !ok {
 		p = new(product[T])
@@ -243,13 +235,13 @@ func getProduct[T Float](parts int) *product[T] {
 	return p
 }
 
-func putProduct[T Float](p *product[T]) {
+func putProduct[T tensor.Float](p *product[T]) {
 	clear(p.jobs) // drop the caller's slices
 	poolFor[T](&products32, &products64).Put(p)
 }
 
 // poolFor picks the float32 or float64 pool.
-func poolFor[T Float](p32, p64 *sync.Pool) *sync.Pool {
+func poolFor[T tensor.Float](p32, p64 *sync.Pool) *sync.Pool {
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return p32
@@ -307,7 +299,7 @@ func (j *job[T]) serial() {
 // either packed and zero-padded, or (edgeOff > 0) the last whole MR rows
 // (NR columns) of the block as they lie, of which the first edgeOff belong
 // to the strip before and are computed twice but not stored again.
-type strips[T Float] struct {
+type strips[T tensor.Float] struct {
 	base     []T
 	step     int
 	rs, cs   int
@@ -410,7 +402,7 @@ func (j *job[T]) macro(as, bs *strips[T], mc, nc, kc int, beta T, c []T, tile []
 
 // addTile sets the rows×cols corner of C to tile + beta*C (tile alone when
 // beta is 0, so NaN in C does not leak).
-func addTile[T Float](c []T, ldc int, tile []T, ldt, rows, cols int, beta T) {
+func addTile[T tensor.Float](c []T, ldc int, tile []T, ldt, rows, cols int, beta T) {
 	for i := range rows {
 		dst, src := c[i*ldc:i*ldc+cols], tile[i*ldt:i*ldt+cols]
 		if beta == 0 {
@@ -428,7 +420,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
 // scale sets C = beta*C (zeros when beta is 0, so NaN in C does not leak).
-func scale[T Float](c []T, m, n, ldc int, beta T) {
+func scale[T tensor.Float](c []T, m, n, ldc int, beta T) {
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		if beta == 0 {

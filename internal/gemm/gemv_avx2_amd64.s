@@ -46,10 +46,9 @@
 // cover the FMA latency on both pipes. With pf > 0, each step also
 // prefetches the same run pf rows ahead (R12 = pf*rsB bytes): the run is
 // a strided walk through B, 256 bytes from each row, which the hardware
-// prefetchers follow less well than a contiguous one (1×784×128 float32
-// from L2: 35 -> 43 GFLOP/s on one core). The caller passes 0 where B is
-// in L1 already, or where the prefetched lines would evict each other
-// from their few L1 sets before use.
+// prefetchers follow less well than a contiguous one. The caller passes 0
+// where B is in L1 already, or where the prefetched lines would evict each
+// other from their few L1 sets before use.
 #define ROW256(shift, xor, bcast, fma, mov) \
 	ROWARGS(shift, xor); \
 	xor   Y4, Y4, Y4; \

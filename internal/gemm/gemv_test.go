@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,7 @@ func TestRowKernelsMatchGo(t *testing.T) {
 	}
 }
 
-func checkRow[T Float](t *testing.T, rng *rand.Rand, row rowKernel[T], n, k, csA int, conv func([]float64) []T, rtol float64) {
+func checkRow[T tensor.Float](t *testing.T, rng *rand.Rand, row rowKernel[T], n, k, csA int, conv func([]float64) []T, rtol float64) {
 	rsB := n + 3
 	a, b := conv(randSlice(rng, k*csA)), conv(randSlice(rng, k*rsB))
 	want, got := make([]T, n), make([]T, n)

@@ -1,6 +1,10 @@
 package gemm
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/plumbml/plumb/tensor"
+)
 
 // microKernel computes one MR×NR tile: acc = Σ_p A(i, p)·B(p, j) over k
 // steps, then c = alpha*acc (beta == 0: C is not read) or
@@ -8,11 +12,11 @@ import "unsafe"
 // element (p, j) of B at b + p*rsB + j (strides in elements), so the same
 // kernel reads packed strips and matrices as they lie; ldc is C's row
 // stride. The whole K loop runs inside one call.
-type microKernel[T Float] func(k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T)
+type microKernel[T tensor.Float] func(k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T)
 
 // config is one micro-kernel with its register tile (MR×NR) and the cache
 // blocks that suit it (KC, MC, NC), plus when packing pays on it.
-type config[T Float] struct {
+type config[T tensor.Float] struct {
 	name       string
 	mr, nr     int
 	kc, mc, nc int
@@ -31,11 +35,11 @@ type config[T Float] struct {
 // row of op(A) times an untransposed B, the m = 1 product of batch-1
 // inference, where an MR-row micro-tile would compute MR-1 rows of padding.
 // y gets the plain sums; the caller applies alpha and beta.
-type rowKernel[T Float] func(k int, a []T, csA int, b []T, rsB int, y []T)
+type rowKernel[T tensor.Float] func(k int, a []T, csA int, b []T, rsB int, y []T)
 
 // rowGo is the portable rowKernel, also the tail of the assembly ones: one
 // axpy of a B row into y per K step.
-func rowGo[T Float](k int, a []T, csA int, b []T, rsB int, y []T) {
+func rowGo[T tensor.Float](k int, a []T, csA int, b []T, rsB int, y []T) {
 	if len(y) == 0 { // the assembly runs covered every column: skip the K loop
 		return
 	}
@@ -54,7 +58,6 @@ type path int
 const (
 	pathGo path = iota
 	pathAVX2
-	pathAVX512
 	numPaths
 )
 
@@ -63,22 +66,14 @@ const (
 // assembly ones on amd64.
 var configs32, configs64 = archConfigs()
 
-// active is the path Gemm uses: the fastest verified path the CPU
-// supports. Tests switch it to check every supported path, verified or not,
-// against the reference.
+// active is the path Gemm uses: the fastest the CPU supports. Tests
+// switch it to check every supported path against the reference.
 var active = best()
-
-// verified says which paths have passed this package's tests on hardware
-// that has them. The AVX-512 kernels assemble and vet but have not yet run
-// on an AVX-512 CPU, so Gemm does not choose them by itself; the tests do
-// run them wherever the CPU has AVX-512F, and once they pass there this
-// entry becomes true.
-var verified = [numPaths]bool{pathGo: true, pathAVX2: true, pathAVX512: false}
 
 func best() path {
 	p := pathGo
 	for q := range numPaths {
-		if configs32[q] != nil && verified[q] {
+		if configs32[q] != nil {
 			p = q
 		}
 	}
@@ -86,7 +81,7 @@ func best() path {
 }
 
 // current returns the active path's configuration for T.
-func current[T Float]() *config[T] {
+func current[T tensor.Float]() *config[T] {
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return any(configs32[active]).(*config[T])
@@ -98,21 +93,21 @@ func current[T Float]() *config[T] {
 // apart, every K step of an unpacked panel is a new page, which the
 // hardware prefetchers do not cross, and all its rows fall in the same
 // few L1 sets, so the panel is fetched again from L2 or L3 for each A
-// strip (32×256×1024 float32 on one core: 49 GFLOP/s median unpacked, 55
-// packed; with B rows 512 B or 1 KiB apart packing was slower).
+// strip, which packing avoids; closer rows stay in cache unpacked, and
+// packing them costs more than it saves.
 const pageStride = 4096
 
 // goMR×goNR is the pure-Go kernel's tile: 16 accumulators fit the 16+
 // floating-point registers of amd64 and arm64 alongside the operands.
 const goMR, goNR = 4, 4
 
-func goConfig[T Float]() *config[T] {
+func goConfig[T tensor.Float]() *config[T] {
 	return &config[T]{name: "go", mr: goMR, nr: goNR, kc: 256, mc: 128, nc: 2048,
 		packAMinN: 64, packBMinM: 16, packBMinStride: pageStride, kernel: goKernel[T]}
 }
 
 // goKernel is the portable micro-kernel for CPUs without the assembly ones.
-func goKernel[T Float](k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T) {
+func goKernel[T tensor.Float](k int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, alpha, beta T) {
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 T
 	pa, pb := unsafe.Pointer(a), unsafe.Pointer(b)
 	sz := unsafe.Sizeof(*a)

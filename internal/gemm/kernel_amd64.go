@@ -2,7 +2,7 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
-// The assembly micro-kernels (kernel_avx2_amd64.s, kernel_avx512_amd64.s);
+// The assembly micro-kernels (kernel_avx2_amd64.s);
 // each implements microKernel, see there for the arguments.
 
 //go:noescape
@@ -10,12 +10,6 @@ func sgemmAVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32,
 
 //go:noescape
 func dgemmAVX2(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
-
-//go:noescape
-func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
-
-//go:noescape
-func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 
 // The AVX2 row kernels for m = 1 (gemv_avx2_amd64.s): y[0:w] gets
 // Σ_p a[p*csA]·b[p*rsB + j], w = 64 or 16 float32, 32 or 8 float64 (256
@@ -36,10 +30,9 @@ func dgemvRow8AVX2(k int, a *float64, csA int, b *float64, rsB int, y *float64)
 // rowPrefetch is how many rows ahead the wide row kernels prefetch B over
 // k rows that lie stride bytes apart: 8, except where B is small enough
 // to stay in L1 between calls (32 KiB or less: the prefetches would only
-// take load slots, 74 -> 56 GFLOP/s at 64×100) and where rows 1 KiB or
-// more apart put every 8th row or closer into the same L1 sets (4 KiB
-// apart, all of them), so that the lines prefetched evict each other
-// before use (1×256×1024: 28 GFLOP/s without, 18 with).
+// take load slots) and where rows 1 KiB or more apart put every 8th row
+// or closer into the same L1 sets (4 KiB apart, all of them), so that the
+// lines prefetched evict each other before use.
 func rowPrefetch(k, stride int) int {
 	if k*stride <= 32<<10 || stride >= 1024 {
 		return 0
@@ -78,10 +71,12 @@ func dgemvRowAVX2(k int, a []float64, csA int, b []float64, rsB int, y []float64
 //
 // AVX2+FMA: 6×16 float32 and 6×8 float64, the classic Haswell-class tile:
 // 12 ymm accumulators cover the FMA latency × 2 pipes, two ymm hold the B
-// row, one takes the A broadcast. AVX-512F: 12×32 float32 and 12×16
-// float64, 24 zmm accumulators. KC = 256 keeps the KC×NR B panel (16 KiB)
-// in a 32 KiB L1 with the streaming A strip; MC keeps an MC×KC A block
-// (144-192 KiB) well inside L2; NC keeps the B slab (3-4 MiB) in L3.
+// row, one takes the A broadcast. KC = 256 keeps the KC×NR B panel
+// (16 KiB) in a 32 KiB L1 with the streaming A strip; MC keeps an MC×KC A
+// block (144-192 KiB) well inside L2; NC keeps the B slab (3-4 MiB) in L3.
+// There is no AVX-512 path: a wider kernel pays only where a measurement
+// on the CPU at hand says so (Zen 4 splits 512-bit instructions in two),
+// and it would need its own m = 1 row kernel.
 func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -89,12 +84,6 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 			packAMinN: 512, packBMinM: 96, packBMinStride: pageStride, kernel: sgemmAVX2, row: sgemvRowAVX2}
 		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
 			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX2, row: dgemvRowAVX2}
-	}
-	if cpu.X86.HasAVX512F {
-		c32[pathAVX512] = &config[float32]{name: "avx512", mr: 12, nr: 32, kc: 192, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: sgemmAVX512}
-		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
-			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX512}
 	}
 	return c32, c64
 }

@@ -1,13 +1,17 @@
 package gemm
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/plumbml/plumb/tensor"
+)
 
 // pack copies a strip of width w (MR rows of op(A), or NR columns of
 // op(B)) over kc steps of K into dst: element (i, p) to dst[p*w + i], with
 // the entries i >= n set to zero so the micro-kernel always computes a
 // whole MR×NR tile. Element (i, p) lies at src[p*ld + i] when each step is
 // a contiguous run (op(A) = Aᵀ, op(B) = B), else at src[i*ld + p].
-func pack[T Float](dst []T, w, n, kc int, src []T, ld int, runsPerStep bool) {
+func pack[T tensor.Float](dst []T, w, n, kc int, src []T, ld int, runsPerStep bool) {
 	dst = dst[:w*kc]
 	if runsPerStep {
 		for p := range kc {
@@ -36,7 +40,7 @@ func pack[T Float](dst []T, w, n, kc int, src []T, ld int, runsPerStep bool) {
 
 // packA packs rows row0..row0+rows of op(A), columns p0..p0+kc, as one
 // MR-row strip (see pack).
-func packA[T Float](transA bool, a []T, lda, row0, rows, p0, kc, mr int, dst []T) {
+func packA[T tensor.Float](transA bool, a []T, lda, row0, rows, p0, kc, mr int, dst []T) {
 	if transA {
 		pack(dst, mr, rows, kc, a[p0*lda+row0:], lda, true)
 		return
@@ -46,7 +50,7 @@ func packA[T Float](transA bool, a []T, lda, row0, rows, p0, kc, mr int, dst []T
 
 // packB packs rows p0..p0+kc of op(B), columns col0..col0+cols, as one
 // NR-column panel (see pack).
-func packB[T Float](transB bool, b []T, ldb, p0, kc, col0, cols, nr int, dst []T) {
+func packB[T tensor.Float](transB bool, b []T, ldb, p0, kc, col0, cols, nr int, dst []T) {
 	if transB {
 		pack(dst, nr, cols, kc, b[col0*ldb+p0:], ldb, false)
 		return
@@ -57,7 +61,7 @@ func packB[T Float](transB bool, b []T, ldb, p0, kc, col0, cols, nr int, dst []T
 // workspace is one core's packing buffers: an MC×KC block of A, a KC×NC
 // slab of B and one MR×NR tile for ragged edges. Workspaces are pooled, so
 // after warm-up a product allocates nothing.
-type workspace[T Float] struct {
+type workspace[T tensor.Float] struct {
 	a, b, tile []T
 }
 
@@ -65,7 +69,7 @@ var workspaces32, workspaces64 sync.Pool
 
 // getWorkspace returns a pooled workspace with buffers of at least the given
 // lengths (contents undefined).
-func getWorkspace[T Float](na, nb, ntile int) *workspace[T] {
+func getWorkspace[T tensor.Float](na, nb, ntile int) *workspace[T] {
 	ws, ok := poolFor[T](&workspaces32, &workspaces64).Get().(*workspace[T])
 	if !ok {
 		ws = new(workspace[T])
@@ -76,12 +80,12 @@ func getWorkspace[T Float](na, nb, ntile int) *workspace[T] {
 	return ws
 }
 
-func putWorkspace[T Float](ws *workspace[T]) {
+func putWorkspace[T tensor.Float](ws *workspace[T]) {
 	poolFor[T](&workspaces32, &workspaces64).Put(ws)
 }
 
 // grow returns s resliced to n elements, reallocated if too small.
-func grow[T Float](s []T, n int) []T {
+func grow[T tensor.Float](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}

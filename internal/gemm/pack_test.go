@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +22,7 @@ func TestCopyPanelsFastMatchesPack(t *testing.T) {
 	}
 }
 
-func checkCopyPanels[T Float](t *testing.T, rng *rand.Rand, w, kc, panels, pad int, conv func([]float64) []T) {
+func checkCopyPanels[T tensor.Float](t *testing.T, rng *rand.Rand, w, kc, panels, pad int, conv func([]float64) []T) {
 	ld := panels*w + pad
 	src := conv(randSlice(rng, kc*ld))
 	want, got := make([]T, panels*w*kc), make([]T, panels*w*kc)

@@ -3,9 +3,9 @@ package gemm
 // UseReference makes Gemm run the pure-Go micro-kernels (the path non-amd64
 // builds and CPUs without AVX2+FMA take: same blocking, packing and
 // threading, a 4×4 Go kernel, no m = 1 row kernel) instead of the fastest
-// verified path, until restore is called. It exists so that benchmarks can
-// time a model on the assembly kernels and on this reference in one run.
-// It must not be called while products are running.
+// path the CPU supports, until restore is called. It exists so that
+// benchmarks can time a model on the assembly kernels and on this
+// reference in one run. It must not be called while products are running.
 func UseReference() (restore func()) {
 	old := active
 	active = pathGo

@@ -3,30 +3,25 @@ package gemm
 import (
 	"unsafe"
 
+	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/tensor"
 	"golang.org/x/sys/cpu"
 )
-
-//go:noescape
-func transpose8x8s(blocks int, src *float32, ld int, dst *float32, w int)
 
 //go:noescape
 func transpose4x4d(blocks int, src *float64, ld int, dst *float64, w int)
 
 // transposeFast sets dst[p*w + i] = src[i*ld + p] with the AVX register
-// transposes for the rows and steps that fill whole blocks (8×8 float32,
-// 4×4 float64) and returns how many rows and steps it covered; pack does
-// the rest.
-func transposeFast[T Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows, doneK int) {
+// transposes for the rows and steps that fill whole blocks (8×8 float32 by
+// vec.TransposeBlocks, 4×4 float64) and returns how many rows and steps it
+// covered; pack does the rest.
+func transposeFast[T tensor.Float](dst []T, w, rows, kc int, src []T, ld int) (doneRows, doneK int) {
 	if !cpu.X86.HasAVX {
 		return 0, 0
 	}
 	switch d := any(dst).(type) {
 	case []float32:
-		s := any(src).([]float32)
-		doneRows, doneK = rows/8*8, kc/8*8
-		for i := 0; doneK > 0 && i < doneRows; i += 8 {
-			transpose8x8s(doneK/8, &s[i*ld], ld, &d[i], w)
-		}
+		return vec.TransposeBlocks(d, w, any(src).([]float32), ld, rows, kc, false)
 	case []float64:
 		s := any(src).([]float64)
 		doneRows, doneK = rows/4*4, kc/4*4
@@ -44,7 +39,7 @@ func copyPanels64(rows int, src unsafe.Pointer, srcStride int, panels int, dst u
 // (row stride ld) into dst, panel q at dst[q*w*kc:], with the AVX copy
 // when a panel row is 64 bytes (w = 16 float32 or 8 float64), and returns
 // how many panels it packed; pack does the rest.
-func copyPanelsFast[T Float](dst []T, w, kc, panels int, src []T, ld int) int {
+func copyPanelsFast[T tensor.Float](dst []T, w, kc, panels int, src []T, ld int) int {
 	sz := int(unsafe.Sizeof(dst[0]))
 	if !cpu.X86.HasAVX || w*sz != 64 || panels == 0 || kc == 0 {
 		return 0

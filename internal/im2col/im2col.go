@@ -4,8 +4,7 @@
 // become one GEMM per image and group.
 package im2col
 
-// Float is the set of element types the lowering copies.
-type Float interface{ float32 | float64 }
+import "github.com/plumbml/plumb/tensor"
 
 // Geom is the geometry of one 2-D convolution over a single CHW image.
 // Callers validate it: every size is non-negative, strides and dilations
@@ -30,7 +29,7 @@ func (g Geom) Cols() int { return g.OH * g.OW }
 //	col[(c·KH+i)·KW+j, oh·OW+ow] = x[c, oh·SH−PT+i·DH, ow·SW−PL+j·DW],
 //
 // or 0 where that position lies in the padding.
-func Im2Col[T Float](g Geom, x, col []T) {
+func Im2Col[T tensor.Float](g Geom, x, col []T) {
 	sweep(g, x, col, true,
 		func(c, x []T) { copy(c, x) },
 		func(c, x []T, s int) {
@@ -44,7 +43,7 @@ func Im2Col[T Float](g Geom, x, col []T) {
 // Col2Im adds col [C·KH·KW, OH·OW] into x [C, H, W]: the adjoint of Im2Col,
 // which adds every column entry to the input cell it was read from and
 // drops the entries that came from the padding.
-func Col2Im[T Float](g Geom, col, x []T) {
+func Col2Im[T tensor.Float](g Geom, col, x []T) {
 	sweep(g, x, col, false,
 		func(c, x []T) {
 			for k, v := range c {
@@ -65,7 +64,7 @@ func Col2Im[T Float](g Geom, col, x []T) {
 // SW is 1 (the input cells are contiguous) or to strided (they are SW
 // apart), column slice first. With clearPad, the entries that fall in the
 // padding are set to 0.
-func sweep[T Float](g Geom, x, col []T, clearPad bool, unit func(c, x []T), strided func(c, x []T, s int)) {
+func sweep[T tensor.Float](g Geom, x, col []T, clearPad bool, unit func(c, x []T), strided func(c, x []T, s int)) {
 	plane, n := g.H*g.W, g.Cols()
 	for c := 0; c < g.C; c++ {
 		xc := x[c*plane : (c+1)*plane]

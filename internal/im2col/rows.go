@@ -1,6 +1,9 @@
 package im2col
 
-import "github.com/plumbml/plumb/internal/vec"
+import (
+	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/tensor"
+)
 
 // The channels-last lowering. Im2Col's matrix has one row per kernel tap
 // and one column per output pixel, so a convolution is W (O×C·KH·KW) times
@@ -35,7 +38,7 @@ func (g Geom) PaddedLen() int { return g.PaddedH() * g.PaddedW() * g.C }
 // PT and PL may be negative (the window then starts inside x), which the
 // data gradient of a stride-1 convolution needs when a pad exceeds the
 // kernel's reach.
-func Pad[T Float](g Geom, x, xp []T) {
+func Pad[T tensor.Float](g Geom, x, xp []T) {
 	ph, pw := g.PaddedH(), g.PaddedW()
 	xp = xp[:ph*pw*g.C]
 	r0, r1, s0, s1 := g.inside()
@@ -59,7 +62,7 @@ func Pad[T Float](g Geom, x, xp []T) {
 // writes them instead, for an x whose other cells are already right (a
 // zeroed gradient): every cell of x inside the window gets exactly one
 // value, and a write need not read the cold destination first.
-func Unpad[T Float](g Geom, xp, x []T, add bool) {
+func Unpad[T tensor.Float](g Geom, xp, x []T, add bool) {
 	pw := g.PaddedW()
 	r0, r1, s0, s1 := g.inside()
 	if s0 >= s1 {
@@ -79,14 +82,14 @@ func (g Geom) inside() (r0, r1, s0, s1 int) {
 // Transpose writes the transpose of the r×c matrix at src (row stride lds)
 // into the c×r matrix at dst (row stride ldd), dst[j·ldd+i] = src[i·lds+j],
 // or adds it when add is set. Whole 8×8 float32 blocks go through AVX
-// register transposes (transpose_amd64.s); the rest takes four rows of src
+// register transposes (vec.TransposeBlocks); the rest takes four rows of src
 // at a time, so each row of dst gets four contiguous values per pass and
 // src is read in four sequential streams.
-func Transpose[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
+func Transpose[T tensor.Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
 	if r == 0 || c == 0 {
 		return
 	}
-	rows, cols := transposeBlocks(dst, ldd, src, lds, r, c, add)
+	rows, cols := vec.TransposeBlocks(dst, ldd, src, lds, r, c, add)
 	if cols < c { // the columns right of the blocks, in the blocks' rows
 		transposeGo(dst[cols*ldd:], ldd, src[cols:], lds, rows, c-cols, add)
 	}
@@ -96,7 +99,7 @@ func Transpose[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) 
 }
 
 // transposeGo is Transpose in Go.
-func transposeGo[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
+func transposeGo[T tensor.Float](dst []T, ldd int, src []T, lds int, r, c int, add bool) {
 	if r == 0 || c == 0 {
 		return
 	}
@@ -140,7 +143,7 @@ func transposeGo[T Float](dst []T, ldd int, src []T, lds int, r, c int, add bool
 // which is x[c, oh·SH−PT+i·DH, ow·SW−PL+j·DW] or 0 in the padding. Each
 // output row and tap row is one vec.CopyRows of runs of KW·C values (C
 // when dilated), one run per output column.
-func Im2Row[T Float](g Geom, xp, rows []T) {
+func Im2Row[T tensor.Float](g Geom, xp, rows []T) {
 	g.runs(func(src, dst, n int) {
 		vec.CopyRows(rows[dst:], g.Rows(), xp[src:], g.SW*g.C, g.OW, n)
 	})
@@ -149,7 +152,7 @@ func Im2Row[T Float](g Geom, xp, rows []T) {
 // Row2Im adds rows [OH·OW, KH·KW·C] into the window xp [PaddedH, PaddedW,
 // C]: the adjoint of Im2Row, each entry added to the cell it was read from
 // (vec.AddRows, whose windows overlap when SW < KW).
-func Row2Im[T Float](g Geom, rows, xp []T) {
+func Row2Im[T tensor.Float](g Geom, rows, xp []T) {
 	g.runs(func(src, dst, n int) {
 		vec.AddRows(xp[src:], g.SW*g.C, rows[dst:], g.Rows(), g.OW, n)
 	})

@@ -11,10 +11,9 @@
 // every kernel runs on the same helpers, so a spinning helper never holds
 // a core that another kernel's goroutine is waiting for.
 //
-// The spin does not yield (runtime.Gosched): with a yield every 64 to 1024
-// polls, a GEMM part waited 35-110 µs on average to be picked up here (the
-// yielded goroutine sat in the global run queue), against 0.3-7 µs
-// without. A spinning helper holds its core from other goroutines for at
+// The spin does not yield (runtime.Gosched): a yielded goroutine waits in
+// the global run queue, so a part handed to it waits far longer to be
+// picked up than a kernel's part takes to run. A spinning helper holds its core from other goroutines for at
 // most Spin, and Go preempts it like any goroutine.
 package par
 
@@ -208,9 +207,9 @@ func (h *helper) give(tk *task) {
 }
 
 // loop runs the helper. It is free for the next run as soon as no part of
-// this one is left, before it lets go of this one: a caller that returns
-// and at once starts another run (every step of a model) found it still
-// busy 4-20% of the time here, and ran that product alone.
+// this one is left, before it lets go of this one, so that a caller that
+// returns and at once starts another run (every step of a model) finds it
+// free instead of running that product alone.
 func (h *helper) loop() {
 	for {
 		tk := h.await()

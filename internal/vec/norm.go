@@ -1,5 +1,7 @@
 package vec
 
+import "github.com/plumbml/plumb/tensor"
+
 // The loops of the normalisation kernels (batch and layer norm): sums in
 // float64 over float32 or float64 runs, and affine maps computed in
 // float64 and rounded once to the element type, so that a float32 tensor
@@ -11,7 +13,7 @@ package vec
 // rounding differs within the usual n·ε·Σ|terms|.
 
 // SumF64 returns Σ x in float64.
-func SumF64[T Float](x []T) float64 {
+func SumF64[T tensor.Float](x []T) float64 {
 	var s float64
 	done := 0
 	if xf, ok := any(x).([]float32); ok && hasAVX && len(xf) >= 16 {
@@ -34,7 +36,7 @@ func SumF64[T Float](x []T) float64 {
 }
 
 // SumSqDevF64 returns Σ (x − mu)² in float64.
-func SumSqDevF64[T Float](x []T, mu float64) float64 {
+func SumSqDevF64[T tensor.Float](x []T, mu float64) float64 {
 	var s float64
 	done := 0
 	if xf, ok := any(x).([]float32); ok && hasAVX && len(xf) >= 16 {
@@ -60,7 +62,7 @@ func SumSqDevF64[T Float](x []T, mu float64) float64 {
 
 // SumProdDevF64 returns Σ g and Σ g·(x − mu) in float64 over i < len(g)
 // (x at least as long).
-func SumProdDevF64[T Float](g, x []T, mu float64) (sg, sgx float64) {
+func SumProdDevF64[T tensor.Float](g, x []T, mu float64) (sg, sgx float64) {
 	x = x[:len(g)]
 	done := 0
 	if gf, ok := any(g).([]float32); ok && hasAVX && len(gf) >= 8 {
@@ -78,7 +80,7 @@ func SumProdDevF64[T Float](g, x []T, mu float64) (sg, sgx float64) {
 // Affine writes y[i] = (x[i] − mu)·k + b, computed in float64, for every
 // i < len(y) (x at least as long): batch norm's output with its
 // per-channel constants.
-func Affine[T Float](y, x []T, mu, k, b float64) {
+func Affine[T tensor.Float](y, x []T, mu, k, b float64) {
 	x = x[:len(y)]
 	done := 0
 	if yf, ok := any(y).([]float32); ok && hasAVX && len(yf) >= 8 {
@@ -93,7 +95,7 @@ func Affine[T Float](y, x []T, mu, k, b float64) {
 // AffineGrad writes dx[i] = k·(g[i] − c0 − c1·(x[i] − mu)), computed in
 // float64, for every i < len(dx) (g and x at least as long): batch norm's
 // data gradient with its per-channel constants.
-func AffineGrad[T Float](dx, g, x []T, mu, k, c0, c1 float64) {
+func AffineGrad[T tensor.Float](dx, g, x []T, mu, k, c0, c1 float64) {
 	g, x = g[:len(dx)], x[:len(dx)]
 	done := 0
 	if df, ok := any(dx).([]float32); ok && hasAVX && len(df) >= 8 {
@@ -108,7 +110,7 @@ func AffineGrad[T Float](dx, g, x []T, mu, k, c0, c1 float64) {
 // NormScale writes y[i] = gamma[i]·((x[i] − mu)·inv) + beta[i], computed
 // in float64, for every i < len(y) (x, gamma and beta at least as long):
 // layer norm's output for one row.
-func NormScale[T Float](y, x, gamma, beta []T, mu, inv float64) {
+func NormScale[T tensor.Float](y, x, gamma, beta []T, mu, inv float64) {
 	x, gamma, beta = x[:len(y)], gamma[:len(y)], beta[:len(y)]
 	done := 0
 	if yf, ok := any(y).([]float32); ok && hasAVX && len(yf) >= 8 {
@@ -127,7 +129,7 @@ func NormScale[T Float](y, x, gamma, beta []T, mu, inv float64) {
 //
 // and returns Σ g·gamma and Σ g·gamma·x̂: layer norm's gradient sums for
 // one row.
-func NormScaleGradSums[T Float](g, x, gamma []T, sgamma, sbeta []float64, mu, inv float64) (sg, sgx float64) {
+func NormScaleGradSums[T tensor.Float](g, x, gamma []T, sgamma, sbeta []float64, mu, inv float64) (sg, sgx float64) {
 	x, gamma, sgamma, sbeta = x[:len(g)], gamma[:len(g)], sgamma[:len(g)], sbeta[:len(g)]
 	done := 0
 	if gf, ok := any(g).([]float32); ok && hasAVX && len(gf) >= 8 {
@@ -149,7 +151,7 @@ func NormScaleGradSums[T Float](g, x, gamma []T, sgamma, sbeta []float64, mu, in
 // NormScaleGrad writes dx[i] = inv·(g[i]·gamma[i] − a − x̂·b), x̂ = (x[i] −
 // mu)·inv, computed in float64, for every i < len(dx) (g, x and gamma at
 // least as long): layer norm's data gradient for one row.
-func NormScaleGrad[T Float](dx, g, x, gamma []T, mu, inv, a, b float64) {
+func NormScaleGrad[T tensor.Float](dx, g, x, gamma []T, mu, inv, a, b float64) {
 	g, x, gamma = g[:len(dx)], x[:len(dx)], gamma[:len(dx)]
 	done := 0
 	if df, ok := any(dx).([]float32); ok && hasAVX && len(df) >= 8 {

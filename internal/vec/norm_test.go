@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,7 +25,7 @@ func TestNormLoops(t *testing.T) {
 	})
 }
 
-func checkNorm[T Float](t *testing.T, rng *rand.Rand, n int) {
+func checkNorm[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	fill := func(off float64) []T {
 		s := make([]T, n+1)
 		for i := range s {

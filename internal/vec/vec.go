@@ -5,14 +5,15 @@
 // types and CPUs take the Go loops, which the tests check them against.
 package vec
 
-import "math"
+import (
+	"math"
 
-// Float is the set of element types the loops take.
-type Float interface{ float32 | float64 }
+	"github.com/plumbml/plumb/tensor"
+)
 
 // Add adds src into dst: dst[i] += src[i] for every i < len(src). dst must
 // be at least as long as src.
-func Add[T Float](dst, src []T) {
+func Add[T tensor.Float](dst, src []T) {
 	dst = dst[:len(src)]
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
@@ -25,7 +26,7 @@ func Add[T Float](dst, src []T) {
 }
 
 // AddConst adds v to every element of dst.
-func AddConst[T Float](dst []T, v T) {
+func AddConst[T tensor.Float](dst []T, v T) {
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
 		done = len(d) &^ 7
@@ -40,7 +41,7 @@ func AddConst[T Float](dst []T, v T) {
 // (starting at r·lds) into row r of dst (starting at r·ldd), in row order,
 // so the rows of dst may overlap: each row adds onto what the rows before
 // it wrote (the adjoint of reading overlapping windows, as col2im is).
-func AddRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
+func AddRows[T tensor.Float](dst []T, ldd int, src []T, lds int, rows, n int) {
 	if rows <= 0 || n <= 0 {
 		return
 	}
@@ -57,7 +58,7 @@ func AddRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
 // CopyRows copies rows rows of n values from src into dst, row r of src
 // (starting at r·lds) to row r of dst (starting at r·ldd), in row order;
 // rows of src may overlap, rows of dst must not overlap src.
-func CopyRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
+func CopyRows[T tensor.Float](dst []T, ldd int, src []T, lds int, rows, n int) {
 	if rows <= 0 || n <= 0 {
 		return
 	}
@@ -73,7 +74,7 @@ func CopyRows[T Float](dst []T, ldd int, src []T, lds int, rows, n int) {
 
 // Relu writes max(x, 0) into dst for each element of x (dst at least as
 // long). NaN stays NaN, as with math.Max.
-func Relu[T Float](dst, x []T) {
+func Relu[T tensor.Float](dst, x []T) {
 	dst = dst[:len(x)]
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
@@ -92,7 +93,7 @@ func Relu[T Float](dst, x []T) {
 // ReluGrad writes the gradient of Relu, g where x > 0 and 0 elsewhere
 // (NaN x included), into dst: TF's ReluGrad, which selects rather than
 // multiplies, so a NaN in g where x ≤ 0 does not pass.
-func ReluGrad[T Float](dst, g, x []T) {
+func ReluGrad[T tensor.Float](dst, g, x []T) {
 	dst, g = dst[:len(x)], g[:len(x)]
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
@@ -118,7 +119,7 @@ func ReluGrad[T Float](dst, g, x []T) {
 // each operation rounded in T in that order (the conversions keep the Go
 // compiler from fusing a multiply and an add), so the AVX float32 loop
 // and the Go one give the same bits.
-func Adam[T Float](p, g, m, v []T, lrT, b1, b2, eps T) {
+func Adam[T tensor.Float](p, g, m, v []T, lrT, b1, b2, eps T) {
 	p, m, v = p[:len(g)], m[:len(g)], v[:len(g)]
 	done := 0
 	if pf, ok := any(p).([]float32); ok && hasAVX && len(pf) >= 8 {
@@ -139,7 +140,7 @@ func Adam[T Float](p, g, m, v []T, lrT, b1, b2, eps T) {
 // Axpy adds a·x into dst: dst[i] += a·x[i] for every i < len(x), each
 // product rounded before the add (no fused multiply-add), so the AVX
 // float32 loop and the Go one give the same bits.
-func Axpy[T Float](dst, x []T, a T) {
+func Axpy[T tensor.Float](dst, x []T, a T) {
 	dst = dst[:len(x)]
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
@@ -154,7 +155,7 @@ func Axpy[T Float](dst, x []T, a T) {
 // Dot returns Σ x[i]·y[i] over i < len(x) (y at least as long). The AVX
 // float32 loop keeps eight running sums and adds them at the end, so its
 // rounding differs from a sequential sum's (within the usual n·ε·Σ|x·y|).
-func Dot[T Float](x, y []T) T {
+func Dot[T tensor.Float](x, y []T) T {
 	y = y[:len(x)]
 	var s T
 	done := 0
@@ -171,7 +172,7 @@ func Dot[T Float](x, y []T) T {
 // AxpyRows adds a·x into dst over rows rows of n values, row r of x
 // starting at r·ldx and of dst at r·ldd (rows of dst must not overlap):
 // Axpy row by row in one call, for kernels whose rows are short.
-func AxpyRows[T Float](dst []T, ldd int, x []T, ldx int, rows, n int, a T) {
+func AxpyRows[T tensor.Float](dst []T, ldd int, x []T, ldx int, rows, n int, a T) {
 	if rows <= 0 || n <= 0 {
 		return
 	}
@@ -188,7 +189,7 @@ func AxpyRows[T Float](dst []T, ldd int, x []T, ldx int, rows, n int, a T) {
 // DotRows returns Σ x·y over rows rows of n values, row r of x starting
 // at r·ldx and of y at r·ldy; the AVX float32 loop keeps eight running
 // sums across all rows, so its rounding differs from a sequential sum's.
-func DotRows[T Float](x []T, ldx int, y []T, ldy int, rows, n int) T {
+func DotRows[T tensor.Float](x []T, ldx int, y []T, ldy int, rows, n int) T {
 	if rows <= 0 || n <= 0 {
 		return 0
 	}

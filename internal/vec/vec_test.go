@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +54,7 @@ func bothPaths(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-func check[T Float](t *testing.T, rng *rand.Rand, n int) {
+func check[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	src, dst := make([]T, n+1), make([]T, n+3)
 	for i := range src {
 		src[i] = T(rng.NormFloat64())
@@ -79,7 +80,7 @@ func check[T Float](t *testing.T, rng *rand.Rand, n int) {
 
 // checkRows checks AddRows with dst rows ld apart (overlapping when ld <
 // n) and CopyRows with src rows ld apart, against row-by-row loops.
-func checkRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
+func checkRows[T tensor.Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
 	if n == 0 {
 		AddRows[T](nil, ld, nil, n, rows, n) // nothing to touch
 		CopyRows[T](nil, n, nil, ld, rows, n)
@@ -118,7 +119,7 @@ func checkRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
 
 // checkRelu checks Relu and ReluGrad bit for bit against the definitions,
 // on random values mixed with ±0, ±Inf and NaN in both x and the gradient.
-func checkRelu[T Float](t *testing.T, rng *rand.Rand, n int) {
+func checkRelu[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
 	draw := func() T {
 		if rng.IntN(4) == 0 {
@@ -151,7 +152,7 @@ func checkRelu[T Float](t *testing.T, rng *rand.Rand, n int) {
 
 // requireBits requires want and got to hold the same bits (NaN and the
 // sign of zero included).
-func requireBits[T Float](t *testing.T, want, got []T, msg string, args ...any) {
+func requireBits[T tensor.Float](t *testing.T, want, got []T, msg string, args ...any) {
 	t.Helper()
 	for i := range want {
 		w, g := math.Float64bits(float64(want[i])), math.Float64bits(float64(got[i]))
@@ -216,7 +217,7 @@ func TestAdamAssemblyMatchesGo(t *testing.T) {
 
 // checkAxpyDot checks Axpy bit for bit against its loop, and Dot against a
 // float64 sum within the round-off of an n-term float sum.
-func checkAxpyDot[T Float](t *testing.T, rng *rand.Rand, n int) {
+func checkAxpyDot[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	x, dst := make([]T, n+1), make([]T, n+2)
 	for i := range x {
 		x[i] = T(rng.NormFloat64())
@@ -239,7 +240,7 @@ func checkAxpyDot[T Float](t *testing.T, rng *rand.Rand, n int) {
 // requireDot requires got to be the dot product of rows×n values of x and
 // y (rows ldx and ldy apart) within the round-off of a float sum of
 // rows·n terms, |error| <= (rows·n+1)·ε·Σ|x·y|.
-func requireDot[T Float](t *testing.T, got T, x []T, ldx int, y []T, ldy, rows, n int) {
+func requireDot[T tensor.Float](t *testing.T, got T, x []T, ldx int, y []T, ldy, rows, n int) {
 	t.Helper()
 	var exact, scale float64
 	for r := range rows {
@@ -259,7 +260,7 @@ func requireDot[T Float](t *testing.T, got T, x []T, ldx int, y []T, ldy, rows, 
 // checkAxpyDotRows checks AxpyRows bit for bit against row-by-row loops
 // (dst rows n+2 apart, x rows ld apart, overlapping when ld < n), and
 // DotRows against a float64 sum within round-off.
-func checkAxpyDotRows[T Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
+func checkAxpyDotRows[T tensor.Float](t *testing.T, rng *rand.Rand, rows, n, ld int) {
 	if n == 0 {
 		AxpyRows[T](nil, n, nil, ld, rows, n, 1)
 		require.Zero(t, DotRows[T](nil, ld, nil, n, rows, n))

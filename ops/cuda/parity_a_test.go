@@ -5,7 +5,6 @@ package cuda
 import (
 	"testing"
 
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/parity"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/stretchr/testify/require"
@@ -83,9 +82,9 @@ func parityRunsA(op string) (gpuRun, bool) {
 		}, true
 	case "conv2d_transpose":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			mode, pad := parityPad(t, c)
-			o := dev.Conv2DTransposeOp(ops.Conv2DTransposeAttrs{Conv2DAttrs: ops.Conv2DAttrs{Stride: pair(c.Attrs.Strides),
-				Dilation: pair(c.Attrs.Dilations), Pad: pad, Padding: mode, Groups: c.Attrs.Groups}, OutputPadding: pair(c.Attrs.OutputPadding)})
+			a, err := c.Attrs.Conv2DTranspose()
+			require.NoError(t, err)
+			o := dev.Conv2DTransposeOp(a)
 			var b *Buffer
 			if len(in) == 3 {
 				b = up(t, in[2])

@@ -12,6 +12,7 @@ import (
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/parity"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,6 +39,11 @@ func TestParityGoldens(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
+			// The case's attributes must make the op through ops.Build, the
+			// builder the parity harness and the gradient checks use; the
+			// runs read the same attributes through ops.Attrs' views.
+			_, err := ops.Build(c.Op, c.Attrs.Attrs)
+			require.NoError(t, err)
 			load := func(name string) *tensor.Tensor { return loadGolden(t, c, name) }
 			in := make([]*tensor.Tensor, c.Inputs)
 			for i := range in {
@@ -63,17 +69,46 @@ func TestParityGoldens(t *testing.T) {
 	t.Logf("%d float32 golden cases ran on the GPU", ran)
 }
 
+// TestEveryCUDAKernelIsTested fails for an op whose CUDA kernel is
+// registered with ops (kernels.go) but has no device test (no run in
+// parityRuns, or no float32 golden for the run to check), and for an op
+// that has a run but whose kernel is not registered; and for a registered
+// kernel of an op that ops.Build cannot make.
+func TestEveryCUDAKernelIsTested(t *testing.T) {
+	cases, err := parity.LoadCases(os.DirFS(parityDir))
+	require.NoError(t, err)
+	goldens := map[string]bool{}
+	for _, c := range cases {
+		if c.DType == "float32" && c.Kind == "op" {
+			goldens[c.Op] = true
+		}
+	}
+	kernels := 0
+	for _, s := range ops.Registered() {
+		registered := ops.HasKernel(s.Name, "cuda", tensor.Float32)
+		_, run := parityRuns(s.Name)
+		switch {
+		case registered && !run:
+			t.Errorf("op %s has a registered CUDA kernel but no device test: add its run to parityRuns", s.Name)
+		case run && !registered:
+			t.Errorf("op %s has a CUDA run in parityRuns but its kernel is not registered: add it to ops/cuda/kernels.go", s.Name)
+		case registered && !goldens[s.Name]:
+			t.Errorf("op %s has a CUDA kernel but no float32 golden for its device test to run", s.Name)
+		}
+		if registered {
+			kernels++
+			_, err := ops.Build(s.Name, ops.Attrs{})
+			assert.NoErrorf(t, err, "op %s has a CUDA kernel but no builder", s.Name)
+		}
+	}
+	require.NotZero(t, kernels, "no CUDA kernel is registered")
+}
+
 // parityRuns returns the GPU run of op, and false for ops without kernels.
 func parityRuns(op string) (gpuRun, bool) {
 	if _, ok := unaryCodes[op]; ok {
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			var p []float64
-			switch op {
-			case "clip":
-				p = []float64{c.Attrs.Lo, c.Attrs.Hi}
-			case "leaky_relu", "elu":
-				p = []float64{c.Attrs.Alpha}
-			}
+			p := c.Attrs.UnaryParams(op)
 			x := up(t, in[0])
 			y, err := dev.Unary(op, x, p...)
 			require.NoError(t, err)
@@ -115,11 +150,10 @@ func parityRuns(op string) (gpuRun, bool) {
 		}, true
 	case "softmax_cross_entropy", "softmax_cross_entropy_soft":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			r, ok := map[string]ops.LossReduction{"mean": ops.LossMean, "sum": ops.LossSum, "none": ops.LossNone}[c.Attrs.Reduction]
-			require.True(t, ok, "reduction %q", c.Attrs.Reduction)
+			r, err := c.Attrs.LossReduction()
+			require.NoError(t, err)
 			var o *SoftmaxXent
 			var loss *Buffer
-			var err error
 			if op == "softmax_cross_entropy" {
 				o = dev.SoftmaxCrossEntropyOp(r)
 				loss, err = o.Forward(up(t, in[0]), in[1])
@@ -155,9 +189,9 @@ func parityRuns(op string) (gpuRun, bool) {
 		}, true
 	case "conv2d":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			mode, pad := parityPad(t, c)
-			o := dev.Conv2DOp(ops.Conv2DAttrs{Stride: pair(c.Attrs.Strides), Dilation: pair(c.Attrs.Dilations),
-				Pad: pad, Padding: mode, Groups: c.Attrs.Groups})
+			a, err := c.Attrs.Conv2D()
+			require.NoError(t, err)
+			o := dev.Conv2DOp(a)
 			var b *Buffer
 			if len(in) == 3 {
 				b = up(t, in[2])
@@ -171,7 +205,7 @@ func parityRuns(op string) (gpuRun, bool) {
 		}, true
 	case "batch_norm":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			o := dev.BatchNormOp(ops.BatchNormAttrs{Momentum: c.Attrs.Momentum, Epsilon: c.Attrs.Epsilon, Training: c.Attrs.Training})
+			o := dev.BatchNormOp(c.Attrs.BatchNorm())
 			bufs := make([]*Buffer, len(in))
 			for i, x := range in {
 				bufs[i] = up(t, x)
@@ -193,8 +227,8 @@ func parityRuns(op string) (gpuRun, bool) {
 		}, true
 	case "max_pool2d", "avg_pool2d":
 		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			mode, pad := parityPad(t, c)
-			a := ops.Pool2DAttrs{Kernel: pair(c.Attrs.Kernel), Stride: pair(c.Attrs.Strides), Pad: pad, Padding: mode}
+			a, err := c.Attrs.Pool2D()
+			require.NoError(t, err)
 			o := dev.AvgPool2DOp(a)
 			if op == "max_pool2d" {
 				o = dev.MaxPool2DOp(a)
@@ -296,7 +330,7 @@ func parityRuns(op string) (gpuRun, bool) {
 			if len(in) == 4 {
 				mask = up(t, in[3])
 			}
-			o := dev.AttentionOp(ops.AttentionAttrs{KeyLengths: c.Attrs.KeyLengths, Causal: c.Attrs.Causal, Scale: c.Attrs.Scale})
+			o := dev.AttentionOp(c.Attrs.Attention())
 			y, err := o.Forward(up(t, in[0]), up(t, in[1]), up(t, in[2]), mask)
 			require.NoError(t, err)
 			dq, dk, dv, err := o.Backward(up(t, gout))
@@ -306,30 +340,6 @@ func parityRuns(op string) (gpuRun, bool) {
 		}, true
 	}
 	return parityRunsA(op)
-}
-
-// pair reads an [h, w] attr; absent is {0, 0}, the ops' default.
-func pair(s []int) [2]int {
-	var p [2]int
-	copy(p[:], s)
-	return p
-}
-
-// parityPad maps TF's padding names onto ops' modes, as parity's runner.
-func parityPad(t *testing.T, c *parity.Case) (ops.PadMode, [4]int) {
-	var pad [4]int
-	switch c.Attrs.Padding {
-	case "SAME":
-		return ops.PadSame, pad
-	case "VALID":
-		return ops.PadValid, pad
-	case "EXPLICIT":
-		require.Len(t, c.Attrs.Pads, 4)
-		copy(pad[:], c.Attrs.Pads)
-		return ops.PadExplicit, pad
-	}
-	t.Fatalf("unknown padding %q", c.Attrs.Padding)
-	return 0, pad
 }
 
 // loadGolden reads the array name (in0, out, gout, ...) of golden case c.

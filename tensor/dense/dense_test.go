@@ -1,4 +1,4 @@
-package tensor
+package dense
 
 import (
 	"testing"
@@ -6,27 +6,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	gt "gorgonia.org/tensor"
+
+	"github.com/plumbml/plumb/tensor"
 )
 
-func TestDenseSharesStorage(t *testing.T) {
+func TestFromTensorSharesStorage(t *testing.T) {
 	tests := []struct {
 		name string
-		x    *Tensor
+		x    *tensor.Tensor
 	}{
-		{name: "float32 matrix", x: MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)},
-		{name: "float64 rank 4", x: MustFromSlice(iota64(24), 1, 2, 3, 4)},
-		{name: "int32 vector", x: MustFromSlice([]int32{7, 8, 9})},
-		{name: "int64 matrix", x: MustFromSlice([]int64{1, 2, 3, 4}, 2, 2)},
-		{name: "scalar", x: Scalar[float32](3)},
-		{name: "row view", x: func() *Tensor {
-			r, err := MustFromSlice(iota64(6), 3, 2).Row(1)
+		{name: "float32 matrix", x: tensor.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)},
+		{name: "float64 rank 4", x: tensor.MustFromSlice(iota64(24), 1, 2, 3, 4)},
+		{name: "int32 vector", x: tensor.MustFromSlice([]int32{7, 8, 9})},
+		{name: "int64 matrix", x: tensor.MustFromSlice([]int64{1, 2, 3, 4}, 2, 2)},
+		{name: "scalar", x: tensor.Scalar[float32](3)},
+		{name: "row view", x: func() *tensor.Tensor {
+			r, err := tensor.MustFromSlice(iota64(6), 3, 2).Row(1)
 			require.NoError(t, err)
 			return r
 		}()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := tc.x.Dense()
+			d, err := FromTensor(tc.x)
 			require.NoError(t, err)
 			assert.Equal(t, []int(tc.x.Shape()), []int(d.Shape()))
 
@@ -34,7 +36,7 @@ func TestDenseSharesStorage(t *testing.T) {
 			tc.x.SetAt(0, 42)
 			assert.EqualValues(t, 42, denseAt(t, d, 0))
 
-			back, err := FromDense(d)
+			back, err := ToTensor(d)
 			require.NoError(t, err)
 			assert.Equal(t, tc.x.DType(), back.DType())
 			assert.Equal(t, tc.x.Shape(), back.Shape())
@@ -66,12 +68,12 @@ func unravel(shape []int, i int) []int {
 	return idx
 }
 
-func TestFromDenseSharesGorgoniaStorage(t *testing.T) {
+func TestToTensorSharesGorgoniaStorage(t *testing.T) {
 	backing := []float32{1, 2, 3, 4, 5, 6}
 	d := gt.New(gt.WithShape(2, 3), gt.WithBacking(backing))
-	x, err := FromDense(d)
+	x, err := ToTensor(d)
 	require.NoError(t, err)
-	assert.Equal(t, Shape{2, 3}, x.Shape())
+	assert.Equal(t, tensor.Shape{2, 3}, x.Shape())
 	backing[4] = 50
 	assert.Equal(t, 50.0, x.At(4))
 	require.NoError(t, d.SetAt(float32(9), 0, 0))
@@ -81,21 +83,21 @@ func TestFromDenseSharesGorgoniaStorage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, float32(60), v)
 
-	s, err := FromDense(gt.New(gt.FromScalar(int64(5))))
+	s, err := ToTensor(gt.New(gt.FromScalar(int64(5))))
 	require.NoError(t, err)
-	assert.Equal(t, Int64, s.DType())
+	assert.Equal(t, tensor.Int64, s.DType())
 	assert.Equal(t, 0, s.Rank())
 	assert.Equal(t, 5.0, s.At(0))
 }
 
-func TestFromDenseMaterializesViews(t *testing.T) {
+func TestToTensorMaterializesViews(t *testing.T) {
 	t.Run("transposed", func(t *testing.T) {
 		backing := []float64{0, 1, 2, 3, 4, 5}
 		d := gt.New(gt.WithShape(2, 3), gt.WithBacking(backing))
 		require.NoError(t, d.T())
-		x, err := FromDense(d)
+		x, err := ToTensor(d)
 		require.NoError(t, err)
-		assert.Equal(t, Shape{3, 2}, x.Shape())
+		assert.Equal(t, tensor.Shape{3, 2}, x.Shape())
 		assert.Equal(t, []float64{0, 3, 1, 4, 2, 5}, x.Float64s())
 		x.SetAt(0, 100)
 		assert.Equal(t, 0.0, backing[0], "a materialised view is a copy")
@@ -104,37 +106,47 @@ func TestFromDenseMaterializesViews(t *testing.T) {
 		d := gt.New(gt.WithShape(3, 2), gt.WithBacking([]int32{0, 1, 2, 3, 4, 5}))
 		v, err := d.Slice(gt.S(1, 3))
 		require.NoError(t, err)
-		x, err := FromDense(v.(*gt.Dense))
+		x, err := ToTensor(v.(*gt.Dense))
 		require.NoError(t, err)
-		assert.Equal(t, Shape{2, 2}, x.Shape())
+		assert.Equal(t, tensor.Shape{2, 2}, x.Shape())
 		assert.Equal(t, []int32{2, 3, 4, 5}, x.Int32s())
 	})
 	t.Run("column slice", func(t *testing.T) {
 		d := gt.New(gt.WithShape(3, 2), gt.WithBacking([]float32{0, 1, 2, 3, 4, 5}))
 		v, err := d.Slice(nil, gt.S(1))
 		require.NoError(t, err)
-		x, err := FromDense(v.(*gt.Dense))
+		x, err := ToTensor(v.(*gt.Dense))
 		require.NoError(t, err)
-		assert.Equal(t, Shape{3}, x.Shape())
+		assert.Equal(t, tensor.Shape{3}, x.Shape())
 		assert.Equal(t, []float32{1, 3, 5}, x.Float32s())
 	})
 }
 
-func TestDenseErrors(t *testing.T) {
+func TestErrors(t *testing.T) {
 	for _, shape := range [][]int{{0}, {0, 8}, {3, 0, 2}} {
-		_, err := Zeros(Float32, shape...).Dense()
+		_, err := FromTensor(tensor.Zeros(tensor.Float32, shape...))
 		assert.ErrorContains(t, err, "zero-size", "shape %v", shape)
 	}
-	_, err := FromDense(gt.New(gt.WithShape(2), gt.WithBacking([]uint8{1, 2})))
+	_, err := ToTensor(gt.New(gt.WithShape(2), gt.WithBacking([]uint8{1, 2})))
 	assert.ErrorContains(t, err, "unsupported backing")
-	_, err = FromDense(gt.New(gt.FromScalar(true)))
+	_, err = ToTensor(gt.New(gt.FromScalar(true)))
 	assert.ErrorContains(t, err, "unsupported backing")
 }
 
-func TestFromDenseRejectsNilAndMasked(t *testing.T) {
-	_, err := FromDense(nil)
+func TestRejectsNilAndMasked(t *testing.T) {
+	_, err := FromTensor(nil)
+	require.ErrorContains(t, err, "nil tensor")
+	_, err = ToTensor(nil)
 	require.ErrorContains(t, err, "nil Dense")
 	d := gt.New(gt.WithShape(2), gt.WithBacking([]float32{1, 2}), gt.WithMask([]bool{false, true}))
-	_, err = FromDense(d)
+	_, err = ToTensor(d)
 	require.ErrorContains(t, err, "masked")
+}
+
+func iota64(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = float64(i)
+	}
+	return s
 }

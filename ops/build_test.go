@@ -1,0 +1,104 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEveryOpHasBuilder fails for a registered op that Build cannot make
+// (the parity harness, the gradient checks and the device tests would have
+// no way to build it), for a builder whose op has another name, and for a
+// builder of an op that is not registered.
+func TestEveryOpHasBuilder(t *testing.T) {
+	for _, s := range Registered() {
+		op, err := Build(s.Name, Attrs{})
+		if assert.NoErrorf(t, err, "op %s has no builder: add it to builders in ops/build.go", s.Name) {
+			assert.Equal(t, s.Name, op.Name(), "Build(%q) made another op", s.Name)
+		}
+	}
+	for _, name := range Buildable() {
+		_, ok := Lookup(name)
+		assert.Truef(t, ok, "builders has %s, which is not a registered op", name)
+	}
+}
+
+func TestBuildAttrs(t *testing.T) {
+	tests := []struct {
+		name  string
+		op    string
+		attrs Attrs
+		want  Op
+	}{
+		{name: "conv2d same", op: "conv2d", attrs: Attrs{Strides: []int{2, 1}, Padding: "SAME", Groups: 2},
+			want: Conv2DOp(Conv2DAttrs{Stride: [2]int{2, 1}, Padding: PadSame, Groups: 2})},
+		{name: "conv2d explicit", op: "conv2d", attrs: Attrs{Padding: "EXPLICIT", Pads: []int{1, 0, 2, 1}, Dilations: []int{2, 2}},
+			want: Conv2DOp(Conv2DAttrs{Pad: [4]int{1, 0, 2, 1}, Dilation: [2]int{2, 2}})},
+		{name: "conv2d_transpose valid", op: "conv2d_transpose", attrs: Attrs{Padding: "VALID", OutputPadding: []int{1, 0}},
+			want: Conv2DTransposeOp(Conv2DTransposeAttrs{Conv2DAttrs: Conv2DAttrs{Padding: PadValid}, OutputPadding: [2]int{1, 0}})},
+		{name: "max pool", op: "max_pool2d", attrs: Attrs{Kernel: []int{3, 3}, Strides: []int{2, 2}, Padding: "SAME"},
+			want: MaxPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})},
+		{name: "loss sum", op: "softmax_cross_entropy_soft", attrs: Attrs{Reduction: "sum"}, want: SoftmaxCrossEntropySoftOp(LossSum)},
+		{name: "loss none", op: "softmax_cross_entropy", attrs: Attrs{Reduction: "none"}, want: SoftmaxCrossEntropyOp(LossNone)},
+		{name: "loss default mean", op: "softmax_cross_entropy", attrs: Attrs{}, want: SoftmaxCrossEntropyOp(LossMean)},
+		{name: "sum keepdims", op: "sum", attrs: Attrs{Axes: []int{1}, KeepDims: true}, want: ReduceOp("sum", []int{1}, true)},
+		{name: "batch norm", op: "batch_norm", attrs: Attrs{Momentum: 0.9, Epsilon: 1e-3, Training: true},
+			want: BatchNormOp(BatchNormAttrs{Momentum: 0.9, Epsilon: 1e-3, Training: true})},
+		{name: "gru", op: "gru", attrs: Attrs{Offsets: []int{0, 2}, Reverse: true, ResetAfter: true},
+			want: GRUOp(GRUAttrs{Offsets: []int{0, 2}, Reverse: true, ResetAfter: true})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Build(tc.op, tc.attrs)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// The elementwise ops hold functions, which assert.Equal cannot compare:
+// check their scalar attributes instead.
+func TestBuildUnaryParams(t *testing.T) {
+	tests := []struct {
+		op    string
+		attrs Attrs
+		want  [2]float64
+	}{
+		{op: "clip", attrs: Attrs{Lo: -1, Hi: 2, Alpha: 5}, want: [2]float64{-1, 2}},
+		{op: "leaky_relu", attrs: Attrs{Alpha: 0.3, Lo: 5}, want: [2]float64{0.3, 0}},
+		{op: "elu", attrs: Attrs{Alpha: 1.5}, want: [2]float64{1.5, 0}},
+		{op: "relu", attrs: Attrs{Alpha: 1.5, Lo: 1, Hi: 2}, want: [2]float64{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.op, func(t *testing.T) {
+			got, err := Build(tc.op, tc.attrs)
+			require.NoError(t, err)
+			u, ok := got.(*unaryOp)
+			require.True(t, ok, "Build(%q) is a %T", tc.op, got)
+			assert.Equal(t, tc.op, u.name)
+			assert.Equal(t, tc.want, u.p)
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		op    string
+		attrs Attrs
+		want  string
+	}{
+		{name: "unknown op", op: "convolve", want: `ops.Build: no op "convolve"`},
+		{name: "unknown padding", op: "conv2d", attrs: Attrs{Padding: "FULL"}, want: `ops.Build conv2d: unknown padding "FULL"`},
+		{name: "explicit without pads", op: "avg_pool2d", attrs: Attrs{Padding: "EXPLICIT"}, want: "explicit padding wants pads"},
+		{name: "three pads", op: "conv2d", attrs: Attrs{Pads: []int{1, 1, 1}}, want: "explicit padding wants pads"},
+		{name: "unknown reduction", op: "mse", attrs: Attrs{Reduction: "avg"}, want: `ops.Build mse: unknown reduction "avg"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Build(tc.op, tc.attrs)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -1,0 +1,201 @@
+package ops
+
+import (
+	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// At stride 1 the rows need not be built at all (implicit GEMM, as in
+// cuDNN's IMPLICIT_GEMM algorithm and Chetlur et al., "cuDNN: Efficient
+// Primitives for Deep Learning", 2014): pad a chunk of images into
+// consecutive channels-last windows, a grid of cells C values each, and
+// compute one output per grid cell, the window's top-left corner. The
+// inputs of tap (i, j) for every cell then form a matrix whose row q
+// starts at cell q + i·DH·PaddedW + j·DW: the grid itself, offset, with
+// row stride C. With DW = 1 the taps of one kernel row are contiguous, so
+// the product is KH GEMMs with K = KW·C, each reading the grid in place
+// (its rows overlap, which a strided read does not mind). The cells past
+// a window's OH×OW corner compute values that are dropped (forward) or
+// meet zero gradients (filter), some (PaddedH·PaddedW)/(OH·OW) − 1 extra
+// work; 13% on a 32×32 image with a 3×3 kernel.
+
+// gridTaps calls fn(off, col, k) for each GEMM of an implicit product: its
+// input matrix starts off elements into the grid, its taps are the k
+// columns of w from col on.
+func gridTaps(g im2col.Geom, fn func(off, col, k int)) {
+	pw := g.PaddedW()
+	if g.DW == 1 {
+		for i := 0; i < g.KH; i++ {
+			fn(i*g.DH*pw*g.C, i*g.KW*g.C, g.KW*g.C)
+		}
+		return
+	}
+	for i := 0; i < g.KH; i++ {
+		for j := 0; j < g.KW; j++ {
+			fn((i*g.DH*pw+j*g.DW)*g.C, (i*g.KW+j)*g.C, g.C)
+		}
+	}
+}
+
+// gridChunk returns how many images a chunk of the implicit kernels holds
+// when each output cell carries nout values, and the grid buffer's length
+// for it: the windows plus the tail the last cells' taps read past them.
+func gridChunk(g im2col.Geom, n, nout int) (nb, gridLen int) {
+	cells := g.PaddedH() * g.PaddedW()
+	nb = chunkImages(n, cells*(g.C+nout))
+	tail := ((g.KH-1)*g.DH*g.PaddedW() + (g.KW-1)*g.DW) * g.C
+	return nb, nb*cells*g.C + tail
+}
+
+// padChunk writes images [i0, i0+m) of x into grid as consecutive padded
+// windows, zeroes the rest of grid (the tail) and returns the cell count.
+func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
+	win, chw := g.PaddedLen(), g.C*g.H*g.W
+	for i := range m {
+		im2col.Pad(g, x[(i0+i)*chw:], grid[i*win:(i+1)*win])
+	}
+	clear(grid[m*win:])
+	return m * g.PaddedH() * g.PaddedW()
+}
+
+// gridConvolve is rowsConvolve at stride 1, as an implicit GEMM.
+func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	nb, gridLen := gridChunk(g, n, nout)
+	mul := coreGemm[T](n)
+	par.ForBatch(n, func(_, lo, hi int) {
+		gb, ob := getScratch[T](gridLen), getScratch[T](nb*ph*pw*nout)
+		defer putScratch(gb)
+		defer putScratch(ob)
+		grid, out := *gb, *ob
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			cells := padChunk(g, x, i0, m, grid)
+			beta := T(0)
+			gridTaps(g, func(off, col, kt int) {
+				mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
+				beta = 1
+			})
+			for i := range m {
+				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+				for oh := 0; oh < g.OH; oh++ {
+					im2col.Transpose(yi[oh*g.OW:], p, out[(i*ph+oh)*pw*nout:], nout, g.OW, nout, false)
+				}
+				if b != nil {
+					addBias(yi, b, 1, nout, p)
+				}
+			}
+		}
+	})
+}
+
+// spreadDy writes dy [cout, OH, OW] channels last into e [PaddedH,
+// PaddedW, cout] at cells (oh, ow), zero elsewhere.
+func spreadDy[T tensor.Float](g convGeom, dy, e []T) {
+	p, pw := g.Cols(), g.PaddedW()
+	clear(e)
+	for oh := 0; oh < g.OH; oh++ {
+		im2col.Transpose(e[oh*pw*g.cout:], g.cout, dy[oh*g.OW:], p, g.cout, g.OW, false)
+	}
+}
+
+// gridFilter is rowsFilter at stride 1, as an implicit GEMM: dy is
+// spread over the grid's cells, zero on the dropped ones.
+func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	k, p, cells := g.Rows(), g.Cols(), g.PaddedH()*g.PaddedW()
+	nb, gridLen := gridChunk(g.Geom, g.n, g.cout)
+	mul := coreGemm[T](g.n)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	par.ForBatch(g.n, func(worker, lo, hi int) {
+		gb, eb := getScratch[T](gridLen), getScratch[T](nb*cells*g.cout)
+		defer putScratch(gb)
+		defer putScratch(eb)
+		grid, dyg, wt := *gb, *eb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			q := padChunk(g.Geom, x, i0, m, grid)
+			for i := range m {
+				spreadDy(g, dy[(i0+i)*g.cout*p:], dyg[i*cells*g.cout:(i+1)*cells*g.cout])
+			}
+			gridTaps(g.Geom, func(off, col, kt int) {
+				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg, g.cout, 1, wt[col*g.cout:], g.cout)
+			})
+		}
+	})
+	sums.addFilter(g, dw)
+}
+
+// sharedGrid reports whether gridBackward takes both gradients of g: the
+// implicit GEMM pays for the filter gradient and for the data gradient as
+// a convolution, and the output is the input's size (stride 1, padding
+// (KH−1)·DH rows and (KW−1)·DW columns in all, as SAME gives), so the two
+// grids have one width and dy sits in both at a fixed distance.
+func (g convGeom) sharedGrid() bool {
+	return g.rowsPay() && g.OH == g.H && g.OW == g.W && gridPays(g.Geom) && gridPays(g.adjoint())
+}
+
+// gridBackward writes the data gradient of a convolution that sharedGrid
+// takes into dx (written whole, so it need not be zeroed), adds its
+// filter gradient into dw and, when db is non-nil, its bias gradient into
+// db, spreading dy over a grid once for both GEMMs and summing each image
+// of dy for db (biasSums). The filter gradient's grid holds dy[o, oh, ow]
+// at cell (oh, ow) of x's padded window, zero elsewhere; the data
+// gradient's grid (the window of adjoint) holds it at cell (oh+PT', ow+PL')
+// of a window as wide and as tall, PT' = (KH−1)·DH − PT and PL' alike. So
+// both read one buffer: the data gradient's grid from its start, the
+// filter gradient's from PT'·PaddedW + PL' cells in, where the wrapped
+// cells of the data gradient's grid land on the zero cells of the other.
+func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
+	back := g.adjoint()
+	k, p, ph, pw := g.Rows(), g.Cols(), g.PaddedH(), g.PaddedW()
+	shift := back.PT*pw + back.PL
+	reach := (g.KH-1)*g.DH*pw + (g.KW-1)*g.DW // cells the last taps read past the grid
+	cells := ph * pw
+	nb, mul := chunkImages(g.n, cells*(2*g.C+g.cout)), coreGemm[T](g.n)
+	fb := getScratch[T](k * g.cout)
+	defer putScratch(fb)
+	wflip := *fb
+	rowWeights(g, w, wflip, true)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	var bsums coreSums[T] // per-worker bias sums
+	if db != nil {
+		bsums = newCoreSums[T](g.n, g.cout)
+	}
+	par.ForBatch(g.n, func(worker, lo, hi int) {
+		gb, eb, ob := getScratch[T](nb*cells*g.C+reach*g.C), getScratch[T]((nb*cells+reach)*g.cout), getScratch[T](nb*cells*g.C)
+		defer putScratch(gb)
+		defer putScratch(eb)
+		defer putScratch(ob)
+		grid, dyg, out, wt := *gb, *eb, *ob, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			q := padChunk(g.Geom, x, i0, m, grid)
+			clear(dyg[:shift*g.cout])
+			for i := range m {
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
+				spreadDy(g, dyi, dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
+				if db != nil {
+					biasSums(dyi, *bsums[worker], p)
+				}
+			}
+			clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
+			gridTaps(g.Geom, func(off, col, kt int) {
+				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg[shift*g.cout:], g.cout, 1, wt[col*g.cout:], g.cout)
+			})
+			beta := T(0)
+			gridTaps(back, func(off, col, kt int) {
+				mul(false, true, q, g.C, kt, 1, dyg[off:], g.cout, wflip[col:], back.Rows(), beta, out, g.C)
+				beta = 1
+			})
+			for i := range m {
+				dxi := dx[(i0+i)*g.C*g.H*g.W : (i0+i+1)*g.C*g.H*g.W]
+				for r := 0; r < g.H; r++ {
+					im2col.Transpose(dxi[r*g.W:], g.H*g.W, out[(i*cells+r*pw)*g.C:], g.C, g.W, g.C, false)
+				}
+			}
+		}
+	})
+	sums.addFilter(g, dw)
+	bsums.addTo(db)
+}

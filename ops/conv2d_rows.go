@@ -1,0 +1,320 @@
+package ops
+
+import (
+	"runtime"
+
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// The ungrouped kernels lower images channels last, one row per output
+// pixel (im2col.Im2Row), the layout of cuDNN's and oneDNN's GEMM
+// convolutions and of Caffe2's NHWC im2col. With K = KH·KW·C taps, p
+// pixels per image and W read as O×K with taps ordered (i, j, c), a chunk
+// of images computes
+//
+//	rowsData:         yᵀ (imgs·p × O) = rows(x) (imgs·p × K) · Wᵀ
+//	rowsFilter:       dWᵀ (K × O)    += rows(x)ᵀ (K × imgs·p) · dyᵀ (imgs·p × O)
+//	rowsDataAdjoint:  stride 1 (adjointAsConv): dx = conv(dy, W turned 180°,
+//	                  channels swapped); else rows(dx) (imgs·p × K) = dyᵀ · W,
+//	                  added back by Row2Im
+//
+// so each is one tall GEMM per chunk whose narrow side (O, or C for the data
+// gradient) fills the micro-kernel's NR columns, instead of a GEMM O rows
+// tall per image, and the filter gradient sums a whole chunk in its K. The
+// weights enter as op(B) = Wᵀ, which GEMM packs into panels once per call.
+//
+// The batch is split over the cores once (par.ForBatch), and each core takes
+// its images through every stage, chunk by chunk (pad, GEMM, layout
+// change), with serial GEMMs (coreGemm) and chunks sized to its own L2
+// (chunkElems); the filter gradient is summed per core and the sums added
+// in core order. Cutting each GEMM over the cores instead would wake and
+// wait for the other cores at every product and every layout pass, and
+// move the data between the cores' caches at each stage; the per-layer
+// products are too small to repay that. Taps run (i, j, c) so that a row
+// is KH contiguous runs of the padded channels-last image. At stride 1 the row matrix is
+// not built at all (gridPays: the implicit GEMM below), and when the output
+// is the input's size one grid of dy serves both gradients (sharedGrid).
+// The layout changes between NCHW and channels last are im2col.Transpose's
+// 8×8 register transposes.
+
+// rowsPay reports whether the channels-last kernels take g: ungrouped, with
+// KW·C and KW·O (the runs their lowering copies, forward and backward) of
+// at least 16 values. Below that (MNIST's one-channel first layer) the
+// copies are too short to repay, and im2col's runs of whole output rows
+// win.
+func (g convGeom) rowsPay() bool { return g.groups == 1 && g.KW*min(g.C, g.cout) >= 16 }
+
+// gridPays reports whether the implicit GEMM takes g: stride 1, runs of
+// KW·C ≥ 32 so each of its GEMMs has a useful K, and at most 30% of its
+// grid cells wasted beyond the OH×OW outputs (13% on a 32×32 3×3 SAME
+// layer, 125% on MNIST's 12×12 5×5 VALID one).
+func gridPays(g im2col.Geom) bool {
+	return g.SH == 1 && g.SW == 1 && g.KW*g.C >= 32 && 10*g.PaddedH()*g.PaddedW() <= 13*g.OH*g.OW
+}
+
+// chunkElems bounds the elements of a chunk's scratch (row matrix or grid,
+// and the GEMM's output), 256 KiB of float32, so that it stays in the
+// core's L2 between the lowering that writes it, the GEMM and the layout
+// change that read it.
+const chunkElems = 1 << 16
+
+// chunkImages is how many images go into one chunk when each takes per
+// elements of scratch.
+func chunkImages(n, per int) int { return max(1, min(n, chunkElems/max(per, 1))) }
+
+// gemmFunc is the signature of gemm.Gemm and gemm.Serial.
+type gemmFunc[T tensor.Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// coreGemm returns the GEMM a kernel calls inside par.ForBatch over n images:
+// gemm.Serial when every core has images of its own, gemm.Gemm when there
+// are fewer images than cores (batch-1 inference), so that those products
+// still use every core.
+func coreGemm[T tensor.Float](n int) gemmFunc[T] {
+	if par.BatchWorkers(n) < runtime.GOMAXPROCS(0) {
+		return gemm.Gemm[T]
+	}
+	return gemm.Serial[T]
+}
+
+// coreSums gives each of par.ForBatch's workers over n images a zeroed pooled
+// buffer of size elements for its partial sums (of a filter or bias
+// gradient); addFilter and addTo add them up in worker order, so the sum
+// does not depend on timing, and return them to the pool.
+type coreSums[T tensor.Float] []*[]T
+
+func newCoreSums[T tensor.Float](n, size int) coreSums[T] {
+	s := make(coreSums[T], par.BatchWorkers(n))
+	for i := range s {
+		s[i] = getScratch[T](size)
+		clear(*s[i])
+	}
+	return s
+}
+
+// addFilter adds partial filter gradients wt [(i·KW+j)·C+c, o] into dw.
+func (s coreSums[T]) addFilter(g convGeom, dw []T) {
+	for _, wt := range s {
+		addFilter(g, *wt, dw)
+		putScratch(wt)
+	}
+}
+
+// addTo adds the partial sums into dst.
+func (s coreSums[T]) addTo(dst []T) {
+	for _, part := range s {
+		vec.Add(dst, *part)
+		putScratch(part)
+	}
+}
+
+// rowWeights writes w [O, C, KH, KW] with its taps ordered (i, j, c), wr
+// [o, (i·KW+j)·C+c] = w[o, c, i, j]; flipped, it writes the weights of the
+// data gradient as a convolution of dy instead, C outputs from O inputs
+// with the kernel turned by 180°: wr [c, (i·KW+j)·O+o] = w[o, c, KH−1−i,
+// KW−1−j].
+func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
+	kk := g.KH * g.KW
+	for o := 0; o < g.cout; o++ {
+		for c := 0; c < g.C; c++ {
+			src := w[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
+			for t, v := range src {
+				if flipped {
+					wr[(c*kk+kk-1-t)*g.cout+o] = v
+				} else {
+					wr[(o*kk+t)*g.C+c] = v
+				}
+			}
+		}
+	}
+}
+
+// rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
+// g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
+func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	if gridPays(g) {
+		gridConvolve(g, n, nout, x, w, b, y)
+		return
+	}
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb, mul := chunkImages(n, p*(k+nout)), coreGemm[T](n)
+	par.ForBatch(n, func(_, lo, hi int) {
+		rb, ob, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*nout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(ob)
+		defer putScratch(xb)
+		rows, out, xp := *rb, *ob, *xb
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Pad(g, x[(i0+i)*chw:], xp)
+				im2col.Im2Row(g, xp, rows[i*p*k:(i+1)*p*k])
+			}
+			mul(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
+			for i := range m {
+				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+				im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
+				if b != nil {
+					addBias(yi, b, 1, nout, p)
+				}
+			}
+		}
+	})
+}
+
+// rowsData writes y = conv(x, w) + b for an ungrouped convolution.
+func rowsData[T tensor.Float](g convGeom, x, w, b, y []T) {
+	wb := getScratch[T](len(w))
+	defer putScratch(wb)
+	rowWeights(g, w, *wb, false)
+	rowsConvolve(g.Geom, g.n, g.cout, x, *wb, b, y)
+}
+
+// adjointAsConv reports whether rowsDataAdjoint runs the data gradient as
+// a convolution of dy: at stride 1, when the input has at most 30% more
+// pixels than the output. That convolution multiplies H·W·K·O times where
+// the forward pass does OH·OW·K·O, the rest against dy's zero border
+// (2.25 times the work on MNIST's 12×12 5×5 VALID layer).
+func (g convGeom) adjointAsConv() bool {
+	return g.SH == 1 && g.SW == 1 && 10*g.H*g.W <= 13*g.OH*g.OW
+}
+
+// adjoint is the geometry of the data gradient of a stride-1 convolution
+// as a convolution of dy (see rowsDataAdjoint).
+func (g convGeom) adjoint() im2col.Geom {
+	return im2col.Geom{C: g.cout, H: g.OH, W: g.OW, KH: g.KH, KW: g.KW, SH: 1, SW: 1, DH: g.DH, DW: g.DW,
+		PT: (g.KH-1)*g.DH - g.PT, PL: (g.KW-1)*g.DW - g.PL, OH: g.H, OW: g.W}
+}
+
+// rowsDataAdjoint writes dx = convᵀ(dy, w) + b for an ungrouped
+// convolution. At stride 1 that is itself a convolution (taken when
+// adjointAsConv): dx[c, h, w] =
+// Σ dy[o, h+PT−i·DH, w+PL−j·DW]·w[o, c, i, j], the kernel turned by 180°
+// over a window that starts (KH−1)·DH−PT rows above dy (a negative start
+// crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
+func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
+	wb := getScratch[T](len(w))
+	defer putScratch(wb)
+	wr := *wb
+	if g.adjointAsConv() {
+		rowWeights(g, w, wr, true)
+		rowsConvolve(g.adjoint(), g.n, g.C, dy, wr, b, dx)
+		return
+	}
+	rowWeights(g, w, wr, false)
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	par.ForBatch(g.n, func(_, lo, hi int) {
+		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(tb)
+		defer putScratch(xb)
+		rows, dyT, xp := *rb, *tb, *xb
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
+			}
+			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			for i := range m {
+				clear(xp)
+				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
+				dxi := dx[(i0+i)*chw : (i0+i+1)*chw]
+				im2col.Unpad(g.Geom, xp, dxi, false) // write: one value per covered cell, the rest zeroed
+				if b != nil {
+					addBias(dxi, b, 1, g.C, g.H*g.W)
+				}
+			}
+		}
+	})
+}
+
+// rowsFilter adds the filter gradient of an ungrouped convolution with
+// input x and output gradient dy into dw, summing every image of a chunk in
+// one GEMM.
+func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	if gridPays(g.Geom) {
+		gridFilter(g, x, dy, dw)
+		return
+	}
+	rowsBackward(g, x, nil, dy, nil, dw, nil)
+}
+
+// sharedRows reports whether rowsBackward takes both gradients of g: the
+// filter gradient and the data gradient both go through row matrices
+// (not the implicit GEMM, and not the data gradient as a convolution).
+func (g convGeom) sharedRows() bool {
+	return g.rowsPay() && !gridPays(g.Geom) && !g.adjointAsConv()
+}
+
+// rowsBackward writes the data gradient of a convolution that sharedRows
+// takes into dx (zeroed unless adjointWritesAll), adds its filter
+// gradient into dw and, when db is non-nil, its bias gradient into db
+// (biasSums). Per chunk, x is lowered to rows and dy laid out channels
+// last once for both GEMMs: the filter gradient reads the rows, then the
+// data gradient's GEMM overwrites them with dyᵀ·W, which Row2Im adds back
+// into dx. With dx nil (and w unused) it
+// takes the filter gradient alone, as rowsFilter.
+func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
+	var wr []T
+	if dx != nil {
+		wb := getScratch[T](len(w))
+		defer putScratch(wb)
+		wr = *wb
+		rowWeights(g, w, wr, false)
+	}
+	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
+	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	sums := newCoreSums[T](g.n, k*g.cout)
+	var bsums coreSums[T]
+	if db != nil {
+		bsums = newCoreSums[T](g.n, g.cout)
+	}
+	par.ForBatch(g.n, func(worker, lo, hi int) {
+		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
+		defer putScratch(rb)
+		defer putScratch(tb)
+		defer putScratch(xb)
+		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += nb {
+			m := min(nb, hi-i0)
+			for i := range m {
+				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
+				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
+				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
+				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dyi, p, g.cout, p, false)
+				if db != nil {
+					biasSums(dyi, *bsums[worker], p)
+				}
+			}
+			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
+			if dx == nil {
+				continue
+			}
+			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			for i := range m {
+				clear(xp)
+				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
+				im2col.Unpad(g.Geom, xp, dx[(i0+i)*chw:(i0+i+1)*chw], false) // write: one value per covered cell, the rest zeroed
+			}
+		}
+	})
+	sums.addFilter(g, dw)
+	bsums.addTo(db)
+}
+
+// addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
+func addFilter[T tensor.Float](g convGeom, wt, dw []T) {
+	kk := g.KH * g.KW
+	for o := 0; o < g.cout; o++ {
+		for c := 0; c < g.C; c++ {
+			dst := dw[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
+			for t := range dst {
+				dst[t] += wt[(t*g.C+c)*g.cout+o]
+			}
+		}
+	}
+}
