@@ -11,11 +11,11 @@ import (
 // bucketing, each batch padded with a mask.
 func Example() {
 	sentences := [][]string{{"a", "good", "film"}, {"bad"}, {"not", "good"}, {"a", "very", "good", "film"}}
-	counts := data.Counter{}
+	var counts data.Counter
 	for _, s := range sentences {
 		counts.Add(s...)
 	}
-	vocab, _ := data.BuildVocab(counts, data.VocabConfig{Specials: []string{data.Pad, data.Unk}, Unk: data.Unk})
+	vocab, _ := data.BuildVocab(&counts, data.VocabConfig{Specials: []string{data.Pad, data.Unk}, Unk: data.Unk})
 	ids := make([][]int64, len(sentences))
 	for i, s := range sentences {
 		ids[i], _ = vocab.Encode(s)
