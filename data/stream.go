@@ -41,7 +41,12 @@ func NewStream(open func() iter.Seq2[Example, error], batchSize int, opts ...Opt
 }
 
 // Len is the number of examples per epoch declared with Size (0 when unknown).
-func (s *Stream) Len() int { return s.opt.size }
+func (s *Stream) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.opt.size
+}
 
 // Batches reads one pass and yields its batches. With Shuffle the order
 // comes from the buffer and a random stream fixed by the seed and epoch,
@@ -49,6 +54,10 @@ func (s *Stream) Len() int { return s.opt.size }
 // or a malformed example is yielded (with a nil batch) and ends the epoch.
 func (s *Stream) Batches(epoch int) iter.Seq2[*Batch, error] {
 	return func(yield func(*Batch, error) bool) {
+		if s == nil || s.open == nil || s.size < 1 {
+			yield(nil, fmt.Errorf("data: Batches of a Stream not made by NewStream"))
+			return
+		}
 		rng := epochRNG(s.opt.seed, epoch)
 		window := s.size
 		if s.opt.bucketField != "" {
