@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"testing"
 
@@ -20,7 +22,8 @@ import (
 // resident set and the bytes tensor's pool holds at the end. Without a
 // bound on the pool, every size class a batch ever used keeps its buffers;
 // with it (tensor.SetPoolLimit), RSS stays under the limit plus one step's
-// working set plus the garbage collector's headroom. Run it alone, once:
+// working set plus the garbage collector's headroom. It prints RSS, heap
+// and pool every 100 batches to stderr as it goes. Run it alone, once:
 //
 //	go test ./bench -run xxx -bench VariableLengthRSS -benchtime 1x
 func BenchmarkVariableLengthRSS(b *testing.B) {
@@ -57,7 +60,7 @@ func BenchmarkVariableLengthRSS(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				peakHeap = max(peakHeap, ms.HeapInuse)
 				now, peak := runlog.RSS()
-				b.Logf("batch %d: RSS %d MiB (peak %d), heap in use %d MiB, pool %d MiB", i+1, now>>20, peak>>20, ms.HeapInuse>>20, tensor.PoolBytes()>>20)
+				fmt.Fprintf(os.Stderr, "batch %d: RSS %d MiB (peak %d), heap in use %d MiB, pool %d MiB\n", i+1, now>>20, peak>>20, ms.HeapInuse>>20, tensor.PoolBytes()>>20)
 			}
 		}
 	}
