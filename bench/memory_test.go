@@ -24,11 +24,23 @@ import (
 // used; tensor's pool drops what the last steps did not take again and
 // never holds more than its limit (tensor.SetPoolLimit), so RSS stays
 // under the limit plus one step's working set plus the garbage
-// collector's headroom. It prints RSS, heap
-// and pool every 100 batches to stderr as it goes. Run it alone, once:
+// collector's headroom. "keep_all" is the same run with free lists that
+// keep everything (no limit, no idle dropping), for comparison. It prints
+// RSS, heap and pool every 100 batches to stderr as it goes. Peak RSS is
+// the process's, so run each case alone, once:
 //
-//	go test ./bench -run xxx -bench VariableLengthRSS -benchtime 1x
+//	go test ./bench -run xxx -bench 'VariableLengthRSS/bounded' -benchtime 1x
+//	go test ./bench -run xxx -bench 'VariableLengthRSS/keep_all' -benchtime 1x
 func BenchmarkVariableLengthRSS(b *testing.B) {
+	b.Run("bounded", variableLengthRSS)
+	b.Run("keep_all", func(b *testing.B) {
+		defer tensor.SetPoolLimit(tensor.SetPoolLimit(1 << 40))
+		defer tensor.SetPoolIdleFlushes(tensor.SetPoolIdleFlushes(0))
+		variableLengthRSS(b)
+	})
+}
+
+func variableLengthRSS(b *testing.B) {
 	const batches, seqs, features, units, classes = 2000, 4, 16, 64, 10
 	rng := tensor.NewRNG(1)
 	lstm, err := layers.NewLSTM("lstm", features, units, layers.RNNConfig{}, rng)

@@ -27,7 +27,7 @@ import (
 // varying length) every step uses some size classes the last did not, and
 // free lists that kept everything would hold a buffer of every class any
 // step ever used. Two rules bound the pool. A buffer that no allocation
-// took again within IdleFlushes flushes (Recycler.Flush, which each
+// took again within DefaultIdleFlushes flushes (Recycler.Flush, which each
 // Tape.Release calls: about that many steps) is dropped, so the pool holds
 // what the last few steps used, as sync.Pool's drop at each collection
 // did before, but without waiting for one. And the pool never holds more
@@ -48,10 +48,11 @@ const numClasses = 9 + 4*(maxClassBits-3)
 // DefaultPoolLimit is the pool's byte limit until SetPoolLimit changes it.
 const DefaultPoolLimit = 512 << 20
 
-// IdleFlushes is how many flushes a pooled buffer waits to be taken again
-// before the pool drops it. A step whose shapes recur (a CNN's) takes
-// every buffer back at the next step and loses nothing.
-const IdleFlushes = 2
+// DefaultIdleFlushes is how many flushes a pooled buffer waits to be taken
+// again before the pool drops it, until SetPoolIdleFlushes changes it. A
+// step whose shapes recur (a CNN's) takes every buffer back at the next
+// step and loses nothing.
+const DefaultIdleFlushes = 2
 
 // pool holds the free tensors of each dtype (index dtype-1) and class, each
 // list in the order they were given back, with the bytes they hold.
@@ -62,7 +63,8 @@ var pool = struct {
 	limit   int64
 	seq     uint64 // stamps each buffer given back
 	flushes uint64 // Recycler flushes so far
-}{limit: DefaultPoolLimit}
+	idle    uint64 // flushes a buffer may wait; 0: forever
+}{limit: DefaultPoolLimit, idle: DefaultIdleFlushes}
 
 // pooled is a free tensor, when it was given back, and the flush count
 // then.
@@ -80,6 +82,17 @@ func SetPoolLimit(bytes int64) (previous int64) {
 	defer pool.Unlock()
 	previous, pool.limit = pool.limit, max(bytes, 0)
 	evictDownTo(pool.limit)
+	return previous
+}
+
+// SetPoolIdleFlushes sets how many Recycler flushes (about, steps) a
+// pooled buffer may wait to be taken again before it is dropped, and
+// returns the previous setting; n <= 0 keeps buffers until the limit
+// evicts them. Raise it when shapes recur only every few steps.
+func SetPoolIdleFlushes(n int) (previous int) {
+	pool.Lock()
+	defer pool.Unlock()
+	previous, pool.idle = int(pool.idle), uint64(max(n, 0))
 	return previous
 }
 
@@ -149,16 +162,16 @@ func give(t *Tensor, class int) {
 }
 
 // flushed counts a Recycler flush and drops the buffers that have waited
-// IdleFlushes flushes since they were given back. Each list is in the
+// the idle setting's flushes since they were given back. Each list is in the
 // order buffers came back, so only its oldest end is looked at.
 func flushed() {
 	pool.Lock()
 	defer pool.Unlock()
 	pool.flushes++
-	if pool.bytes == 0 || pool.flushes <= IdleFlushes {
+	if pool.bytes == 0 || pool.idle == 0 || pool.flushes <= pool.idle {
 		return
 	}
-	stale := pool.flushes - IdleFlushes
+	stale := pool.flushes - pool.idle
 	for d := range pool.lists {
 		for c := range pool.lists[d] {
 			l := &pool.lists[d][c]

@@ -69,8 +69,9 @@ func TestPoolStaysUnderItsLimit(t *testing.T) {
 	assert.Equal(t, int64(4*224), PoolBytes())
 }
 
-// A buffer that no allocation takes within IdleFlushes flushes is dropped;
-// one taken back at every step stays, however many steps pass.
+// A buffer that no allocation takes within the idle setting's flushes is
+// dropped; one taken back at every step stays, however many steps pass.
+// With idle dropping off, both stay.
 func TestPoolDropsIdleBuffers(t *testing.T) {
 	TrimPool()
 	flushNew(1000) // a size used once, as by a batch of one sequence length
@@ -82,9 +83,18 @@ func TestPoolDropsIdleBuffers(t *testing.T) {
 		var r Recycler
 		r.Add(x)
 		r.Flush()
-		if step >= IdleFlushes-1 {
+		if step >= DefaultIdleFlushes-1 {
 			assert.Equal(t, int64(4*5120), PoolBytes(), "step %d: the idle buffer should be gone", step)
 		}
 	}
+	TrimPool()
+	prev := SetPoolIdleFlushes(0)
+	defer SetPoolIdleFlushes(prev)
+	require.Equal(t, DefaultIdleFlushes, prev)
+	flushNew(1000)
+	for range 5 {
+		flushNew()
+	}
+	assert.Equal(t, int64(4*1024), PoolBytes())
 	TrimPool()
 }
