@@ -358,10 +358,13 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	}
 }
 
-// The three convolution kernels, shared by conv2d and conv2d_transpose.
-// Ungrouped convolutions with enough channels take the channels-last
-// kernels (rowsData, rowsDataAdjoint, rowsFilter), depthwise ones direct
-// per-plane loops, and the rest the per-image im2col GEMMs below.
+// The three convolution kernels, shared by conv2d and conv2d_transpose,
+// choose an algorithm from the geometry, each in a file of its own:
+// ungrouped convolutions with enough channels take the channels-last
+// kernels (rowsData, rowsDataAdjoint, rowsFilter in conv2d_rows.go, the
+// implicit GEMM of conv2d_grid.go at stride 1), depthwise ones direct
+// per-plane loops (conv2d_depthwise.go), and the rest the per-image im2col
+// GEMMs (conv2d_im2col.go).
 // With og output and kg = C/groups·KH·KW lowered input rows per group and
 // p = OH·OW pixels, image i and group k compute
 //
