@@ -124,7 +124,7 @@ func open() (*world, error) {
 	signal.Notify(term, syscall.SIGTERM)
 	go func() {
 		s := <-term
-		fmt.Fprintf(os.Stderr, "dist: rank %d of %d: ended by %v from the launcher (mpirun ends every rank when one fails: look above for the first rank that failed)\n", w.rank, w.size, s)
+		fmt.Fprintf(os.Stderr, "dist: rank %d of %d: ended by %v (SIGTERM) from the launcher: mpirun ends every rank when one fails; look above for the first rank that failed\n", w.rank, w.size, s)
 		os.Exit(1)
 	}()
 	return w, nil
