@@ -34,11 +34,15 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	df := addDistFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
+	}
+	if *df.on && *device != "cpu" {
+		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
 	}
 	train, test, err := mnistData(*dir)
 	if err != nil {
@@ -55,10 +59,13 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
+	if *df.on {
+		return trainMNISTDist(df, net, opt, train, test, cfg, *save, stdout, stderr)
+	}
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := newProgressBar(stderr)
-	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
 	epochEnd := func(e mnist.Epoch) {
 		bar.clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
