@@ -1,9 +1,10 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--dist] [--state FILE]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb parity [--dir DIR]
+//	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 package main
 
 import (
@@ -15,9 +16,10 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--dist] [--state FILE]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb parity [--dir DIR]
+  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 `
 
 func main() {
@@ -33,6 +35,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) >= 1 && args[0] == "parity" {
 		return parityReport(args[1:], stdout, stderr)
+	}
+	if len(args) >= 1 && args[0] == "scale" {
+		return scaleReport(args[1:], stdout, stderr)
 	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
