@@ -38,11 +38,11 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkDevice(*device, *model); err != nil {
-		return err
-	}
 	if *df.on && *device != "cpu" {
 		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
+	}
+	if err := checkDevice(*device, *model); err != nil {
+		return err
 	}
 	train, test, err := mnistData(*dir)
 	if err != nil {
