@@ -66,7 +66,8 @@ func mpirun(t *testing.T, role string, env ...string) (string, error, time.Durat
 // 640 digits; their parameters (and the CNN's batch norm statistics) end
 // identical, bit for bit; their shards are disjoint and together the
 // epoch's batches; and the MLP's weights match those of one process at the
-// doubled batch, computed on each rank (see rankIdentical).
+// doubled batch, computed on each rank (see rankIdentical); an embedding
+// table's sparse rows are gathered (sparseRows).
 func TestMpirunIdenticalParameters(t *testing.T) {
 	out, err, took := mpirun(t, "identical")
 	require.NoError(t, err, out)
@@ -196,7 +197,31 @@ func rankIdentical(c dist.Comm) error {
 			}
 		}
 	}
+	if err := sparseRows(rp); err != nil {
+		return err
+	}
 	fmt.Printf("rank %d of %d: identical: ok\n", c.Rank(), c.Size())
+	return nil
+}
+
+// sparseRows averages an embedding table's sparse gradient over the 2
+// ranks (rows {0, 5} of rank 0 and {1, 5, 7} of rank 1, so the ranks send
+// different lengths through MPI_Allgatherv) and checks the union.
+func sparseRows(rp *dist.Replicas) error {
+	table := graph.NewParam("table", tensor.Zeros(tensor.Float32, 8, 2))
+	rows, vals := []int{0, 5}, []float32{2, 2, 4, 4}
+	if rp.Rank() == 1 {
+		rows, vals = []int{1, 5, 7}, []float32{6, 6, 8, 8, 10, 10}
+	}
+	table.SparseGrad = &graph.SparseRows{Rows: rows, Values: tensor.MustFromSlice(vals, len(rows), 2)}
+	if _, _, err := rp.AverageGradients([]*graph.Param{table}, 1, 1); err != nil {
+		return err
+	}
+	g := table.SparseGrad
+	if g == nil || table.Grad != nil || !slices.Equal(g.Rows, []int{0, 1, 5, 7}) ||
+		!slices.Equal(g.Values.Float32s(), []float32{1, 1, 3, 3, 6, 6, 5, 5}) {
+		return fmt.Errorf("sparse rows: got %+v, dense %v; want rows [0 1 5 7] and values [1 1 3 3 6 6 5 5]", g, table.Grad)
+	}
 	return nil
 }
 
