@@ -273,7 +273,7 @@ func shardsPartitionTheEpoch(c dist.Comm, whole *data.Loader, mine []int64) erro
 		}
 	}
 	var want []int
-	for _, batch := range whole.Order(1) {
+	for _, batch := range whole.Order(0) { // the trainer's epoch 1
 		want = append(want, batch...)
 	}
 	slices.Sort(got)

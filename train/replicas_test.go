@@ -103,7 +103,7 @@ func TestReplicasFailTogether(t *testing.T) {
 		want      string
 	}{
 		{"rank 0's evaluation fails", errors.New("test set missing"), -1, "on rank 0: test set missing"},
-		{"rank 1's loss is NaN", nil, 1, "loss is not finite"},
+		{"rank 1's loss is infinite", nil, 1, "(non-finite loss)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestReplicasFailTogether(t *testing.T) {
 				if rank == tc.nanOnRank {
 					c.Loss = func(t *graph.Tape, b pair) (*graph.Value, int) {
 						l, n := s.plainLoss(t, b)
-						return graph.Div(l, graph.Sub(l, l)), n // 0/0
+						return graph.Div(l, graph.Sub(l, l)), n // l/0
 					}
 				}
 				c.Evaluate = func(func(int, int)) (Metrics, error) { return Metrics{"x": 1}, tc.evalErr }

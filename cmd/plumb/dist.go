@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,19 +11,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/dist"
-	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/mnist"
-	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/train"
 )
 
 // distFlags are the flags of a data-parallel run (plumb train --dist).
 type distFlags struct {
 	on         *bool
-	state      *string
 	lossTrace  *string
 	evalEvery  *int
 	evalImages *int
@@ -32,109 +29,72 @@ type distFlags struct {
 func addDistFlags(fs *flag.FlagSet) distFlags {
 	return distFlags{
 		on: fs.Bool("dist", dist.Launched() > 1,
-			"data-parallel training through the generic trainer: every process started by mpirun trains on its shard with --batch examples a step (default: on when mpirun started several processes)"),
-		state:      fs.String("state", "", "with --dist: write the resumable state here after every epoch (rank 0, atomically), and resume from it when it exists"),
-		lossTrace:  fs.String("loss-trace", "", "with --dist: write every step's loss over all ranks here (rank 0; lines: epoch step loss)"),
-		evalEvery:  fs.Int("eval-every", 0, "with --dist: also measure test accuracy every N steps (rank 0, on --eval-images test images, timer paused) to report the time to --target"),
+			"data-parallel training: every process mpirun started trains on its shard at --batch examples a step; rank 0 prints, logs, evaluates and saves (default: on when mpirun started several processes)"),
+		lossTrace:  fs.String("loss-trace", "", "with --dist: write every step's loss over all ranks here (lines: epoch step loss)"),
+		evalEvery:  fs.Int("eval-every", 0, "with --dist: also measure test accuracy every N steps (on --eval-images test images, timer paused) to report the training time to --target"),
 		evalImages: fs.Int("eval-images", 1000, "test images for --eval-every"),
 		target:     fs.Float64("target", 0.6, "test accuracy whose time --eval-every reports"),
 	}
 }
 
-// trainMNISTDist trains net through train.Run, data-parallel over the
-// processes mpirun started (or alone), and prints each epoch from rank 0.
-func trainMNISTDist(f distFlags, net mnist.Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg mnist.Config, save string, stdout, stderr io.Writer) (err error) {
+// startDist joins the processes mpirun started (or trains alone) and sets
+// cfg up to train data-parallel: cfg.Replicas, and on rank 0 the hooks of
+// --loss-trace and --eval-every. Other ranks print nothing: stdout and
+// stderr become io.Discard there. finish, called after training, prints
+// every rank's peak memory and leaves the group.
+func startDist(f distFlags, cfg *mnist.Config, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
 	comm, err := dist.Open()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
-		if cerr := comm.Close(); err == nil {
-			err = cerr
-		}
-	}()
 	rank, size := comm.Rank(), comm.Size()
-	whole, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
-	if err != nil {
-		return err
+	cfg.Replicas = dist.NewReplicas(comm, 0)
+	if rank != 0 {
+		*stdout, *stderr = io.Discard, io.Discard
 	}
-	shard, err := whole.Shard(rank, size)
-	if err != nil {
-		return err
-	}
-	leader := rank == 0
-	if !leader {
-		stdout, stderr = io.Discard, io.Discard
-	}
-	fmt.Fprintf(stdout, "data-parallel over %d process(es) (MPI: %v): batch %d per process, %d in all, %d steps an epoch\n",
-		size, dist.MPI, cfg.Batch, cfg.Batch*size, shard.NumBatches())
-	loss := func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
-	}
-	bar := train.NewBar(stderr)
-	tc := train.Config[*data.Batch]{
-		Params: net.Params(), Optimizer: opt, Train: shard, Loss: loss, Epochs: cfg.Epochs,
-		Replicas: dist.NewReplicas(comm, 0),
-		Evaluate: func(func(int, int)) (train.Metrics, error) {
-			acc, l, err := mnist.Evaluate(net, test, 500)
-			return train.Metrics{"accuracy": acc, "loss": l}, err
-		},
-		Monitor: "accuracy", Maximize: true, Progress: bar.Update, StatePath: *f.state,
-	}
-	if *f.state != "" {
-		if _, err := os.Stat(*f.state); err == nil {
-			tc.ResumeFrom = *f.state
-			fmt.Fprintf(stdout, "resuming from %s\n", *f.state)
+	fmt.Fprintf(*stdout, "data-parallel over %d process(es) (MPI: %v): batch %d per process, %d in all\n", size, dist.MPI, cfg.Batch, cfg.Batch*size)
+	closeTrace := func() error { return nil }
+	if rank == 0 {
+		var h *train.Hooks
+		if h, closeTrace, err = traceHook(*f.lossTrace); err != nil {
+			return nil, errors.Join(err, comm.Close())
 		}
-	}
-	began := time.Now()
-	var paused time.Duration // spent measuring accuracy mid-epoch
-	if leader {
-		tc.Hooks = append(tc.Hooks, train.Hooks{Epoch: func(e train.Epoch) error {
-			bar.Clear()
-			fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
-				e.Epoch, cfg.Epochs, e.TrainLoss, e.Metrics["loss"], 100*e.Metrics["accuracy"], e.SamplesPerSec, e.Duration.Round(time.Second))
-			return nil
-		}})
-		if h, closeTrace, err := traceHook(*f.lossTrace); err != nil {
-			return err
-		} else if h != nil {
-			defer closeTrace()
-			tc.Hooks = append(tc.Hooks, *h)
+		if h != nil {
+			cfg.Hooks = append(cfg.Hooks, *h)
 		}
 		if *f.evalEvery > 0 {
-			tc.Hooks = append(tc.Hooks, targetHook(f, net, test, began, &paused, stdout))
+			cfg.Hooks = append(cfg.Hooks, targetHook(f, net, test, *stdout))
 		}
 	}
-	if _, err := train.Run(tc); err != nil {
+	return func(stdout io.Writer) error {
+		err := errors.Join(closeTrace(), printPeaks(comm, stdout))
+		return errors.Join(err, comm.Close())
+	}, nil
+}
+
+// printPeaks prints every rank's peak resident memory (a collective).
+func printPeaks(comm dist.Comm, stdout io.Writer) error {
+	peak, err := peakRSS()
+	if err != nil {
+		peak = -1
+	}
+	all, err := comm.Allgather([]byte(strconv.FormatInt(peak, 10)))
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained in %s (%s measuring accuracy mid-epoch)\n", time.Since(began).Round(time.Millisecond), paused.Round(time.Millisecond))
-	if peak, err := peakRSS(); err == nil {
-		all, err := comm.Allgather([]byte(strconv.FormatInt(peak, 10)))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "peak memory (VmHWM) per rank, MiB:")
-		for _, b := range all {
-			kb, _ := strconv.ParseInt(string(b), 10, 64)
-			fmt.Fprintf(stdout, " %.0f", float64(kb)/1024)
-		}
-		fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "peak memory (VmHWM) per rank, MiB:")
+	for _, b := range all {
+		kb, _ := strconv.ParseInt(string(b), 10, 64)
+		fmt.Fprintf(stdout, " %.0f", float64(kb)/1024)
 	}
-	if save != "" && leader {
-		if err := checkpoint.Save(save, net.Params(), opt); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "saved %s\n", save)
-	}
+	fmt.Fprintln(stdout)
 	return nil
 }
 
 // traceHook writes every step's loss to path (nothing when path is "").
-func traceHook(path string) (*train.Hooks, func(), error) {
+func traceHook(path string) (*train.Hooks, func() error, error) {
 	if path == "" {
-		return nil, nil, nil
+		return nil, func() error { return nil }, nil
 	}
 	file, err := os.Create(path)
 	if err != nil {
@@ -145,29 +105,34 @@ func traceHook(path string) (*train.Hooks, func(), error) {
 		_, err := fmt.Fprintf(w, "%d %d %.9g\n", s.Epoch, s.Step, s.Loss)
 		return err
 	}}
-	return h, func() { w.Flush(); file.Close() }, nil
+	return h, func() error { return errors.Join(w.Flush(), file.Close()) }, nil
 }
 
 // targetHook measures test accuracy every --eval-every steps on the first
 // --eval-images test images and reports when it first reaches --target,
 // in training time (the measurements' own time left out).
-func targetHook(f distFlags, net mnist.Model, test *data.Dataset, began time.Time, paused *time.Duration, stdout io.Writer) train.Hooks {
+func targetHook(f distFlags, net mnist.Model, test *data.Dataset, stdout io.Writer) train.Hooks {
 	subset := test.Take(min(*f.evalImages, test.Len()))
 	reached := false
+	var began time.Time
+	var paused time.Duration
 	return train.Hooks{Step: func(s train.Step) error {
+		if began.IsZero() {
+			began = time.Now().Add(-s.Elapsed) // the run's start
+		}
 		if reached || s.GlobalStep%int64(*f.evalEvery) != 0 {
 			return nil
 		}
 		t := time.Now()
 		acc, _, err := mnist.Evaluate(net, subset, 500)
-		*paused += time.Since(t)
+		paused += time.Since(t)
 		if err != nil {
 			return err
 		}
 		if acc >= *f.target {
 			reached = true
 			fmt.Fprintf(stdout, "test accuracy %.4f >= %g after %d steps, %s of training\n",
-				acc, *f.target, s.GlobalStep, (time.Since(began) - *paused).Round(time.Millisecond))
+				acc, *f.target, s.GlobalStep, (time.Since(began) - paused).Round(time.Millisecond))
 		}
 		return nil
 	}}

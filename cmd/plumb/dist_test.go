@@ -15,7 +15,7 @@ import (
 
 // plumb train mnist --dist in one process trains through the generic
 // trainer, writes the loss trace and the state file, and a second run
-// with the same --state resumes after the finished epochs.
+// resumes from it after the finished epoch.
 func TestTrainDistAloneAndResume(t *testing.T) {
 	dir := t.TempDir()
 	state, trace := filepath.Join(dir, "state.safetensors"), filepath.Join(dir, "loss.txt")
@@ -24,7 +24,6 @@ func TestTrainDistAloneAndResume(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.NoError(t, run(args, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "data-parallel over 1 process(es)")
-	assert.Contains(t, out.String(), "10 steps an epoch")
 	assert.Contains(t, out.String(), "epoch 1/1: train loss")
 	assert.Regexp(t, `test accuracy 0\.\d+ >= 0.3 after \d+ steps`, out.String())
 	assert.Contains(t, out.String(), "peak memory (VmHWM) per rank, MiB:")
@@ -36,8 +35,7 @@ func TestTrainDistAloneAndResume(t *testing.T) {
 	require.FileExists(t, state)
 
 	out.Reset()
-	require.NoError(t, run(append(args[:len(args):len(args)], "--epochs", "2"), &out, &errOut), errOut.String())
-	assert.Contains(t, out.String(), "resuming from "+state)
+	require.NoError(t, run(append(args[:len(args):len(args)], "--epochs", "2", "--resume", state), &out, &errOut), errOut.String())
 	assert.NotContains(t, out.String(), "epoch 1/2")
 	assert.Contains(t, out.String(), "epoch 2/2: train loss")
 }
