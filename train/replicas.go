@@ -18,9 +18,10 @@ import (
 // With Replicas set, Run
 //   - starts every rank from rank 0's parameters and optimizer state
 //     (after ResumeFrom, which every rank reads);
-//   - shards Train: a source with ShardOf() (such as data.Loader.Shard)
-//     must already be this rank's shard; any other source is read whole
-//     on every rank and rank r keeps batches r, r+Size, ... of each epoch;
+//   - shards Train: a source whose ShardOf() says it is a shard (such as
+//     data.Loader.Shard's) must be this rank's; any other source is read
+//     whole on every rank and rank r keeps batches r, r+Size, ... of each
+//     epoch (Shard);
 //   - averages gradients before every optimizer step, and checks the mean
 //     loss over all ranks for NaN, so every rank stops together;
 //   - reports the losses, examples and throughput of all ranks together,
@@ -93,7 +94,9 @@ func (s *shard[B]) Batches(epoch int) iter.Seq2[B, error] {
 func sharded[B any](src Source[B], rp Replicas) (Source[B], error) {
 	rank, size := rp.Rank(), rp.Size()
 	if sh, ok := src.(interface{ ShardOf() (int, int) }); ok {
-		if r, n := sh.ShardOf(); r != rank || n != size {
+		if r, n := sh.ShardOf(); n <= 1 && size > 1 { // not sharded (an unsharded data.Loader)
+			return Shard(src, rank, size)
+		} else if r != rank || n != size {
 			return nil, fmt.Errorf("train: the training source is shard %d of %d, but this is rank %d of %d", r, n, rank, size)
 		}
 		return src, nil

@@ -128,6 +128,40 @@ func TestReplicasFailTogether(t *testing.T) {
 	}
 }
 
+// unsharded is a source that says it is shard 0 of 1, as an unsharded
+// data.Loader does.
+type unsharded struct{ regression }
+
+func (unsharded) ShardOf() (int, int) { return 0, 1 }
+
+// A source that says it is not sharded is sharded by the trainer: 2 ranks
+// on it end where they end on the generic shard.
+func TestReplicasShardAnUnshardedSource(t *testing.T) {
+	weights := map[bool][]float64{}
+	for _, says := range []bool{false, true} {
+		var w []float64
+		_, errs := replicated(t, 2, func(rank int, rp Replicas) Config[pair] {
+			s := newSetup(t, nil)
+			var src Source[pair] = regression{n: 32, size: 4, seed: 2}
+			if says {
+				src = unsharded{regression{n: 32, size: 4, seed: 2}}
+			}
+			c := s.config(src, 1)
+			c.Loss, c.Replicas = s.plainLoss, rp
+			if rank == 0 {
+				c.Hooks = []Hooks{{Epoch: func(Epoch) error { w = s.weights(); return nil }}}
+			}
+			return c
+		})
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		weights[says] = w
+	}
+	require.NotEmpty(t, weights[false])
+	assert.Equal(t, weights[false], weights[true])
+}
+
 // A source that is already a shard must be this rank's.
 func TestReplicasShardMismatch(t *testing.T) {
 	comms, err := dist.NewGroup(1, time.Second)
