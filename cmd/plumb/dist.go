@@ -37,27 +37,43 @@ func addDistFlags(fs *flag.FlagSet) distFlags {
 	}
 }
 
-// startDist joins the processes mpirun started (or trains alone) and sets
-// cfg up to train data-parallel: cfg.Replicas, and on rank 0 the hooks of
-// --loss-trace and --eval-every. Other ranks print nothing: stdout and
-// stderr become io.Discard there. finish, called after training, prints
-// every rank's peak memory and leaves the group.
-func startDist(f distFlags, cfg *mnist.Config, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
+// joinGroup joins the processes mpirun started (or trains alone) for any
+// train command: the train.Replicas to set in its train.Config, whether
+// this is rank 0, and leave, which prints every rank's peak memory on
+// rank 0 and leaves the group: call it after training succeeded, on every
+// rank; after an error, return it without leave (leave's collectives would
+// wait for ranks still training): the process exits non-zero without
+// MPI_Finalize, and mpirun ends the other ranks.
+// Ranks other than 0 print nothing: stdout and stderr become io.Discard
+// there, so the command's progress, logs and epoch lines come from rank 0.
+func joinGroup(batch int, stdout, stderr *io.Writer) (rp train.Replicas, leader bool, leave func(io.Writer) error, err error) {
 	comm, err := dist.Open()
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if comm.Rank() != 0 {
+		*stdout, *stderr = io.Discard, io.Discard
+	}
+	fmt.Fprintf(*stdout, "data-parallel over %d process(es) (MPI: %v): batch %d per process, %d in all\n",
+		comm.Size(), dist.MPI, batch, batch*comm.Size())
+	leave = func(stdout io.Writer) error { return errors.Join(printPeaks(comm, stdout), comm.Close()) }
+	return dist.NewReplicas(comm, 0), comm.Rank() == 0, leave, nil
+}
+
+// startDist sets cfg up to train MNIST data-parallel (joinGroup), with the
+// hooks of --loss-trace and --eval-every on rank 0; finish, called after
+// training, closes the trace and leaves the group.
+func startDist(f distFlags, cfg *mnist.Config, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
+	rp, leader, leave, err := joinGroup(cfg.Batch, stdout, stderr)
 	if err != nil {
 		return nil, err
 	}
-	rank, size := comm.Rank(), comm.Size()
-	cfg.Replicas = dist.NewReplicas(comm, 0)
-	if rank != 0 {
-		*stdout, *stderr = io.Discard, io.Discard
-	}
-	fmt.Fprintf(*stdout, "data-parallel over %d process(es) (MPI: %v): batch %d per process, %d in all\n", size, dist.MPI, cfg.Batch, cfg.Batch*size)
+	cfg.Replicas = rp
 	closeTrace := func() error { return nil }
-	if rank == 0 {
+	if leader {
 		var h *train.Hooks
 		if h, closeTrace, err = traceHook(*f.lossTrace); err != nil {
-			return nil, errors.Join(err, comm.Close())
+			return nil, err // exiting without MPI_Finalize ends the job: no collective here
 		}
 		if h != nil {
 			cfg.Hooks = append(cfg.Hooks, *h)
@@ -66,10 +82,7 @@ func startDist(f distFlags, cfg *mnist.Config, net mnist.Model, test *data.Datas
 			cfg.Hooks = append(cfg.Hooks, targetHook(f, net, test, *stdout))
 		}
 	}
-	return func(stdout io.Writer) error {
-		err := errors.Join(closeTrace(), printPeaks(comm, stdout))
-		return errors.Join(err, comm.Close())
-	}, nil
+	return func(stdout io.Writer) error { return errors.Join(closeTrace(), leave(stdout)) }, nil
 }
 
 // printPeaks prints every rank's peak resident memory (a collective).

@@ -94,7 +94,11 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		defer func() { err = errors.Join(err, finish(stdout)) }()
+		defer func() {
+			if err == nil { // after an error, exit without the group's collectives (see joinGroup)
+				err = finish(stdout)
+			}
+		}()
 		leader = cfg.Replicas.Rank() == 0
 	}
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
