@@ -83,6 +83,9 @@ type Loader struct {
 	ds   *Dataset
 	size int
 	opt  options
+	// rank and ranks: this loader yields rank's share of each epoch's
+	// batches when ranks > 1 (see Shard).
+	rank, ranks int
 }
 
 // NewLoader batches ds in batches of batchSize examples, with options
@@ -113,9 +116,33 @@ func (l *Loader) Dataset() *Dataset {
 }
 
 // Len is the number of examples an epoch yields: all of them, or with
-// DropLast the largest multiple of the batch size. A Loader not made by
-// NewLoader yields nothing.
+// DropLast the largest multiple of the batch size; for a shard (Shard),
+// the examples of its batches. A Loader not made by NewLoader yields
+// nothing.
 func (l *Loader) Len() int {
+	n := l.examples()
+	if n == 0 || l.ranks <= 1 {
+		return n
+	}
+	all := (n + l.size - 1) / l.size // batches before sharding
+	steps := all / l.ranks
+	if rest := n % l.size; rest != 0 && all%l.ranks == 0 && l.rank == l.ranks-1 {
+		return (steps-1)*l.size + rest // this shard holds the short last batch
+	}
+	return steps * l.size
+}
+
+// NumBatches is the number of batches an epoch yields.
+func (l *Loader) NumBatches() int {
+	n := l.examples()
+	if n == 0 {
+		return 0
+	}
+	return (n + l.size - 1) / l.size / max(l.ranks, 1)
+}
+
+// examples is the number of examples an epoch yields before sharding.
+func (l *Loader) examples() int {
 	if l == nil || l.ds == nil || l.size < 1 {
 		return 0
 	}
@@ -125,12 +152,39 @@ func (l *Loader) Len() int {
 	return l.ds.Len()
 }
 
-// NumBatches is the number of batches an epoch yields.
-func (l *Loader) NumBatches() int {
-	if l.Len() == 0 {
-		return 0
+// Shard returns the loader of rank's share of every epoch, for
+// data-parallel training over ranks processes: batches rank, rank+ranks,
+// rank+2·ranks, … of the epoch's order (Order, the same on every rank for
+// a given seed and epoch). Each shard has the same number of batches, so
+// every rank takes the same number of steps: the last len%ranks batches of
+// an epoch are left out. Over the ranks, step k's batches are the rows of
+// batches k·ranks to k·ranks+ranks-1, the rows one process with batch size
+// ranks·batch takes at its step k, and no row is seen twice. Only the
+// shard's own batches are gathered. (With BucketBy and Shuffle the short
+// last batch may land in any shard, so Len may be off by less than a
+// batch.)
+func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
+	if ranks < 1 || rank < 0 || rank >= ranks {
+		return nil, fmt.Errorf("data: Loader.Shard(%d, %d): want 0 <= rank < ranks", rank, ranks)
 	}
-	return (l.Len() + l.size - 1) / l.size
+	if l == nil || l.ds == nil {
+		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a Loader not made by NewLoader", rank, ranks)
+	}
+	if l.ranks > 1 {
+		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a loader that is already shard %d of %d", rank, ranks, l.rank, l.ranks)
+	}
+	s := *l
+	s.rank, s.ranks = rank, ranks
+	return &s, nil
+}
+
+// ShardOf returns the shard's rank and the number of ranks (0 and 1 for a
+// loader that is not sharded).
+func (l *Loader) ShardOf() (rank, ranks int) {
+	if l == nil {
+		return 0, 1
+	}
+	return l.rank, max(l.ranks, 1)
 }
 
 // Order returns the dataset rows of each batch of epoch, the plan that
@@ -152,7 +206,7 @@ func (l *Loader) Order(epoch int) [][]int {
 			perm[i] = i
 		}
 	}
-	perm = perm[:l.Len()]
+	perm = perm[:l.examples()]
 	if l.opt.bucketField != "" {
 		off := l.ds.Ragged(l.opt.bucketField).Offsets
 		length := func(i int) int { return off[i+1] - off[i] }
@@ -161,12 +215,19 @@ func (l *Loader) Order(epoch int) [][]int {
 			slices.SortStableFunc(perm[from:min(from+w, len(perm))], func(a, b int) int { return length(a) - length(b) })
 		}
 	}
-	batches := make([][]int, 0, l.NumBatches())
+	batches := make([][]int, 0, (len(perm)+l.size-1)/l.size)
 	for from := 0; from < len(perm); from += l.size {
 		batches = append(batches, perm[from:min(from+l.size, len(perm))])
 	}
 	if l.opt.shuffle && l.opt.bucketField != "" {
 		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	}
+	if l.ranks > 1 {
+		mine := make([][]int, 0, len(batches)/l.ranks)
+		for i := l.rank; i+l.ranks-l.rank <= len(batches); i += l.ranks {
+			mine = append(mine, batches[i])
+		}
+		batches = mine
 	}
 	return batches
 }

@@ -231,3 +231,62 @@ func TestLoaderFirstEpochMatchesNewRNG(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]int{tensor.NewRNG(1).Perm(50)}, l.Order(0))
 }
+
+func TestLoaderShard(t *testing.T) {
+	ds := toyDataset(t, 23)
+	tests := []struct {
+		name        string
+		size, ranks int
+		opts        []Option
+		steps       int // batches per shard
+	}{
+		{"one rank is the whole loader", 4, 1, []Option{Shuffle(3)}, 6},
+		{"2 ranks, 6 batches (short last one kept)", 4, 2, []Option{Shuffle(3)}, 3},
+		{"3 ranks, 6 batches", 4, 3, []Option{Shuffle(5)}, 2},
+		{"4 ranks, 6 batches: 2 left out", 4, 4, []Option{Shuffle(5)}, 1},
+		{"2 ranks, drop last", 5, 2, []Option{Shuffle(7), DropLast()}, 2},
+		{"2 ranks, in order", 3, 2, nil, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			whole, err := NewLoader(ds, tc.size, tc.opts...)
+			require.NoError(t, err)
+			for epoch := range 2 {
+				want := whole.Order(epoch)[:tc.steps*tc.ranks]
+				seen := map[int]bool{}
+				for rank := range tc.ranks {
+					sh, err := whole.Shard(rank, tc.ranks)
+					require.NoError(t, err)
+					r, n := sh.ShardOf()
+					assert.Equal(t, []int{rank, tc.ranks}, []int{r, n})
+					require.Equal(t, tc.steps, sh.NumBatches())
+					sizes, ids := epochIDs(t, sh, epoch)
+					require.Len(t, sizes, tc.steps)
+					assert.Equal(t, sh.Len(), len(ids), "Len counts the shard's examples")
+					off := 0
+					for k, n := range sizes {
+						assert.Equal(t, want[k*tc.ranks+rank], ids[off:off+n], "step %d of rank %d", k, rank)
+						for _, id := range ids[off : off+n] {
+							assert.False(t, seen[id], "row %d seen twice", id)
+							seen[id] = true
+						}
+						off += n
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLoaderShardErrors(t *testing.T) {
+	l, err := NewLoader(toyDataset(t, 8), 2)
+	require.NoError(t, err)
+	for _, tc := range []struct{ rank, ranks int }{{0, 0}, {-1, 2}, {2, 2}} {
+		_, err := l.Shard(tc.rank, tc.ranks)
+		assert.ErrorContains(t, err, "want 0 <= rank < ranks")
+	}
+	sh, err := l.Shard(0, 2)
+	require.NoError(t, err)
+	_, err = sh.Shard(0, 2)
+	assert.ErrorContains(t, err, "already shard 0 of 2")
+}

@@ -159,6 +159,10 @@ type Config[B any] struct {
 	// evaluating; see Bar for a terminal progress bar.
 	Progress func(Progress)
 	Hooks    []Hooks
+
+	// Replicas, if set, makes the run data-parallel over several
+	// processes (package dist); see Replicas for what changes.
+	Replicas Replicas
 }
 
 // Result is what a run did.
@@ -198,7 +202,7 @@ func (c *Config[B]) check() error {
 		return fmt.Errorf("train: %s", strings.Join(errs, "; "))
 	}
 	for _, p := range []string{c.BestPath, c.StatePath} {
-		if p != "" {
+		if p != "" && (c.Replicas == nil || c.Replicas.Rank() == 0) { // only rank 0 writes
 			if err := checkpoint.CheckPath(p); err != nil {
 				return fmt.Errorf("train: %w", err)
 			}
@@ -225,6 +229,9 @@ func Run[B any](cfg Config[B]) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if err := r.replicate(); err != nil {
+		return Result{}, err
+	}
 	err := r.loop()
 	if errors.Is(err, ErrStop) {
 		err = nil
@@ -245,6 +252,28 @@ type run[B any] struct {
 	iterations *graph.Param // the optimizer's step count, when it has one
 	lastLR     float64      // the learning rate of the last step
 	res        Result
+	leader     bool // rank 0, or the only process: reports, evaluates and saves
+}
+
+// replicate prepares a data-parallel run (Config.Replicas): this rank's
+// shard of the data, and rank 0's parameters, optimizer state and
+// progress on every rank.
+func (r *run[B]) replicate() error {
+	rp := r.cfg.Replicas
+	r.leader = rp == nil || rp.Rank() == 0
+	if rp == nil {
+		return nil
+	}
+	src, err := sharded(r.cfg.Train, rp)
+	if err != nil {
+		return err
+	}
+	r.cfg.Train = src
+	all := append(r.cfg.Params[:len(r.cfg.Params):len(r.cfg.Params)], r.cfg.Optimizer.State()...)
+	if err := rp.SyncParams(append(all, r.st.ints, r.st.floats)); err != nil {
+		return fmt.Errorf("train: starting from rank 0's parameters: %w", err)
+	}
+	return nil
 }
 
 func (r *run[B]) loop() error {
@@ -279,6 +308,9 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	skip := r.st.step()
 	start := time.Now()
 	done, total := 0, cfg.Train.Len()
+	if cfg.Replicas != nil {
+		total *= cfg.Replicas.Size()
+	}
 	lr, i := 0.0, 0
 	for b, err := range cfg.Train.Batches(e - 1) {
 		i++
@@ -297,7 +329,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 		done += n
 		el := time.Since(start)
 		rate := float64(done) / el.Seconds()
-		if cfg.Progress != nil {
+		if cfg.Progress != nil && r.leader {
 			seen := r.st.examples()
 			cfg.Progress(Progress{Phase: Training, Epoch: e, Epochs: cfg.Epochs, Done: seen, Total: total,
 				Loss: r.st.meanLoss(), SamplesPerSec: rate, ETA: eta(total-seen, rate)})
@@ -327,15 +359,29 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	}
 	dur := time.Since(start)
 	ep := Epoch{Epoch: e, TrainLoss: r.st.meanLoss(), SamplesPerSec: float64(done) / dur.Seconds(), LR: lr, Duration: dur}
+	if cfg.Replicas != nil {
+		if err := cfg.Replicas.AverageState(cfg.Params); err != nil {
+			return Epoch{}, fmt.Errorf("train: epoch %d: averaging the ranks' state: %w", e, err)
+		}
+	}
 	if cfg.Evaluate != nil {
 		es := time.Now()
-		m, err := cfg.Evaluate(func(d, t int) {
-			if cfg.Progress != nil {
-				rate := float64(d) / time.Since(es).Seconds()
-				cfg.Progress(Progress{Phase: Evaluating, Epoch: e, Epochs: cfg.Epochs, Done: d, Total: t,
-					SamplesPerSec: rate, ETA: eta(t-d, rate)})
-			}
-		})
+		eval := func() (Metrics, error) {
+			return cfg.Evaluate(func(d, t int) {
+				if cfg.Progress != nil && r.leader {
+					rate := float64(d) / time.Since(es).Seconds()
+					cfg.Progress(Progress{Phase: Evaluating, Epoch: e, Epochs: cfg.Epochs, Done: d, Total: t,
+						SamplesPerSec: rate, ETA: eta(t-d, rate)})
+				}
+			})
+		}
+		var m Metrics
+		var err error
+		if cfg.Replicas != nil {
+			m, err = shareEvaluation(cfg.Replicas, eval)
+		} else {
+			m, err = eval()
+		}
 		if err != nil {
 			return Epoch{}, fmt.Errorf("train: epoch %d: evaluate: %w", e, err)
 		}
@@ -346,7 +392,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 		return Epoch{}, err
 	}
 	ep.Best = r.st.endEpoch(e, v, cfg.MinDelta)
-	if ep.Best && cfg.BestPath != "" {
+	if ep.Best && cfg.BestPath != "" && r.leader {
 		if err := saveParams(cfg.BestPath, cfg.Params); err != nil {
 			return Epoch{}, err
 		}
@@ -369,16 +415,26 @@ func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
 	}
+	if n <= 0 {
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
+	}
+	if rp := r.cfg.Replicas; rp != nil { // every rank must reach the allreduce, whatever its loss
+		if err := r.tape.Backward(lv); err != nil {
+			return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+		}
+		if loss, n, err = rp.AverageGradients(r.cfg.Params, loss, n); err != nil {
+			return 0, 0, fmt.Errorf("train: epoch %d, step %d: averaging gradients: %w", e, i, err)
+		}
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: loss is %v (%w): the run diverged (lower the learning rate?) or the data holds NaN or Inf; stopped before the step, no checkpoint written",
 			e, i, loss, ErrNonFinite)
 	}
-	if n <= 0 {
-		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
-	}
 	r.lastLR = r.rate()
-	if err := r.tape.Backward(lv); err != nil {
-		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+	if r.cfg.Replicas == nil {
+		if err := r.tape.Backward(lv); err != nil {
+			return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+		}
 	}
 	if err := r.cfg.Optimizer.Step(); err != nil {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
@@ -410,7 +466,7 @@ func (r *run[B]) rate() float64 {
 }
 
 func (r *run[B]) saveState() error {
-	if r.cfg.StatePath == "" {
+	if r.cfg.StatePath == "" || !r.leader {
 		return nil
 	}
 	return r.st.save(r.cfg.StatePath, r.cfg.Params, r.cfg.Optimizer)

@@ -1,12 +1,13 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png]
 //	plumb compare RUN [RUN...] [-o out.png]
 //	plumb kpi [--file bench/kpi.json] RUN [RUN...]
+//	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 package main
 
 import (
@@ -18,12 +19,13 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb parity [--dir DIR]
   plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
   plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs
+  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 `
 
 func main() {
@@ -58,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return compareRuns(args[1:], stdout, stderr)
 		case "kpi":
 			return checkKPIs(args[1:], stdout, stderr)
+		case "scale":
+			return scaleReport(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp

@@ -26,7 +26,7 @@ func mnistData(dir string) (train, test *data.Dataset, err error) {
 	return embedded.Load()
 }
 
-func trainMNIST(args []string, stdout, stderr io.Writer) error {
+func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("train mnist", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "cnn", "network: cnn or mlp")
@@ -42,6 +42,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
 	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
+	df := addDistFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +59,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("train mnist: --lr %g, want a positive finite number", *lr)
 	case *logEvery < 1:
 		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
+	case *df.on && *device != "cpu":
+		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
 	case *device == "cuda" && (*state != "" || *resume != ""):
 		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
@@ -84,13 +87,26 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed, StatePath: *state, ResumeFrom: *resume}
+	leader := true
+	if *df.on {
+		finish, err := startDist(df, &cfg, net, test, &stdout, &stderr)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err == nil { // after an error, exit without the group's collectives (see joinGroup)
+				err = finish(stdout)
+			}
+		}()
+		leader = cfg.Replicas.Rank() == 0
+	}
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := trainpkg.NewBar(stderr)
-	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed, StatePath: *state, ResumeFrom: *resume}
 	var logErr error
 	var log *runlog.Writer
-	if *logDir != "" {
+	if *logDir != "" && leader {
 		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
 			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
 				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
@@ -99,7 +115,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		}
 		defer log.Close()
 		if *device != "cuda" {
-			cfg.Hooks = []trainpkg.Hooks{trainpkg.LogTo(log, *logEvery)}
+			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
 		}
 	}
 	epochEnd := func(e mnist.Epoch) {
@@ -125,7 +141,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	if *save != "" {
+	if *save != "" && leader {
 		if err := checkpoint.Save(*save, net.Params(), opt); err != nil {
 			return err
 		}

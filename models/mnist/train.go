@@ -23,6 +23,10 @@ type Config struct {
 	// log: train.LogTo).
 	BestPath, StatePath, ResumeFrom string
 	Hooks                           []train.Hooks
+	// Replicas, if set, trains data-parallel (package dist): each rank
+	// takes its shard of every epoch (data.Loader.Shard) at Batch
+	// examples a step.
+	Replicas train.Replicas
 }
 
 // Progress is reported after every training batch and while evaluating.
@@ -62,6 +66,9 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 		return fmt.Errorf("mnist: train: the test set is empty")
 	}
 	loader, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err == nil && cfg.Replicas != nil {
+		loader, err = loader.Shard(cfg.Replicas.Rank(), cfg.Replicas.Size())
+	}
 	if err != nil {
 		return fmt.Errorf("mnist: train: %w", err)
 	}
@@ -84,6 +91,7 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 		BestPath: cfg.BestPath, StatePath: cfg.StatePath, ResumeFrom: cfg.ResumeFrom,
 		Progress: progress,
 		Hooks:    hooks,
+		Replicas: cfg.Replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("mnist: %w", err)
