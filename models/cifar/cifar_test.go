@@ -47,12 +47,12 @@ func TestModelsMapImagesToLogits(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
-		make func(rng *rand.Rand) (Model, error)
+		make func(rng *rand.Rand) (*Net, error)
 	}{
-		{"resnet8_w4", func(rng *rand.Rand) (Model, error) { return NewResNet(8, 4, 10, rng) }},
-		{"resnet14_w2_3class", func(rng *rand.Rand) (Model, error) { return NewResNet(14, 2, 3, rng) }},
-		{"vgg11_w2", func(rng *rand.Rand) (Model, error) { return NewVGG(11, 2, 10, rng) }},
-		{"vgg19_w1_5class", func(rng *rand.Rand) (Model, error) { return NewVGG(19, 1, 5, rng) }},
+		{"resnet8_w4", func(rng *rand.Rand) (*Net, error) { return NewResNet(8, 4, 10, rng) }},
+		{"resnet14_w2_3class", func(rng *rand.Rand) (*Net, error) { return NewResNet(14, 2, 3, rng) }},
+		{"vgg11_w2", func(rng *rand.Rand) (*Net, error) { return NewVGG(11, 2, 10, rng) }},
+		{"vgg19_w1_5class", func(rng *rand.Rand) (*Net, error) { return NewVGG(19, 1, 5, rng) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			net, err := tc.make(tensor.NewRNG(1))
@@ -76,15 +76,15 @@ func TestBadModelSizesFail(t *testing.T) {
 	rng := tensor.NewRNG(1)
 	for _, tc := range []struct {
 		name string
-		make func() (Model, error)
+		make func() (*Net, error)
 		want string
 	}{
-		{"resnet depth 30", func() (Model, error) { return NewResNet(30, 16, 10, rng) }, "depth 30"},
-		{"resnet depth 2", func() (Model, error) { return NewResNet(2, 16, 10, rng) }, "depth 2"},
-		{"resnet width 0", func() (Model, error) { return NewResNet(32, 0, 10, rng) }, "width 0"},
-		{"vgg depth 15", func() (Model, error) { return NewVGG(15, 64, 10, rng) }, "depth 15"},
-		{"vgg classes 0", func() (Model, error) { return NewVGG(16, 64, 0, rng) }, "classes 0"},
-		{"unknown name", func() (Model, error) { return New("resnet50", rng) }, "resnet50"},
+		{"resnet depth 30", func() (*Net, error) { return NewResNet(30, 16, 10, rng) }, "depth 30"},
+		{"resnet depth 2", func() (*Net, error) { return NewResNet(2, 16, 10, rng) }, "depth 2"},
+		{"resnet width 0", func() (*Net, error) { return NewResNet(32, 0, 10, rng) }, "width 0"},
+		{"vgg depth 15", func() (*Net, error) { return NewVGG(15, 64, 10, rng) }, "depth 15"},
+		{"vgg classes 0", func() (*Net, error) { return NewVGG(16, 64, 0, rng) }, "classes 0"},
+		{"unknown name", func() (*Net, error) { return New("resnet50", rng) }, "resnet50"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.make()
@@ -101,7 +101,7 @@ func TestWrongImageShapeIsAnError(t *testing.T) {
 	x := tensor.Zeros(tensor.Float32, 2, 1, 32, 32)
 	_, err = net.Forward(graph.NewTape().Const(x)).Tensor()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "conv2d")
+	assert.Contains(t, err.Error(), "images [2 1 32 32]: want [N, 3, H, W]")
 }
 
 // tinySet is n random images whose label is the brightest of the first
@@ -130,11 +130,11 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 	ds := tinySet(t, 32, 4, 3)
 	for _, tc := range []struct {
 		name    string
-		make    func(rng *rand.Rand) (Model, error)
+		make    func(rng *rand.Rand) (*Net, error)
 		augment bool
 	}{
-		{"resnet8", func(rng *rand.Rand) (Model, error) { return NewResNet(8, 4, 4, rng) }, true},
-		{"vgg11", func(rng *rand.Rand) (Model, error) { return NewVGG(11, 8, 4, rng) }, false},
+		{"resnet8", func(rng *rand.Rand) (*Net, error) { return NewResNet(8, 4, 4, rng) }, true},
+		{"vgg11", func(rng *rand.Rand) (*Net, error) { return NewVGG(11, 8, 4, rng) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pcg := rand.NewPCG(7, 7)
@@ -144,7 +144,7 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 			require.NoError(t, err)
 			var epochs []train.Epoch
 			res, err := Train(net, opt, ds, ds, Config{Epochs: 8, Batch: 16, Seed: 1, Augment: tc.augment, RNG: pcg,
-				Epoch: func(e train.Epoch) error { epochs = append(epochs, e); return nil }})
+				Hooks: []train.Hooks{{Epoch: func(e train.Epoch) error { epochs = append(epochs, e); return nil }}}})
 			require.NoError(t, err)
 			require.Len(t, res.Epochs, 8)
 			require.Len(t, epochs, 8)

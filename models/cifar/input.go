@@ -31,8 +31,8 @@ func describe(t *tensor.Tensor) string {
 
 // ChannelNorm measures the mean and the (population) standard deviation of
 // each channel of images [N, C, H, W] over all images and pixels, in
-// float64; normalise the training and the test images with the training
-// images' figures.
+// float64: what Net.SetNorm takes. Normalise the test images with the
+// training images' figures.
 func ChannelNorm(images *tensor.Tensor) (Norm, error) {
 	n, c, hw, err := checkImages("ChannelNorm", images)
 	if err != nil {
@@ -54,33 +54,6 @@ func ChannelNorm(images *tensor.Tensor) (Norm, error) {
 		nm.Std[ch] = math.Sqrt(max(sq/count-mean*mean, 0))
 	}
 	return nm, nil
-}
-
-// Apply normalises images [N, C, H, W] in place. A channel whose standard
-// deviation is 0 is only centred.
-func (nm Norm) Apply(images *tensor.Tensor) error {
-	n, c, hw, err := checkImages("Norm.Apply", images)
-	if err != nil {
-		return err
-	}
-	if len(nm.Mean) != c || len(nm.Std) != c {
-		return fmt.Errorf("cifar: Norm.Apply: %d means and %d deviations for images %v with %d channels", len(nm.Mean), len(nm.Std), images.Shape(), c)
-	}
-	px := images.Float32s()
-	for i := range n {
-		for ch := range c {
-			scale := 1.0
-			if nm.Std[ch] > 0 {
-				scale = 1 / nm.Std[ch]
-			}
-			m, s := float32(nm.Mean[ch]), float32(scale)
-			plane := px[(i*c+ch)*hw : (i*c+ch+1)*hw]
-			for j, v := range plane {
-				plane[j] = (v - m) * s
-			}
-		}
-	}
-	return nil
 }
 
 // Augment returns a randomly shifted and mirrored copy of images

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -18,9 +20,19 @@ func TestChannelNormCentresAndScales(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDeltaSlice(t, []float64{2.5, 5}, nm.Mean, 1e-12)
 	assert.InDeltaSlice(t, []float64{math.Sqrt(1.25), 0}, nm.Std, 1e-12)
-	require.NoError(t, nm.Apply(x))
-	s := float32(1 / math.Sqrt(1.25))
-	assert.InDeltaSlice(t, []float32{-1.5 * s, -0.5 * s, 0, 0, 0.5 * s, 1.5 * s, 0, 0}, x.Float32s(), 1e-6)
+
+	// a Net with an empty body returns its normalised input
+	net, err := newNet(layers.Sequential{}, 2)
+	require.NoError(t, err)
+	require.NoError(t, net.SetNorm(nm))
+	for _, tape := range []*graph.Tape{graph.NewTape(), graph.NewEvalTape()} {
+		out, err := net.Forward(tape.Const(x)).Tensor()
+		require.NoError(t, err)
+		s := float32(1 / math.Sqrt(1.25))
+		assert.InDeltaSlice(t, []float32{-1.5 * s, -0.5 * s, 0, 0, 0.5 * s, 1.5 * s, 0, 0}, out.Float32s(), 1e-6)
+	}
+	assert.ElementsMatch(t, []*graph.Param{net.Mean, net.Std}, net.Params())
+	assert.Empty(t, layers.Trainable(net.Params()), "the normalisation is not trained")
 }
 
 func TestInputErrors(t *testing.T) {
@@ -36,7 +48,11 @@ func TestInputErrors(t *testing.T) {
 		{"norm of a matrix", func() error { _, err := ChannelNorm(flat); return err }, "ChannelNorm: images float32 [4 3]"},
 		{"norm of ints", func() error { _, err := ChannelNorm(ints); return err }, "want float32 [N, C, H, W]"},
 		{"norm of nil", func() error { _, err := ChannelNorm(nil); return err }, "images nil"},
-		{"apply with wrong channels", func() error { return Norm{Mean: []float64{0}, Std: []float64{1}}.Apply(img) }, "1 means and 1 deviations"},
+		{"norm with wrong channels", func() error {
+			net, err := NewResNet(8, 1, 2, rng)
+			require.NoError(t, err)
+			return net.SetNorm(Norm{Mean: []float64{0}, Std: []float64{1}})
+		}, "1 means and 1 deviations for a net with 3 input channels"},
 		{"augment negative pad", func() error { _, err := Augment(img, -1, rng); return err }, "padding -1"},
 		{"augment nil rng", func() error { _, err := Augment(img, 4, nil); return err }, "nil random source"},
 		{"augment a matrix", func() error { _, err := Augment(flat, 4, rng); return err }, "Augment"},

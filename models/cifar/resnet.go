@@ -93,7 +93,7 @@ func (blk *basicBlock) Params() []*graph.Param {
 // explicit and symmetric (one pixel for 3×3), as Paddle's, so stride-2
 // layers see the same windows as there. Kernels are Glorot-uniform
 // (Keras' and Paddle's default), batch norm has Keras' defaults.
-func NewResNet(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (Model, error) {
+func NewResNet(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	if depth < 8 || (depth-2)%6 != 0 || width < 1 || classes < 1 {
 		return nil, fmt.Errorf("cifar: resnet depth %d, width %d, classes %d: want depth 6n+2 with n >= 1 (20, 32, 44, 56, 110), width and classes >= 1",
 			depth, width, classes)
@@ -124,5 +124,5 @@ func NewResNet(depth, width, classes int, rng *rand.Rand, opts ...layers.Option)
 	if err != nil {
 		return nil, err
 	}
-	return append(net, layers.Activation(graph.GlobalAvgPool2D), fc), nil
+	return newNet(append(net, layers.Activation(graph.GlobalAvgPool2D), fc), 3)
 }

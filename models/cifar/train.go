@@ -28,13 +28,12 @@ type Config struct {
 	// accuracy.
 	BestPath string
 	Progress func(train.Progress)
-	Epoch    func(train.Epoch) error
+	Hooks    []train.Hooks // after each step and epoch, e.g. train.LogTo
 }
 
-// Train fits net on trainSet (fields "image" [N, 3, 32, 32], normalised,
-// and "label") with opt, evaluating test accuracy and loss on testSet after
+// Train fits net on trainSet (fields "image" [N, 3, 32, 32] and "label") with opt, evaluating test accuracy and loss on testSet after
 // every epoch.
-func Train(net Model, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg Config) (train.Result, error) {
+func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg Config) (train.Result, error) {
 	loader, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
 	if err != nil {
 		return train.Result{}, fmt.Errorf("cifar: %w", err)
@@ -70,9 +69,7 @@ func Train(net Model, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg 
 		BestPath: cfg.BestPath,
 		RNG:      cfg.RNG,
 		Progress: cfg.Progress,
-	}
-	if cfg.Epoch != nil {
-		tc.Hooks = []train.Hooks{{Epoch: cfg.Epoch}}
+		Hooks:    cfg.Hooks,
 	}
 	return train.Run(tc)
 }
@@ -80,11 +77,11 @@ func Train(net Model, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg 
 // Evaluate returns net's accuracy and mean cross-entropy on ds, in batches
 // of the given size on an inference tape (batch norm on its moving
 // statistics, no dropout).
-func Evaluate(net Model, ds *data.Dataset, batch int) (acc, loss float64, err error) {
+func Evaluate(net *Net, ds *data.Dataset, batch int) (acc, loss float64, err error) {
 	return evaluate(net, ds, batch, nil)
 }
 
-func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total int)) (acc, loss float64, err error) {
+func evaluate(net *Net, ds *data.Dataset, batch int, report func(done, total int)) (acc, loss float64, err error) {
 	if ds == nil || ds.Len() == 0 {
 		return 0, 0, fmt.Errorf("cifar: evaluate on an empty dataset")
 	}

@@ -30,7 +30,7 @@ var vggGroups = map[int][5]int{
 // VGG configurations. Dropout is inverted (scaled at training, identity at
 // inference) where Paddle's default scales at inference; the expectation
 // is the same. rng draws the initial weights and, later, the dropout masks.
-func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (Model, error) {
+func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	groups, ok := vggGroups[depth]
 	if !ok || width < 1 || classes < 1 {
 		return nil, fmt.Errorf("cifar: vgg depth %d, width %d, classes %d: want depth 11, 13, 16 or 19, width and classes >= 1",
@@ -90,5 +90,5 @@ func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (M
 	if err != nil {
 		return nil, err
 	}
-	return append(net, layers.Flatten{}, half, fc1, bn, relu, half, fc2, fc3), nil
+	return newNet(append(net, layers.Flatten{}, half, fc1, bn, relu, half, fc2, fc3), 3)
 }
