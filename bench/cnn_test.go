@@ -1,16 +1,19 @@
 package bench
 
 import (
+	"iter"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
 )
 
 // cnnSteps times training steps of the book's MNIST CNN (conv 5×5×20, pool,
@@ -43,6 +46,60 @@ func cnnSteps(b *testing.B, reuse bool) float64 {
 func BenchmarkCNNTrainStep(b *testing.B) {
 	b.Run("release", func(b *testing.B) { b.ReportMetric(cnnSteps(b, true), "samples/s") })
 	b.Run("new_tape", func(b *testing.B) { b.ReportMetric(cnnSteps(b, false), "samples/s") })
+	b.Run("trainer", func(b *testing.B) { b.ReportMetric(cnnTrainerSteps(b), "samples/s") })
+}
+
+// repeated is one batch n times over, as a train.Source.
+type repeated struct {
+	batch *data.Batch
+	n     int
+}
+
+func (r repeated) Len() int { return r.n * r.batch.Len() }
+
+func (r repeated) Batches(int) iter.Seq2[*data.Batch, error] {
+	return func(yield func(*data.Batch, error) bool) {
+		for range r.n {
+			if !yield(r.batch, nil) {
+				return
+			}
+		}
+	}
+}
+
+// cnnTrainerSteps times the "release" step run by the generic trainer
+// (train.Run, as models/mnist.Train runs it: loss, non-finite check,
+// backward, Adam, release, progress and hooks), after one warm-up step,
+// and returns samples per second.
+func cnnTrainerSteps(b *testing.B) float64 {
+	net, err := mnist.NewCNN(tensor.NewRNG(2))
+	require.NoError(b, err)
+	images, labels := mlpBatch(b)
+	ds, err := data.NewDataset(data.DenseField("image", images), data.DenseField("label", tensor.MustFromSlice(labels)))
+	require.NoError(b, err)
+	loader, err := data.NewLoader(ds, batch)
+	require.NoError(b, err)
+	var one *data.Batch
+	for bt, err := range loader.Batches(0) {
+		require.NoError(b, err)
+		one = bt
+	}
+	opt, err := optim.NewAdam(net.Params(), optim.LR(1e-3))
+	require.NoError(b, err)
+	steps := 0
+	cfg := train.Config[*data.Batch]{Params: net.Params(), Optimizer: opt, Loss: mnist.Loss(net), Epochs: 1,
+		Train:    repeated{one, 1},
+		Progress: func(train.Progress) { steps++ }}
+	_, err = train.Run(cfg)
+	require.NoError(b, err)
+	cfg.Train = repeated{one, b.N}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	_, err = train.Run(cfg)
+	require.NoError(b, err)
+	require.Equal(b, 1+b.N, steps)
+	return float64(batch*b.N) / time.Since(start).Seconds()
 }
 
 // releasingStep is adamStep on one tape that is released after every step.

@@ -1,7 +1,9 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 )
@@ -165,4 +167,32 @@ func seqLen(v any) (int, bool) {
 		return len(s), true
 	}
 	return 0, false
+}
+
+// LineSource is a Stream's open function over a text file (raw or gzip)
+// read lazily: every pass reopens path and yields parse's example for each
+// line (1-based number, without the line ending). parse may return a nil
+// example to skip a line; its error, or a read error, ends the pass with
+// the file and line named.
+func LineSource(path string, parse func(n int, line string) (Example, error)) func() iter.Seq2[Example, error] {
+	return func() iter.Seq2[Example, error] {
+		return func(yield func(Example, error) bool) {
+			stop := errors.New("stopped") // the consumer broke out of the loop
+			err := withFile(path, maxFileBytes, func(r io.Reader) error {
+				return eachLine(r, path, func(n int, line string) error {
+					ex, err := parse(n, line)
+					if err != nil {
+						return fmt.Errorf("data: %s line %d: %w", path, n, err)
+					}
+					if ex != nil && !yield(ex, nil) {
+						return stop
+					}
+					return nil
+				})
+			})
+			if err != nil && !errors.Is(err, stop) {
+				yield(nil, err)
+			}
+		}
+	}
 }

@@ -1,11 +1,14 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N]
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
 //	plumb parity [--dir DIR]
+//	plumb plot RUN [RUN...] [-o out.png]
+//	plumb compare RUN [RUN...] [-o out.png]
+//	plumb kpi [--file bench/kpi.json] RUN [RUN...]
 package main
 
 import (
@@ -17,30 +20,56 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N]
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
   plumb parity [--dir DIR]
+  plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
+  plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
+  plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs
 `
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "plumb:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(exitStatus(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
+
+// exitStatus prints err (unless its message is already out) and returns
+// the process status: 0 for success and for --help, 2 for any error.
+func exitStatus(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // --help: the usage is printed, as asked
+		return 0
+	case !errors.Is(err, errUsage): // errUsage: the usage is already on stderr
+		fmt.Fprintln(stderr, "plumb:", err)
+	}
+	return 2
+}
+
+// errUsage is a command line too short to name a command; run has already
+// printed the usage.
+var errUsage = errors.New("usage")
 
 // run dispatches a command line; it is main without the exit, for tests.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) >= 1 && args[0] == "parity" {
-		return parityReport(args[1:], stdout, stderr)
+	if len(args) >= 1 {
+		switch args[0] {
+		case "parity":
+			return parityReport(args[1:], stdout, stderr)
+		case "plot":
+			return plotRuns(args[1:], stdout, stderr)
+		case "compare":
+			return compareRuns(args[1:], stdout, stderr)
+		case "kpi":
+			return checkKPIs(args[1:], stdout, stderr)
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return flag.ErrHelp
+		}
 	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
 	switch {
@@ -58,4 +87,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return evalMNIST(rest, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// parseFlags parses args into fs and rejects anything left over: the flag
+// package stops at the first argument that is not a flag, and would
+// otherwise silently drop it and every flag after it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q (flags take the form --name value; see --help)", fs.Name(), fs.Arg(0))
+	}
+	return nil
 }

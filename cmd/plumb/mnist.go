@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/plumbml/plumb/checkpoint"
@@ -11,7 +13,9 @@ import (
 	"github.com/plumbml/plumb/data/mnist/embedded"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
+	trainpkg "github.com/plumbml/plumb/train"
 )
 
 // mnistData loads MNIST from dir (or $PLUMB_DATA), else the embedded copy.
@@ -34,11 +38,40 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
-	if err := fs.Parse(args); err != nil {
+	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
+	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
+	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
+	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	// Everything that can be checked before the data loads and training
+	// starts is checked here, so a mistake never costs a training run.
+	switch {
+	case *epochs < 1:
+		return fmt.Errorf("train mnist: --epochs %d, want at least 1", *epochs)
+	case *batch < 1:
+		return fmt.Errorf("train mnist: --batch %d, want at least 1", *batch)
+	case *limit < 0:
+		return fmt.Errorf("train mnist: --limit %d, want 0 (all images) or more", *limit)
+	case !(*lr > 0) || math.IsInf(*lr, 0):
+		return fmt.Errorf("train mnist: --lr %g, want a positive finite number", *lr)
+	case *logEvery < 1:
+		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
+	case *device == "cuda" && (*state != "" || *resume != ""):
+		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
+	}
+	net, err := mnist.New(*model, tensor.NewRNG(*seed))
+	if err != nil {
+		return err
+	}
+	if *save != "" {
+		if err := checkpoint.CheckPath(*save); err != nil {
+			return fmt.Errorf("train mnist: --save: %w", err)
+		}
 	}
 	train, test, err := mnistData(*dir)
 	if err != nil {
@@ -47,29 +80,49 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	if *limit > 0 {
 		train = train.Take(*limit)
 	}
-	net, err := mnist.New(*model, tensor.NewRNG(*seed))
-	if err != nil {
-		return err
-	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
-	bar := newProgressBar(stderr)
-	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
+	bar := trainpkg.NewBar(stderr)
+	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed, StatePath: *state, ResumeFrom: *resume}
+	var logErr error
+	var log *runlog.Writer
+	if *logDir != "" {
+		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
+			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
+				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		if *device != "cuda" {
+			cfg.Hooks = []trainpkg.Hooks{trainpkg.LogTo(log, *logEvery)}
+		}
+	}
 	epochEnd := func(e mnist.Epoch) {
-		bar.clear()
+		bar.Clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
+		if log != nil && *device == "cuda" { // the GPU trainer has no step hooks: epochs only
+			logErr = errors.Join(logErr, log.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Loss: e.TrainLoss,
+				Examples: int64(e.Epoch * train.Len()), SamplesPerSec: e.SamplesPerSec,
+				Metrics: map[string]float64{"accuracy": e.TestAccuracy, "loss": e.TestLoss}}))
+		}
 	}
 	if *device == "cuda" {
-		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.update, epochEnd, stdout)
+		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.Update, epochEnd, stdout)
 	} else {
-		err = mnist.Train(net, opt, train, test, cfg, bar.update, epochEnd)
+		err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
 	}
+	err = errors.Join(err, logErr)
 	if err != nil {
+		bar.Clear()
+		if *save != "" {
+			return fmt.Errorf("%w\n(nothing saved to %s)", err, *save)
+		}
 		return err
 	}
 	if *save != "" {
@@ -78,7 +131,27 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", *save)
 	}
+	if log != nil {
+		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", *logDir, *logDir)
+	}
 	return nil
+}
+
+// runModel names a run's recipe in its log, and so its KPIs: mnist-<model>,
+// then whatever differs from the book's recipe (all images, 1 epoch, batch
+// 64), such as mnist-cnn-limit4000.
+func runModel(model string, limit, epochs, batch int) string {
+	name := "mnist-" + model
+	if limit > 0 {
+		name += fmt.Sprintf("-limit%d", limit)
+	}
+	if epochs != 1 {
+		name += fmt.Sprintf("-epochs%d", epochs)
+	}
+	if batch != 64 {
+		name += fmt.Sprintf("-batch%d", batch)
+	}
+	return name
 }
 
 func evalMNIST(args []string, stdout, stderr io.Writer) error {
@@ -88,7 +161,7 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *load == "" {
@@ -97,15 +170,15 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	if err := checkDevice(*device, *model); err != nil {
 		return err
 	}
-	_, test, err := mnistData(*dir)
-	if err != nil {
-		return err
-	}
 	net, err := mnist.New(*model, tensor.NewRNG(0))
 	if err != nil {
 		return err
 	}
 	if err := checkpoint.Load(*load, net.Params(), nil); err != nil {
+		return fmt.Errorf("%w%s", err, otherModelHint(*load, *model))
+	}
+	_, test, err := mnistData(*dir)
+	if err != nil {
 		return err
 	}
 	var acc, loss float64
@@ -119,4 +192,19 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s from %s: test loss %.4f, test accuracy %.2f%% on %d images\n", *model, *load, loss, 100*acc, test.Len())
 	return nil
+}
+
+// otherModelHint names the model the checkpoint at path holds when it is
+// not the one asked for (the usual cause of a mismatch), or returns "".
+func otherModelHint(path, asked string) string {
+	for _, name := range []string{"cnn", "mlp"} {
+		if name == asked {
+			continue
+		}
+		net, err := mnist.New(name, tensor.NewRNG(0))
+		if err == nil && checkpoint.Load(path, net.Params(), nil) == nil {
+			return fmt.Sprintf("\n(the checkpoint holds the %s: --model %s?)", name, name)
+		}
+	}
+	return ""
 }
