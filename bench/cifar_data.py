@@ -9,17 +9,17 @@ jpeg reads the JPEG tree cifar10-jpeg/{train,test}/<class>/NNNN.jpg from a
 decoded with TensorFlow's decoder (libjpeg-turbo: pixels may differ by a
 grey level from Go's decoder). Images are float32 NCHW in [0, 1], labels
 int64; both splits come in the readers' order (batch order, or class then
-file name for the JPEG tree).
+file name for the JPEG tree). Run logs go through bench/runlog.py.
 """
 import glob
 import gzip
 import json
 import os
-import resource
 import tarfile
-import time
 
 import numpy as np
+
+import runlog
 
 
 def _batches(files):
@@ -98,39 +98,32 @@ def add_args(p):
                    help="instead of training: time this many training steps on one random batch (after 2 warm-up steps) and print samples/s")
 
 
-def peak_rss():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def model_name(a):
+    """The recipe's name, as plumb train cifar10 names it (cifarRunModel)."""
+    name = "cifar10-" + a.model
+    if a.format != "bin":
+        name += "-" + a.format
+    for key, v, default in (("limit", a.limit, 0), ("testlimit", a.test_limit, 0), ("epochs", a.epochs, 1), ("batch", a.batch, 128)):
+        if v != default:
+            name += f"-{key}{v}"
+    return name
 
 
-def rss():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+class _NoLog:
+    def write(self, **record):
+        pass
 
 
-class RunLog:
-    """Writes DIR/log.jsonl as Plumb's runlog package does (kinds run, step,
-    epoch); no-op without a directory."""
-
-    def __init__(self, d, framework, model, config):
-        self.f = None
-        self.began = time.time()
-        if d:
-            os.makedirs(d, exist_ok=True)
-            self.f = open(os.path.join(d, "log.jsonl"), "w")
-            self.write(kind="run", framework=framework, model=model, config=config)
-
-    def write(self, **rec):
-        if self.f is None:
-            return
-        if rec["kind"] != "run":
-            rec.update(rss_bytes=rss(), peak_rss_bytes=peak_rss(), wall_s=time.time() - self.began)
-        self.f.write(json.dumps(rec) + "\n")
-        self.f.flush()
+def run_log(a, framework, n_train, n_test):
+    """The run log of --log (Plumb's format, bench/runlog.py); without
+    --log, one whose writes do nothing."""
+    if not a.log:
+        return _NoLog()
+    cfg = dict(model=a.model, format=a.format, epochs=a.epochs, batch=a.batch, lr=a.lr, seed=a.seed, augment=False,
+               train_size=n_train, test_size=n_test, threads=a.threads, optimizer="adam")
+    return runlog.RunLog(a.log, framework, model_name(a), cfg)
 
 
 def speed_report(framework, model, steps, seconds, batch):
     print(json.dumps({"framework": framework, "model": model, "steps": steps, "batch": batch,
-                      "samples_per_sec": steps * batch / seconds, "peak_rss_bytes": peak_rss()}), flush=True)
+                      "samples_per_sec": steps * batch / seconds, "peak_rss_bytes": runlog.rss()[1]}), flush=True)

@@ -131,9 +131,7 @@ def main():
         xv, yv = xv[:a.test_limit], yv[:a.test_limit]
     xt, xv = cifar_data.normalise(xt, xv)
     xt, xv = xt.transpose(0, 2, 3, 1), xv.transpose(0, 2, 3, 1)
-    cfg = dict(batch=a.batch, lr=a.lr, seed=a.seed, train_size=len(xt), test_size=len(xv), format=a.format,
-               threads=a.threads, augment=False)
-    log = cifar_data.RunLog(a.log, "tensorflow", "cifar10-" + a.model, cfg)
+    log = cifar_data.run_log(a, "tensorflow", len(xt), len(xv))
     print(f"training {a.model} on {len(xt)} images ({a.format}), testing on {len(xv)}", flush=True)
     model.fit(xt, yt, batch_size=a.batch, epochs=a.epochs, shuffle=True, validation_data=(xv, yv),
               validation_batch_size=500, verbose=0, callbacks=[Log(log, a.log_every, a.batch, len(xt))])

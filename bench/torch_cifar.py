@@ -129,9 +129,7 @@ def main():
         xv, yv = xv[:a.test_limit], yv[:a.test_limit]
     xt, xv = cifar_data.normalise(xt, xv)
     xt, yt, xv, yv = map(torch.from_numpy, (xt, yt, xv, yv))
-    cfg = dict(batch=a.batch, lr=a.lr, seed=a.seed, train_size=len(xt), test_size=len(xv), format=a.format,
-               threads=a.threads, augment=False)
-    log = cifar_data.RunLog(a.log, "pytorch", "cifar10-" + a.model, cfg)
+    log = cifar_data.run_log(a, "pytorch", len(xt), len(xv))
     print(f"training {a.model} on {len(xt)} images ({a.format}), testing on {len(xv)}", flush=True)
     g = torch.Generator().manual_seed(a.seed)
     steps = examples = 0

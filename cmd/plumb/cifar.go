@@ -14,6 +14,7 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
@@ -122,11 +123,18 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	augment := fs.Bool("augment", false, "pad 4, random 32x32 crop and horizontal flip of each training image (off in the book's recipe)")
 	device := fs.String("device", "cpu", "where to train: cpu (the CUDA backend does not run these models yet)")
+	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
+	logEvery := fs.Int("log-every", 20, "with --log, a step record every N steps")
+	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step, RNG) to this file")
+	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *device != "cpu" {
 		return fmt.Errorf("train cifar10: --device %s: only cpu runs the CIFAR models for now", *device)
+	}
+	if *logEvery < 1 {
+		return fmt.Errorf("train cifar10: --log-every %d, want at least 1", *logEvery)
 	}
 	pcg := rand.NewPCG(*seed, 0x9e3779b97f4a7c15) // tensor.NewRNG's stream, kept for the trainer
 	net, err := cifarNet(c.model, c.depth, c.width, rand.New(pcg))
@@ -157,6 +165,19 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "training %s on %d CIFAR-10 images (%s), testing on %d (Adam lr %g, batch %d, seed %d, augmentation %v)\n",
 		c.model, trainSet.Len(), c.format, testSet.Len(), *lr, c.batch, *seed, *augment)
 	fmt.Fprintf(stdout, "channel means %.4f, deviations %.4f\n", nm.Mean, nm.Std)
+	hooks := []train.Hooks{}
+	if *logDir != "" {
+		log, err := runlog.Create(*logDir, runlog.Record{Framework: "plumb",
+			Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
+			Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
+				"batch": c.batch, "lr": *lr, "seed": *seed, "augment": *augment, "train_size": trainSet.Len(), "test_size": testSet.Len(),
+				"optimizer": "adam"}})
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		hooks = append(hooks, train.LogTo(log, *logEvery))
+	}
 	bar := train.NewBar(stderr)
 	epoch := func(e train.Epoch) error {
 		bar.Clear()
@@ -167,9 +188,10 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = cifar.Train(net, opt, trainSet, testSet, cifar.Config{
 		Epochs: *epochs, Batch: c.batch, Seed: *seed, Augment: *augment, RNG: pcg, BestPath: *best,
-		Progress: bar.Update, Hooks: []train.Hooks{{Epoch: epoch}},
+		StatePath: *state, ResumeFrom: *resume, Progress: bar.Update, Hooks: append(hooks, train.Hooks{Epoch: epoch}),
 	})
 	if err != nil {
+		bar.Clear()
 		return err
 	}
 	if *save != "" {
@@ -178,7 +200,34 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", *save)
 	}
+	if *logDir != "" {
+		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", *logDir, *logDir)
+	}
 	return nil
+}
+
+// cifarRunModel names a run's recipe in its log, and so its KPIs:
+// cifar10-<model>, then whatever differs from the book's recipe (the
+// binary batches, the book's depth and width, all images, 1 epoch, batch
+// 128, the whole test set, no augmentation), such as cifar10-resnet32-jpeg or
+// cifar10-vgg-limit4000-epochs3. bench/cifar_data.py names runs the same way.
+func cifarRunModel(model, format string, depth, width, limit, testLimit, epochs, batch int, augment bool) string {
+	name := "cifar10-" + model
+	if format != "bin" {
+		name += "-" + format
+	}
+	for _, p := range []struct {
+		key    string
+		v, def int
+	}{{"depth", depth, 0}, {"width", width, 0}, {"limit", limit, 0}, {"testlimit", testLimit, 0}, {"epochs", epochs, 1}, {"batch", batch, 128}} {
+		if p.v != p.def {
+			name += fmt.Sprintf("-%s%d", p.key, p.v)
+		}
+	}
+	if augment {
+		name += "-augment"
+	}
+	return name
 }
 
 func evalCIFAR(args []string, stdout, stderr io.Writer) error {

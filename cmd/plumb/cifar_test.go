@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/runlog"
 )
 
 // writeCIFARBin writes n random CIFAR-10 binary records to path.
@@ -70,15 +72,23 @@ func TestTrainSaveEvalCIFAR(t *testing.T) {
 	writeCIFARBin(t, filepath.Join(dir, "test_batch.bin"), 10, rng)
 	ckpt := filepath.Join(t.TempDir(), "resnet.safetensors")
 	best := filepath.Join(t.TempDir(), "best.safetensors")
+	logDir := filepath.Join(t.TempDir(), "run")
 	var out, errOut bytes.Buffer
 	args := []string{"--data", root, "--depth", "8", "--width", "2", "--batch", "8"}
-	require.NoError(t, run(append([]string{"train", "cifar10", "--epochs", "2", "--limit", "20", "--augment", "--save", ckpt, "--best", best}, args...), &out, &errOut), errOut.String())
+	require.NoError(t, run(append([]string{"train", "cifar10", "--epochs", "2", "--limit", "20", "--augment", "--save", ckpt, "--best", best,
+		"--log", logDir, "--log-every", "1"}, args...), &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "training resnet32 on 20 CIFAR-10 images (bin), testing on 10")
 	require.Contains(t, out.String(), "epoch 2/2: train loss")
 	require.Contains(t, errOut.String(), "samples/s", "progress goes to stderr")
 	accs := testAccuracy.FindAllString(out.String(), -1)
 	require.Len(t, accs, 2)
 	require.FileExists(t, best)
+	logged, err := runlog.Read(logDir)
+	require.NoError(t, err)
+	require.Equal(t, "cifar10-resnet32-depth8-width2-limit20-epochs2-batch8-augment", logged.Meta.Model)
+	require.Len(t, logged.Epochs, 2)
+	require.Len(t, logged.Steps, 6, "3 steps an epoch, each logged")
+	require.Equal(t, accs[1], fmt.Sprintf("test accuracy %.2f%%", 100*logged.Epochs[1].Metrics["accuracy"]))
 
 	out.Reset()
 	require.NoError(t, run(append([]string{"eval", "cifar10", "--load", ckpt}, args...), &out, &errOut))
@@ -99,6 +109,22 @@ func TestTrainCIFARFromTheJPEGTree(t *testing.T) {
 	require.Len(t, testAccuracy.FindAllString(out.String(), -1), 1)
 }
 
+func TestCIFARRunNames(t *testing.T) {
+	for _, c := range []struct {
+		want                                          string
+		model, format                                 string
+		depth, width, limit, testLimit, epochs, batch int
+		augment                                       bool
+	}{
+		{"cifar10-resnet32", "resnet32", "bin", 0, 0, 0, 0, 1, 128, false},
+		{"cifar10-resnet32-jpeg", "resnet32", "jpeg", 0, 0, 0, 0, 1, 128, false},
+		{"cifar10-vgg-limit4000-epochs3", "vgg", "bin", 0, 0, 4000, 0, 3, 128, false},
+		{"cifar10-resnet32-depth20-width8-testlimit500-batch64-augment", "resnet32", "bin", 20, 8, 0, 500, 1, 64, true},
+	} {
+		require.Equal(t, c.want, cifarRunModel(c.model, c.format, c.depth, c.width, c.limit, c.testLimit, c.epochs, c.batch, c.augment))
+	}
+}
+
 func TestCIFARUsageErrors(t *testing.T) {
 	t.Setenv("PLUMB_DATA", "")
 	empty := t.TempDir()
@@ -116,6 +142,7 @@ func TestCIFARUsageErrors(t *testing.T) {
 		{[]string{"train", "cifar10", "--model", "vgg", "--depth", "12"}, "vgg depth 12"},
 		{[]string{"eval", "cifar10", "--load", "x", "--model", "resnet32", "--depth", "33"}, "resnet depth 33"},
 		{[]string{"eval", "cifar10"}, "--load FILE is required"},
+		{[]string{"train", "cifar10", "--log-every", "0"}, "--log-every 0"},
 	} {
 		err := run(c.args, &out, &errOut)
 		require.Error(t, err, c.args)

@@ -27,8 +27,10 @@ type Config struct {
 	// BestPath, if set, receives the parameters of the best epoch by test
 	// accuracy.
 	BestPath string
-	Progress func(train.Progress)
-	Hooks    []train.Hooks // after each step and epoch, e.g. train.LogTo
+	// StatePath and ResumeFrom save and resume the whole run (train.Config).
+	StatePath, ResumeFrom string
+	Progress              func(train.Progress)
+	Hooks                 []train.Hooks // after each step and epoch, e.g. train.LogTo
 }
 
 // Train fits net on trainSet (fields "image" [N, 3, 32, 32] and "label") with opt, evaluating test accuracy and loss on testSet after
@@ -64,12 +66,14 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 			acc, loss, err := evaluate(net, testSet, cfg.Batch, report)
 			return train.Metrics{"accuracy": acc, "loss": loss}, err
 		},
-		Monitor:  "accuracy",
-		Maximize: true,
-		BestPath: cfg.BestPath,
-		RNG:      cfg.RNG,
-		Progress: cfg.Progress,
-		Hooks:    cfg.Hooks,
+		Monitor:    "accuracy",
+		Maximize:   true,
+		BestPath:   cfg.BestPath,
+		StatePath:  cfg.StatePath,
+		ResumeFrom: cfg.ResumeFrom,
+		RNG:        cfg.RNG,
+		Progress:   cfg.Progress,
+		Hooks:      cfg.Hooks,
 	}
 	return train.Run(tc)
 }
