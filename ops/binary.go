@@ -125,10 +125,14 @@ func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	out := tensor.Empty(dt, shape...) // binaryKernel writes every element
 	st := [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
-	switch dt {
-	case tensor.Float32:
+	switch op := arithOf(o.name); {
+	case op != notArith && dt == tensor.Float32:
+		arithKernel(op, in[0].Float32s(), in[1].Float32s(), out.Float32s(), shape, st)
+	case op != notArith:
+		arithKernel(op, in[0].Float64s(), in[1].Float64s(), out.Float64s(), shape, st)
+	case dt == tensor.Float32:
 		binaryKernel(in[0].Float32s(), in[1].Float32s(), out.Float32s(), shape, st, o.fn.f)
-	case tensor.Float64:
+	case dt == tensor.Float64:
 		binaryKernel(in[0].Float64s(), in[1].Float64s(), out.Float64s(), shape, st, o.fn.f)
 	}
 	return out, nil
@@ -152,10 +156,14 @@ func (o *binaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 			continue
 		}
 		g := tensor.Empty(out.DType(), out.Shape()...) // binaryGradKernel writes every element
-		switch out.DType() {
-		case tensor.Float32:
+		switch op := arithOf(o.name); {
+		case op != notArith && out.DType() == tensor.Float32:
+			arithGrad(op, k, in[0].Float32s(), in[1].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), shape, st)
+		case op != notArith:
+			arithGrad(op, k, in[0].Float64s(), in[1].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), shape, st)
+		case out.DType() == tensor.Float32:
 			binaryGradKernel(in[0].Float32s(), in[1].Float32s(), out.Float32s(), gout.Float32s(), g.Float32s(), shape, st, d)
-		case tensor.Float64:
+		case out.DType() == tensor.Float64:
 			binaryGradKernel(in[0].Float64s(), in[1].Float64s(), out.Float64s(), gout.Float64s(), g.Float64s(), shape, st, d)
 		}
 		grads[k] = sumTo(g, in[k].Shape())
