@@ -202,8 +202,24 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
 // z (blocks i, f, g, o) and the state c it writes the activations into act
-// and the new state into h and c.
+// and the new state into h and c. Without peepholes the nonlinearities run
+// over whole gate blocks (sigmoidInto, tanhInto: the vector float32
+// kernels), and z is left holding tanh(c') in its first block.
 func lstmGates[T tensor.Float](h int, z, p, hs, cs, act []T) {
+	if p == nil {
+		sigmoidInto(act[:2*h], z[:2*h])
+		tanhInto(act[2*h:3*h], z[2*h:3*h])
+		sigmoidInto(act[3*h:4*h], z[3*h:4*h])
+		i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
+		for k := range h {
+			cs[k] = T(float64(f[k])*float64(cs[k]) + float64(i[k])*float64(g[k]))
+		}
+		tanhInto(z[:h], cs[:h])
+		for k := range h {
+			hs[k] = o[k] * z[k]
+		}
+		return
+	}
 	for k := 0; k < h; k++ {
 		c := float64(cs[k])
 		zi, zf, zg, zo := float64(z[k]), float64(z[h+k]), float64(z[2*h+k]), float64(z[3*h+k])
@@ -306,13 +322,14 @@ func prevCell[T tensor.Float](s *rnnSchedule, h, j, t int, c0, out []T) []T {
 func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, d lstmSlices[T], out, gout, act, dh, dc, zj []T) {
 	g4, r := 4*h, s.row(j, t)
 	cp := prevCell(s, h, j, t, d.c0, out)
+	tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
 	for k := 0; k < h; k++ {
 		i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
-		c, cpk := float64(out[(r*2+1)*h+k]), 0.0
+		cpk := 0.0
 		if cp != nil {
 			cpk = float64(cp[k])
 		}
-		tc := math.Tanh(c)
+		tc := float64(zj[k])
 		dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
 		dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
 		do := dhk * tc * o * (1 - o)
