@@ -69,6 +69,33 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	return nil
 }
 
+// CheckPath reports, without touching path, whether Save could write it:
+// path must name no directory, and its directory must exist and accept a
+// new file (tested by creating and removing an empty temporary file, as
+// Save does). A program calls it before a long training run so that a
+// mistyped path is reported at once rather than after the run.
+func CheckPath(path string) error {
+	if path == "" {
+		return errors.New("checkpoint: empty path")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("checkpoint: %s is a directory, want a file name", path)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" {
+		return fmt.Errorf("checkpoint: %s names a directory, want a file name", path)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".check*")
+	if err != nil {
+		return fmt.Errorf("checkpoint: cannot write in the directory of %s: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // syncDir makes a rename in dir durable. It is best effort: the rename is
 // atomic without it, and some systems (Windows) cannot sync a directory.
 func syncDir(dir string) {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/tensor"
@@ -129,7 +130,10 @@ type attentionOp struct {
 // from it (Algorithm 2) one block of queries at a time. The memory beyond
 // the inputs and outputs is one float64 per query plus a few tiles per
 // core, linear in the sequence lengths (attention_flash.go).
-func AttentionOp(a AttentionAttrs) Op { return &attentionOp{a: a} }
+func AttentionOp(a AttentionAttrs) Op {
+	a.KeyLengths = slices.Clone(a.KeyLengths) // Backward reads them: the caller may reuse its slice
+	return &attentionOp{a: a}
+}
 
 // Attention returns the scaled dot-product attention of q, k, v; mask may be nil.
 func Attention(q, k, v, mask *tensor.Tensor, a AttentionAttrs) (*tensor.Tensor, error) {
@@ -240,7 +244,10 @@ type additiveAttentionOp struct {
 //
 // with the masks of AttentionAttrs (KeyLengths for source lengths; Scale is
 // not used). The output is [B, Tq, Dv]; gradients flow to q, k, v and values.
-func AdditiveAttentionOp(a AttentionAttrs) Op { return &additiveAttentionOp{a: a} }
+func AdditiveAttentionOp(a AttentionAttrs) Op {
+	a.KeyLengths = slices.Clone(a.KeyLengths)
+	return &additiveAttentionOp{a: a}
+}
 
 // AdditiveAttention returns additive attention; mask may be nil. See AdditiveAttentionOp.
 func AdditiveAttention(q, k, v, values, mask *tensor.Tensor, a AttentionAttrs) (*tensor.Tensor, error) {

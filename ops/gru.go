@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/tensor"
@@ -60,7 +61,10 @@ type gruOp struct {
 // recurrent GEMM(s) over the sequences still running (sorted by length, no
 // padding; see rnnSchedule) and a fused gate kernel; without ResetAfter a
 // step takes two GEMMs, h·[Uz Ur] and then (r∘h)·Uh.
-func GRUOp(attrs GRUAttrs) Op { return &gruOp{name: "gru", attrs: attrs} }
+func GRUOp(attrs GRUAttrs) Op {
+	attrs.Offsets = slices.Clone(attrs.Offsets) // Backward reads them: the caller may reuse its slice
+	return &gruOp{name: "gru", attrs: attrs}
+}
 
 // GRU runs the fused GRU; h0 may be nil. See GRUOp.
 func GRU(x, w, u, b, h0 *tensor.Tensor, attrs GRUAttrs) (*tensor.Tensor, error) {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/tensor"
@@ -59,7 +60,10 @@ type lstmOp struct {
 // length and step t runs only the active[t] longest (see rnnSchedule), so
 // lengths 0 and 1 cost nothing extra. Backward runs through time with one
 // GEMM per step for dh, then three whole-batch GEMMs for dx, dW and dU.
-func LSTMOp(attrs LSTMAttrs) Op { return &lstmOp{name: "lstm", attrs: attrs} }
+func LSTMOp(attrs LSTMAttrs) Op {
+	attrs.Offsets = slices.Clone(attrs.Offsets) // Backward reads them: the caller may reuse its slice
+	return &lstmOp{name: "lstm", attrs: attrs}
+}
 
 // LSTM runs the fused LSTM; peephole, h0 and c0 may be nil (h0 and c0
 // together). See LSTMOp.

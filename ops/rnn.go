@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/plumbml/plumb/tensor"
@@ -157,7 +158,7 @@ type rnnFinalStateOp struct {
 // masked steps. The output is [B, S]; the gradient flows back to the picked
 // rows and to init's rows of empty sequences.
 func RNNFinalStateOp(offsets []int, reverse bool) Op {
-	return &rnnFinalStateOp{offsets: offsets, reverse: reverse}
+	return &rnnFinalStateOp{offsets: slices.Clone(offsets), reverse: reverse}
 }
 
 // RNNFinalState returns the final state of every sequence; init may be

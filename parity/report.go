@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -40,9 +41,16 @@ type Row struct {
 // per op and dtype, sorted by op and dtype. The error is for a tree that
 // cannot be read; failing cases are reported in the rows.
 func Run(dir string) ([]Row, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("parity: the testdata folder %s is not a directory (run from the repository root, or pass --dir)", abs)
+	}
 	cases, err := LoadCases(os.DirFS(dir))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (in %s)", err, abs)
 	}
 	results := make([]CaseResult, len(cases))
 	for i, c := range cases {

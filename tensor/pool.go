@@ -14,8 +14,7 @@ import (
 // process-wide pool, and New, Zeros, Full and Clone take from that pool
 // before they allocate. This is the caching allocator of PyTorch's CUDA
 // backend and TensorFlow's BFC allocator, in its simplest form: free lists
-// keyed by size class, on sync.Pool so that the garbage collector may still
-// drop what stays unused.
+// keyed by size class.
 //
 // Sizes are rounded up to a class: exact up to 8 elements, then four
 // classes per power of two (10, 12, 14, 16, 20, 24, ...), so a tensor's
@@ -23,6 +22,16 @@ import (
 // request of its class. Only storage that New and its friends allocated is
 // ever pooled: a tensor built by FromSlice or FromDense wraps its caller's
 // memory and is never reused behind the caller's back.
+//
+// The memory ceiling. With batches of changing shapes (sequences of
+// varying length) every step uses some size classes the last did not, and
+// free lists that kept everything would hold a buffer of every class any
+// step ever used. So the pool holds at most PoolLimit bytes (512 MiB unless
+// SetPoolLimit says otherwise): a buffer given back beyond it first evicts
+// the buffers given back longest ago, whose storage the garbage collector
+// then reclaims. A training process's memory is then bounded by the limit,
+// one step's live tensors, and the collector's headroom (GOGC). TrimPool
+// empties the pool, for a phase change such as training to evaluation.
 
 // maxClassBits bounds pooled sizes to 2^maxClassBits elements; larger
 // tensors are allocated and collected as usual.
@@ -32,8 +41,102 @@ const maxClassBits = 40
 // power of two from 2^3 up to 2^maxClassBits.
 const numClasses = 9 + 4*(maxClassBits-3)
 
-// pools holds the free tensors of each dtype (index dtype-1) and class.
-var pools [4][numClasses]sync.Pool
+// DefaultPoolLimit is the pool's byte limit until SetPoolLimit changes it.
+const DefaultPoolLimit = 512 << 20
+
+// pool holds the free tensors of each dtype (index dtype-1) and class, each
+// list in the order they were given back, with the bytes they hold.
+var pool = struct {
+	sync.Mutex
+	lists [4][numClasses][]pooled
+	bytes int64 // storage held in lists
+	limit int64
+	seq   uint64 // stamps each buffer given back
+}{limit: DefaultPoolLimit}
+
+// pooled is a free tensor and when it was given back.
+type pooled struct {
+	t   *Tensor
+	seq uint64
+}
+
+// SetPoolLimit bounds the bytes of storage the pool holds for reuse and
+// returns the previous bound; a limit <= 0 turns pooling off. Lowering it
+// evicts at once what no longer fits.
+func SetPoolLimit(bytes int64) (previous int64) {
+	pool.Lock()
+	defer pool.Unlock()
+	previous, pool.limit = pool.limit, max(bytes, 0)
+	evictDownTo(pool.limit)
+	return previous
+}
+
+// PoolBytes is the storage, in bytes, that the pool holds now.
+func PoolBytes() int64 {
+	pool.Lock()
+	defer pool.Unlock()
+	return pool.bytes
+}
+
+// TrimPool empties the pool, leaving its buffers to the garbage collector.
+func TrimPool() {
+	pool.Lock()
+	defer pool.Unlock()
+	evictDownTo(0)
+}
+
+// evictDownTo drops the buffers given back longest ago until the pool
+// holds at most limit bytes. The caller holds the lock.
+func evictDownTo(limit int64) {
+	for pool.bytes > limit {
+		var oldest *[]pooled
+		for d := range pool.lists {
+			for c := range pool.lists[d] {
+				l := &pool.lists[d][c]
+				if len(*l) > 0 && (oldest == nil || (*l)[0].seq < (*oldest)[0].seq) {
+					oldest = l
+				}
+			}
+		}
+		pool.bytes -= bytesOf((*oldest)[0].t)
+		(*oldest)[0] = pooled{}
+		*oldest = (*oldest)[1:]
+	}
+}
+
+// take returns a free tensor of dtype dt and class, or nil.
+func take(dt DType, class int) *Tensor {
+	pool.Lock()
+	defer pool.Unlock()
+	l := &pool.lists[dt-1][class]
+	n := len(*l)
+	if n == 0 {
+		return nil
+	}
+	t := (*l)[n-1].t
+	(*l)[n-1] = pooled{}
+	*l = (*l)[:n-1]
+	pool.bytes -= bytesOf(t)
+	return t
+}
+
+// give puts t, of class, into the pool, evicting older buffers to stay
+// within the limit; a buffer larger than the limit is not kept.
+func give(t *Tensor, class int) {
+	b := bytesOf(t)
+	pool.Lock()
+	defer pool.Unlock()
+	if b > pool.limit {
+		return
+	}
+	evictDownTo(pool.limit - b)
+	pool.seq++
+	l := &pool.lists[t.dtype-1][class]
+	*l = append(*l, pooled{t, pool.seq})
+	pool.bytes += b
+}
+
+func bytesOf(t *Tensor) int64 { return int64(capOf(t.data) * t.dtype.Size()) }
 
 // sizeClass returns the class of n elements (n >= 1) and its size, the
 // capacity New gives a tensor of n elements; ok is false above the largest
@@ -76,8 +179,7 @@ func alloc(dt DType, shape Shape, zero bool) *Tensor {
 	if n == 0 || !ok {
 		return &Tensor{dtype: dt, shape: shape.Clone(), data: makeSlice(dt, n, n), owned: n > 0}
 	}
-	if v := pools[dt-1][class].Get(); v != nil {
-		t := v.(*Tensor)
+	if t := take(dt, class); t != nil {
 		t.shape = append(t.shape[:0], shape...)
 		if lenOf(t.data) != n {
 			t.data = resize(t.data, n) // a new slice header: one small allocation
@@ -96,7 +198,7 @@ func recycle(t *Tensor) {
 		return
 	}
 	if class, ok := floorClass(capOf(t.data)); ok {
-		pools[t.dtype-1][class].Put(t)
+		give(t, class)
 	}
 }
 

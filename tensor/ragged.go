@@ -46,14 +46,27 @@ func OffsetsFromLengths(lengths []int) ([]int, error) {
 	return off, nil
 }
 
-// BatchSize is the number of sequences.
-func (r *Ragged) BatchSize() int { return len(r.Offsets) - 1 }
+// BatchSize is the number of sequences (0 for a nil r or offsets too
+// short to describe any).
+func (r *Ragged) BatchSize() int {
+	if r == nil {
+		return 0
+	}
+	return max(0, len(r.Offsets)-1)
+}
 
-// Lengths returns each sequence's number of steps.
+// Lengths returns each sequence's number of steps, or nil when the offsets
+// do not start at 0 and never decrease (a Ragged built as a literal rather
+// than by NewRagged). It does not look at Values.
 func (r *Ragged) Lengths() []int {
+	if r == nil || len(r.Offsets) == 0 || r.Offsets[0] != 0 {
+		return nil
+	}
 	l := make([]int, r.BatchSize())
 	for i := range l {
-		l[i] = r.Offsets[i+1] - r.Offsets[i]
+		if l[i] = r.Offsets[i+1] - r.Offsets[i]; l[i] < 0 {
+			return nil
+		}
 	}
 	return l
 }
@@ -67,8 +80,21 @@ func (r *Ragged) MaxLen() int {
 	return m
 }
 
+// check validates a Ragged that may have been built as a literal, as
+// NewRagged does.
+func (r *Ragged) check() error {
+	if r == nil {
+		return fmt.Errorf("tensor: nil ragged batch")
+	}
+	_, err := NewRagged(r.Values, r.Offsets)
+	return err
+}
+
 // Seq returns sequence b as a view [len_b, D...].
 func (r *Ragged) Seq(b int) (*Tensor, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
 	if b < 0 || b >= r.BatchSize() {
 		return nil, fmt.Errorf("tensor: sequence %d of a batch of %d", b, r.BatchSize())
 	}
@@ -78,6 +104,9 @@ func (r *Ragged) Seq(b int) (*Tensor, error) {
 // ToPadded returns [B, T, D...] with T the longest length, padded with pad,
 // and the lengths.
 func (r *Ragged) ToPadded(pad float64) (*Tensor, []int, error) {
+	if err := r.check(); err != nil {
+		return nil, nil, err
+	}
 	b, t := r.BatchSize(), r.MaxLen()
 	inner := r.Values.shape[1:]
 	out, err := Full(r.Values.dtype, pad, append([]int{b, t}, inner...)...)
@@ -94,6 +123,9 @@ func (r *Ragged) ToPadded(pad float64) (*Tensor, []int, error) {
 
 // RaggedFromPadded takes the first lengths[b] steps of each row of padded [B, T, D...].
 func RaggedFromPadded(padded *Tensor, lengths []int) (*Ragged, error) {
+	if padded == nil {
+		return nil, fmt.Errorf("tensor: RaggedFromPadded of a nil tensor")
+	}
 	if padded.Rank() < 2 {
 		return nil, fmt.Errorf("tensor: padded batch must be [B, T, ...], got shape %v", padded.shape)
 	}
@@ -122,6 +154,9 @@ func RaggedFromPadded(padded *Tensor, lengths []int) (*Ragged, error) {
 
 // Mask returns a [B, T] tensor of dtype dt with 1 at real steps and 0 at padding.
 func (r *Ragged) Mask(dt DType) (*Tensor, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
 	b, t := r.BatchSize(), r.MaxLen()
 	m, err := New(dt, b, t)
 	if err != nil {

@@ -183,3 +183,25 @@ func TestNewRaggedNilValues(t *testing.T) {
 	_, err := NewRagged(nil, []int{0})
 	require.ErrorContains(t, err, "nil values")
 }
+
+// A Ragged built as a literal (or the zero value) never panics: the
+// methods without an error return empty results, the others an error.
+func TestRaggedLiteralsDoNotPanic(t *testing.T) {
+	v := Zeros(Float32, 3, 2)
+	for _, r := range []*Ragged{nil, {}, {Values: v}, {Values: v, Offsets: []int{0, 2, 1, 3}}, {Values: v, Offsets: []int{1, 3}}, {Offsets: []int{0, 3}}} {
+		require.NotPanics(t, func() {
+			require.LessOrEqual(t, len(r.Lengths()), 3)
+			require.GreaterOrEqual(t, r.BatchSize(), 0)
+			require.GreaterOrEqual(t, r.MaxLen(), 0)
+			_, err := r.Seq(0)
+			require.Error(t, err)
+			_, _, err = r.ToPadded(0)
+			require.Error(t, err)
+			_, err = r.Mask(Float32)
+			require.Error(t, err)
+		}, "%+v", r)
+	}
+	require.Nil(t, (&Ragged{Values: v}).Lengths())
+	_, err := RaggedFromPadded(nil, nil)
+	require.ErrorContains(t, err, "nil")
+}

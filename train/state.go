@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/graph"
@@ -149,18 +147,4 @@ func saveParams(path string, params []*graph.Param) error {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
-}
-
-// checkWritable fails when a file cannot be created beside path, so that a
-// run with a bad checkpoint path fails before it trains, not after.
-func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("train: cannot write checkpoints to %s: it is a directory", path)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check*")
-	if err != nil {
-		return fmt.Errorf("train: cannot write checkpoints to %s: %w", path, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }

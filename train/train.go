@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
@@ -106,7 +107,7 @@ var ErrStop = errors.New("train: stop requested")
 
 // ErrNonFinite is wrapped by the error of a run stopped by a NaN or
 // infinite loss.
-var ErrNonFinite = errors.New("loss is not finite")
+var ErrNonFinite = errors.New("non-finite loss")
 
 // TrainLoss is the name under which Monitor selects the epoch's mean
 // training loss.
@@ -198,8 +199,8 @@ func (c *Config[B]) check() error {
 	}
 	for _, p := range []string{c.BestPath, c.StatePath} {
 		if p != "" {
-			if err := checkWritable(p); err != nil {
-				return err
+			if err := checkpoint.CheckPath(p); err != nil {
+				return fmt.Errorf("train: %w", err)
 			}
 		}
 	}
@@ -282,7 +283,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	for b, err := range cfg.Train.Batches(e) {
 		i++
 		if err != nil {
-			return Epoch{}, fmt.Errorf("train: epoch %d batch %d: %w", e, i, err)
+			return Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", e, i, err)
 		}
 		if i <= skip { // resumed mid-epoch: these were trained before
 			continue
@@ -362,25 +363,25 @@ func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 	defer r.tape.Release()
 	lv, n := r.cfg.Loss(r.tape, b)
 	if lv == nil {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: the loss function returned no value", e, i)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function returned no value", e, i)
 	}
 	loss, err := lv.Item()
 	if err != nil {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: %w", e, i, err)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: %w (%v); stopped before applying it, no checkpoint written (try a lower learning rate)",
-			e, i, ErrNonFinite, loss)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: loss is %v (%w): the run diverged (lower the learning rate?) or the data holds NaN or Inf; stopped before the step, no checkpoint written",
+			e, i, loss, ErrNonFinite)
 	}
 	if n <= 0 {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
 	}
 	r.lastLR = r.rate()
 	if err := r.tape.Backward(lv); err != nil {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: %w", e, i, err)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
 	}
 	if err := r.cfg.Optimizer.Step(); err != nil {
-		return 0, 0, fmt.Errorf("train: epoch %d step %d: %w", e, i, err)
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
 	}
 	return loss, n, nil
 }

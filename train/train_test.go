@@ -204,7 +204,7 @@ func TestNonFiniteLossStopsWithoutSaving(t *testing.T) {
 	require.Error(t, err)
 	_, err = Run(cfg)
 	require.ErrorIs(t, err, ErrNonFinite)
-	assert.Contains(t, err.Error(), "epoch 2 step 3")
+	assert.Contains(t, err.Error(), "epoch 2, step 3")
 	assert.Equal(t, before, s.weights(), "the non-finite step was applied")
 	bestInfo, err = os.Stat(best)
 	require.NoError(t, err) // epoch 1's
@@ -295,8 +295,8 @@ func TestConfigErrors(t *testing.T) {
 		{"no source", func(c *Config[pair]) { c.Train = nil }, "no Train source"},
 		{"negative patience", func(c *Config[pair]) { c.Patience = -1 }, "Patience=-1"},
 		{"metric without evaluator", func(c *Config[pair]) { c.Monitor = "accuracy" }, `Monitor "accuracy" names an evaluator metric`},
-		{"best path in a missing directory", func(c *Config[pair]) { c.BestPath = filepath.Join(dir, "no", "best") }, "cannot write checkpoints to"},
-		{"state path is a directory", func(c *Config[pair]) { c.StatePath = dir }, "it is a directory"},
+		{"best path in a missing directory", func(c *Config[pair]) { c.BestPath = filepath.Join(dir, "no", "best") }, "cannot write in the directory of"},
+		{"state path is a directory", func(c *Config[pair]) { c.StatePath = dir }, "is a directory"},
 		{"resume from a missing file", func(c *Config[pair]) { c.ResumeFrom = filepath.Join(dir, "none") }, "train: resume"},
 		{"unknown monitored metric", func(c *Config[pair]) {
 			c.Monitor = "f1"
@@ -305,13 +305,13 @@ func TestConfigErrors(t *testing.T) {
 		{"evaluator fails", func(c *Config[pair]) {
 			c.Evaluate = func(func(int, int)) (Metrics, error) { return nil, errors.New("no test set") }
 		}, "epoch 1: evaluate: no test set"},
-		{"source fails", func(c *Config[pair]) { c.Train = regression{n: 64, size: 16, fail: 2} }, "epoch 1 batch 2: disk on fire"},
+		{"source fails", func(c *Config[pair]) { c.Train = regression{n: 64, size: 16, fail: 2} }, "epoch 1, batch 2: disk on fire"},
 		{"no examples", func(c *Config[pair]) {
 			c.Loss = func(t *graph.Tape, b pair) (*graph.Value, int) { return graph.MSE(t.Const(b.y), t.Const(b.y)), 0 }
-		}, "epoch 1 step 1: the loss function says the batch holds 0 examples"},
+		}, "epoch 1, step 1: the loss function says the batch holds 0 examples"},
 		{"shape error", func(c *Config[pair]) {
 			c.Loss = func(t *graph.Tape, b pair) (*graph.Value, int) { return graph.MSE(t.Const(b.x), t.Const(b.y)), 1 }
-		}, "epoch 1 step 1: "},
+		}, "epoch 1, step 1: "},
 		{"hook fails", func(c *Config[pair]) {
 			c.Hooks = []Hooks{{Epoch: func(Epoch) error { return errors.New("log full") }}}
 		}, "log full"},

@@ -21,22 +21,39 @@ const usage = `usage:
 `
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "plumb:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(exitStatus(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
+
+// exitStatus prints err (unless its message is already out) and returns
+// the process status: 0 for success and for --help, 2 for any error.
+func exitStatus(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // --help: the usage is printed, as asked
+		return 0
+	case !errors.Is(err, errUsage): // errUsage: the usage is already on stderr
+		fmt.Fprintln(stderr, "plumb:", err)
+	}
+	return 2
+}
+
+// errUsage is a command line too short to name a command; run has already
+// printed the usage.
+var errUsage = errors.New("usage")
 
 // run dispatches a command line; it is main without the exit, for tests.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) >= 1 && args[0] == "parity" {
-		return parityReport(args[1:], stdout, stderr)
+	if len(args) >= 1 {
+		switch args[0] {
+		case "parity":
+			return parityReport(args[1:], stdout, stderr)
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return flag.ErrHelp
+		}
 	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
 	if model != "mnist" {
@@ -49,4 +66,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return evalMNIST(rest, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// parseFlags parses args into fs and rejects anything left over: the flag
+// package stops at the first argument that is not a flag, and would
+// otherwise silently drop it and every flag after it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q (flags take the form --name value; see --help)", fs.Name(), fs.Arg(0))
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/plumbml/plumb/checkpoint"
@@ -34,11 +35,32 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	// Everything that can be checked before the data loads and training
+	// starts is checked here, so a mistake never costs a training run.
+	switch {
+	case *epochs < 1:
+		return fmt.Errorf("train mnist: --epochs %d, want at least 1", *epochs)
+	case *batch < 1:
+		return fmt.Errorf("train mnist: --batch %d, want at least 1", *batch)
+	case *limit < 0:
+		return fmt.Errorf("train mnist: --limit %d, want 0 (all images) or more", *limit)
+	case !(*lr > 0) || math.IsInf(*lr, 0):
+		return fmt.Errorf("train mnist: --lr %g, want a positive finite number", *lr)
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
+	}
+	net, err := mnist.New(*model, tensor.NewRNG(*seed))
+	if err != nil {
+		return err
+	}
+	if *save != "" {
+		if err := checkpoint.CheckPath(*save); err != nil {
+			return fmt.Errorf("train mnist: --save: %w", err)
+		}
 	}
 	train, test, err := mnistData(*dir)
 	if err != nil {
@@ -46,10 +68,6 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	}
 	if *limit > 0 {
 		train = train.Take(*limit)
-	}
-	net, err := mnist.New(*model, tensor.NewRNG(*seed))
-	if err != nil {
-		return err
 	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
@@ -70,6 +88,10 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		err = mnist.Train(net, opt, train, test, cfg, bar.update, epochEnd)
 	}
 	if err != nil {
+		bar.clear()
+		if *save != "" {
+			return fmt.Errorf("%w\n(nothing saved to %s)", err, *save)
+		}
 		return err
 	}
 	if *save != "" {
@@ -88,7 +110,7 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *load == "" {
@@ -97,15 +119,15 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	if err := checkDevice(*device, *model); err != nil {
 		return err
 	}
-	_, test, err := mnistData(*dir)
-	if err != nil {
-		return err
-	}
 	net, err := mnist.New(*model, tensor.NewRNG(0))
 	if err != nil {
 		return err
 	}
 	if err := checkpoint.Load(*load, net.Params(), nil); err != nil {
+		return fmt.Errorf("%w%s", err, otherModelHint(*load, *model))
+	}
+	_, test, err := mnistData(*dir)
+	if err != nil {
 		return err
 	}
 	var acc, loss float64
@@ -119,4 +141,19 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s from %s: test loss %.4f, test accuracy %.2f%% on %d images\n", *model, *load, loss, 100*acc, test.Len())
 	return nil
+}
+
+// otherModelHint names the model the checkpoint at path holds when it is
+// not the one asked for (the usual cause of a mismatch), or returns "".
+func otherModelHint(path, asked string) string {
+	for _, name := range []string{"cnn", "mlp"} {
+		if name == asked {
+			continue
+		}
+		net, err := mnist.New(name, tensor.NewRNG(0))
+		if err == nil && checkpoint.Load(path, net.Params(), nil) == nil {
+			return fmt.Sprintf("\n(the checkpoint holds the %s: --model %s?)", name, name)
+		}
+	}
+	return ""
 }

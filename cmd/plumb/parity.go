@@ -14,7 +14,7 @@ func parityReport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "parity/testdata", "folder of golden cases (the repository's, from its root)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	rows, err := parity.Run(*dir)

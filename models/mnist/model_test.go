@@ -1,6 +1,7 @@
 package mnist
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,4 +76,56 @@ func TestTrainRejectsBadConfig(t *testing.T) {
 	require.ErrorContains(t, Train(net, opt, empty, empty, Config{Epochs: 0, Batch: 64}, nil, nil), "epochs=0")
 	_, _, err = Evaluate(net, empty, 10)
 	require.ErrorContains(t, err, "empty")
+
+	train, test, err := embedded.Load()
+	require.NoError(t, err)
+	train, test = train.Take(64), test.Take(64)
+	cfg := Config{Epochs: 1, Batch: 32}
+	for _, c := range []struct {
+		name        string
+		net         Model
+		opt         optim.Optimizer
+		train, test *data.Dataset
+		want        string
+	}{
+		{"empty training set", net, opt, empty, test, "training set is empty"},
+		{"empty test set", net, opt, train, empty, "test set is empty"},
+		{"nil test set", net, opt, train, nil, "needs a training and a test set"},
+		{"nil training set", net, opt, nil, test, "needs a training and a test set"},
+		{"nil model", nil, opt, train, test, "needs a model and an optimizer"},
+		{"nil optimizer", net, nil, train, test, "needs a model and an optimizer"},
+	} {
+		require.ErrorContains(t, Train(c.net, c.opt, c.train, c.test, cfg, nil, nil), c.want, c.name)
+	}
+	for _, batch := range []int{0, -1} {
+		_, _, err = Evaluate(net, test, batch)
+		require.ErrorContains(t, err, "batch size", batch)
+	}
+	_, _, err = Evaluate(net, nil, 10)
+	require.ErrorContains(t, err, "needs a model and a dataset")
+	_, _, err = Evaluate(nil, test, 10)
+	require.ErrorContains(t, err, "needs a model and a dataset")
+}
+
+// A NaN in the data makes the loss NaN: training stops at that step with
+// an error naming it, before the optimizer writes NaN into the parameters.
+func TestTrainStopsOnNonFiniteLoss(t *testing.T) {
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		net, err := NewMLP(tensor.NewRNG(1))
+		require.NoError(t, err)
+		opt, err := optim.NewAdam(net.Params())
+		require.NoError(t, err)
+		img := tensor.Zeros(tensor.Float32, 96, 1, 28, 28)
+		tensor.Data[float32](img)[40*784+5] = bad // image 40, in whichever batch the shuffle puts it
+		ds, err := data.NewDataset(data.DenseField("image", img), data.DenseField("label", tensor.Zeros(tensor.Int64, 96)))
+		require.NoError(t, err)
+		err = Train(net, opt, ds, ds, Config{Epochs: 1, Batch: 32, Seed: 1}, nil, nil)
+		require.ErrorContains(t, err, "mnist: train: epoch 1, step ")
+		require.ErrorContains(t, err, "loss is ")
+		for _, p := range net.Params() {
+			for _, v := range tensor.Data[float32](p.Value) {
+				require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0), "%s holds %v", p.Name, v)
+			}
+		}
+	}
 }

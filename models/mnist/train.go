@@ -2,6 +2,7 @@ package mnist
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/plumbml/plumb/data"
@@ -40,9 +41,24 @@ type Epoch struct {
 // and evaluates on test after each epoch. progress and epochEnd may be nil.
 // One tape serves every batch and is released after each (Tape.Release),
 // so a step reuses the previous step's tensors instead of allocating.
+//
+// Training stops with an error naming the epoch and step at the first
+// batch whose loss is NaN or infinite (a diverged run, or NaN in the
+// data), before that batch updates the parameters, so a caller that saves
+// only on success never saves a diverged model. An empty training or test
+// set is an error too: it would "train" nothing.
 func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config, progress func(Progress), epochEnd func(Epoch)) error {
-	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
+	switch {
+	case net == nil || opt == nil:
+		return fmt.Errorf("mnist: train: needs a model and an optimizer (got model %v, optimizer %v)", net, opt)
+	case train == nil || test == nil:
+		return fmt.Errorf("mnist: train: needs a training and a test set (got %v, %v)", train, test)
+	case cfg.Epochs <= 0 || cfg.Batch <= 0:
 		return fmt.Errorf("mnist: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
+	case train.Len() == 0:
+		return fmt.Errorf("mnist: train: the training set is empty")
+	case test.Len() == 0:
+		return fmt.Errorf("mnist: train: the test set is empty")
 	}
 	loader, err := data.NewLoader(train, cfg.Batch, data.Shuffle(cfg.Seed))
 	if err != nil {
@@ -57,18 +73,10 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 			if err != nil {
 				return err
 			}
-			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Tensor("image"))), b.Tensor("label"))
-			if err := tape.Backward(loss); err != nil {
-				return err
-			}
-			if err := opt.Step(); err != nil {
-				return err
-			}
-			l, err := loss.Item()
+			l, err := step(tape, net, opt, b)
 			if err != nil {
-				return err
+				return fmt.Errorf("mnist: train: epoch %d, step %d: %w", e, batches+1, err)
 			}
-			tape.Release()
 			sum += l
 			batches++
 			done += b.Len()
@@ -82,7 +90,7 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 			}
 		}
 		dur := time.Since(start)
-		acc, testLoss, err := Evaluate(net, test, 500)
+		acc, testLoss, err := Evaluate(net, test, evalBatch)
 		if err != nil {
 			return err
 		}
@@ -94,10 +102,37 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 	return nil
 }
 
+// evalBatch is the batch size of the evaluation after each epoch.
+const evalBatch = 500
+
+// step runs one training step on b and returns its loss. A non-finite loss
+// is an error, returned before the optimizer touches the parameters.
+func step(tape *graph.Tape, net Model, opt optim.Optimizer, b *data.Batch) (float64, error) {
+	defer tape.Release()
+	loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Tensor("image"))), b.Tensor("label"))
+	l, err := loss.Item()
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(l) || math.IsInf(l, 0) {
+		return 0, fmt.Errorf("loss is %v: the run diverged (lower --lr?) or the data holds NaN or Inf", l)
+	}
+	if err := tape.Backward(loss); err != nil {
+		return 0, err
+	}
+	return l, opt.Step()
+}
+
 // Evaluate returns the accuracy and mean loss of net on ds, in inference
 // mode (batch norm on its moving statistics), in batches of size batch.
+// A batch size below 1, a nil model and an empty or nil dataset are errors.
 func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, err error) {
-	if ds.Len() == 0 {
+	switch {
+	case net == nil || ds == nil:
+		return 0, 0, fmt.Errorf("mnist: evaluate: needs a model and a dataset (got model %v, dataset %v)", net, ds)
+	case batch < 1:
+		return 0, 0, fmt.Errorf("mnist: evaluate: batch size %d, want at least 1", batch)
+	case ds.Len() == 0:
 		return 0, 0, fmt.Errorf("mnist: evaluate on an empty dataset")
 	}
 	loader, err := data.NewLoader(ds, batch)

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/plumbml/plumb/data"
@@ -70,6 +71,10 @@ func (t *Trainer) Train(train, test *data.Dataset, cfg mnist.Config, progress fu
 			s, k, err := t.m.LossSum()
 			if err != nil {
 				return err
+			}
+			if math.IsNaN(s) || math.IsInf(s, 0) {
+				return fmt.Errorf("gpu: train: epoch %d, steps %d to %d: loss is %v: the run diverged (lower --lr?) or the data holds NaN or Inf",
+					e, batches+1, batches+k, s)
 			}
 			sum, batches, pending = sum+s, batches+k, 0
 			if progress != nil && batches > 0 {

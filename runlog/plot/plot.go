@@ -1,0 +1,144 @@
+// Package plot draws run logs (package runlog) as curves in a PNG with
+// gonum.org/v1/plot: one panel for the training loss against examples
+// seen, one per evaluation metric against the epoch, one for the
+// resident memory against wall time, with one line per run and its legend,
+// so that runs of Plumb, TensorFlow and PyTorch overlay.
+package plot
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/plumbml/plumb/runlog"
+)
+
+// panel is one chart: a title, axis labels, and a curve per run.
+type panel struct {
+	title, x, y string
+	curve       func(r *runlog.Run) plotter.XYs
+	points      bool // draw the points too (few of them: per epoch)
+}
+
+// panels lists the charts for runs: the training loss, each evaluation
+// metric any run logged, and the RSS.
+func panels(runs []*runlog.Run) []panel {
+	ps := []panel{{title: "training loss (mean of the epoch so far)", x: "examples seen (thousands)", y: "loss",
+		curve: func(r *runlog.Run) plotter.XYs {
+			var xy plotter.XYs
+			for _, s := range r.Steps {
+				xy = append(xy, plotter.XY{X: float64(s.Examples) / 1000, Y: s.Loss})
+			}
+			return xy
+		}}}
+	var names []string
+	for _, r := range runs {
+		for _, e := range r.Epochs {
+			for k := range e.Metrics {
+				if !slices.Contains(names, k) {
+					names = append(names, k)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ps = append(ps, panel{title: "evaluation: " + name, x: "epoch", y: name, points: true,
+			curve: func(r *runlog.Run) plotter.XYs {
+				var xy plotter.XYs
+				for _, e := range r.Epochs {
+					if v, ok := e.Metrics[name]; ok {
+						xy = append(xy, plotter.XY{X: float64(e.Epoch), Y: v})
+					}
+				}
+				return xy
+			}})
+	}
+	return append(ps, panel{title: "resident memory", x: "wall time (s)", y: "RSS (MiB)",
+		curve: func(r *runlog.Run) plotter.XYs {
+			var xy plotter.XYs
+			for _, s := range slices.Concat(r.Steps, r.Epochs) {
+				if s.RSS > 0 {
+					xy = append(xy, plotter.XY{X: s.Wall, Y: float64(s.RSS) / (1 << 20)})
+				}
+			}
+			slices.SortFunc(xy, func(a, b plotter.XY) int {
+				switch {
+				case a.X < b.X:
+					return -1
+				case a.X > b.X:
+					return 1
+				}
+				return 0
+			})
+			return xy
+		}})
+}
+
+// Runs draws runs into a PNG at path, two panels to a row.
+func Runs(runs []*runlog.Run, path string) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("plot: no runs to draw")
+	}
+	ps := panels(runs)
+	const cols = 2
+	rows := (len(ps) + cols - 1) / cols
+	grid := make([][]*gplot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*gplot.Plot, cols)
+	}
+	for i, pn := range ps {
+		p := gplot.New()
+		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = pn.title, pn.x, pn.y
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+		for k, r := range runs {
+			xy := pn.curve(r)
+			if len(xy) == 0 {
+				continue
+			}
+			line, pts, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return fmt.Errorf("plot: %s of %s: %w", pn.title, r.Label(), err)
+			}
+			line.Color, line.Width, line.Dashes = plotutil.Color(k), vg.Points(1.5), plotutil.Dashes(k)
+			pts.Color, pts.Shape = plotutil.Color(k), plotutil.Shape(k)
+			p.Add(line)
+			if pn.points || len(xy) == 1 {
+				p.Add(pts)
+				p.Legend.Add(r.Label(), line, pts)
+			} else {
+				p.Legend.Add(r.Label(), line)
+			}
+		}
+		grid[i/cols][i%cols] = p
+	}
+	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*6*vg.Inch, vg.Length(rows)*4*vg.Inch), vgimg.UseDPI(96))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter,
+		PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4, PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 4}
+	canvases := gplot.Align(grid, tiles, dc)
+	for j := range rows {
+		for i := range cols {
+			if grid[j][i] != nil {
+				grid[j][i].Draw(canvases[j][i])
+			}
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot: write %s: %w", path, err)
+	}
+	return f.Close()
+}

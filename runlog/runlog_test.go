@@ -1,0 +1,64 @@
+package runlog
+
+import (
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteAndRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run1")
+	w, err := Create(dir, Record{Framework: "plumb", Model: "mnist-cnn", Config: map[string]any{"batch": 64}})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Record{Kind: KindStep, Epoch: 1, Step: 50, Examples: 3200, Loss: 0.9, LR: 1e-3, SamplesPerSec: 5000}))
+	require.NoError(t, w.Write(Record{Kind: KindStep, Epoch: 1, Step: 100, Examples: 6400, Loss: 0.5, LR: 1e-3, SamplesPerSec: 5100}))
+	require.NoError(t, w.Write(Record{Kind: KindEpoch, Epoch: 1, Step: 100, Examples: 6400, Loss: 0.5, SamplesPerSec: 5050,
+		Metrics: map[string]float64{"accuracy": 0.95, "loss": 0.2}}))
+	require.NoError(t, w.Close())
+
+	run, err := Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "run1", run.Name)
+	assert.Equal(t, "plumb mnist-cnn (run1)", run.Label())
+	assert.Equal(t, float64(64), run.Meta.Config["batch"])
+	require.Len(t, run.Steps, 2)
+	require.Len(t, run.Epochs, 1)
+	assert.Equal(t, 0.5, run.Steps[1].Loss)
+	assert.Equal(t, 0.95, run.Epochs[0].Metrics["accuracy"])
+	assert.Positive(t, run.Steps[0].Wall)
+	if runtime.GOOS == "linux" {
+		assert.Positive(t, run.Steps[0].RSS)
+		assert.GreaterOrEqual(t, run.Steps[0].PeakRSS, run.Steps[0].RSS)
+	}
+
+	s := Summarize(run)
+	assert.Equal(t, 0.95, s.Values["accuracy"])
+	assert.Equal(t, 5050.0, s.Values[SamplesPerSec])
+	assert.Equal(t, 0.5, s.Values[TrainLoss])
+	table := Table([]*Run{run, {Meta: Record{Kind: KindRun, Framework: "pytorch", Model: "mnist-cnn"}}})
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	require.Len(t, lines, 4)
+	assert.Equal(t, "| run | epochs | test accuracy | instances/s | peak RSS (MiB) | train loss | wall (s) |", lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "| plumb mnist-cnn (run1) | 1 | 95.00% | 5050 | "), lines[2])
+	assert.Equal(t, "| pytorch mnist-cnn | 0 | – | – | – | – | – |", lines[3])
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, log, want string }{
+		{"empty", "", "empty run log"},
+		{"no run record", `{"kind":"step"}`, `line 1: kind "step"`},
+		{"bad json", "{\"kind\":\"run\"}\n{", "line 2"},
+		{"unknown kind", "{\"kind\":\"run\"}\n{\"kind\":\"batch\"}", `line 2: record of kind "batch"`},
+		{"second run record", "{\"kind\":\"run\"}\n{\"kind\":\"run\"}", `line 2: record of kind "run"`},
+	}
+	for _, tc := range tests {
+		_, err := Parse(strings.NewReader(tc.log))
+		assert.ErrorContains(t, err, tc.want, tc.name)
+	}
+	_, err := Read(filepath.Join(t.TempDir(), "missing"))
+	assert.Error(t, err)
+}
