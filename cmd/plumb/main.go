@@ -1,9 +1,12 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb parity [--dir DIR]
+//	plumb plot RUN [RUN...] [-o out.png]
+//	plumb compare RUN [RUN...] [-o out.png]
+//	plumb kpi [--file bench/kpi.json] RUN [RUN...]
 package main
 
 import (
@@ -15,9 +18,12 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb parity [--dir DIR]
+  plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
+  plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
+  plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs
 `
 
 func main() {
@@ -46,6 +52,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "parity":
 			return parityReport(args[1:], stdout, stderr)
+		case "plot":
+			return plotRuns(args[1:], stdout, stderr)
+		case "compare":
+			return compareRuns(args[1:], stdout, stderr)
+		case "kpi":
+			return checkKPIs(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,9 @@ import (
 	"github.com/plumbml/plumb/data/mnist/embedded"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
+	trainpkg "github.com/plumbml/plumb/train"
 )
 
 // mnistData loads MNIST from dir (or $PLUMB_DATA), else the embedded copy.
@@ -35,6 +38,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
+	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,6 +54,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("train mnist: --limit %d, want 0 (all images) or more", *limit)
 	case !(*lr > 0) || math.IsInf(*lr, 0):
 		return fmt.Errorf("train mnist: --lr %g, want a positive finite number", *lr)
+	case *logEvery < 1:
+		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
@@ -75,20 +82,40 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
-	bar := newProgressBar(stderr)
+	bar := trainpkg.NewBar(stderr)
 	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed}
+	var logErr error
+	var log *runlog.Writer
+	if *logDir != "" {
+		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
+			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
+				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		if *device != "cuda" {
+			cfg.Hooks = []trainpkg.Hooks{trainpkg.LogTo(log, *logEvery)}
+		}
+	}
 	epochEnd := func(e mnist.Epoch) {
-		bar.clear()
+		bar.Clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
+		if log != nil && *device == "cuda" { // the GPU trainer has no step hooks: epochs only
+			logErr = errors.Join(logErr, log.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Loss: e.TrainLoss,
+				Examples: int64(e.Epoch * train.Len()), SamplesPerSec: e.SamplesPerSec,
+				Metrics: map[string]float64{"accuracy": e.TestAccuracy, "loss": e.TestLoss}}))
+		}
 	}
 	if *device == "cuda" {
-		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.update, epochEnd, stdout)
+		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.Update, epochEnd, stdout)
 	} else {
-		err = mnist.Train(net, opt, train, test, cfg, bar.update, epochEnd)
+		err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
 	}
+	err = errors.Join(err, logErr)
 	if err != nil {
-		bar.clear()
+		bar.Clear()
 		if *save != "" {
 			return fmt.Errorf("%w\n(nothing saved to %s)", err, *save)
 		}
@@ -100,7 +127,27 @@ func trainMNIST(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", *save)
 	}
+	if log != nil {
+		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", *logDir, *logDir)
+	}
 	return nil
+}
+
+// runModel names a run's recipe in its log, and so its KPIs: mnist-<model>,
+// then whatever differs from the book's recipe (all images, 1 epoch, batch
+// 64), such as mnist-cnn-limit4000.
+func runModel(model string, limit, epochs, batch int) string {
+	name := "mnist-" + model
+	if limit > 0 {
+		name += fmt.Sprintf("-limit%d", limit)
+	}
+	if epochs != 1 {
+		name += fmt.Sprintf("-epochs%d", epochs)
+	}
+	if batch != 64 {
+		name += fmt.Sprintf("-batch%d", batch)
+	}
+	return name
 }
 
 func evalMNIST(args []string, stdout, stderr io.Writer) error {

@@ -1,14 +1,15 @@
 package mnist
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/train"
 )
 
 // Config is one training run. The book trains with Adam at 1e-3 and batch 64.
@@ -16,88 +17,76 @@ type Config struct {
 	Epochs int
 	Batch  int
 	Seed   uint64 // shuffling seed
+
+	// Optional, passed to train.Config: the best epoch's parameters (by
+	// test accuracy), the state a run resumes from, and more hooks (a run
+	// log: train.LogTo).
+	BestPath, StatePath, ResumeFrom string
+	Hooks                           []train.Hooks
 }
 
-// Progress is reported after every training batch.
-type Progress struct {
-	Epoch, Epochs int
-	Done, Total   int     // samples done in this epoch, and its size
-	Loss          float64 // running mean training loss this epoch
-	SamplesPerSec float64
-	ETA           time.Duration // until the end of this epoch
-}
+// Progress is reported after every training batch and while evaluating.
+type Progress = train.Progress
 
 // Epoch is reported at the end of every epoch.
 type Epoch struct {
 	Epoch         int
-	TrainLoss     float64 // mean over the epoch's batches
+	TrainLoss     float64 // mean over the epoch's examples
 	TestAccuracy  float64
 	TestLoss      float64
 	SamplesPerSec float64 // training throughput
 	Duration      time.Duration
 }
 
-// Train runs cfg.Epochs passes over train, stepping opt after every batch,
-// and evaluates on test after each epoch. progress and epochEnd may be nil.
-// One tape serves every batch and is released after each (Tape.Release),
-// so a step reuses the previous step's tensors instead of allocating.
+// Train runs cfg.Epochs passes over trainSet in shuffled batches of
+// cfg.Batch on the generic trainer (package train), stepping opt after
+// every batch, and evaluates on test after each epoch. progress and
+// epochEnd may be nil.
 //
 // Training stops with an error naming the epoch and step at the first
 // batch whose loss is NaN or infinite (a diverged run, or NaN in the
 // data), before that batch updates the parameters, so a caller that saves
 // only on success never saves a diverged model. An empty training or test
 // set is an error too: it would "train" nothing.
-func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config, progress func(Progress), epochEnd func(Epoch)) error {
+func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Config, progress func(Progress), epochEnd func(Epoch)) error {
 	switch {
 	case net == nil || opt == nil:
 		return fmt.Errorf("mnist: train: needs a model and an optimizer (got model %v, optimizer %v)", net, opt)
-	case train == nil || test == nil:
-		return fmt.Errorf("mnist: train: needs a training and a test set (got %v, %v)", train, test)
+	case trainSet == nil || test == nil:
+		return fmt.Errorf("mnist: train: needs a training and a test set (got %v, %v)", trainSet, test)
 	case cfg.Epochs <= 0 || cfg.Batch <= 0:
 		return fmt.Errorf("mnist: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
-	case train.Len() == 0:
+	case trainSet.Len() == 0:
 		return fmt.Errorf("mnist: train: the training set is empty")
 	case test.Len() == 0:
 		return fmt.Errorf("mnist: train: the test set is empty")
 	}
-	loader, err := data.NewLoader(train, cfg.Batch, data.Shuffle(cfg.Seed))
-	if err != nil {
-		return err
+	hooks := cfg.Hooks
+	if epochEnd != nil {
+		hooks = append(hooks[:len(hooks):len(hooks)], train.Hooks{Epoch: func(e train.Epoch) error {
+			epochEnd(Epoch{Epoch: e.Epoch, TrainLoss: e.TrainLoss, TestAccuracy: e.Metrics["accuracy"], TestLoss: e.Metrics["loss"],
+				SamplesPerSec: e.SamplesPerSec, Duration: e.Duration})
+			return nil
+		}})
 	}
-	tape := graph.NewTape()
-	for e := 1; e <= cfg.Epochs; e++ {
-		start := time.Now()
-		var sum float64
-		done, batches := 0, 0
-		for b, err := range loader.Batches(e - 1) {
-			if err != nil {
-				return err
-			}
-			l, err := step(tape, net, opt, b)
-			if err != nil {
-				return fmt.Errorf("mnist: train: epoch %d, step %d: %w", e, batches+1, err)
-			}
-			sum += l
-			batches++
-			done += b.Len()
-			if progress != nil {
-				el := time.Since(start)
-				rate := float64(done) / el.Seconds()
-				progress(Progress{
-					Epoch: e, Epochs: cfg.Epochs, Done: done, Total: train.Len(), Loss: sum / float64(batches),
-					SamplesPerSec: rate, ETA: time.Duration(float64(train.Len()-done) / rate * float64(time.Second)),
-				})
-			}
-		}
-		dur := time.Since(start)
-		acc, testLoss, err := Evaluate(net, test, evalBatch)
-		if err != nil {
-			return err
-		}
-		if epochEnd != nil {
-			epochEnd(Epoch{Epoch: e, TrainLoss: sum / float64(max(batches, 1)), TestAccuracy: acc, TestLoss: testLoss,
-				SamplesPerSec: float64(done) / dur.Seconds(), Duration: dur})
-		}
+	loader, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err != nil {
+		return fmt.Errorf("mnist: %w", err)
+	}
+	_, err = train.Run(train.Config[*data.Batch]{
+		Params:    net.Params(),
+		Optimizer: opt,
+		Train:     loader,
+		Loss:      Loss(net),
+		Epochs:    cfg.Epochs,
+		Evaluate:  Evaluator(net, test, evalBatch),
+		Monitor:   "accuracy", Maximize: true,
+		BestPath: cfg.BestPath, StatePath: cfg.StatePath, ResumeFrom: cfg.ResumeFrom,
+		Progress: progress,
+		Hooks:    hooks,
+	})
+	if err != nil {
+		return fmt.Errorf("mnist: %w", err)
 	}
 	return nil
 }
@@ -105,46 +94,50 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 // evalBatch is the batch size of the evaluation after each epoch.
 const evalBatch = 500
 
-// step runs one training step on b and returns its loss. A non-finite loss
-// is an error, returned before the optimizer touches the parameters.
-func step(tape *graph.Tape, net Model, opt optim.Optimizer, b *data.Batch) (float64, error) {
-	defer tape.Release()
-	loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Tensor("image"))), b.Tensor("label"))
-	l, err := loss.Item()
-	if err != nil {
-		return 0, err
+// Loss is the training loss of net: the mean softmax cross-entropy of its
+// logits on a batch, and the batch's image count.
+func Loss(net Model) train.LossFunc[*data.Batch] {
+	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
 	}
-	if math.IsNaN(l) || math.IsInf(l, 0) {
-		return 0, fmt.Errorf("loss is %v: the run diverged (lower --lr?) or the data holds NaN or Inf", l)
+}
+
+// Evaluator returns the evaluation of net on ds, in batches of size
+// batch, as a train.Evaluator: metrics "accuracy" and "loss".
+func Evaluator(net Model, ds *data.Dataset, batch int) train.Evaluator {
+	return func(report func(done, total int)) (train.Metrics, error) {
+		acc, loss, err := evaluate(net, ds, batch, report)
+		if err != nil {
+			return nil, err
+		}
+		return train.Metrics{"accuracy": acc, "loss": loss}, nil
 	}
-	if err := tape.Backward(loss); err != nil {
-		return 0, err
-	}
-	return l, opt.Step()
 }
 
 // Evaluate returns the accuracy and mean loss of net on ds, in inference
 // mode (batch norm on its moving statistics), in batches of size batch.
 // A batch size below 1, a nil model and an empty or nil dataset are errors.
 func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, err error) {
+	return evaluate(net, ds, batch, nil)
+}
+
+// evaluate is Evaluate, calling report (if not nil) after every batch.
+func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total int)) (accuracy, loss float64, err error) {
 	switch {
 	case net == nil || ds == nil:
 		return 0, 0, fmt.Errorf("mnist: evaluate: needs a model and a dataset (got model %v, dataset %v)", net, ds)
 	case batch < 1:
 		return 0, 0, fmt.Errorf("mnist: evaluate: batch size %d, want at least 1", batch)
 	case ds.Len() == 0:
-		return 0, 0, fmt.Errorf("mnist: evaluate on an empty dataset")
+		return 0, 0, errors.New("mnist: evaluate on an empty dataset")
 	}
+	correct, total := 0.0, 0
+	tape := graph.NewEvalTape()
 	loader, err := data.NewLoader(ds, batch)
 	if err != nil {
 		return 0, 0, err
 	}
-	correct, total := 0.0, 0
-	tape := graph.NewEvalTape()
-	for b, err := range loader.Batches(0) {
-		if err != nil {
-			return 0, 0, err
-		}
+	for b := range loader.Batches(0) {
 		logits := net.Forward(tape.Const(b.Tensor("image")))
 		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
 		if err != nil {
@@ -163,6 +156,9 @@ func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, e
 		correct += acc * float64(n)
 		loss += l * float64(n)
 		total += n
+		if report != nil {
+			report(total, ds.Len())
+		}
 	}
 	return correct / float64(total), loss / float64(total), nil
 }

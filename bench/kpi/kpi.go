@@ -1,0 +1,160 @@
+// Package kpi checks run logs (package runlog) against key performance
+// indicators: per model and metric, a baseline and how much worse than it
+// a run may be. A check fails only when a run is worse than its baseline
+// by more than the tolerance, never when it is better; so an accuracy KPI,
+// which is deterministic, can be tight, and a speed KPI, which depends on
+// the machine and its load, is given a generous tolerance.
+//
+// The file (bench/kpi.json) is a JSON list:
+//
+//	[{"model": "mnist-cnn", "metric": "accuracy", "baseline": 0.9829,
+//	  "tolerance": 0.003, "higher_is_better": true}, ...]
+//
+// metric names a value of runlog.Summarize: a metric of the run's last
+// epoch ("accuracy", "loss"), "samples_per_sec", "peak_rss_mib",
+// "train_loss" or "wall_s". A relative tolerance is a fraction of the
+// baseline.
+package kpi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/plumbml/plumb/runlog"
+)
+
+// KPI is one indicator: a model's metric, its baseline and tolerance.
+type KPI struct {
+	Model          string  `json:"model"`
+	Metric         string  `json:"metric"`
+	Baseline       float64 `json:"baseline"`
+	Tolerance      float64 `json:"tolerance"`
+	Relative       bool    `json:"relative,omitempty"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+	Note           string  `json:"note,omitempty"`
+}
+
+// Load reads a KPI file and checks every entry.
+func Load(path string) ([]KPI, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("kpi: %w", err)
+	}
+	var ks []KPI
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ks); err != nil {
+		return nil, fmt.Errorf("kpi: %s: %w", path, err)
+	}
+	for i, k := range ks {
+		if k.Model == "" || k.Metric == "" || k.Tolerance < 0 || (k.Relative && k.Baseline == 0) {
+			return nil, fmt.Errorf("kpi: %s: entry %d (%q %q): want a model, a metric, a tolerance >= 0 and, if relative, a baseline other than 0", path, i, k.Model, k.Metric)
+		}
+	}
+	return ks, nil
+}
+
+// Result is one KPI checked on one run.
+type Result struct {
+	KPI
+	Run    string  // the run's label
+	Value  float64 // what the run measured
+	Logged bool    // the run logged the metric
+	Worse  float64 // how much worse than the baseline (negative: better), in the tolerance's units
+	Pass   bool
+}
+
+// Limit is the worst value the KPI accepts.
+func (k KPI) Limit() float64 {
+	tol := k.Tolerance
+	if k.Relative {
+		tol *= abs(k.Baseline)
+	}
+	if k.HigherIsBetter {
+		return k.Baseline - tol
+	}
+	return k.Baseline + tol
+}
+
+// Check checks every run of framework "plumb" against the KPIs of its
+// model. A run that did not log a KPI's metric fails it. It is an error
+// when no KPI applies to any run, so that a mistyped model name cannot
+// pass unnoticed.
+func Check(ks []KPI, runs []*runlog.Run) ([]Result, error) {
+	var out []Result
+	for _, r := range runs {
+		if r.Meta.Framework != "plumb" {
+			continue
+		}
+		s := runlog.Summarize(r)
+		for _, k := range ks {
+			if k.Model != r.Meta.Model {
+				continue
+			}
+			v, ok := s.Values[k.Metric]
+			res := Result{KPI: k, Run: r.Label(), Value: v, Logged: ok}
+			if ok {
+				res.Worse = k.Baseline - v
+				if !k.HigherIsBetter {
+					res.Worse = -res.Worse
+				}
+				if k.Relative {
+					res.Worse /= abs(k.Baseline)
+				}
+				res.Pass = res.Worse <= k.Tolerance
+			}
+			out = append(out, res)
+		}
+	}
+	if len(out) == 0 {
+		var models []string
+		for _, r := range runs {
+			models = append(models, fmt.Sprintf("%s %s", r.Meta.Framework, r.Meta.Model))
+		}
+		return nil, fmt.Errorf("kpi: no KPI applies to the runs given (%s); KPIs are checked on plumb runs of the models the file names", strings.Join(models, ", "))
+	}
+	return out, nil
+}
+
+// ErrFailed is returned by Report when a KPI failed.
+var ErrFailed = errors.New("kpi: a KPI is worse than its baseline by more than its tolerance")
+
+// Report prints results as a markdown table and a verdict, and returns
+// ErrFailed when any failed.
+func Report(w io.Writer, results []Result) error {
+	fmt.Fprintln(w, "| run | metric | value | baseline | worst accepted | verdict |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|")
+	failed := 0
+	for _, r := range results {
+		verdict, value := "ok", fmt.Sprintf("%.4g", r.Value)
+		switch {
+		case !r.Logged:
+			verdict, value = "FAIL (not logged)", "–"
+		case !r.Pass:
+			verdict = "FAIL"
+		case r.Worse < 0:
+			verdict = "ok (better)"
+		}
+		if verdict[0] == 'F' {
+			failed++
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.4g | %.4g | %s |\n", r.Run, r.Metric, value, r.Baseline, r.Limit(), verdict)
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "\nKPI check: %d of %d FAILED\n", failed, len(results))
+		return ErrFailed
+	}
+	fmt.Fprintf(w, "\nKPI check: all %d passed\n", len(results))
+	return nil
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

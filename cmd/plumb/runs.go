@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/plumbml/plumb/bench/kpi"
+	"github.com/plumbml/plumb/runlog"
+	"github.com/plumbml/plumb/runlog/plot"
+)
+
+// parseRuns parses flags and run directories in any order (the flag
+// package alone stops at the first directory) and reads every run; it
+// returns the runs and their directories.
+func parseRuns(fs *flag.FlagSet, args []string) ([]*runlog.Run, []string, error) {
+	var dirs []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(dirs) == 0 {
+		return nil, nil, fmt.Errorf("%s: name at least one run directory (written by plumb train mnist --log DIR)", fs.Name())
+	}
+	runs := make([]*runlog.Run, len(dirs))
+	for i, d := range dirs {
+		r, err := runlog.Read(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs[i] = r
+	}
+	return runs, dirs, nil
+}
+
+// plotRuns draws runs' curves into one PNG.
+func plotRuns(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "PNG to write (default: plot.png in the first run's directory)")
+	runs, dirs, err := parseRuns(fs, args)
+	if err != nil {
+		return err
+	}
+	path := *out
+	if path == "" {
+		path = filepath.Join(dirs[0], "plot.png")
+	}
+	if err := plot.Runs(runs, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d runs)\n", path, len(runs))
+	return nil
+}
+
+// compareRuns prints runs side by side as a markdown table and, with -o,
+// draws their curves together.
+func compareRuns(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "also draw the runs' curves into this PNG")
+	runs, _, err := parseRuns(fs, args)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, runlog.Table(runs))
+	if *out != "" {
+		if err := plot.Runs(runs, *out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\ncurves: %s\n", *out)
+	}
+	return nil
+}
+
+// checkKPIs prints the runs' table and checks Plumb's runs against the
+// KPI file; it fails when a KPI is worse than its baseline by more than
+// its tolerance.
+func checkKPIs(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("kpi", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("file", "bench/kpi.json", "the KPI file: baselines and tolerances per model and metric")
+	runs, _, err := parseRuns(fs, args)
+	if err != nil {
+		return err
+	}
+	ks, err := kpi.Load(*file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, runlog.Table(runs))
+	fmt.Fprintln(stdout)
+	res, err := kpi.Check(ks, runs)
+	if err != nil {
+		return err
+	}
+	if err := kpi.Report(stdout, res); err != nil {
+		return errors.New("kpi: FAILED (see the table above)")
+	}
+	return nil
+}

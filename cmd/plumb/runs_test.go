@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/runlog"
+)
+
+// train mnist --log writes a run log that plot, compare and kpi read.
+func TestRunLogPlotCompareKPI(t *testing.T) {
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "mlp")
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"train", "mnist", "--model", "mlp", "--limit", "1000", "--log", runDir, "--log-every", "5"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "run log in "+runDir)
+	r, err := runlog.Read(runDir)
+	require.NoError(t, err)
+	assert.Equal(t, "plumb", r.Meta.Framework)
+	assert.Equal(t, "mnist-mlp-limit1000", r.Meta.Model)
+	require.Len(t, r.Steps, 4) // 16 steps: 5, 10, 15, and the epoch's last
+	assert.Equal(t, int64(1000), r.Steps[3].Examples)
+	require.Len(t, r.Epochs, 1)
+	assert.Greater(t, r.Epochs[0].Metrics["accuracy"], 0.5)
+	assert.Positive(t, r.Epochs[0].PeakRSS)
+
+	out.Reset()
+	require.NoError(t, run([]string{"plot", runDir}, &out, &errOut))
+	f, err := os.Open(filepath.Join(runDir, "plot.png"))
+	require.NoError(t, err)
+	_, err = png.Decode(f)
+	f.Close()
+	require.NoError(t, err)
+
+	out.Reset()
+	other := filepath.Join(dir, "other.png")
+	require.NoError(t, run([]string{"compare", runDir, "-o", other, runDir}, &out, &errOut))
+	assert.Contains(t, out.String(), "| plumb mnist-mlp-limit1000 | 1 | ")
+	assert.FileExists(t, other)
+
+	kpis := filepath.Join(dir, "kpi.json")
+	for _, tc := range []struct {
+		baseline float64
+		pass     bool
+	}{{0.5, true}, {0.999, false}} {
+		body := fmt.Appendf(nil, `[{"model": "mnist-mlp-limit1000", "metric": "accuracy", "baseline": %v, "tolerance": 0.01, "higher_is_better": true}]`, tc.baseline)
+		require.NoError(t, os.WriteFile(kpis, body, 0o644))
+		out.Reset()
+		err := run([]string{"kpi", "--file", kpis, runDir}, &out, &errOut)
+		assert.Contains(t, out.String(), "| run | epochs | test accuracy |")
+		if tc.pass {
+			assert.NoError(t, err)
+			assert.Contains(t, out.String(), "KPI check: all 1 passed")
+		} else {
+			assert.ErrorContains(t, err, "kpi: FAILED")
+			assert.Contains(t, out.String(), "KPI check: 1 of 1 FAILED")
+		}
+	}
+
+	require.ErrorContains(t, run([]string{"plot"}, &out, &errOut), "name at least one run directory")
+	require.ErrorContains(t, run([]string{"compare", filepath.Join(dir, "none")}, &out, &errOut), "no such file")
+	require.ErrorContains(t, run([]string{"train", "mnist", "--log-every", "0"}, &out, &errOut), "--log-every 0")
+}
