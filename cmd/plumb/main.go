@@ -3,6 +3,8 @@
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
+//	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
+//	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png]
 //	plumb compare RUN [RUN...] [-o out.png]
@@ -58,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return compareRuns(args[1:], stdout, stderr)
 		case "kpi":
 			return checkKPIs(args[1:], stdout, stderr)
+		case "word2vec":
+			return word2vecCommand(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp
@@ -68,8 +72,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
+	if train, ok := chapterTrainers[model]; ok && cmd == "train" {
+		return train(rest, stdout, stderr)
+	}
 	if model != "mnist" {
-		return fmt.Errorf("unknown model family %q (this build knows mnist)\n%s", model, usage)
+		return fmt.Errorf("unknown model family %q (this build knows mnist, word2vec, recommender, sentiment)\n%s", model, usage)
 	}
 	switch cmd {
 	case "train":

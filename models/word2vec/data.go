@@ -5,6 +5,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -107,4 +108,18 @@ func (m *Model) Evaluator(batch int, splits ...Split) train.Evaluator {
 		}
 		return out, nil
 	}
+}
+
+// The book's optimizer: Adagrad at 3e-3 with L2 decay 8e-4, batch 100.
+const (
+	LR    = 3e-3
+	L2    = 8e-4
+	Batch = 100
+)
+
+// NewOptimizer returns the book's optimizer for m at learning rate lr:
+// Fluid's Adagrad (accumulator from 0, epsilon 1e-6) with L2 decay L2 on
+// every parameter (fluid.regularizer.L2DecayRegularizer).
+func NewOptimizer(m *Model, lr float64) (optim.Optimizer, error) {
+	return optim.NewAdagrad(m.Params(), optim.LR(lr), optim.InitialAccumulator(0), optim.Epsilon(1e-6), optim.L2(L2))
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
@@ -73,7 +72,7 @@ func TestTrainingLowersCost(t *testing.T) {
 	require.NoError(t, err)
 	before, err := m.Cost(d.Test, 64, nil)
 	require.NoError(t, err)
-	opt, err := optim.NewAdagrad(m.Params(), optim.LR(0.05), optim.InitialAccumulator(0), optim.Epsilon(1e-6), optim.L2(8e-4))
+	opt, err := NewOptimizer(m, 0.05)
 	require.NoError(t, err)
 	loader, err := data.NewLoader(d.Train, 32, data.Shuffle(1))
 	require.NoError(t, err)
