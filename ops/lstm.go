@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -89,6 +90,10 @@ type lstmInputs struct{ x, w, u, b, p, h0, c0 *tensor.Tensor }
 func (o *lstmOp) roles(in []*tensor.Tensor) lstmInputs {
 	var idx [7]int // x, w, u, b, p, h0, c0; -1 where left out
 	switch n := len(in); {
+	case o.name == "lstm_projected" && n == 3:
+		idx = [7]int{0, -1, 1, 2, -1, -1, -1}
+	case o.name == "lstm_projected":
+		idx = [7]int{0, -1, 1, 2, 3, -1, -1}
 	case o.name == "lstm_cell" && n == 6:
 		idx = [7]int{0, 3, 4, 5, -1, 1, 2}
 	case o.name == "lstm_cell":
@@ -114,10 +119,16 @@ func (o *lstmOp) roles(in []*tensor.Tensor) lstmInputs {
 // check validates the roles' shapes, naming o's op and the inputs in as the
 // user passed them; it returns In and H.
 func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error) {
-	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%4 != 0 {
+	switch {
+	case r.w == nil && (r.x.Rank() != 2 || r.x.Dim(1)%4 != 0):
+		return 0, 0, Errorf(o.name, in, "want x [rows, 4H], the gates' input projections")
+	case r.w == nil:
+		nIn, h = r.x.Dim(1), r.x.Dim(1)/4
+	case r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%4 != 0:
 		return 0, 0, Errorf(o.name, in, "want x [rows, In] and W [In, 4H] with matching In")
+	default:
+		nIn, h = r.x.Dim(1), r.w.Dim(1)/4
 	}
-	nIn, h = r.x.Dim(1), r.w.Dim(1)/4
 	if !r.u.Shape().Equal(tensor.Shape{h, 4 * h}) {
 		return 0, 0, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 4*h, nIn, 4*h)
 	}
@@ -138,9 +149,11 @@ func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error
 
 func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	switch {
+	case o.name == "lstm_projected" && len(in) != 3 && len(in) != 4:
+		return nil, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
 	case o.name == "lstm_cell" && len(in) != 6 && len(in) != 7:
 		return nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
-	case len(in) < 4 || len(in) > 7:
+	case o.name == "lstm" && (len(in) < 4 || len(in) > 7):
 		return nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
 	}
 	dt, err := checkFloat(o.name, in, len(in))
@@ -183,7 +196,11 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 	for r := 0; r < total; r++ {
 		copy(act[r*g4:(r+1)*g4], d.b)
 	}
-	gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	if d.w == nil { // x holds the projections (lstm_projected)
+		vec.Add(act, d.x[:total*g4])
+	} else {
+		gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	}
 	bs := s.batch()
 	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	sortRows(s, h, hs, d.h0)
@@ -293,7 +310,10 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	}
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)
-	if gr.x != nil {
+	switch {
+	case gr.x != nil && d.w == nil: // lstm_projected: x's gradient is the gates'
+		copy(gr.x, dz)
+	case gr.x != nil:
 		gemm.Gemm(false, true, total, nIn, g4, 1, dz, g4, d.w, g4, 0, gr.x, nIn)
 	}
 	if gr.w != nil {

@@ -21,7 +21,8 @@ import (
 // chapterTrainers are the train commands of the book chapters beyond
 // MNIST, by model family.
 var chapterTrainers = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"word2vec": trainWord2Vec,
+	"word2vec":  trainWord2Vec,
+	"sentiment": trainSentiment,
 }
 
 // chapterFlags are the flags of the book-chapter training commands (train
