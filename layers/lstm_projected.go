@@ -55,4 +55,3 @@ func (l *ProjectedLSTM) Params() []*graph.Param {
 	}
 	return []*graph.Param{l.U, l.B, l.P}
 }
-
