@@ -21,8 +21,9 @@ import (
 // chapterTrainers are the train commands of the book chapters beyond
 // MNIST, by model family.
 var chapterTrainers = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"word2vec":  trainWord2Vec,
-	"sentiment": trainSentiment,
+	"word2vec":    trainWord2Vec,
+	"sentiment":   trainSentiment,
+	"recommender": trainRecommender,
 }
 
 // chapterFlags are the flags of the book-chapter training commands (train
