@@ -11,12 +11,13 @@ import (
 	"github.com/plumbml/plumb/train"
 )
 
-// The book's recipe: SGD at 0.2, batch 256; and the held-out share.
+// The book's recipe: SGD at 0.2, batch 256; and the held-out share:
+// every TestEvery-th rating in file order (10%), a split that the Keras and
+// PyTorch scripts in bench/ reproduce exactly.
 const (
-	LR           = 0.2
-	Batch        = 256
-	TestFraction = 0.1
-	SplitSeed    = 1 // the fixed split of the ratings into train and test
+	LR        = 0.2
+	Batch     = 256
+	TestEvery = 10
 )
 
 // Data is the chapter's data: the ratings as data.MovieLens.Dataset lays
@@ -40,7 +41,8 @@ func Load(src string) (*Data, error) {
 }
 
 // FromMovieLens builds the dataset with a title dictionary of ml's movies
-// and holds out TestFraction of the ratings (seeded by SplitSeed).
+// and holds out ratings TestEvery-1, 2·TestEvery-1, ... (in file order) as
+// the test set.
 func FromMovieLens(ml *data.MovieLens) (*Data, error) {
 	titles, err := data.MovieTitleVocab(ml)
 	if err != nil {
@@ -57,8 +59,19 @@ func FromMovieLens(ml *data.MovieLens) (*Data, error) {
 	for id := range ml.Movies {
 		s.Movies = max(s.Movies, id+1)
 	}
+	var trainIdx, testIdx []int
+	for i := range ds.Len() {
+		if i%TestEvery == TestEvery-1 {
+			testIdx = append(testIdx, i)
+		} else {
+			trainIdx = append(trainIdx, i)
+		}
+	}
 	d := &Data{Sizes: s}
-	if d.Train, d.Test, err = ds.Split(TestFraction, SplitSeed); err != nil {
+	if d.Train, err = ds.Subset(trainIdx); err != nil {
+		return nil, fmt.Errorf("recommender: %w", err)
+	}
+	if d.Test, err = ds.Subset(testIdx); err != nil {
 		return nil, fmt.Errorf("recommender: %w", err)
 	}
 	return d, nil
