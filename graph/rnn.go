@@ -86,3 +86,21 @@ func RNNFinalState(states Seq, init *Value, reverse bool) *Value {
 	}
 	return apply(ops.RNNFinalStateOp(states.Offsets, reverse), states.Values, init)
 }
+
+// LSTMProjected runs the LSTM of ops.LSTMProjectedOp over the ragged batch
+// x [total, 4H], which holds each step's input projections of the gates
+// (an fc layer's output, as Paddle's dynamic_lstm takes), with recurrent
+// kernel u [H, 4H], bias b [4H] and an optional peephole [3H], from zero
+// state, forward or with reverse from each sequence's last step. It
+// returns the hidden state of every step, [total, H] with x's offsets.
+func LSTMProjected(x Seq, u, b, peephole *Value, reverse bool) Seq {
+	in := []*Value{x.Values, u, b}
+	if peephole != nil {
+		in = append(in, peephole)
+	}
+	hc := apply(ops.LSTMProjectedOp(ops.LSTMAttrs{Offsets: x.Offsets, Reverse: reverse}), in...)
+	if hc.err != nil {
+		return x.With(hc)
+	}
+	return x.With(Slice(hc, 1, 0, hc.t.Dim(1)/2))
+}

@@ -49,6 +49,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -339,7 +340,7 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 		return errors.New("graph: Backward of a value that depends on no parameter or Var")
 	}
 	for _, x := range t.vars {
-		x.grad = nil
+		x.grad, x.ownGrad = nil, false
 	}
 	v.grad = g
 	if t.sparse == nil {
@@ -370,10 +371,7 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 		for j, x := range n.in {
 			if need[j] && grads[j] != nil {
 				t.grads = append(t.grads, grads[j])
-				x.grad = accumulate(x.grad, grads[j])
-				if x.grad != grads[j] {
-					t.grads = append(t.grads, x.grad)
-				}
+				t.accumulate(x, grads[j])
 			}
 		}
 	}
@@ -421,17 +419,41 @@ func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*V
 	return nil
 }
 
-// accumulate returns acc + g without writing into either: a gradient tensor
-// may be shared by several values, so none is ever updated in place.
-func accumulate(acc, g *tensor.Tensor) *tensor.Tensor {
-	if acc == nil {
-		return g
+// accumulate adds g into x's gradient. The first term is kept as it is;
+// the second makes a fresh sum, acc + g, that belongs to x alone, and every
+// later term is added into that sum in place (vec.Add), so a value read k
+// times costs one new tensor and k-1 vector adds instead of k-1 tensors
+// through the broadcasting add. The terms themselves are never written: an
+// op's gradient may be shared by several values (add hands its upstream
+// gradient to both inputs). x's sum is complete before its own op's
+// Backward reads it, since every reader of x was recorded after x.
+func (t *Tape) accumulate(x *Value, g *tensor.Tensor) {
+	switch {
+	case x.grad == nil:
+		x.grad = g
+		return
+	case !x.ownGrad:
+		sum := tensor.Empty(g.DType(), g.Shape()...)
+		copyData(sum, x.grad)
+		x.grad, x.ownGrad = sum, true
+		t.grads = append(t.grads, sum)
 	}
-	sum, err := ops.Add(acc, g)
-	if err != nil { // both are gradients of one value: same shape and dtype
-		panic("graph: gradient accumulation: " + err.Error())
+	switch dst := x.grad.Raw().(type) { // both are gradients of x: same shape and dtype
+	case []float32:
+		vec.Add(dst, g.Float32s())
+	case []float64:
+		vec.Add(dst, g.Float64s())
 	}
-	return sum
+}
+
+// copyData copies src's elements into dst of the same size and dtype.
+func copyData(dst, src *tensor.Tensor) {
+	switch d := dst.Raw().(type) {
+	case []float32:
+		copy(d, src.Float32s())
+	case []float64:
+		copy(d, src.Float64s())
+	}
 }
 
 // errReleased is the error of a value used after its tape's Release.

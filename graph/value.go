@@ -14,6 +14,7 @@ type Value struct {
 	err          error
 	requiresGrad bool
 	grad         *tensor.Tensor
+	ownGrad      bool // grad is a sum Backward made for this value alone, so later terms are added into it
 	param        *Param
 	made         bool // t is an op's output, which Release may recycle
 	kept         bool // t or grad was handed to a caller: never recycled

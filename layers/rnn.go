@@ -21,6 +21,13 @@ type RNNConfig struct {
 	// Bidirectional with merge_mode="concat"; both are aligned with the
 	// input steps).
 	Bidirectional bool
+	// Reverse runs a single-direction layer from each sequence's last step
+	// to its first (Keras go_backwards, Paddle's is_reverse), with each
+	// step's output at its input's row, so no sequence is reversed before
+	// or after; its parameters are named .../bw/... A stack that
+	// alternates directions (the Paddle book's stacked LSTM) is one such
+	// layer per direction. It cannot be combined with Bidirectional.
+	Reverse bool
 	// Peepholes adds the LSTM's diagonal peephole weights (LSTM only).
 	Peepholes bool
 	// ResetAfter selects Keras' reset_after=True GRU (GRU only; TF2's
@@ -29,6 +36,15 @@ type RNNConfig struct {
 }
 
 func (c RNNConfig) layers() int { return max(c.Layers, 1) }
+
+// dir is the direction that the layer's direction d runs: 1 (reverse)
+// for the second of a bidirectional pair or for a Reverse layer.
+func (c RNNConfig) dir(d int) int {
+	if c.Reverse {
+		return 1
+	}
+	return d
+}
 
 func (c RNNConfig) dirs() int {
 	if c.Bidirectional {
@@ -68,6 +84,9 @@ func dirsPerLayer[P any](w [][]P) []int {
 func checkRNN(kind, name string, in, units int, cfg RNNConfig) error {
 	if in <= 0 || units <= 0 || cfg.Layers < 0 {
 		return fmt.Errorf("layers: %s %q: sizes in=%d units=%d and layers=%d must be positive", kind, name, in, units, cfg.Layers)
+	}
+	if cfg.Reverse && cfg.Bidirectional {
+		return fmt.Errorf("layers: %s %q: Reverse and Bidirectional together; a bidirectional layer runs both directions", kind, name)
 	}
 	return nil
 }
@@ -158,7 +177,7 @@ func NewLSTM(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...
 	for i := 0; i < cfg.layers(); i++ {
 		var dirs []LSTMParams
 		for d := 0; d < cfg.dirs(); d++ {
-			p, err := newLSTMParams(rnnName(name, i, d), in, units, cfg.Peepholes, rng, c.dtype)
+			p, err := newLSTMParams(rnnName(name, i, cfg.dir(d)), in, units, cfg.Peepholes, rng, c.dtype)
 			if err != nil {
 				return nil, fmt.Errorf("layers: lstm %q: %w", name, err)
 			}
@@ -183,7 +202,7 @@ func (l *LSTM) Run(x graph.Seq, init []graph.LSTMState) (graph.Seq, []graph.LSTM
 		if s.H != nil {
 			sp = &s
 		}
-		return graph.LSTM(x, l.W[i][d].Weights(x.Values.Tape()), sp, d == 1)
+		return graph.LSTM(x, l.W[i][d].Weights(x.Values.Tape()), sp, l.cfg.dir(d) == 1)
 	})
 }
 
@@ -271,7 +290,7 @@ func NewGRU(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...O
 			if err != nil {
 				return nil, fmt.Errorf("layers: gru %q: %w", name, err)
 			}
-			n := rnnName(name, i, d)
+			n := rnnName(name, i, cfg.dir(d))
 			dirs = append(dirs, GRUParams{W: graph.NewParam(n+"/kernel", w), U: graph.NewParam(n+"/recurrent_kernel", u),
 				B: graph.NewParam(n+"/bias", tensor.Zeros(c.dtype, bshape...)), ResetAfter: cfg.ResetAfter})
 		}
@@ -288,7 +307,7 @@ func (g *GRU) Run(x graph.Seq, init []*graph.Value) (graph.Seq, []*graph.Value) 
 		return x.With(v), []*graph.Value{v}
 	}
 	return stackRNN(x, g.cfg.layers(), g.cfg.dirs(), init, func(x graph.Seq, i, d int, h0 *graph.Value) (graph.Seq, *graph.Value) {
-		return graph.GRU(x, g.W[i][d].Weights(x.Values.Tape()), h0, d == 1)
+		return graph.GRU(x, g.W[i][d].Weights(x.Values.Tape()), h0, g.cfg.dir(d) == 1)
 	})
 }
 

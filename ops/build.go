@@ -137,6 +137,9 @@ var builders = map[string]func(a Attrs) (Op, error){
 	"additive_attention": func(a Attrs) (Op, error) { return AdditiveAttentionOp(a.Attention()), nil },
 	"lstm":               func(a Attrs) (Op, error) { return LSTMOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil },
 	"lstm_cell":          func(a Attrs) (Op, error) { return LSTMCellOp(), nil },
+	"lstm_projected": func(a Attrs) (Op, error) {
+		return LSTMProjectedOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
+	},
 	"gru": func(a Attrs) (Op, error) {
 		return GRUOp(GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter}), nil
 	},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -90,6 +91,10 @@ type lstmInputs struct{ x, w, u, b, p, h0, c0 *tensor.Tensor }
 func (o *lstmOp) roles(in []*tensor.Tensor) lstmInputs {
 	var idx [7]int // x, w, u, b, p, h0, c0; -1 where left out
 	switch n := len(in); {
+	case o.name == "lstm_projected" && n == 3:
+		idx = [7]int{0, -1, 1, 2, -1, -1, -1}
+	case o.name == "lstm_projected":
+		idx = [7]int{0, -1, 1, 2, 3, -1, -1}
 	case o.name == "lstm_cell" && n == 6:
 		idx = [7]int{0, 3, 4, 5, -1, 1, 2}
 	case o.name == "lstm_cell":
@@ -115,10 +120,16 @@ func (o *lstmOp) roles(in []*tensor.Tensor) lstmInputs {
 // check validates the roles' shapes, naming o's op and the inputs in as the
 // user passed them; it returns In and H.
 func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error) {
-	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%4 != 0 {
+	switch {
+	case r.w == nil && (r.x.Rank() != 2 || r.x.Dim(1)%4 != 0):
+		return 0, 0, Errorf(o.name, in, "want x [rows, 4H], the gates' input projections")
+	case r.w == nil:
+		nIn, h = r.x.Dim(1), r.x.Dim(1)/4
+	case r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%4 != 0:
 		return 0, 0, Errorf(o.name, in, "want x [rows, In] and W [In, 4H] with matching In")
+	default:
+		nIn, h = r.x.Dim(1), r.w.Dim(1)/4
 	}
-	nIn, h = r.x.Dim(1), r.w.Dim(1)/4
 	if !r.u.Shape().Equal(tensor.Shape{h, 4 * h}) {
 		return 0, 0, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 4*h, nIn, 4*h)
 	}
@@ -139,9 +150,11 @@ func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error
 
 func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	switch {
+	case o.name == "lstm_projected" && len(in) != 3 && len(in) != 4:
+		return nil, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
 	case o.name == "lstm_cell" && len(in) != 6 && len(in) != 7:
 		return nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
-	case len(in) < 4 || len(in) > 7:
+	case o.name == "lstm" && (len(in) < 4 || len(in) > 7):
 		return nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
 	}
 	dt, err := checkFloat(o.name, in, len(in))
@@ -184,7 +197,11 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 	for r := 0; r < total; r++ {
 		copy(act[r*g4:(r+1)*g4], d.b)
 	}
-	gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	if d.w == nil { // x holds the projections (lstm_projected)
+		vec.Add(act, d.x[:total*g4])
+	} else {
+		gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	}
 	bs := s.batch()
 	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	sortRows(s, h, hs, d.h0)
@@ -207,8 +224,24 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
 // z (blocks i, f, g, o) and the state c it writes the activations into act
-// and the new state into h and c.
+// and the new state into h and c. Without peepholes the nonlinearities run
+// over whole gate blocks (sigmoidInto, tanhInto: the vector float32
+// kernels), and z is left holding tanh(c') in its first block.
 func lstmGates[T tensor.Float](h int, z, p, hs, cs, act []T) {
+	if p == nil {
+		sigmoidInto(act[:2*h], z[:2*h])
+		tanhInto(act[2*h:3*h], z[2*h:3*h])
+		sigmoidInto(act[3*h:4*h], z[3*h:4*h])
+		i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
+		for k := range h {
+			cs[k] = T(float64(f[k])*float64(cs[k]) + float64(i[k])*float64(g[k]))
+		}
+		tanhInto(z[:h], cs[:h])
+		for k := range h {
+			hs[k] = o[k] * z[k]
+		}
+		return
+	}
 	for k := 0; k < h; k++ {
 		c := float64(cs[k])
 		zi, zf, zg, zo := float64(z[k]), float64(z[h+k]), float64(z[2*h+k]), float64(z[3*h+k])
@@ -278,7 +311,10 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], o
 	}
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)
-	if gr.x != nil {
+	switch {
+	case gr.x != nil && d.w == nil: // lstm_projected: x's gradient is the gates'
+		copy(gr.x, dz)
+	case gr.x != nil:
 		gemm.Gemm(false, true, total, nIn, g4, 1, dz, g4, d.w, g4, 0, gr.x, nIn)
 	}
 	if gr.w != nil {
@@ -311,13 +347,14 @@ func prevCell[T tensor.Float](s *rnnSchedule, h, j, t int, c0, out []T) []T {
 func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, d lstmSlices[T], out, gout, act, dh, dc, zj []T) {
 	g4, r := 4*h, s.row(j, t)
 	cp := prevCell(s, h, j, t, d.c0, out)
+	tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
 	for k := 0; k < h; k++ {
 		i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
-		c, cpk := float64(out[(r*2+1)*h+k]), 0.0
+		cpk := 0.0
 		if cp != nil {
 			cpk = float64(cp[k])
 		}
-		tc := math.Tanh(c)
+		tc := float64(zj[k])
 		dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
 		dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
 		do := dhk * tc * o * (1 - o)

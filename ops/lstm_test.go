@@ -190,3 +190,44 @@ func TestLSTMEmptyBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{0, 4}, out.Shape())
 }
+
+var _ = addGradCases("lstm_projected",
+	gradCase{name: "peephole", attrs: Attrs{Offsets: raggedOffsets},
+		in: ins(randn(51, 8, 8), randn(52, 2, 8), randn(53, 8), randn(54, 6)), wrt: []int{0, 1, 2, 3}},
+	gradCase{name: "reverse", attrs: Attrs{Offsets: raggedOffsets, Reverse: true},
+		in: ins(randn(55, 8, 12), randn(56, 3, 12), randn(57, 12)), wrt: []int{0, 1, 2}},
+)
+
+// TestLSTMProjectedIsLSTMOfProjections: the projected LSTM on x·W gives
+// the fused LSTM's output on x, in both directions and dtypes, with and
+// without peepholes; bad inputs are errors naming the op.
+func TestLSTMProjectedIsLSTMOfProjections(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		for _, rev := range []bool{false, true} {
+			for _, peep := range []bool{false, true} {
+				cast := func(x *tensor.Tensor) *tensor.Tensor { c, _ := x.Cast(dt); return c }
+				x, w, u, b, p := cast(randn(61, 8, 3)), cast(randn(62, 3, 8)), cast(randn(63, 2, 8)), cast(randn(64, 8)), cast(randn(65, 6))
+				if !peep {
+					p = nil
+				}
+				attrs := LSTMAttrs{Offsets: raggedOffsets, Reverse: rev}
+				want, err := LSTM(x, w, u, b, p, nil, nil, attrs)
+				require.NoError(t, err)
+				xw, err := MatMul(x, w, false, false)
+				require.NoError(t, err)
+				got, err := LSTMProjected(xw, u, b, p, attrs)
+				require.NoError(t, err)
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 2e-6
+				}
+				requireClose(t, want, got, tol, tol)
+			}
+		}
+	}
+	_, err := LSTMProjected(randn(1, 8, 6), randn(2, 2, 8), randn(3, 8), nil, LSTMAttrs{Offsets: raggedOffsets})
+	require.ErrorContains(t, err, "lstm_projected")
+	require.ErrorContains(t, err, "want x [rows, 4H]")
+	_, err = run(LSTMProjectedOp(LSTMAttrs{Offsets: raggedOffsets}), randn(1, 8, 8), randn(2, 2, 8))
+	require.ErrorContains(t, err, "want inputs x, U, b and optional peephole")
+}

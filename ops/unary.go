@@ -226,10 +226,20 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // unaryKernel writes y = f(x). relu, the activation between most layers,
-// runs as vec.Relu (AVX on amd64) instead of through the scalar function.
+// runs as vec.Relu (AVX on amd64) instead of through the scalar function;
+// float32 sigmoid and tanh run in float32 through the vector exponential
+// (sigmoid32, tanh32) instead of float64 math.Exp and math.Tanh.
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
 	if o.name == "relu" {
 		vec.Relu(y, x)
+		return
+	}
+	if x32, ok := any(x).([]float32); ok && (o.name == "sigmoid" || o.name == "tanh") {
+		if o.name == "sigmoid" {
+			sigmoid32(any(y).([]float32), x32)
+		} else {
+			tanh32(any(y).([]float32), x32)
+		}
 		return
 	}
 	for i, v := range x {
@@ -249,10 +259,23 @@ func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need [
 }
 
 // unaryGradKernel writes g = gout·d(x, y); relu's is vec.ReluGrad, which
-// selects gout where x > 0 as TF's ReluGrad does.
+// selects gout where x > 0 as TF's ReluGrad does;
+// sigmoid's y(1-y) and tanh's 1-y² are taken from y in T without the
+// scalar function call.
 func unaryGradKernel[T tensor.Float](o *unaryOp, x, y, gout, g []T) {
-	if o.name == "relu" {
+	switch o.name {
+	case "relu":
 		vec.ReluGrad(g, gout, x)
+		return
+	case "sigmoid":
+		for i, v := range y[:len(g)] {
+			g[i] = gout[i] * v * (1 - v)
+		}
+		return
+	case "tanh":
+		for i, v := range y[:len(g)] {
+			g[i] = gout[i] * (1 - v*v)
+		}
 		return
 	}
 	for i := range x {

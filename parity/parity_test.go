@@ -22,7 +22,9 @@ const testdata = "testdata"
 // missing both cases and an entry here, and for an entry whose op has
 // cases, so the list only shrinks: record the op (record.py), then delete
 // its line.
-var pendingParity = map[string]string{}
+var pendingParity = map[string]string{
+	"lstm_projected": "the fused lstm (recorded) on x·W: ops.TestLSTMProjectedIsLSTMOfProjections checks it against lstm in both dtypes; goldens from Keras' LSTM with an identity kernel are still to record",
+}
 
 // minInputs holds the ops with more than one optional trailing input (the
 // registry names inputs, not which are optional): a case may give any

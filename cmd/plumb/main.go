@@ -5,6 +5,8 @@
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE]
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
+//	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
+//	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png]
 //	plumb compare RUN [RUN...] [-o out.png]
@@ -25,6 +27,8 @@ const usage = `usage:
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE]
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
+  plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
+  plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
   plumb parity [--dir DIR]
   plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
@@ -66,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return checkKPIs(args[1:], stdout, stderr)
 		case "scale":
 			return scaleReport(args[1:], stdout, stderr)
+		case "word2vec":
+			return word2vecCommand(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp
@@ -76,13 +82,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
+	if train, ok := chapterTrainers[model]; ok && cmd == "train" {
+		return train(rest, stdout, stderr)
+	}
 	switch {
 	case cmd == "train" && model == "cifar10":
 		return trainCIFAR(rest, stdout, stderr)
 	case cmd == "eval" && model == "cifar10":
 		return evalCIFAR(rest, stdout, stderr)
 	case model != "mnist":
-		return fmt.Errorf("unknown model family %q (this build knows mnist and cifar10)\n%s", model, usage)
+		return fmt.Errorf("unknown model family %q (this build knows mnist, cifar10, word2vec, recommender, sentiment)\n%s", model, usage)
 	}
 	switch cmd {
 	case "train":

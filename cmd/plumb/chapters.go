@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plumbml/plumb/checkpoint"
+	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/runlog"
+	trainpkg "github.com/plumbml/plumb/train"
+)
+
+// chapterTrainers are the train commands of the book chapters beyond
+// MNIST, by model family.
+var chapterTrainers = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"word2vec":    trainWord2Vec,
+	"sentiment":   trainSentiment,
+	"recommender": trainRecommender,
+}
+
+// chapterFlags are the flags of the book-chapter training commands (train
+// word2vec, recommender, sentiment), as plumb train mnist names them.
+type chapterFlags struct {
+	fs                          *flag.FlagSet
+	epochs, batch, limit, every int
+	lr                          float64
+	seed                        uint64
+	save, load, dir, logDir     string
+}
+
+// newChapterFlags declares the common flags with the chapter's recipe as
+// defaults; the caller may add its own to fs before parse.
+func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float64, dataHint string) *chapterFlags {
+	f := &chapterFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.IntVar(&f.epochs, "epochs", epochs, "passes over the training set")
+	f.fs.IntVar(&f.batch, "batch", batch, "batch size")
+	f.fs.Float64Var(&f.lr, "lr", lr, "learning rate")
+	f.fs.Uint64Var(&f.seed, "seed", 1, "seed for initialisation and shuffling")
+	f.fs.StringVar(&f.save, "save", "", "write a checkpoint (safetensors) here after training")
+	f.fs.StringVar(&f.load, "load", "", "start from this checkpoint (parameters and optimizer state)")
+	f.fs.StringVar(&f.dir, "data", "", "directory with "+dataHint+" (default $PLUMB_DATA)")
+	f.fs.IntVar(&f.limit, "limit", 0, "train on only the first N training examples (0: all), for quick runs")
+	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
+	f.fs.IntVar(&f.every, "log-every", 50, "with --log, a step record every N steps")
+	return f
+}
+
+// parse parses args and checks every flag that can be checked before the
+// data loads, so a mistake never costs a training run.
+func (f *chapterFlags) parse(args []string) error {
+	if err := parseFlags(f.fs, args); err != nil {
+		return err
+	}
+	name := f.fs.Name()
+	switch {
+	case f.epochs < 1:
+		return fmt.Errorf("%s: --epochs %d, want at least 1", name, f.epochs)
+	case f.batch < 1:
+		return fmt.Errorf("%s: --batch %d, want at least 1", name, f.batch)
+	case f.limit < 0:
+		return fmt.Errorf("%s: --limit %d, want 0 (all examples) or more", name, f.limit)
+	case !(f.lr > 0) || math.IsInf(f.lr, 0):
+		return fmt.Errorf("%s: --lr %g, want a positive finite number", name, f.lr)
+	case f.every < 1:
+		return fmt.Errorf("%s: --log-every %d, want at least 1", name, f.every)
+	}
+	if f.save != "" {
+		if err := checkpoint.CheckPath(f.save); err != nil {
+			return fmt.Errorf("%s: --save: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// dataDir returns --data (or $PLUMB_DATA) joined with sub when that folder
+// exists there, else --data itself; an error when neither is set.
+func dataDir(flagValue, sub string) (string, error) {
+	d := data.Dir(flagValue)
+	if d == "" {
+		return "", fmt.Errorf("no data: pass --data DIR or set %s (the folder holding %s/)", data.EnvDir, sub)
+	}
+	if ok, _ := filepath.Glob(filepath.Join(d, sub)); len(ok) > 0 {
+		return filepath.Join(d, sub), nil
+	}
+	return d, nil
+}
+
+// limitSet keeps the first --limit examples of ds.
+func (f *chapterFlags) limitSet(ds *data.Dataset) *data.Dataset {
+	if f.limit > 0 {
+		return ds.Take(f.limit)
+	}
+	return ds
+}
+
+// runName names a run's recipe in its log (and so its KPIs): the model,
+// then what differs from the book's recipe.
+func (f *chapterFlags) runName(model string, epochs, batch int) string {
+	name := model
+	if f.limit > 0 {
+		name += fmt.Sprintf("-limit%d", f.limit)
+	}
+	if f.epochs != epochs {
+		name += fmt.Sprintf("-epochs%d", f.epochs)
+	}
+	if f.batch != batch {
+		name += fmt.Sprintf("-batch%d", f.batch)
+	}
+	return name
+}
+
+// runChapter trains cfg with the flags' epochs, --load, --log and --save,
+// a progress bar on stderr and one summary line per epoch on stdout.
+func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Record, stdout, stderr io.Writer) (trainpkg.Result, error) {
+	cfg.Epochs = f.epochs
+	if f.load != "" {
+		if err := checkpoint.Load(f.load, cfg.Params, cfg.Optimizer); err != nil {
+			return trainpkg.Result{}, err
+		}
+	}
+	bar := trainpkg.NewBar(stderr)
+	cfg.Progress = bar.Update
+	if f.logDir != "" {
+		run.Framework = "plumb"
+		log, err := runlog.Create(f.logDir, run)
+		if err != nil {
+			return trainpkg.Result{}, err
+		}
+		defer log.Close()
+		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every))
+	}
+	cfg.Hooks = append(cfg.Hooks, trainpkg.Hooks{Epoch: func(e trainpkg.Epoch) error {
+		bar.Clear()
+		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f%s (%.0f samples/s, %s; eval %s)\n", e.Epoch, f.epochs, e.TrainLoss,
+			formatMetrics(e.Metrics), e.SamplesPerSec, e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
+		return nil
+	}})
+	res, err := trainpkg.Run(cfg)
+	if err != nil {
+		bar.Clear()
+		if f.save != "" {
+			return res, fmt.Errorf("%w\n(nothing saved to %s)", err, f.save)
+		}
+		return res, err
+	}
+	if f.save != "" {
+		if err := checkpoint.Save(f.save, cfg.Params, cfg.Optimizer); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(stdout, "saved %s\n", f.save)
+	}
+	if f.logDir != "" {
+		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", f.logDir, f.logDir)
+	}
+	return res, nil
+}
+
+// formatMetrics lists metrics by name: ", a 0.1234, b 0.5678".
+func formatMetrics(m map[string]float64) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, ", %s %.4f", strings.ReplaceAll(k, "_", " "), m[k])
+	}
+	return b.String()
+}
+
+// errNoLoad is the error of a query command run without a checkpoint.
+var errNoLoad = errors.New("--load FILE (a checkpoint written by plumb train --save) is required")

@@ -1,0 +1,155 @@
+// Package sentiment is the PaddlePaddle book's chapter 6 ("Understand
+// Sentiment"): IMDB review classification with a text CNN (sequence
+// convolutions of windows 3 and 4, tanh, max pooling over time) and with
+// the stacked LSTM net (fc and LSTM layers of alternating direction, max
+// pooling of the last fc and LSTM outputs). Reviews are ragged batches:
+// no padding, every review computes only its own steps.
+package sentiment
+
+import (
+	"fmt"
+
+	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
+)
+
+// MinCount is the dictionary's cut-off: Paddle's imdb.word_dict keeps the
+// words seen more than 150 times in the train and test reviews (5,147 with
+// <unk>), which data.IMDBVocab counts as 151.
+const MinCount = 151
+
+// The book's training recipe: Adagrad at 2e-3, batch 128, embeddings of
+// 128, two classes.
+const (
+	LR      = 2e-3
+	Batch   = 128
+	Embed   = 128
+	Classes = 2
+)
+
+// Data is the chapter's data: the dictionary and the encoded reviews
+// (fields "words", ragged int64 ids, and "label", int64).
+type Data struct {
+	Vocab       *data.Vocab
+	Train, Test *data.Dataset
+}
+
+// Load reads aclImdb from src (see data.LoadIMDB) and encodes it with
+// the book's dictionary.
+func Load(src string) (*Data, error) {
+	tr, te, err := data.LoadIMDB(src)
+	if err != nil {
+		return nil, err
+	}
+	return FromReviews(tr, te)
+}
+
+// FromReviews builds the dictionary from both splits (as Paddle does) and
+// encodes them.
+func FromReviews(tr, te []data.Review) (*Data, error) {
+	v, err := data.IMDBVocab(MinCount, tr, te)
+	if err != nil {
+		return nil, fmt.Errorf("sentiment: %w", err)
+	}
+	d := &Data{Vocab: v}
+	if d.Train, err = data.IMDBDataset(tr, v); err != nil {
+		return nil, fmt.Errorf("sentiment: %w", err)
+	}
+	if d.Test, err = data.IMDBDataset(te, v); err != nil {
+		return nil, fmt.Errorf("sentiment: %w", err)
+	}
+	return d, nil
+}
+
+// Model maps a ragged batch of word ids to class logits [B, 2].
+type Model interface {
+	Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value
+	Params() []*graph.Param
+}
+
+// New returns the model called name ("cnn" or "lstm") for a dictionary
+// of vocab words.
+func New(name string, vocab int, rng randSource, opts ...layers.Option) (Model, error) {
+	switch name {
+	case "cnn":
+		return NewCNN(vocab, rng, opts...)
+	case "lstm":
+		return NewStackedLSTM(vocab, rng, opts...)
+	}
+	return nil, fmt.Errorf("sentiment: unknown model %q (want cnn or lstm)", name)
+}
+
+// NewOptimizer returns the book's optimizer: Fluid's Adagrad (accumulator
+// from 0, epsilon 1e-6) at lr.
+func NewOptimizer(m Model, lr float64) (optim.Optimizer, error) {
+	return optim.NewAdagrad(m.Params(), optim.LR(lr), optim.InitialAccumulator(0), optim.Epsilon(1e-6))
+}
+
+// embed looks up a ragged batch of ids in table, keeping its offsets.
+func embed(t *graph.Tape, table *layers.Embedding, words *tensor.Ragged) graph.Seq {
+	if words == nil {
+		return graph.Seq{Values: t.Fail(fmt.Errorf("sentiment: no words in the batch"))}
+	}
+	return graph.NewSeq(graph.Embedding(t.Param(table.Table), words.Values, ops.NoPadding), words.Offsets)
+}
+
+// Loss is the trainer's loss: the mean cross-entropy of the batch's labels.
+func Loss(m Model) train.LossFunc[*data.Batch] {
+	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+		return graph.SoftmaxCrossEntropy(m.Logits(t, b.Ragged("words")), b.Tensor("label")), b.Len()
+	}
+}
+
+// Evaluate returns m's accuracy and mean loss on ds in inference mode,
+// batch reviews at a time; report, if not nil, gets the reviews done.
+func Evaluate(m Model, ds *data.Dataset, batch int, report func(done, total int)) (accuracy, loss float64, err error) {
+	if ds == nil || ds.Len() == 0 {
+		return 0, 0, fmt.Errorf("sentiment: evaluate on an empty dataset")
+	}
+	loader, err := data.NewLoader(ds, batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	tape := graph.NewEvalTape()
+	correct, total := 0.0, 0
+	for b := range loader.Batches(0) {
+		logits := m.Logits(tape, b.Ragged("words"))
+		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
+		if err != nil {
+			return 0, 0, err
+		}
+		lt, err := logits.Tensor()
+		if err != nil {
+			return 0, 0, err
+		}
+		acc, err := ops.Accuracy(lt, b.Tensor("label"))
+		if err != nil {
+			return 0, 0, err
+		}
+		tape.Release()
+		correct += acc * float64(b.Len())
+		loss += l * float64(b.Len())
+		total += b.Len()
+		if report != nil {
+			report(total, ds.Len())
+		}
+	}
+	return correct / float64(total), loss / float64(total), nil
+}
+
+// Evaluator is Evaluate on ds as the trainer's evaluation: metrics
+// "accuracy" and "loss".
+func Evaluator(m Model, ds *data.Dataset, batch int) train.Evaluator {
+	return func(report func(done, total int)) (train.Metrics, error) {
+		acc, loss, err := Evaluate(m, ds, batch, report)
+		if err != nil {
+			return nil, err
+		}
+		return train.Metrics{"accuracy": acc, "loss": loss}, nil
+	}
+}

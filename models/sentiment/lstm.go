@@ -1,0 +1,84 @@
+package sentiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// The stacked LSTM net's sizes (06.understand_sentiment/train_stacked_lstm.py):
+// fc layers of 512 units, each the gate projections of an LSTM of 128
+// (Fluid's dynamic_lstm of size 512 holds 512/4 hidden units), 3 of each.
+const (
+	FCSize  = 512
+	Hidden  = FCSize / 4
+	Stacked = 3
+)
+
+// StackedLSTM is the book's stacked_lstm_net: embedding 128 → fc 512 →
+// LSTM; then twice fc 512 over [previous fc, previous LSTM] → LSTM, the
+// second LSTM running backwards (is_reverse for even layers), so
+// directions alternate; max pooling over time of the last fc and the last
+// LSTM, concatenated into an fc of two classes. The fc layers have no
+// activation (Fluid's default); each LSTM reads its fc as the gates'
+// input projections (layers.ProjectedLSTM), without peepholes (Keras and
+// PyTorch LSTMs have none; Fluid's dynamic_lstm defaults to them).
+type StackedLSTM struct {
+	Emb    *layers.Embedding
+	FCs    []*layers.Linear
+	LSTMs  []*layers.ProjectedLSTM
+	Output *layers.Linear
+}
+
+// NewStackedLSTM returns the stacked LSTM net for a dictionary of vocab words.
+func NewStackedLSTM(vocab int, rng *rand.Rand, opts ...layers.Option) (*StackedLSTM, error) {
+	emb, err := layers.NewEmbedding("lstm/emb", vocab, Embed, ops.NoPadding, rng, opts...)
+	if err != nil {
+		return nil, err
+	}
+	m := &StackedLSTM{Emb: emb}
+	in := Embed
+	for i := 1; i <= Stacked; i++ {
+		fc, err := layers.NewLinear(fmt.Sprintf("lstm/fc%d", i), in, FCSize, rng, opts...)
+		if err != nil {
+			return nil, err
+		}
+		l, err := layers.NewProjectedLSTM(fmt.Sprintf("lstm/lstm%d", i), Hidden, i%2 == 0, false, rng, opts...)
+		if err != nil {
+			return nil, err
+		}
+		m.FCs, m.LSTMs = append(m.FCs, fc), append(m.LSTMs, l)
+		in = FCSize + Hidden
+	}
+	if m.Output, err = layers.NewLinear("lstm/out", FCSize+Hidden, Classes, rng, opts...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Logits maps a ragged batch of ids to [B, 2].
+func (m *StackedLSTM) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
+	x := embed(t, m.Emb, words)
+	var fc, h graph.Seq
+	for i := range m.FCs {
+		fc = x.With(m.FCs[i].Forward(x.Values))
+		h = m.LSTMs[i].Forward(fc)
+		x = x.With(graph.Concat(1, fc.Values, h.Values))
+	}
+	return m.Output.Forward(graph.Concat(1,
+		graph.SequencePool(fc, ops.SequencePoolMax, 0), graph.SequencePool(h, ops.SequencePoolMax, 0)))
+}
+
+// Params returns every parameter.
+func (m *StackedLSTM) Params() []*graph.Param {
+	ps := slices.Clone(m.Emb.Params())
+	for i := range m.FCs {
+		ps = append(append(ps, m.FCs[i].Params()...), m.LSTMs[i].Params()...)
+	}
+	return append(ps, m.Output.Params()...)
+}
