@@ -1,7 +1,6 @@
 package data
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,155 +9,101 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// toyDataset has n examples: image i is [2] = {i, -i} (float32) and label i is i (int64),
+// toyDataset has n examples: "x" [n, 2] float32 with row i = {i, -i},
+// "y" [n] int64 = i, and "seq" ragged int64 where sequence i is i%4+1 copies of i,
 // so every batch row can be traced back to its example.
-func toyDataset(t *testing.T, n int) *Dataset {
+func toyDataset(t testing.TB, n int) *Dataset {
 	t.Helper()
-	img := make([]float32, 2*n)
-	lab := make([]int64, n)
+	x := make([]float32, 2*n)
+	y := make([]int64, n)
+	seqs := make([][]int64, n)
 	for i := range n {
-		img[2*i], img[2*i+1] = float32(i), float32(-i)
-		lab[i] = int64(i)
+		x[2*i], x[2*i+1] = float32(i), float32(-i)
+		y[i] = int64(i)
+		for range i%4 + 1 {
+			seqs[i] = append(seqs[i], int64(i))
+		}
 	}
-	ds, err := NewDataset(tensor.MustFromSlice(img, n, 2), tensor.MustFromSlice(lab))
+	ds, err := NewDataset(DenseField("x", tensor.MustFromSlice(x, n, 2)), DenseField("y", tensor.MustFromSlice(y, n)), SeqField("seq", seqs))
 	require.NoError(t, err)
 	return ds
 }
 
-// batchIDs checks that each batch row's image matches its label and returns the labels.
-func batchIDs(t *testing.T, b Batch) []int {
+// batchIDs checks that each row of every field of b belongs to the same
+// example and returns the examples' ids.
+func batchIDs(t testing.TB, b *Batch) []int {
 	t.Helper()
-	ids, err := b.Labels.Ints()
+	ids, err := b.Tensor("y").Ints()
 	require.NoError(t, err)
-	require.Equal(t, len(ids), b.Images.Dim(0))
-	img := b.Images.Float32s()
+	require.Equal(t, b.Len(), len(ids))
+	require.Equal(t, ids, b.Index(), "Index names the dataset rows")
+	x := b.Tensor("x").Float32s()
+	seq := b.Ragged("seq")
+	require.Equal(t, len(ids), seq.BatchSize())
 	for r, id := range ids {
-		assert.Equal(t, []float32{float32(id), float32(-id)}, img[2*r:2*r+2], "row %d", r)
+		assert.Equal(t, []float32{float32(id), float32(-id)}, x[2*r:2*r+2], "row %d", r)
+		s, err := seq.Seq(r)
+		require.NoError(t, err)
+		want := make([]int64, id%4+1)
+		for k := range want {
+			want[k] = int64(id)
+		}
+		assert.Equal(t, want, s.Int64s(), "sequence %d", r)
 	}
 	return ids
 }
 
 func TestNewDataset(t *testing.T) {
+	ragged := SeqField("r", [][]int64{{1}, {2, 3}, {}})
 	tests := []struct {
-		name           string
-		images, labels *tensor.Tensor
-		wantErr        string
+		name    string
+		fields  []Field
+		wantErr string
+		wantN   int
 	}{
-		{name: "ok", images: tensor.Zeros(tensor.Float32, 3, 1, 2, 2), labels: tensor.Zeros(tensor.Int64, 3)},
-		{name: "empty", images: tensor.Zeros(tensor.Float32, 0, 4), labels: tensor.Zeros(tensor.Int64, 0)},
-		{name: "count mismatch", images: tensor.Zeros(tensor.Float32, 3, 4), labels: tensor.Zeros(tensor.Int64, 2),
-			wantErr: "3 images (shape [3 4]) but 2 labels"},
-		{name: "scalar labels", images: tensor.Zeros(tensor.Float32, 1, 4), labels: tensor.Scalar(int64(1)), wantErr: "example axis"},
-		{name: "nil labels", images: tensor.Zeros(tensor.Float32, 1, 4), wantErr: "needs both"},
+		{name: "dense and ragged", fields: []Field{DenseField("a", tensor.Zeros(tensor.Float32, 3, 2)), ragged}, wantN: 3},
+		{name: "empty", fields: []Field{DenseField("a", tensor.Zeros(tensor.Float32, 0, 4))}, wantN: 0},
+		{name: "no fields", wantErr: "at least one field"},
+		{name: "count mismatch", fields: []Field{DenseField("a", tensor.Zeros(tensor.Float32, 2, 4)), ragged},
+			wantErr: `field "r" has 3 examples but field "a" has 2`},
+		{name: "scalar", fields: []Field{DenseField("a", tensor.Scalar(int64(1)))}, wantErr: "want an example axis"},
+		{name: "nil", fields: []Field{{Name: "a"}}, wantErr: "exactly one of Dense and Ragged"},
+		{name: "both", fields: []Field{{Name: "a", Dense: tensor.Zeros(tensor.Int64, 1), Ragged: ragged.Ragged}}, wantErr: "exactly one"},
+		{name: "no name", fields: []Field{DenseField("", tensor.Zeros(tensor.Int64, 1))}, wantErr: "no name"},
+		{name: "twice", fields: []Field{DenseField("a", tensor.Zeros(tensor.Int64, 1)), DenseField("a", tensor.Zeros(tensor.Int64, 1))}, wantErr: "given twice"},
+		{name: "bad offsets", fields: []Field{RaggedField("r", &tensor.Ragged{Values: tensor.Zeros(tensor.Int64, 3), Offsets: []int{0, 2}})},
+			wantErr: `ragged field "r"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ds, err := NewDataset(tc.images, tc.labels)
+			ds, err := NewDataset(tc.fields...)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.images.Dim(0), ds.Len())
-			assert.Same(t, tc.images, ds.Images())
-			assert.Same(t, tc.labels, ds.Labels())
+			assert.Equal(t, tc.wantN, ds.Len())
+			for _, f := range tc.fields {
+				if f.Dense != nil {
+					assert.Same(t, f.Dense, ds.Tensor(f.Name))
+					assert.Nil(t, ds.Ragged(f.Name))
+				} else {
+					assert.Equal(t, f.Ragged.Offsets, ds.Ragged(f.Name).Offsets)
+					assert.Nil(t, ds.Tensor(f.Name))
+				}
+			}
 		})
 	}
 }
 
-func TestBatchesInOrder(t *testing.T) {
-	ds := toyDataset(t, 10)
-	tests := []struct {
-		size  int
-		sizes []int
-	}{
-		{size: 3, sizes: []int{3, 3, 3, 1}}, // last partial batch kept
-		{size: 5, sizes: []int{5, 5}},
-		{size: 10, sizes: []int{10}},
-		{size: 64, sizes: []int{10}},
-		{size: 1, sizes: []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
-		{size: 0, sizes: nil},
-		{size: -2, sizes: nil},
-	}
-	for _, tc := range tests {
-		var sizes, ids []int
-		for b := range ds.Batches(tc.size, nil) {
-			sizes = append(sizes, b.Images.Dim(0))
-			ids = append(ids, batchIDs(t, b)...)
-		}
-		assert.Equal(t, tc.sizes, sizes, "size %d", tc.size)
-		if tc.sizes != nil {
-			assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, ids, "size %d", tc.size)
-		}
-	}
-	for b := range ds.Batches(4, nil) {
-		b.Images.SetAt(0, 100)
-		break
-	}
-	assert.Equal(t, 100.0, ds.Images().At(0), "unshuffled batches are views")
-}
-
-func TestBatchesShuffledCoverEveryExampleOncePerEpoch(t *testing.T) {
-	const n = 103
-	ds := toyDataset(t, n)
-	rng := tensor.NewRNG(42)
-	seq := ds.Batches(16, rng)
-	var epochs [][]int
-	for range 3 {
-		var ids, sizes []int
-		for b := range seq {
-			sizes = append(sizes, b.Images.Dim(0))
-			ids = append(ids, batchIDs(t, b)...)
-		}
-		assert.Equal(t, []int{16, 16, 16, 16, 16, 16, 7}, sizes)
-		sorted := slices.Sorted(slices.Values(ids))
-		for i, id := range sorted {
-			require.Equal(t, i, id, "every example exactly once per epoch")
-		}
-		assert.NotEqual(t, sorted, ids, "the order is shuffled")
-		epochs = append(epochs, ids)
-	}
-	assert.NotEqual(t, epochs[0], epochs[1], "each epoch draws a new order")
-
-	// The same seed replays the same epochs; another seed does not.
-	again := ds.Batches(16, tensor.NewRNG(42))
-	other := ds.Batches(16, tensor.NewRNG(43))
-	for e := range 3 {
-		var ids, otherIDs []int
-		for b := range again {
-			ids = append(ids, batchIDs(t, b)...)
-		}
-		for b := range other {
-			otherIDs = append(otherIDs, batchIDs(t, b)...)
-		}
-		assert.Equal(t, epochs[e], ids, "epoch %d", e)
-		assert.NotEqual(t, epochs[e], otherIDs, "epoch %d", e)
-	}
-
-	for b := range ds.Batches(8, tensor.NewRNG(1)) {
-		b.Images.SetAt(0, -100)
-		b.Labels.SetAt(0, -1)
-	}
-	for i := range n {
-		assert.Equal(t, float64(i), ds.Images().At(2*i), "shuffled batches are copies")
-	}
-}
-
-func TestBatchesEarlyBreakAndEmpty(t *testing.T) {
-	ds := toyDataset(t, 10)
-	count := 0
-	for range ds.Batches(2, tensor.NewRNG(3)) {
-		count++
-		if count == 2 {
-			break
-		}
-	}
-	assert.Equal(t, 2, count)
-
-	empty := toyDataset(t, 0)
-	for range empty.Batches(4, tensor.NewRNG(3)) {
-		t.Fatal("an empty dataset has no batches")
-	}
+func TestSeqFieldAndNames(t *testing.T) {
+	f := SeqField("w", [][]float32{{1, 2}, nil, {3}})
+	assert.Equal(t, []int{0, 2, 2, 3}, f.Ragged.Offsets)
+	assert.Equal(t, []float32{1, 2, 3}, f.Ragged.Values.Float32s())
+	ds := toyDataset(t, 3)
+	assert.Equal(t, []string{"x", "y", "seq"}, ds.Names())
+	assert.Nil(t, ds.Tensor("nope"))
+	assert.Nil(t, ds.Ragged("nope"))
 }
 
 func TestTake(t *testing.T) {
@@ -166,15 +111,13 @@ func TestTake(t *testing.T) {
 	for _, tc := range []struct{ n, want int }{{3, 3}, {5, 5}, {9, 5}, {0, 0}, {-1, 0}} {
 		sub := ds.Take(tc.n)
 		assert.Equal(t, tc.want, sub.Len(), "Take(%d)", tc.n)
-		assert.Equal(t, tc.want, sub.Labels().Dim(0))
-		var ids []int
-		for b := range sub.Batches(2, nil) {
-			ids = append(ids, batchIDs(t, b)...)
-		}
-		assert.Len(t, ids, tc.want)
+		assert.Equal(t, tc.want, sub.Tensor("y").Dim(0))
+		assert.Equal(t, tc.want, sub.Ragged("seq").BatchSize())
+		_, err := tensor.NewRagged(sub.Ragged("seq").Values, sub.Ragged("seq").Offsets)
+		require.NoError(t, err)
 	}
-	ds.Take(2).Images().SetAt(0, 50)
-	assert.Equal(t, 50.0, ds.Images().At(0), "Take returns views")
+	ds.Take(2).Tensor("x").SetAt(0, 50)
+	assert.Equal(t, 50.0, ds.Tensor("x").At(0), "Take returns views")
 }
 
 func TestSubset(t *testing.T) {
@@ -182,13 +125,10 @@ func TestSubset(t *testing.T) {
 	sub, err := ds.Subset([]int{4, 0, 4, 5})
 	require.NoError(t, err)
 	assert.Equal(t, 4, sub.Len())
-	var ids []int
-	for b := range sub.Batches(10, nil) {
-		ids = append(ids, batchIDs(t, b)...)
-	}
-	assert.Equal(t, []int{4, 0, 4, 5}, ids)
-	sub.Images().SetAt(0, 99)
-	assert.Equal(t, 4.0, ds.Images().At(8), "Subset copies")
+	b := &Batch{n: sub.Len(), fields: sub.fields, index: []int{4, 0, 4, 5}}
+	assert.Equal(t, []int{4, 0, 4, 5}, batchIDs(t, b))
+	sub.Tensor("x").SetAt(0, 99)
+	assert.Equal(t, 4.0, ds.Tensor("x").At(8), "Subset copies")
 
 	none, err := ds.Subset(nil)
 	require.NoError(t, err)
@@ -200,14 +140,45 @@ func TestSubset(t *testing.T) {
 	}
 }
 
-func TestGatherEveryDType(t *testing.T) {
+func TestSplit(t *testing.T) {
+	ds := toyDataset(t, 20)
+	train, val, err := ds.Split(0.25, 7)
+	require.NoError(t, err)
+	require.Equal(t, 15, train.Len())
+	require.Equal(t, 5, val.Len())
+	trainIDs, _ := train.Tensor("y").Ints()
+	valIDs, _ := val.Tensor("y").Ints()
+	seen := map[int]bool{}
+	for _, id := range append(append([]int{}, trainIDs...), valIDs...) {
+		assert.False(t, seen[id], "example %d in both parts", id)
+		seen[id] = true
+	}
+	assert.Len(t, seen, 20)
+	assert.IsIncreasing(t, valIDs, "each part keeps the dataset's order")
+
+	_, again, err := ds.Split(0.25, 7)
+	require.NoError(t, err)
+	againIDs, _ := again.Tensor("y").Ints()
+	assert.Equal(t, valIDs, againIDs, "same seed, same split")
+	_, other, err := ds.Split(0.25, 8)
+	require.NoError(t, err)
+	otherIDs, _ := other.Tensor("y").Ints()
+	assert.NotEqual(t, valIDs, otherIDs, "another seed, another split")
+
+	for _, f := range []float64{-0.1, 1.5} {
+		_, _, err := ds.Split(f, 1)
+		assert.ErrorContains(t, err, "outside [0, 1]")
+	}
+}
+
+func TestGatherRowsEveryDType(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64} {
 		src, err := tensor.MustFromSlice([]float64{0, 1, 2, 3, 4, 5}, 3, 2).Cast(dt)
 		require.NoError(t, err)
-		got := gather(src, []int{2, 0})
+		got := gatherRows(src, []int{2, 0}, []int{1, 2})
 		assert.Equal(t, dt, got.DType())
-		assert.Equal(t, tensor.Shape{2, 2}, got.Shape())
-		for i, w := range []float64{4, 5, 0, 1} {
+		assert.Equal(t, tensor.Shape{3, 2}, got.Shape())
+		for i, w := range []float64{4, 5, 0, 1, 2, 3} {
 			assert.Equal(t, w, got.At(i), "%v element %d", dt, i)
 		}
 	}

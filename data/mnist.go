@@ -50,6 +50,7 @@ func LoadMNIST(dir string) (train, test *Dataset, err error) {
 // train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte
 // and t10k-labels-idx1-ubyte, each raw or with a .gz suffix.
 //
+// Each split is a Dataset with fields "image" and "label".
 // Images become float32 [N, 1, H, W] (NCHW, H = W = 28 for MNIST) with
 // pixels scaled from 0..255 to [0, 1] by p/255. We chose [0, 1], as Keras'
 // and TensorFlow's MNIST tutorials and torchvision's ToTensor do, rather
@@ -112,7 +113,7 @@ func loadMNISTSplit(fsys fs.FS, imagesName, labelsName string) (*Dataset, error)
 	if err != nil {
 		return nil, err
 	}
-	return NewDataset(images, tensor.MustFromSlice(labels))
+	return NewDataset(DenseField("image", images), DenseField("label", tensor.MustFromSlice(labels)))
 }
 
 // findFile returns the name under which base exists in fsys: base itself

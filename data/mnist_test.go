@@ -48,12 +48,12 @@ func checkTinyMNIST(t *testing.T, train, test *Dataset, nTrain, nTest int) {
 		n  int
 	}{{train, nTrain}, {test, nTest}} {
 		require.Equal(t, c.n, c.ds.Len())
-		assert.Equal(t, []int{c.n, 1, 2, 3}, []int(c.ds.Images().Shape()))
-		pix := c.ds.Images().Float32s()
+		assert.Equal(t, []int{c.n, 1, 2, 3}, []int(c.ds.Tensor("image").Shape()))
+		pix := c.ds.Tensor("image").Float32s()
 		for i, p := range pix {
 			assert.InDelta(t, float32(byte(i*10))/255, p, 0, "pixel %d", i)
 		}
-		labels := c.ds.Labels().Int64s()
+		labels := c.ds.Tensor("label").Int64s()
 		for i, l := range labels {
 			assert.Equal(t, int64(i%10), l)
 		}

@@ -70,7 +70,7 @@ func TestModelsLearn(t *testing.T) {
 func TestTrainRejectsBadConfig(t *testing.T) {
 	net, _ := NewMLP(tensor.NewRNG(1))
 	opt, _ := optim.NewAdam(net.Params())
-	empty, err := data.NewDataset(tensor.Zeros(tensor.Float32, 0, 1, 28, 28), tensor.Zeros(tensor.Int64, 0))
+	empty, err := data.NewDataset(data.DenseField("image", tensor.Zeros(tensor.Float32, 0, 1, 28, 28)), data.DenseField("label", tensor.Zeros(tensor.Int64, 0)))
 	require.NoError(t, err)
 	require.ErrorContains(t, Train(net, opt, empty, empty, Config{Epochs: 0, Batch: 64}, nil, nil), "epochs=0")
 	_, _, err = Evaluate(net, empty, 10)

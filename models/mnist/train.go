@@ -8,7 +8,6 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // Config is one training run. The book trains with Adam at 1e-3 and batch 64.
@@ -45,14 +44,20 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return fmt.Errorf("mnist: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
 	}
-	rng := tensor.NewRNG(cfg.Seed)
+	loader, err := data.NewLoader(train, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err != nil {
+		return err
+	}
 	tape := graph.NewTape()
 	for e := 1; e <= cfg.Epochs; e++ {
 		start := time.Now()
 		var sum float64
 		done, batches := 0, 0
-		for b := range train.Batches(cfg.Batch, rng) {
-			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Images)), b.Labels)
+		for b, err := range loader.Batches(e - 1) {
+			if err != nil {
+				return err
+			}
+			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Tensor("image"))), b.Tensor("label"))
 			if err := tape.Backward(loss); err != nil {
 				return err
 			}
@@ -66,7 +71,7 @@ func Train(net Model, opt optim.Optimizer, train, test *data.Dataset, cfg Config
 			tape.Release()
 			sum += l
 			batches++
-			done += b.Images.Dim(0)
+			done += b.Len()
 			if progress != nil {
 				el := time.Since(start)
 				rate := float64(done) / el.Seconds()
@@ -95,11 +100,18 @@ func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, e
 	if ds.Len() == 0 {
 		return 0, 0, fmt.Errorf("mnist: evaluate on an empty dataset")
 	}
+	loader, err := data.NewLoader(ds, batch)
+	if err != nil {
+		return 0, 0, err
+	}
 	correct, total := 0.0, 0
 	tape := graph.NewEvalTape()
-	for b := range ds.Batches(batch, nil) {
-		logits := net.Forward(tape.Const(b.Images))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Labels).Item()
+	for b, err := range loader.Batches(0) {
+		if err != nil {
+			return 0, 0, err
+		}
+		logits := net.Forward(tape.Const(b.Tensor("image")))
+		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
 		if err != nil {
 			return 0, 0, err
 		}
@@ -107,12 +119,12 @@ func Evaluate(net Model, ds *data.Dataset, batch int) (accuracy, loss float64, e
 		if err != nil {
 			return 0, 0, err
 		}
-		acc, err := ops.Accuracy(lt, b.Labels)
+		acc, err := ops.Accuracy(lt, b.Tensor("label"))
 		if err != nil {
 			return 0, 0, err
 		}
 		tape.Release()
-		n := b.Images.Dim(0)
+		n := b.Len()
 		correct += acc * float64(n)
 		loss += l * float64(n)
 		total += n

@@ -74,10 +74,13 @@ func TestMNISTCNNStepMatchesCPU(t *testing.T) {
 	for _, n := range []int{64, 13} {
 		t.Run(fmt.Sprint("batch ", n), func(t *testing.T) {
 			net, host := cnnHost(t, 1)
-			var b data.Batch
-			for b = range train.Batches(n, tensor.NewRNG(2)) {
+			loader, err := data.NewLoader(train, n, data.Shuffle(2))
+			require.NoError(t, err)
+			var b *data.Batch
+			for b, err = range loader.Batches(0) {
 				break
 			}
+			require.NoError(t, err)
 			cfg := DefaultOptimConfig(Adam)
 			cfg.LR, _ = optim.Constant(lr)
 			gpu, err := dev.NewMNISTCNN(host, 64, cfg)
@@ -87,7 +90,7 @@ func TestMNISTCNNStepMatchesCPU(t *testing.T) {
 			opt, err := optim.NewAdam(net.Params(), optim.LR(lr))
 			require.NoError(t, err)
 			tape := graph.NewTape()
-			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Images)), b.Labels)
+			loss := graph.SoftmaxCrossEntropy(net.Forward(tape.Const(b.Tensor("image"))), b.Tensor("label"))
 			require.NoError(t, tape.Backward(loss))
 			want, err := loss.Item()
 			require.NoError(t, err)
@@ -99,7 +102,7 @@ func TestMNISTCNNStepMatchesCPU(t *testing.T) {
 			}
 			require.NoError(t, opt.Step())
 
-			require.NoError(t, gpu.Step(b.Images, b.Labels))
+			require.NoError(t, gpu.Step(b.Tensor("image"), b.Tensor("label")))
 			got, steps, err := gpu.LossSum()
 			require.NoError(t, err)
 			require.Equal(t, 1, steps)
@@ -143,8 +146,11 @@ func TestMNISTCNNTrains(t *testing.T) {
 	require.NoError(t, err)
 	defer gpu.Free()
 	var means []float64
-	for b := range train.Batches(64, tensor.NewRNG(1)) {
-		require.NoError(t, gpu.Step(b.Images, b.Labels))
+	loader, err := data.NewLoader(train, 64, data.Shuffle(1))
+	require.NoError(t, err)
+	for b, err := range loader.Batches(0) {
+		require.NoError(t, err)
+		require.NoError(t, gpu.Step(b.Tensor("image"), b.Tensor("label")))
 		if gpu.steps == 16 {
 			s, k, err := gpu.LossSum()
 			require.NoError(t, err)
@@ -154,8 +160,11 @@ func TestMNISTCNNTrains(t *testing.T) {
 	require.Len(t, means, 8192/64/16)
 	require.Less(t, means[len(means)-1], means[0]/2, "mean loss per 16 steps: %v", means)
 
-	for b := range test.Batches(64, nil) {
-		require.NoError(t, gpu.Eval(b.Images, b.Labels))
+	testLoader, err := data.NewLoader(test, 64)
+	require.NoError(t, err)
+	for b, err := range testLoader.Batches(0) {
+		require.NoError(t, err)
+		require.NoError(t, gpu.Eval(b.Tensor("image"), b.Tensor("label")))
 	}
 	acc, loss, images, err := gpu.EvalTotals()
 	require.NoError(t, err)

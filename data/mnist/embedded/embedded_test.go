@@ -26,18 +26,18 @@ func TestLoad(t *testing.T) {
 		ds := tc.ds
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.n, ds.Len())
-			assert.Equal(t, tensor.Shape{tc.n, 1, 28, 28}, ds.Images().Shape())
-			assert.Equal(t, tensor.Float32, ds.Images().DType())
-			assert.Equal(t, tensor.Shape{tc.n}, ds.Labels().Shape())
-			assert.Equal(t, tensor.Int64, ds.Labels().DType())
+			assert.Equal(t, tensor.Shape{tc.n, 1, 28, 28}, ds.Tensor("image").Shape())
+			assert.Equal(t, tensor.Float32, ds.Tensor("image").DType())
+			assert.Equal(t, tensor.Shape{tc.n}, ds.Tensor("label").Shape())
+			assert.Equal(t, tensor.Int64, ds.Tensor("label").DType())
 			var counts [10]int
-			for _, l := range ds.Labels().Int64s() {
+			for _, l := range ds.Tensor("label").Int64s() {
 				require.True(t, l >= 0 && l <= 9, "label %d", l)
 				counts[l]++
 			}
 			assert.Equal(t, tc.counts, counts)
 			lo, hi := float32(1), float32(0)
-			for _, p := range ds.Images().Float32s() {
+			for _, p := range ds.Tensor("image").Float32s() {
 				lo, hi = min(lo, p), max(hi, p)
 			}
 			assert.Equal(t, float32(0), lo)

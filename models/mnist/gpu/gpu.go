@@ -58,7 +58,10 @@ func (t *Trainer) Train(train, test *data.Dataset, cfg mnist.Config, progress fu
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 || cfg.Batch > t.m.Batch() {
 		return fmt.Errorf("gpu: train: epochs=%d must be positive and batch=%d in [1, %d]", cfg.Epochs, cfg.Batch, t.m.Batch())
 	}
-	rng := tensor.NewRNG(cfg.Seed)
+	loader, err := data.NewLoader(train, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err != nil {
+		return err
+	}
 	for e := 1; e <= cfg.Epochs; e++ {
 		start := time.Now()
 		var sum float64
@@ -76,11 +79,14 @@ func (t *Trainer) Train(train, test *data.Dataset, cfg mnist.Config, progress fu
 			}
 			return nil
 		}
-		for b := range train.Batches(cfg.Batch, rng) {
-			if err := t.m.Step(b.Images, b.Labels); err != nil {
+		for b, err := range loader.Batches(e - 1) {
+			if err != nil {
 				return err
 			}
-			done += b.Images.Dim(0)
+			if err := t.m.Step(b.Tensor("image"), b.Tensor("label")); err != nil {
+				return err
+			}
+			done += b.Len()
 			if pending++; pending == reportEvery {
 				if err := report(); err != nil {
 					return err
@@ -110,8 +116,15 @@ func (t *Trainer) Evaluate(ds *data.Dataset) (accuracy, loss float64, err error)
 	if ds.Len() == 0 {
 		return 0, 0, fmt.Errorf("gpu: evaluate on an empty dataset")
 	}
-	for b := range ds.Batches(t.m.Batch(), nil) {
-		if err := t.m.Eval(b.Images, b.Labels); err != nil {
+	loader, err := data.NewLoader(ds, t.m.Batch())
+	if err != nil {
+		return 0, 0, err
+	}
+	for b, err := range loader.Batches(0) {
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := t.m.Eval(b.Tensor("image"), b.Tensor("label")); err != nil {
 			return 0, 0, err
 		}
 	}

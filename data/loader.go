@@ -1,0 +1,170 @@
+package data
+
+import (
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+)
+
+// Option configures a Loader or a Stream.
+type Option func(*options)
+
+type options struct {
+	shuffle      bool
+	seed         uint64
+	dropLast     bool
+	bucketField  string
+	bucketWindow int
+	buffer       int // Stream only
+	size         int // Stream only
+}
+
+// Shuffle draws a new order every epoch from seed and the epoch number, so
+// a given seed and epoch always give the same batches (and a resumed run
+// replays the epoch it stopped in).
+func Shuffle(seed uint64) Option { return func(o *options) { o.shuffle, o.seed = true, seed } }
+
+// DropLast drops the examples that do not fill a last whole batch, so every
+// batch has exactly the batch size. Without it the last batch holds the
+// remainder.
+func DropLast() Option { return func(o *options) { o.dropLast = true } }
+
+// BucketBy groups sequences of similar length: the epoch's order is cut
+// into windows of window batches, each window is sorted (stably) by the
+// length of the ragged field name and cut into batches, and then, with
+// Shuffle, the batches themselves are shuffled. Batches of sequences then
+// waste little padding while every epoch still sees a new order. This is
+// the "bucket by sequence length within a pool" scheme of
+// tf.data's bucket_by_sequence_length and torchtext's BucketIterator.
+func BucketBy(name string, window int) Option {
+	return func(o *options) { o.bucketField, o.bucketWindow = name, window }
+}
+
+// ShuffleBuffer sets a Stream's shuffle buffer to n examples (default
+// 1024): as in tf.data's Dataset.shuffle, each arriving example goes into
+// the buffer and a uniformly drawn buffered example comes out, so memory
+// stays at n examples however long the stream. Loaders reject it.
+func ShuffleBuffer(n int) Option { return func(o *options) { o.buffer = n } }
+
+// Size declares how many examples a Stream yields per epoch, for its Len
+// (progress and ETA); without it Len is 0. Loaders reject it.
+func Size(n int) Option { return func(o *options) { o.size = n } }
+
+func buildOptions(batchSize int, opts []Option) (options, error) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if batchSize < 1 {
+		return o, fmt.Errorf("data: batch size %d: want at least 1", batchSize)
+	}
+	if o.bucketField != "" && o.bucketWindow < 1 {
+		return o, fmt.Errorf("data: BucketBy(%q, %d): the window needs at least 1 batch", o.bucketField, o.bucketWindow)
+	}
+	if o.buffer < 0 || o.size < 0 {
+		return o, fmt.Errorf("data: ShuffleBuffer(%d) and Size(%d) cannot be negative", o.buffer, o.size)
+	}
+	return o, nil
+}
+
+// epochRNG is the random stream of one epoch: a function of seed and epoch
+// only. Epoch 0's stream is tensor.NewRNG(seed)'s, so the first epoch's
+// order is the one the earlier Dataset.Batches drew for that seed.
+func epochRNG(seed uint64, epoch int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(epoch+1)*0x9e3779b97f4a7c15))
+}
+
+// Loader batches an in-memory Dataset. It satisfies the trainer's source
+// interface (Len() int; Batches(epoch int) iter.Seq2[*Batch, error]).
+type Loader struct {
+	ds   *Dataset
+	size int
+	opt  options
+}
+
+// NewLoader batches ds in batches of batchSize examples, with options
+// Shuffle, DropLast and BucketBy (whose field must be ragged).
+func NewLoader(ds *Dataset, batchSize int, opts ...Option) (*Loader, error) {
+	if ds == nil {
+		return nil, fmt.Errorf("data: NewLoader of a nil dataset")
+	}
+	o, err := buildOptions(batchSize, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.buffer != 0 || o.size != 0 {
+		return nil, fmt.Errorf("data: NewLoader: ShuffleBuffer and Size are Stream options")
+	}
+	if o.bucketField != "" && ds.Ragged(o.bucketField) == nil {
+		return nil, fmt.Errorf("data: NewLoader: BucketBy(%q): no ragged field of that name in %v", o.bucketField, ds.Names())
+	}
+	return &Loader{ds: ds, size: batchSize, opt: o}, nil
+}
+
+// Dataset returns the dataset being batched.
+func (l *Loader) Dataset() *Dataset { return l.ds }
+
+// Len is the number of examples an epoch yields: all of them, or with
+// DropLast the largest multiple of the batch size.
+func (l *Loader) Len() int {
+	if l.opt.dropLast {
+		return l.ds.Len() / l.size * l.size
+	}
+	return l.ds.Len()
+}
+
+// NumBatches is the number of batches an epoch yields.
+func (l *Loader) NumBatches() int { return (l.Len() + l.size - 1) / l.size }
+
+// Order returns the dataset rows of each batch of epoch, the plan that
+// Batches follows: the rows in order (or a permutation drawn from the seed
+// and epoch with Shuffle), cut to whole batches with DropLast, sorted by
+// length within windows with BucketBy, then cut into batches (shuffled
+// with Shuffle and BucketBy).
+func (l *Loader) Order(epoch int) [][]int {
+	rng := epochRNG(l.opt.seed, epoch)
+	var perm []int
+	if l.opt.shuffle {
+		perm = rng.Perm(l.ds.Len())
+	} else {
+		perm = make([]int, l.ds.Len())
+		for i := range perm {
+			perm[i] = i
+		}
+	}
+	perm = perm[:l.Len()]
+	if l.opt.bucketField != "" {
+		off := l.ds.Ragged(l.opt.bucketField).Offsets
+		length := func(i int) int { return off[i+1] - off[i] }
+		w := l.opt.bucketWindow * l.size
+		for from := 0; from < len(perm); from += w {
+			slices.SortStableFunc(perm[from:min(from+w, len(perm))], func(a, b int) int { return length(a) - length(b) })
+		}
+	}
+	batches := make([][]int, 0, l.NumBatches())
+	for from := 0; from < len(perm); from += l.size {
+		batches = append(batches, perm[from:min(from+l.size, len(perm))])
+	}
+	if l.opt.shuffle && l.opt.bucketField != "" {
+		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	}
+	return batches
+}
+
+// Batches yields epoch's batches (see Order); each batch is a fresh copy
+// of its examples. A given seed and epoch always give the same batches.
+// The error is always nil for an in-memory dataset; the signature matches
+// streams, whose reads can fail.
+func (l *Loader) Batches(epoch int) iter.Seq2[*Batch, error] {
+	return func(yield func(*Batch, error) bool) {
+		for _, idx := range l.Order(epoch) {
+			b := &Batch{n: len(idx), fields: gatherFields(l.ds.fields, idx), index: idx}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
