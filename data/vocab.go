@@ -1,0 +1,213 @@
+package data
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Special tokens the book's readers use.
+const (
+	Unk = "<unk>" // a word outside the vocabulary
+	BOS = "<s>"   // start of a sentence
+	EOS = "<e>"   // end of a sentence
+	Pad = "<pad>" // padding
+)
+
+// Counter counts token occurrences to build a Vocab.
+type Counter map[string]int
+
+// Add counts each token once.
+func (c Counter) Add(tokens ...string) {
+	for _, t := range tokens {
+		c[t]++
+	}
+}
+
+// VocabConfig chooses a Vocab's words and layout.
+type VocabConfig struct {
+	// MinCount keeps words seen at least this often. Paddle's "cutoff" c
+	// (keep counts > c) is MinCount c+1.
+	MinCount int
+	// MaxWords keeps at most this many counted words (0: no limit), the
+	// most frequent ones: the top-N vocabulary.
+	MaxWords int
+	// Specials come first, with ids 0, 1, ... in this order (for example
+	// Pad, BOS, EOS, Unk as Paddle's WMT14 dictionaries put <s> <e> <unk>
+	// first). They are never counted words.
+	Specials []string
+	// Unk is the token unknown words map to ("" for none: Encode then
+	// reports unknown words as errors). When it is not among Specials it
+	// is appended after the words, Paddle's IMDB and imikolov layout.
+	Unk string
+}
+
+// Vocab maps tokens to dense ids 0..Len-1 and back.
+type Vocab struct {
+	words []string
+	ids   map[string]int
+	unk   int // -1 without an unknown token
+}
+
+// BuildVocab orders the counted words as Paddle's build_dict does, by
+// descending count and then by the word's bytes for ties, so the result
+// never depends on map order; keeps those with count >= MinCount, at most
+// MaxWords of them; and lays out Specials, words and Unk as VocabConfig
+// describes. Counts of the special and unknown tokens are ignored.
+func BuildVocab(counts Counter, cfg VocabConfig) (*Vocab, error) {
+	if cfg.MinCount < 0 || cfg.MaxWords < 0 {
+		return nil, fmt.Errorf("data: BuildVocab: MinCount %d and MaxWords %d cannot be negative", cfg.MinCount, cfg.MaxWords)
+	}
+	special := map[string]bool{cfg.Unk: cfg.Unk != ""}
+	for _, s := range cfg.Specials {
+		special[s] = true
+	}
+	type wc struct {
+		w string
+		c int
+	}
+	var kept []wc
+	for w, c := range counts {
+		if !special[w] && c >= cfg.MinCount && c > 0 {
+			kept = append(kept, wc{w, c})
+		}
+	}
+	slices.SortFunc(kept, func(a, b wc) int {
+		if a.c != b.c {
+			return cmp.Compare(b.c, a.c)
+		}
+		return strings.Compare(a.w, b.w)
+	})
+	if cfg.MaxWords > 0 && len(kept) > cfg.MaxWords {
+		kept = kept[:cfg.MaxWords]
+	}
+	words := slices.Clone(cfg.Specials)
+	for _, k := range kept {
+		words = append(words, k.w)
+	}
+	if cfg.Unk != "" && !slices.Contains(cfg.Specials, cfg.Unk) {
+		words = append(words, cfg.Unk)
+	}
+	return NewVocab(words, cfg.Unk)
+}
+
+// NewVocab uses words as they are: word i gets id i. unk, when not "",
+// must be one of them. Words must be distinct and free of line breaks (so
+// that Save can write them one per line).
+func NewVocab(words []string, unk string) (*Vocab, error) {
+	v := &Vocab{words: slices.Clone(words), ids: make(map[string]int, len(words)), unk: -1}
+	for i, w := range words {
+		if strings.ContainsAny(w, "\r\n") {
+			return nil, fmt.Errorf("data: vocab word %d %q holds a line break", i, w)
+		}
+		if j, dup := v.ids[w]; dup {
+			return nil, fmt.Errorf("data: vocab word %q at ids %d and %d", w, j, i)
+		}
+		v.ids[w] = i
+	}
+	if unk != "" {
+		id, ok := v.ids[unk]
+		if !ok {
+			return nil, fmt.Errorf("data: vocab of %d words lacks its unknown token %q", len(words), unk)
+		}
+		v.unk = id
+	}
+	return v, nil
+}
+
+// Len is the number of ids.
+func (v *Vocab) Len() int { return len(v.words) }
+
+// Words returns the tokens in id order.
+func (v *Vocab) Words() []string { return slices.Clone(v.words) }
+
+// ID returns w's id, the unknown token's id for a word outside the
+// vocabulary, or -1 when there is no unknown token.
+func (v *Vocab) ID(w string) int {
+	if id, ok := v.ids[w]; ok {
+		return id
+	}
+	return v.unk
+}
+
+// Has tells whether w is in the vocabulary.
+func (v *Vocab) Has(w string) bool {
+	_, ok := v.ids[w]
+	return ok
+}
+
+// UnkID is the unknown token's id, or -1.
+func (v *Vocab) UnkID() int { return v.unk }
+
+// Word returns the token of id, or "" outside [0, Len).
+func (v *Vocab) Word(id int) string {
+	if id < 0 || id >= len(v.words) {
+		return ""
+	}
+	return v.words[id]
+}
+
+// Encode maps tokens to ids (unknown words to the unknown token). Without
+// an unknown token an unknown word is an error naming it.
+func (v *Vocab) Encode(tokens []string) ([]int64, error) {
+	ids := make([]int64, len(tokens))
+	for i, t := range tokens {
+		id := v.ID(t)
+		if id < 0 {
+			return nil, fmt.Errorf("data: token %d %q is not in the vocabulary and it has no unknown token", i, t)
+		}
+		ids[i] = int64(id)
+	}
+	return ids, nil
+}
+
+// Decode maps ids back to tokens; an id outside [0, Len) is an error.
+func (v *Vocab) Decode(ids []int64) ([]string, error) {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if id < 0 || id >= int64(len(v.words)) {
+			return nil, fmt.Errorf("data: id %d at %d outside the vocabulary [0, %d)", id, i, len(v.words))
+		}
+		out[i] = v.words[id]
+	}
+	return out, nil
+}
+
+// Save writes the tokens one per line in id order, the format of Paddle's
+// dictionary files (verbDict.txt, wordDict.txt) that LoadVocab reads.
+func (v *Vocab) Save(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, word := range v.words {
+		bw.WriteString(word)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// LoadVocab reads a dictionary of one token per line, id = line number
+// from 0, as Paddle's load_dict does: surrounding whitespace is trimmed
+// (Python's str.strip). The input may be gzip-compressed. unk names the
+// unknown token ("" for none), which must be in the file; a repeated token
+// is an error naming both lines.
+func LoadVocab(r io.Reader, name, unk string) (*Vocab, error) {
+	r, err := plain(r, name, maxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("data: vocab %w", err)
+	}
+	var words []string
+	err = eachLine(r, name, func(_ int, line string) error {
+		words = append(words, strings.TrimSpace(line))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("data: vocab %w", err)
+	}
+	v, err := NewVocab(words, unk)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, name)
+	}
+	return v, nil
+}
