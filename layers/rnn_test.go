@@ -223,3 +223,28 @@ func TestMultiHeadAttentionPaddedEqualsAlone(t *testing.T) {
 	_, err = NewMultiHeadAttention("bad", 0, 3, 4, 5, 6, tensor.NewRNG(1))
 	require.ErrorContains(t, err, `multi-head attention "bad"`)
 }
+
+// The layer passes its activations to the op, forward and reverse.
+func TestLSTMLayerActivations(t *testing.T) {
+	rng := tensor.NewRNG(3)
+	cfg := RNNConfig{Bidirectional: true, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
+	l, err := NewLSTM("srl", 3, 2, cfg, rng, DType(tensor.Float64))
+	require.NoError(t, err)
+	x, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 3)
+	require.NoError(t, err)
+	off := []int{0, 2, 5}
+	r, err := tensor.NewRagged(x, off)
+	require.NoError(t, err)
+	got, err := l.Forward(graph.NewTape().ConstSeq(r)).Values.Tensor()
+	require.NoError(t, err)
+	for d, p := range l.W[0] {
+		hc, err := ops.LSTM(x, p.W.Value, p.U.Value, p.B.Value, p.P.Value, nil, nil,
+			ops.LSTMAttrs{Offsets: off, Reverse: d == 1, Candidate: ops.ActRelu, Cell: ops.ActSigmoid})
+		require.NoError(t, err)
+		for r := range 5 {
+			for k := range 2 {
+				require.InDelta(t, hc.At(r*4+k), got.At(r*4+d*2+k), 1e-12, "direction %d row %d unit %d", d, r, k)
+			}
+		}
+	}
+}
