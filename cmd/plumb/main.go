@@ -3,6 +3,8 @@
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
+//	plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
+//	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
 //	plumb parity [--dir DIR]
 package main
 
@@ -17,6 +19,8 @@ import (
 const usage = `usage:
   plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
+  plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
+  plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
   plumb parity [--dir DIR]
 `
 
@@ -39,13 +43,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return flag.ErrHelp
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
-	if model != "mnist" {
-		return fmt.Errorf("unknown model family %q (this build knows mnist)\n%s", model, usage)
+	if model != "mnist" && model != "srl" {
+		return fmt.Errorf("unknown model family %q (this build knows mnist, srl)\n%s", model, usage)
 	}
-	switch cmd {
-	case "train":
+	switch {
+	case cmd == "train" && model == "srl":
+		return trainSRL(rest, stdout, stderr)
+	case cmd == "eval" && model == "srl":
+		return evalSRL(rest, stdout, stderr)
+	case cmd == "train":
 		return trainMNIST(rest, stdout, stderr)
-	case "eval":
+	case cmd == "eval":
 		return evalMNIST(rest, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
