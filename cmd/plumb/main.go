@@ -5,6 +5,8 @@
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
 //	plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
 //	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+//	plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
+//	plumb translate --load FILE [--beam N] [--batch N] < english.txt
 //	plumb parity [--dir DIR]
 package main
 
@@ -21,6 +23,8 @@ const usage = `usage:
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
   plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
   plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+  plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
+  plumb translate --load FILE [--beam N] [--batch N] < english.txt
   plumb parity [--dir DIR]
 `
 
@@ -38,15 +42,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) >= 1 && args[0] == "parity" {
 		return parityReport(args[1:], stdout, stderr)
 	}
+	if len(args) >= 1 && args[0] == "translate" {
+		return translateLines(args[1:], stdout, stderr)
+	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
-	if model != "mnist" && model != "srl" {
-		return fmt.Errorf("unknown model family %q (this build knows mnist, srl)\n%s", model, usage)
+	if model != "mnist" && model != "srl" && model != "translate" {
+		return fmt.Errorf("unknown model family %q (this build knows mnist, srl, translate)\n%s", model, usage)
 	}
 	switch {
+	case cmd == "train" && model == "translate":
+		return trainTranslate(rest, stdout, stderr)
 	case cmd == "train" && model == "srl":
 		return trainSRL(rest, stdout, stderr)
 	case cmd == "eval" && model == "srl":
