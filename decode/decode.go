@@ -101,11 +101,15 @@ func (c Config) scores(lp *tensor.Tensor, n int) ([][]float64, error) {
 		return nil, fmt.Errorf("decode: step returned log-probabilities %v, want float [%d, V] with V > End (%d)", got, n, c.End)
 	}
 	v := lp.Dim(1)
-	f64, err := lp.Cast(tensor.Float64) // float to float: one pass, not an At per element
-	if err != nil {
-		return nil, err
+	var all []float64
+	if lp.DType() == tensor.Float64 {
+		all = lp.Float64s()
+	} else { // widened in one pass, not an At per element
+		all = make([]float64, n*v)
+		for i, x := range lp.Float32s() {
+			all[i] = float64(x)
+		}
 	}
-	all := f64.Float64s()
 	rows := make([][]float64, n)
 	for i := range rows {
 		rows[i] = all[i*v : (i+1)*v]
