@@ -60,9 +60,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return trainSRL(rest, stdout, stderr)
 	case cmd == "eval" && model == "srl":
 		return evalSRL(rest, stdout, stderr)
-	case cmd == "train":
+	case cmd == "train" && model == "mnist":
 		return trainMNIST(rest, stdout, stderr)
-	case cmd == "eval":
+	case cmd == "eval" && model == "mnist":
 		return evalMNIST(rest, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
