@@ -13,11 +13,8 @@ in Python, as Keras would need a custom cell. The held-out split is drawn
 by numpy, so it is not Plumb's split (same size, another draw).
 """
 import argparse
-import collections
-import gzip
 import os
 import sys
-import time
 
 import numpy as np
 import torch
@@ -25,74 +22,8 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runlog import RunLog  # noqa: E402
-
-
-def find(data, *parts):
-    for base in (data, os.path.join(data, "conll05")):
-        p = os.path.join(base, *parts)
-        if os.path.exists(p):
-            return p
-    raise FileNotFoundError(os.path.join(data, *parts))
-
-
-def read_conll05(data):
-    """Examples (words, predicate lemma, IOB labels) of test.wsj, one per
-    predicate, read as Paddle's conll05 corpus_reader reads them."""
-    rel = "conll05st-release/test.wsj/{0}/test.wsj.{0}.gz"
-    words = gzip.open(find(data, rel.format("words")), "rt").read().split("\n")
-    props = gzip.open(find(data, rel.format("props")), "rt").read().split("\n")
-    out, sent, rows = [], [], []
-    for w, p in zip(words, props):
-        w, p = w.strip(), p.split()
-        if not w:
-            if sent:
-                lemmas = [r[0] for r in rows if r[0] != "-"]
-                for k, lemma in enumerate(lemmas):
-                    labels, cur = [], None
-                    for r in rows:
-                        tag = r[1 + k]
-                        if tag.startswith("("):
-                            cur = tag[1:tag.index("*")]
-                            labels.append("B-" + cur)
-                        else:
-                            labels.append("I-" + cur if cur else "O")
-                        if tag.endswith(")"):
-                            cur = None
-                    out.append((sent, lemma, labels))
-            sent, rows = [], []
-            continue
-        sent.append(w)
-        rows.append(p)
-    return out
-
-
-def dicts(data, examples):
-    verbs = {w: i for i, w in enumerate(open(find(data, "paddle_dicts/verbDict.txt")).read().split())}
-    tags = []
-    for line in open(find(data, "paddle_dicts/targetDict.txt")):
-        line = line.strip()
-        if line[:2] in ("B-", "I-") and "B-" + line[2:] not in tags:
-            tags += ["B-" + line[2:], "I-" + line[2:]]
-    labels = {t: i for i, t in enumerate(tags + ["O"])}
-    counts = collections.Counter(w for ex in examples for w in ex[0])
-    order = sorted((w for w in counts if w not in ("bos", "eos", "<unk>")), key=lambda w: (-counts[w], w.encode()))
-    words = {w: i for i, w in enumerate(["bos", "eos"] + order + ["<unk>"])}
-    return words, verbs, labels
-
-
-def features(ex, words, verbs, labels):
-    sent, lemma, tags = ex
-    n, v = len(sent), tags.index("B-V")
-    wid = [words.get(w, words["<unk>"]) for w in sent]
-    mark = [0] * n
-    ctx = []
-    for off in (-2, -1, 0, 1, 2):
-        j = v + off
-        w = "bos" if j < 0 else "eos" if j >= n else sent[j]
-        if 0 <= j < n:
-            mark[j] = 1
-        ctx.append(words.get(w, words["<unk>"]))
-    return wid, ctx, verbs[lemma], mark, [labels[t] for t in tags]
+from meter import Meter  # noqa: E402
+from srl_data import add_args, chunks, load, prf  # noqa: E402
 
 
 class BookLSTM(nn.Module):
@@ -208,20 +139,6 @@ def batchify(exs):
     return word, ctx, verb, mark, mask, label, lengths
 
 
-def chunks(tags, o_id):
-    """Paddle chunk_eval's IOB chunks (begin, end, type): ids 2k (B) and
-    2k+1 (I) of type k, o_id is O; an I that cannot continue begins one."""
-    out, cur = [], None
-    for i, t in enumerate(tags + [o_id]):
-        typ, pos = (None, None) if t == o_id else divmod(t, 2)
-        if cur and (t == o_id or pos == 0 or typ != cur[2]):
-            out.append((cur[0], i - 1, cur[2]))
-            cur = None
-        if t != o_id and cur is None:
-            cur = (i, None, typ)
-    return out
-
-
 def evaluate(model, exs, o_id, verb_type, batch=100):
     model.eval()
     inferred = labeled = correct = 0
@@ -237,37 +154,16 @@ def evaluate(model, exs, o_id, verb_type, batch=100):
                 lc = {c for c in chunks(gold, o_id) if c[2] != verb_type}
                 inferred, labeled, correct = inferred + len(pc), labeled + len(lc), correct + len(pc & lc)
     model.train()
-    p = correct / inferred if inferred else 0.0
-    r = correct / labeled if labeled else 0.0
-    f = 2 * p * r / (p + r) if correct else 0.0
-    return p, r, f, cost / len(exs)
+    return (*prf(inferred, labeled, correct), cost / len(exs))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=os.environ.get("PLUMB_DATA", "../shared/data"))
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=10)
-    ap.add_argument("--lr", type=float, default=0.01)
-    ap.add_argument("--crf-lr", type=float, default=1e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--heldout", type=float, default=0.1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--log-every", type=int, default=50)
+    add_args(ap)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    raw = read_conll05(a.data)
-    words, verbs, labels = dicts(a.data, raw)
-    exs = [features(e, words, verbs, labels) for e in raw]
-    perm = np.random.default_rng(a.seed).permutation(len(exs))
-    nval = int(round(a.heldout * len(exs)))
-    val = [exs[i] for i in perm[:nval]]
-    train = [exs[i] for i in perm[nval:]]
-    if a.limit > 0:
-        train = train[: a.limit]
+    train, val, words, verbs, labels = load(a.data, a.heldout, a.seed, a.limit)
     model = DBLSTM(len(words), len(verbs), len(labels))
     crf = list(model.crf.parameters())
     rest = [p for n, p in model.named_parameters() if not n.startswith("crf.")]
@@ -276,10 +172,10 @@ def main():
     log = RunLog(a.log, "pytorch", "srl" + (f"-limit{a.limit}" if a.limit else ""),
                  {"batch": a.batch, "lr": a.lr, "crf_lr": a.crf_lr, "seed": a.seed, "train_size": len(train), "threads": a.threads})
     print(f"training db_lstm on {len(train)} propositions, holding out {len(val)} ({len(words)} words)", flush=True)
-    step, seen = 0, 0
+    meter = Meter(log, a.log_every, a.lr, "cost", "sequences")
     for epoch in range(1, a.epochs + 1):
         order = np.random.default_rng([a.seed, epoch]).permutation(len(train))
-        began, total, n, run, rn = time.perf_counter(), 0.0, 0, 0.0, 0
+        meter.start(epoch)
         for s in range(0, len(train), a.batch):
             bt = [train[i] for i in order[s : s + a.batch]]
             word, ctx, verb, mark, mask, label, lengths = batchify(bt)
@@ -287,17 +183,10 @@ def main():
             opt.zero_grad()
             loss.backward()
             opt.step()
-            step, seen = step + 1, seen + len(bt)
-            total, n, run, rn = total + float(loss) * len(bt), n + len(bt), run + float(loss), rn + 1
-            rate = n / (time.perf_counter() - began)
-            if step % a.log_every == 0:
-                print(f"epoch {epoch} step {step}: cost {run / rn:.4f} (mean of the last {rn} batches), {rate:.1f} sequences/s", flush=True)
-                log.write(kind="step", epoch=epoch, step=step, examples=seen, loss=total / n, samples_per_sec=rate, lr=a.lr)
-                run, rn = 0.0, 0
+            meter.add(float(loss), len(bt))
         p, r, f, vcost = evaluate(model, val, o_id, verb_type)
-        print(f"epoch {epoch}/{a.epochs}: train cost {total / n:.4f}, held-out cost {vcost:.4f}, chunk precision {p:.4f} recall {r:.4f} F1 {f:.4f} ({rate:.1f} sequences/s)", flush=True)
-        log.write(kind="epoch", epoch=epoch, step=step, examples=seen, loss=total / n, samples_per_sec=rate,
-                  metrics={"precision": p, "recall": r, "f1": f, "loss": vcost})
+        meter.end(a.epochs, {"precision": p, "recall": r, "f1": f, "loss": vcost},
+                  f"held-out cost {vcost:.4f}, chunk precision {p:.4f} recall {r:.4f} F1 {f:.4f}")
     log.close()
 
 

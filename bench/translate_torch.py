@@ -11,46 +11,18 @@ length) after each epoch. Writes a Plumb run log (bench/runlog.py).
     CUDA_VISIBLE_DEVICES= python bench/translate_torch.py --data ../shared/data --log out/translate/pytorch
 """
 import argparse
-import collections
-import gzip
 import os
 import sys
-import time
 
-import numpy as np
 import sacrebleu
 import torch
-from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runlog import RunLog  # noqa: E402
-
-BOS, EOS, UNK = 0, 1, 2
-tok13a = Tokenizer13a()
-
-
-def tokenize(line):
-    return tok13a(line.rstrip("\n")).lower().split()
-
-
-def read(data, split):
-    base = os.path.join(data, "multi30k") if os.path.isdir(os.path.join(data, "multi30k")) else data
-    side = lambda lang: [tokenize(l) for l in gzip.open(os.path.join(base, f"{split}.{lang}.gz"), "rt", encoding="utf-8")]
-    return list(zip(side("en"), side("de")))
-
-
-def vocab(sents, min_count):
-    counts = collections.Counter(w for s in sents for w in s)
-    words = sorted((w for w, c in counts.items() if c >= min_count and w not in ("<s>", "<e>", "<unk>")),
-                   key=lambda w: (-counts[w], w.encode()))
-    return {w: i for i, w in enumerate(["<s>", "<e>", "<unk>"] + words)}
-
-
-def encode(words, v):
-    return [BOS] + [v.get(w, UNK) for w in words] + [EOS]
-
+from meter import Meter  # noqa: E402
+from translate_data import BOS, EOS, add_args, batches, encode, load, pad, teacher  # noqa: E402
 
 class Seq2Seq(nn.Module):
     def __init__(self, nsrc, ntrg, emb=256, hidden=256, attn=256):
@@ -140,87 +112,52 @@ class Seq2Seq(nn.Module):
         return out
 
 
-def pad(seqs, value):
-    t = max(len(s) for s in seqs)
-    return torch.tensor([s + [value] * (t - len(s)) for s in seqs])
-
-
 def bleu(model, pairs, src_v, inv_trg, batch=64, beam=4):
     hyps = []
     for s in range(0, len(pairs), batch):
         src = [encode(p[0], src_v) for p in pairs[s : s + batch]]
-        for ids in model.beam(pad(src, EOS), torch.tensor([len(x) for x in src]), k=beam):
+        for ids in model.beam(torch.from_numpy(pad(src, EOS)), torch.tensor([len(x) for x in src]), k=beam):
             hyps.append(" ".join(inv_trg[i] for i in ids))
     return sacrebleu.corpus_bleu(hyps, [[" ".join(p[1]) for p in pairs]]).score
 
 
+def loss_of(model, bt):
+    src, trg, nxt, slen, n = teacher(bt)
+    return model.loss(torch.from_numpy(src), torch.from_numpy(slen), torch.from_numpy(trg), torch.from_numpy(nxt)), n
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=os.environ.get("PLUMB_DATA", "../shared/data"))
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--eval-limit", type=int, default=0)
-    ap.add_argument("--beam", type=int, default=4)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--log-every", type=int, default=50)
+    add_args(ap)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    train, val, test = read(a.data, "train"), read(a.data, "val"), read(a.data, "test_2016_flickr")
-    src_v, trg_v = vocab([p[0] for p in train], 2), vocab([p[1] for p in train], 2)
+    data, val, test, src_v, trg_v = load(a.data, a.limit, a.eval_limit)
     inv_trg = {i: w for w, i in trg_v.items()}
-    if a.limit > 0:
-        train = train[: a.limit]
-    if a.eval_limit > 0:
-        test = test[: a.eval_limit]
-    data = [(encode(s, src_v), encode(t, trg_v)) for s, t in train]
     model = Seq2Seq(len(src_v), len(trg_v))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     log = RunLog(a.log, "pytorch", "translate" + (f"-limit{a.limit}" if a.limit else ""),
                  {"batch": a.batch, "lr": a.lr, "seed": a.seed, "train_size": len(data), "threads": a.threads})
     print(f"training on {len(data)} pairs (vocabularies {len(src_v)} en, {len(trg_v)} de)", flush=True)
-    step, seen = 0, 0
+    meter = Meter(log, a.log_every, a.lr, "loss", "target words")
     for epoch in range(1, a.epochs + 1):
-        order = np.random.default_rng([a.seed, epoch]).permutation(len(data))
-        windows = [sorted(order[i : i + 50 * a.batch], key=lambda j: len(data[j][0])) for i in range(0, len(order), 50 * a.batch)]
-        batches = [w[i : i + a.batch] for w in windows for i in range(0, len(w), a.batch)]
-        np.random.default_rng([a.seed, epoch, 1]).shuffle(batches)
-        began, total, words, run, rn = time.perf_counter(), 0.0, 0, 0.0, 0
-        for bt in batches:
-            src = [data[j][0] for j in bt]
-            trg = [data[j][1][:-1] for j in bt]
-            nxt = [data[j][1][1:] for j in bt]
-            n = sum(len(x) for x in nxt)
-            loss = model.loss(pad(src, EOS), torch.tensor([len(x) for x in src]), pad(trg, BOS), pad(nxt, -1))
+        meter.start(epoch)
+        for idx in batches(data, a.batch, a.seed, epoch):
+            loss, n = loss_of(model, [data[j] for j in idx])
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 5)
             opt.step()
-            step, seen = step + 1, seen + n
-            total, words, run, rn = total + float(loss) * n, words + n, run + float(loss), rn + 1
-            rate = words / (time.perf_counter() - began)
-            if step % a.log_every == 0:
-                print(f"epoch {epoch} step {step}: loss {run / rn:.4f} (mean of the last {rn} batches), {rate:.0f} target words/s", flush=True)
-                log.write(kind="step", epoch=epoch, step=step, examples=seen, loss=total / words, samples_per_sec=rate, lr=a.lr)
-                run, rn = 0.0, 0
+            meter.add(float(loss), n)
         model.eval()
         with torch.no_grad():
             vl = vw = 0.0
             for s in range(0, len(val), 100):
-                bt = [(encode(x, src_v), encode(y, trg_v)) for x, y in val[s : s + 100]]
-                n = sum(len(y) - 1 for _, y in bt)
-                l = model.loss(pad([x for x, _ in bt], EOS), torch.tensor([len(x) for x, _ in bt]),
-                               pad([y[:-1] for _, y in bt], BOS), pad([y[1:] for _, y in bt], -1))
+                l, n = loss_of(model, val[s : s + 100])
                 vl, vw = vl + float(l) * n, vw + n
             score = bleu(model, test, src_v, inv_trg, beam=a.beam)
         model.train()
-        print(f"epoch {epoch}/{a.epochs}: train loss {total / words:.4f}, val loss {vl / vw:.4f}, test2016 BLEU {score:.2f} (beam {a.beam}) ({rate:.0f} target words/s)", flush=True)
-        log.write(kind="epoch", epoch=epoch, step=step, examples=seen, loss=total / words, samples_per_sec=rate,
-                  metrics={"val_loss": vl / vw, "bleu": score})
+        meter.end(a.epochs, {"val_loss": vl / vw, "bleu": score}, f"val loss {vl / vw:.4f}, test2016 BLEU {score:.2f} (beam {a.beam})")
     log.close()
 
 
