@@ -72,6 +72,9 @@ type Attrs struct {
 	// embedding's padding index (negative: none).
 	PaddingIdx int `json:"padding_idx"`
 
+	// linear_softmax_cross_entropy's rows per chunk (0: its default).
+	ChunkRows int `json:"chunk_rows"`
+
 	// Ragged sequence ops: the offsets of the (first) ragged input, of
 	// sequence_concat's second, sequence_pool's pooling and pad value, and
 	// sequence_slice's per-sequence starts and lengths.

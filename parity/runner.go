@@ -45,9 +45,12 @@ var opBuilders = map[string]func(c *Case) (ops.Op, error){
 	"gru": func(c *Case) (ops.Op, error) {
 		return ops.GRUOp(ops.GRUAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse, ResetAfter: c.Attrs.ResetAfter}), nil
 	},
-	"gru_cell":          func(c *Case) (ops.Op, error) { return ops.GRUCellOp(c.Attrs.ResetAfter), nil },
-	"rnn_final_state":   func(c *Case) (ops.Op, error) { return ops.RNNFinalStateOp(c.Attrs.Offsets, c.Attrs.Reverse), nil },
-	"crf":               func(c *Case) (ops.Op, error) { return ops.CRFOp(c.Attrs.Offsets), nil },
+	"gru_cell":        func(c *Case) (ops.Op, error) { return ops.GRUCellOp(c.Attrs.ResetAfter), nil },
+	"rnn_final_state": func(c *Case) (ops.Op, error) { return ops.RNNFinalStateOp(c.Attrs.Offsets, c.Attrs.Reverse), nil },
+	"crf":             func(c *Case) (ops.Op, error) { return ops.CRFOp(c.Attrs.Offsets), nil },
+	"linear_softmax_cross_entropy": func(c *Case) (ops.Op, error) {
+		return ops.LinearSoftmaxCrossEntropyOp(c.Attrs.ChunkRows), nil
+	},
 	"reshape":           func(c *Case) (ops.Op, error) { return ops.ReshapeOp(c.Attrs.Shape...), nil },
 	"transpose":         func(c *Case) (ops.Op, error) { return ops.TransposeOp(c.Attrs.Perm...), nil },
 	"concat":            func(c *Case) (ops.Op, error) { return ops.ConcatOp(c.Attrs.Axis), nil },
