@@ -101,12 +101,18 @@ func (c Config) scores(lp *tensor.Tensor, n int) ([][]float64, error) {
 		return nil, fmt.Errorf("decode: step returned log-probabilities %v, want float [%d, V] with V > End (%d)", got, n, c.End)
 	}
 	v := lp.Dim(1)
+	var all []float64
+	if lp.DType() == tensor.Float64 {
+		all = lp.Float64s()
+	} else { // widened in one pass, not an At per element
+		all = make([]float64, n*v)
+		for i, x := range lp.Float32s() {
+			all[i] = float64(x)
+		}
+	}
 	rows := make([][]float64, n)
 	for i := range rows {
-		rows[i] = make([]float64, v)
-		for j := range rows[i] {
-			rows[i][j] = lp.At(i*v + j)
-		}
+		rows[i] = all[i*v : (i+1)*v]
 	}
 	return rows, nil
 }
@@ -157,55 +163,100 @@ type candidate struct {
 // search does). It stops once BeamWidth hypotheses have finished, none is
 // live, or MaxLen tokens have been generated; the hypotheses still live at
 // MaxLen are returned unfinished. With BeamWidth 1 it returns what Greedy
-// does.
+// does. It is BeamSearchBatch over one source.
 func BeamSearch[S any](step Step[S], reorder Reorder[S], state S, cfg Config) ([]Hypothesis, error) {
+	out, err := BeamSearchBatch(step, reorder, state, 1, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// BeamSearchBatch runs BeamSearch on sources sources at once: state holds
+// one row per source at the start, and each call of step scores the live
+// hypotheses of every source together, source by source in source order
+// (so the model runs one batch of up to sources × BeamWidth rows per
+// step instead of one small batch per source). Each source's search is
+// BeamSearch's, independent of the others; a source that is done drops
+// out of the batch. It returns each source's hypotheses, best first.
+func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources int, cfg Config) ([][]Hypothesis, error) {
 	if err := cfg.check(true); err != nil {
 		return nil, err
 	}
 	if reorder == nil {
 		return nil, fmt.Errorf("decode: BeamSearch needs a Reorder function")
 	}
+	if sources < 1 {
+		return nil, fmt.Errorf("decode: BeamSearchBatch of %d sources; want at least 1", sources)
+	}
 	k := cfg.BeamWidth
-	alive := []Hypothesis{{}}
-	prev := []int{cfg.Start}
-	var done []Hypothesis
-	for t := 0; t < cfg.MaxLen && len(done) < k && len(alive) > 0; t++ {
+	alive, done := make([][]Hypothesis, sources), make([][]Hypothesis, sources)
+	stopped := make([]bool, sources) // BeamWidth hypotheses finished
+	prev := make([]int, sources)
+	for s := range alive {
+		alive[s], prev[s] = []Hypothesis{{}}, cfg.Start
+	}
+	for t := 0; t < cfg.MaxLen && len(prev) > 0; t++ {
 		lp, next, err := step(prev, state)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := cfg.scores(lp, len(alive))
+		rows, err := cfg.scores(lp, len(prev))
 		if err != nil {
 			return nil, err
 		}
-		var live []Hypothesis
 		var parents []int
-		for r, c := range topCandidates(alive, rows, 2*k) {
-			h := Hypothesis{Tokens: append(slices.Clone(alive[c.parent].Tokens), c.token), LogProb: c.logProb}
-			switch {
-			case c.token == cfg.End && r < k:
-				h.Finished = true
-				done = append(done, h)
-			case c.token != cfg.End && len(live) < k:
-				live = append(live, h)
-				parents = append(parents, c.parent)
+		base := 0
+		prev = make([]int, 0, len(prev)) // a new slice: step may keep the last one
+		for s, hyps := range alive {
+			if len(hyps) == 0 || stopped[s] {
+				continue
+			}
+			var live []Hypothesis
+			var from []int
+			for r, c := range topCandidates(hyps, rows[base:base+len(hyps)], 2*k) {
+				h := Hypothesis{Tokens: append(slices.Clone(hyps[c.parent].Tokens), c.token), LogProb: c.logProb}
+				switch {
+				case c.token == cfg.End && r < k:
+					h.Finished = true
+					done[s] = append(done[s], h)
+				case c.token != cfg.End && len(live) < k:
+					live = append(live, h)
+					from = append(from, base+c.parent)
+				}
+			}
+			base += len(hyps)
+			alive[s] = live
+			if len(done[s]) >= k { // this source is decoded: its live ones are only ranked
+				stopped[s] = true
+				continue
+			}
+			parents = append(parents, from...)
+			for _, h := range live {
+				prev = append(prev, h.Tokens[len(h.Tokens)-1])
 			}
 		}
-		if len(live) > 0 {
+		if len(prev) > 0 {
 			if state, err = reorder(next, parents); err != nil {
 				return nil, err
 			}
 		}
-		alive, prev = live, make([]int, 0, len(live))
-		for _, h := range alive {
-			prev = append(prev, h.Tokens[len(h.Tokens)-1])
-		}
 	}
-	done = append(done, alive...)
-	for i := range done {
-		done[i].Score = cfg.score(done[i].LogProb, len(done[i].Tokens))
+	out := make([][]Hypothesis, sources)
+	for s := range out {
+		out[s] = finish(append(done[s], alive[s]...), cfg)
 	}
-	slices.SortStableFunc(done, func(a, b Hypothesis) int {
+	return out, nil
+}
+
+// finish scores the hypotheses and returns the best BeamWidth, best
+// first (stable: among equal scores, finished before unfinished, in the
+// order they were found).
+func finish(hyps []Hypothesis, cfg Config) []Hypothesis {
+	for i := range hyps {
+		hyps[i].Score = cfg.score(hyps[i].LogProb, len(hyps[i].Tokens))
+	}
+	slices.SortStableFunc(hyps, func(a, b Hypothesis) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -214,7 +265,7 @@ func BeamSearch[S any](step Step[S], reorder Reorder[S], state S, cfg Config) ([
 		}
 		return 0
 	})
-	return done[:min(k, len(done))], nil
+	return hyps[:min(cfg.BeamWidth, len(hyps))]
 }
 
 // topCandidates returns the n best extensions of the hypotheses by one

@@ -204,3 +204,30 @@ func TestDecodeErrors(t *testing.T) {
 	_, err = Greedy(table([][]float64{{0, 0}, {0, 0}}), struct{}{}, Config{MaxLen: -1})
 	require.ErrorContains(t, err, "decode: MaxLen -1 must be positive")
 }
+
+// Decoding several sources in one batch gives each source what decoding
+// it alone gives, and the batch shrinks as sources finish.
+func TestBeamSearchBatchEqualsOneByOne(t *testing.T) {
+	m := historyModel{v: 5}
+	for _, width := range []int{1, 2, 3} {
+		cfg := Config{Start: 3, End: end, MaxLen: 6, BeamWidth: width, Norm: GNMT, Alpha: 0.6}
+		starts := [][]int{{7}, {8}, {9}, {10}}
+		var rows []int
+		step := func(prev []int, state [][]int) (*tensor.Tensor, [][]int, error) {
+			rows = append(rows, len(prev))
+			return m.step(prev, state)
+		}
+		got, err := BeamSearchBatch(step, reorderRows, starts, len(starts), cfg)
+		require.NoError(t, err)
+		require.Len(t, got, len(starts))
+		for s, st := range starts {
+			want, err := BeamSearch(m.step, reorderRows, [][]int{st}, cfg)
+			require.NoError(t, err)
+			require.Equal(t, want, got[s], "width %d source %d", width, s)
+		}
+		require.Equal(t, len(starts), rows[0])
+		require.LessOrEqual(t, slices.Max(rows), len(starts)*width)
+	}
+	_, err := BeamSearchBatch(m.step, reorderRows, [][]int{{}}, 0, Config{End: end, MaxLen: 2, BeamWidth: 2})
+	require.ErrorContains(t, err, "decode: BeamSearchBatch of 0 sources; want at least 1")
+}

@@ -9,8 +9,12 @@ type LSTMState struct{ H, C *Value }
 
 // LSTMWeights are an LSTM's parameters on a tape: W [In, 4H], U [H, 4H],
 // B [4H] with gate blocks i, f, c, o (Keras; see ops.LSTMOp), and an
-// optional Peephole [3H] (nil for none).
-type LSTMWeights struct{ W, U, B, Peephole *Value }
+// optional Peephole [3H] (nil for none); Candidate and Cell choose the
+// candidate's and the cell output's activations (tanh when zero).
+type LSTMWeights struct {
+	W, U, B, Peephole *Value
+	Candidate, Cell   ops.RNNActivation
+}
 
 // LSTM runs the fused LSTM (ops.LSTMOp) over the ragged batch x [total, In]
 // from the initial state init (nil for zeros), forward or, with reverse,
@@ -28,7 +32,7 @@ func LSTM(x Seq, w LSTMWeights, init *LSTMState, reverse bool) (Seq, LSTMState) 
 		in = append(in, init.H, init.C)
 		hc0 = Concat(1, init.H, init.C)
 	}
-	hc := apply(ops.LSTMOp(ops.LSTMAttrs{Offsets: x.Offsets, Reverse: reverse}), in...)
+	hc := apply(ops.LSTMOp(ops.LSTMAttrs{Offsets: x.Offsets, Reverse: reverse, Candidate: w.Candidate, Cell: w.Cell}), in...)
 	if hc.err != nil {
 		return x.With(hc), LSTMState{hc, hc}
 	}
@@ -43,7 +47,7 @@ func LSTMCell(x *Value, s LSTMState, w LSTMWeights) LSTMState {
 	if w.Peephole != nil {
 		in = append(in, w.Peephole)
 	}
-	hc := apply(ops.LSTMCellOp(), in...)
+	hc := apply(ops.LSTMCellActsOp(w.Candidate, w.Cell), in...)
 	if hc.err != nil {
 		return LSTMState{hc, hc}
 	}

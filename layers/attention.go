@@ -273,14 +273,58 @@ func (d *AttentionDecoder) Step(x *graph.Value, s DecoderState, m Memory) (*grap
 		v := x.Tape().Fail(err)
 		return v, DecoderState{graph.LSTMState{H: v, C: v}, v}
 	}
+	feat, next := d.advance(x, s, m)
+	return d.Out.Forward(feat), next
+}
+
+// advance runs the cell and the attention for one step and returns the
+// output layer's input [h, context] and the next state.
+func (d *AttentionDecoder) advance(x *graph.Value, s DecoderState, m Memory) (*graph.Value, DecoderState) {
 	st := graph.LSTMCell(graph.Concat(1, x, s.Context), s.LSTM, d.Cell.Weights(x.Tape()))
 	ctx := d.Attn.Attend(st.H, m)
-	return d.Out.Forward(graph.Concat(1, st.H, ctx)), DecoderState{st, ctx}
+	return graph.Concat(1, st.H, ctx), DecoderState{st, ctx}
 }
 
 // Decode runs the decoder with teacher forcing over inputs [B, T, in] (the
-// embedded target sequence shifted right) and returns the logits [B, T, out].
+// embedded target sequence shifted right) and returns the logits [B, T,
+// out]. The steps run the cell and the attention; the output layer runs
+// once, over the features [h_t, context_t] of all steps together (one
+// [B·T, hidden+memory] × [hidden+memory, out] product instead of T small
+// ones).
 func (d *AttentionDecoder) Decode(inputs *graph.Value, m Memory, init *graph.LSTMState) *graph.Value {
+	feats := d.features(inputs, m, init)
+	if feats.Err() != nil {
+		return feats
+	}
+	return d.Out.Forward(feats)
+}
+
+// DecodeSeq is Decode over a ragged batch of inputs [total, in] (each
+// target sequence shifted right, of its own length): every sequence runs
+// to the batch's longest, and the logits of each sequence's own steps come
+// back as a ragged batch [total, out] with the inputs' offsets; the output
+// layer runs only on those rows.
+func (d *AttentionDecoder) DecodeSeq(inputs graph.Seq, m Memory, init *graph.LSTMState) graph.Seq {
+	padded, lengths := graph.PadSeq(inputs)
+	feats := d.features(padded, m, init)
+	sh := feats.Shape()
+	if sh == nil {
+		return inputs.With(feats)
+	}
+	rows := make([]int64, 0, inputs.Values.Shape()[0])
+	for b, n := range lengths {
+		for t := range n {
+			rows = append(rows, int64(b*sh[1]+t))
+		}
+	}
+	flat := graph.Reshape(feats, sh[0]*sh[1], sh[2])
+	real := graph.Gather(flat, feats.Tape().Const(tensor.MustFromSlice(rows, len(rows))), 0)
+	return inputs.With(d.Out.Forward(real))
+}
+
+// features runs the decoder steps over inputs [B, T, in] and returns each
+// step's [h_t, context_t], [B, T, hidden+memory].
+func (d *AttentionDecoder) features(inputs *graph.Value, m Memory, init *graph.LSTMState) *graph.Value {
 	sh := inputs.Shape()
 	if sh == nil || len(sh) != 3 {
 		if sh != nil {
@@ -289,11 +333,11 @@ func (d *AttentionDecoder) Decode(inputs *graph.Value, m Memory, init *graph.LST
 		return noTape("attention decoder", inputs)
 	}
 	s := d.Start(m, init)
-	logits := make([]*graph.Value, sh[1])
-	for t := range logits {
-		logits[t], s = d.Step(graph.Reshape(graph.Slice(inputs, 1, t, t+1), sh[0], sh[2]), s, m)
+	feats := make([]*graph.Value, sh[1])
+	for t := range feats {
+		feats[t], s = d.advance(graph.Reshape(graph.Slice(inputs, 1, t, t+1), sh[0], sh[2]), s, m)
 	}
-	return graph.Stack(1, logits...)
+	return graph.Stack(1, feats...)
 }
 
 // Params returns the cell's, the attention's and the output layer's parameters.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -30,6 +31,9 @@ type RNNConfig struct {
 	Reverse bool
 	// Peepholes adds the LSTM's diagonal peephole weights (LSTM only).
 	Peepholes bool
+	// Candidate and Cell are the LSTM's candidate and cell-output
+	// activations (LSTM only; tanh when zero; see ops.LSTMAttrs).
+	Candidate, Cell ops.RNNActivation
 	// ResetAfter selects Keras' reset_after=True GRU (GRU only; TF2's
 	// default is true, here the zero value is false, so set it).
 	ResetAfter bool
@@ -202,7 +206,9 @@ func (l *LSTM) Run(x graph.Seq, init []graph.LSTMState) (graph.Seq, []graph.LSTM
 		if s.H != nil {
 			sp = &s
 		}
-		return graph.LSTM(x, l.W[i][d].Weights(x.Values.Tape()), sp, l.cfg.dir(d) == 1)
+		w := l.W[i][d].Weights(x.Values.Tape())
+		w.Candidate, w.Cell = l.cfg.Candidate, l.cfg.Cell
+		return graph.LSTM(x, w, sp, l.cfg.dir(d) == 1)
 	})
 }
 

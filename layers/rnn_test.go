@@ -223,3 +223,71 @@ func TestMultiHeadAttentionPaddedEqualsAlone(t *testing.T) {
 	_, err = NewMultiHeadAttention("bad", 0, 3, 4, 5, 6, tensor.NewRNG(1))
 	require.ErrorContains(t, err, `multi-head attention "bad"`)
 }
+
+// The layer passes its activations to the op, forward and reverse.
+func TestLSTMLayerActivations(t *testing.T) {
+	rng := tensor.NewRNG(3)
+	cfg := RNNConfig{Bidirectional: true, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
+	l, err := NewLSTM("srl", 3, 2, cfg, rng, DType(tensor.Float64))
+	require.NoError(t, err)
+	x, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 3)
+	require.NoError(t, err)
+	off := []int{0, 2, 5}
+	r, err := tensor.NewRagged(x, off)
+	require.NoError(t, err)
+	got, err := l.Forward(graph.NewTape().ConstSeq(r)).Values.Tensor()
+	require.NoError(t, err)
+	for d, p := range l.W[0] {
+		hc, err := ops.LSTM(x, p.W.Value, p.U.Value, p.B.Value, p.P.Value, nil, nil,
+			ops.LSTMAttrs{Offsets: off, Reverse: d == 1, Candidate: ops.ActRelu, Cell: ops.ActSigmoid})
+		require.NoError(t, err)
+		for r := range 5 {
+			for k := range 2 {
+				require.InDelta(t, hc.At(r*4+k), got.At(r*4+d*2+k), 1e-12, "direction %d row %d unit %d", d, r, k)
+			}
+		}
+	}
+}
+
+// Decode (one output product over all steps) gives the logits of stepping
+// the decoder, and DecodeSeq over a ragged batch gives each sequence's own
+// steps of it.
+func TestAttentionDecoderDecodeSeq(t *testing.T) {
+	rng := tensor.NewRNG(5)
+	dec, err := NewAttentionDecoder("dec", 3, 4, 5, 6, 7, rng, DType(tensor.Float64))
+	require.NoError(t, err)
+	enc := []int{0, 2, 5}
+	encVals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 4)
+	require.NoError(t, err)
+	in := []int{0, 3, 4} // target lengths 3 and 1
+	inVals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 4, 3)
+	require.NoError(t, err)
+	tape := graph.NewEvalTape()
+	er, err := tensor.NewRagged(encVals, enc)
+	require.NoError(t, err)
+	mem := dec.Attn.Memory(tape.ConstSeq(er))
+	ir, err := tensor.NewRagged(inVals, in)
+	require.NoError(t, err)
+	got, err := dec.DecodeSeq(tape.ConstSeq(ir), mem, nil).Values.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{4, 7}, got.Shape())
+	padded, _ := graph.PadSeq(tape.ConstSeq(ir))
+	all, err := dec.Decode(padded, mem, nil).Tensor()
+	require.NoError(t, err)
+	s := dec.Start(mem, nil)
+	for step := range 3 {
+		x := graph.Reshape(graph.Slice(padded, 1, step, step+1), 2, 3)
+		var logits *graph.Value
+		logits, s = dec.Step(x, s, mem)
+		lt, err := logits.Tensor()
+		require.NoError(t, err)
+		for b := range 2 {
+			for k := range 7 {
+				require.InDelta(t, lt.At(b*7+k), all.At((b*3+step)*7+k), 1e-12, "Decode vs Step")
+				if step < in[b+1]-in[b] {
+					require.InDelta(t, lt.At(b*7+k), got.At((in[b]+step)*7+k), 1e-12, "DecodeSeq vs Step")
+				}
+			}
+		}
+	}
+}

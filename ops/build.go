@@ -60,6 +60,13 @@ type Attrs struct {
 	// reset_after form.
 	Reverse    bool `json:"reverse"`
 	ResetAfter bool `json:"reset_after"`
+	// The LSTM's candidate and cell-output activations (tanh when zero);
+	// not in the goldens, which record TensorFlow's tanh LSTM.
+	Candidate RNNActivation `json:"-"`
+	Cell      RNNActivation `json:"-"`
+
+	// linear_softmax_cross_entropy's rows per chunk (0: its default).
+	ChunkRows int `json:"chunk_rows"`
 
 	// sequence_conv's context window.
 	ContextStart  int `json:"context_start"`
@@ -135,8 +142,11 @@ var builders = map[string]func(a Attrs) (Op, error){
 	},
 	"attention":          func(a Attrs) (Op, error) { return AttentionOp(a.Attention()), nil },
 	"additive_attention": func(a Attrs) (Op, error) { return AdditiveAttentionOp(a.Attention()), nil },
-	"lstm":               func(a Attrs) (Op, error) { return LSTMOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil },
-	"lstm_cell":          func(a Attrs) (Op, error) { return LSTMCellOp(), nil },
+	"lstm": func(a Attrs) (Op, error) {
+		return LSTMOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse, Candidate: a.Candidate, Cell: a.Cell}), nil
+	},
+	"lstm_cell":                    func(a Attrs) (Op, error) { return LSTMCellOp(), nil },
+	"linear_softmax_cross_entropy": func(a Attrs) (Op, error) { return LinearSoftmaxCrossEntropyOp(a.ChunkRows), nil },
 	"lstm_projected": func(a Attrs) (Op, error) {
 		return LSTMProjectedOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
 	},

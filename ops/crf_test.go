@@ -21,6 +21,12 @@ var _ = addGradCases("crf",
 	gradCase{name: "mixed", attrs: Attrs{Offsets: crfOffsets}, in: crfInputs(1), wrt: []int{0, 1, 2, 3}},
 	gradCase{name: "long_k2_int32", attrs: Attrs{Offsets: []int{0, 9}}, in: ins(randn(5, 9, 2), randn(6, 2, 2), randn(7, 2), randn(8, 2),
 		tensor.MustFromSlice([]int32{0, 1, 1, 0, 0, 1, 0, 1, 1}, 9)), wrt: []int{0, 1, 2, 3}},
+	gradCase{name: "k5", attrs: Attrs{Offsets: []int{0, 4, 4, 5, 11}}, in: crfInputsK(5), wrt: []int{0, 1, 2, 3}},
+	// Scores far apart: the first sequence leaves the scaled kernel's range and runs in log space.
+	gradCase{name: "underflow", attrs: Attrs{Offsets: []int{0, 2, 3}}, in: ins(
+		tensor.MustFromSlice([]float64{0, -1000, -1000, 0, 3, -900}, 3, 2), tensor.MustFromSlice([]float64{0, -800, -800, 0}, 2, 2),
+		tensor.MustFromSlice([]float64{0, 1}, 2), tensor.MustFromSlice([]float64{0.5, -0.5}, 2), tensor.MustFromSlice([]int64{0, 1, 1}, 3)),
+		wrt: []int{0, 1, 2, 3}},
 )
 
 // pathScore is the CRF score of tag path y over emission rows e[r][k].
@@ -135,4 +141,153 @@ func TestCRFErrors(t *testing.T) {
 	require.ErrorContains(t, err, "viterbi_decode: inputs float64[8 3], nil, float64[3], float64[3]: nil input")
 	_, err = CRFNegLogLikelihood(in[0], in[1], in[2], in[3], nil, crfOffsets)
 	require.ErrorContains(t, err, "crf: inputs float64[8 3], float64[3 3], float64[3], float64[3], nil: nil input")
+}
+
+// crfLogSpaceBatch is the CRF as it ran before the scaled kernel: every
+// sequence forward and backward in log space, one after the other. It is
+// the reference TestCRFScaledMatchesLogSpace and BenchmarkCRF hold the op
+// to; it returns the NLLs and the gradients for output gradient g.
+func crfLogSpaceBatch(in []*tensor.Tensor, offsets []int, g []float64) (nll, ge, gt, gs, gp []float64) {
+	e, tr, st, sp, k, _ := crfParams("crf", in, offsets)
+	y, _ := in[4].Ints()
+	total := len(y)
+	alpha, beta := make([]float64, total*k), make([]float64, total*k)
+	nll, ge, gt, gs, gp = make([]float64, len(offsets)-1), make([]float64, total*k), make([]float64, k*k), make([]float64, k), make([]float64, k)
+	for q := range nll {
+		s, end := offsets[q], offsets[q+1]
+		if s == end {
+			continue
+		}
+		z := crfLogForward(e, tr, st, sp, k, s, end, alpha)
+		score := st[y[s]] + sp[y[end-1]]
+		for r := s; r < end; r++ {
+			score += e[r*k+y[r]]
+			if r > s {
+				score += tr[y[r-1]*k+y[r]]
+			}
+		}
+		nll[q] = z - score
+		crfLogMarginals(e, tr, sp, k, s, end, alpha, z, g[q], ge, gt, beta)
+		for j := range k {
+			gs[j] += ge[s*k+j]
+			gp[j] += ge[(end-1)*k+j]
+		}
+		for r := s; r < end; r++ {
+			ge[r*k+y[r]] -= g[q]
+			if r > s {
+				gt[y[r-1]*k+y[r]] -= g[q]
+			}
+		}
+		gs[y[s]] -= g[q]
+		gp[y[end-1]] -= g[q]
+	}
+	return nll, ge, gt, gs, gp
+}
+
+// crfBatchInputs makes a CRF batch of K tags over sequences of the given
+// lengths, emissions and transitions scaled by scale.
+func crfBatchInputs(seed uint64, k int, scale float64, lengths ...int) ([]*tensor.Tensor, []int) {
+	offsets := []int{0}
+	for _, n := range lengths {
+		offsets = append(offsets, offsets[len(offsets)-1]+n)
+	}
+	total := offsets[len(offsets)-1]
+	rng := tensor.NewRNG(seed)
+	tags := make([]int64, total)
+	for i := range tags {
+		tags[i] = int64(rng.IntN(k))
+	}
+	mul := func(t *tensor.Tensor) *tensor.Tensor {
+		for i := range t.Size() {
+			t.SetAt(i, scale*t.At(i))
+		}
+		return t
+	}
+	return ins(mul(randn(seed, total, k)), mul(randn(seed+1, k, k)), randn(seed+2, k), randn(seed+3, k),
+		tensor.MustFromSlice(tags, total)), offsets
+}
+
+// The scaled kernel gives the log-space kernel's NLL and gradients, at
+// the SRL model's 109 tags with scores of several magnitudes, and on
+// scores that drive it out of range (where it falls back to log space).
+func TestCRFScaledMatchesLogSpace(t *testing.T) {
+	extreme := ins(tensor.MustFromSlice([]float64{0, -1000, -1000, 0, 3, -900}, 3, 2),
+		tensor.MustFromSlice([]float64{0, -800, -800, 0}, 2, 2), tensor.MustFromSlice([]float64{0, 1}, 2),
+		tensor.MustFromSlice([]float64{0.5, -0.5}, 2), tensor.MustFromSlice([]int64{0, 1, 1}, 3))
+	big, bigOff := crfBatchInputs(3, 109, 1, 1, 30, 0, 7, 52)
+	huge, hugeOff := crfBatchInputs(4, 109, 40, 12, 2, 25)
+	cases := []struct {
+		name     string
+		in       []*tensor.Tensor
+		offsets  []int
+		logSpace []bool
+	}{
+		{"k109_unit", big, bigOff, []bool{false, false, false, false, false}},
+		{"k109_scale40", huge, hugeOff, []bool{false, false, false}},
+		{"k5_mixed", crfInputsK(5), []int{0, 4, 4, 5, 11}, []bool{false, false, false, false}},
+		{"underflow", extreme, []int{0, 2, 3}, []bool{true, false}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := len(c.offsets) - 1
+			g := make([]float64, b)
+			for q := range g {
+				g[q] = 0.5 + float64(q)
+			}
+			op := CRFOp(c.offsets).(*crfOp)
+			nll, err := op.Forward(c.in)
+			require.NoError(t, err)
+			require.Equal(t, c.logSpace, op.x.logSpace)
+			grads, err := op.Backward(c.in, nll, tensor.MustFromSlice(g, b), []bool{true, true, true, true, false})
+			require.NoError(t, err)
+			wantNLL, ge, gt, gs, gp := crfLogSpaceBatch(c.in, c.offsets, g)
+			requireClose(t, tensor.MustFromSlice(wantNLL, b), nll, 1e-9, 1e-11)
+			for i, want := range [][]float64{ge, gt, gs, gp} {
+				for j, v := range want {
+					require.False(t, math.IsNaN(grads[i].At(j)), "input %d element %d", i, j)
+					require.InDelta(t, v, grads[i].At(j), 1e-9*(1+math.Abs(v)), "input %d element %d", i, j)
+				}
+			}
+		})
+	}
+}
+
+// crfInputsK is a batch of 11 steps over k tags with random tags.
+func crfInputsK(k int) []*tensor.Tensor {
+	in, _ := crfBatchInputs(9, k, 2, 11)
+	return in
+}
+
+// BenchmarkCRF times the CRF loss forward and backward and the Viterbi
+// decode on a batch of 10 sequences of SRL-like lengths (mean 26) at the
+// SRL model's 109 tags: the scaled exp-space op against the log-space
+// kernel it replaced.
+func BenchmarkCRF(b *testing.B) {
+	in, offsets := crfBatchInputs(1, 109, 1, 22, 31, 9, 40, 26, 18, 35, 27, 14, 38)
+	g := make([]float64, len(offsets)-1)
+	for q := range g {
+		g[q] = 1
+	}
+	gout := tensor.MustFromSlice(g, len(g))
+	b.Run("logspace", func(b *testing.B) {
+		for b.Loop() {
+			crfLogSpaceBatch(in, offsets, g)
+		}
+	})
+	b.Run("scaled", func(b *testing.B) {
+		for b.Loop() {
+			op := CRFOp(offsets)
+			nll, _ := op.Forward(in)
+			if _, err := op.Backward(in, nll, gout, []bool{true, true, true, true, false}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("viterbi", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := ViterbiDecode(in[0], in[1], in[2], in[3], offsets); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
@@ -23,6 +22,10 @@ type LSTMAttrs struct {
 	// (Keras go_backwards), writing each step's output at the row of its
 	// input, so outputs stay aligned with the inputs.
 	Reverse bool
+	// Candidate is the candidate's activation g and Cell the cell
+	// output's, tanh(c') in h' = o∘tanh(c') (tanh when zero; Paddle's
+	// candidate_activation and cell_activation).
+	Candidate, Cell RNNActivation
 }
 
 // lstmOp is the fused LSTM over a ragged batch, or (cell) one step of it.
@@ -50,6 +53,9 @@ type lstmOp struct {
 //	i = σ(x·Wi + h·Ui + bi + pi∘c)    f = σ(x·Wf + h·Uf + bf + pf∘c)
 //	g = tanh(x·Wc + h·Uc + bc)        c' = f∘c + i∘g
 //	o = σ(x·Wo + h·Uo + bo + po∘c')   h' = o∘tanh(c')
+//
+// where attrs.Candidate replaces the tanh of g and attrs.Cell that of h'
+// (Paddle's dynamic_lstm candidate_activation and cell_activation).
 //
 // The output is [total, 2H]: row r holds h' (columns [0, H)) and c'
 // (columns [H, 2H)) after the step of row r, so the per-step hidden states
@@ -169,15 +175,18 @@ func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !o.attrs.Candidate.valid() || !o.attrs.Cell.valid() {
+		return nil, Errorf(o.name, in, "unknown activations %v, %v", o.attrs.Candidate, o.attrs.Cell)
+	}
 	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
 		return nil, err
 	}
 	out := tensor.Zeros(dt, r.x.Dim(0), 2*h)
 	switch dt {
 	case tensor.Float32:
-		o.act = lstmForward(o.s, nIn, h, lstmData[float32](r), out.Float32s())
+		o.act = lstmForward(o.s, nIn, h, o.attrs, lstmData[float32](r), out.Float32s())
 	case tensor.Float64:
-		o.act = lstmForward(o.s, nIn, h, lstmData[float64](r), out.Float64s())
+		o.act = lstmForward(o.s, nIn, h, o.attrs, lstmData[float64](r), out.Float64s())
 	}
 	return out, nil
 }
@@ -191,7 +200,7 @@ func lstmData[T tensor.Float](r lstmInputs) lstmSlices[T] {
 
 // lstmForward writes h', c' per row into out [total, 2H] and returns the
 // gate activations [total, 4H].
-func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], out []T) []T {
+func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out []T) []T {
 	total, g4 := s.off[len(s.off)-1], 4*h
 	act := make([]T, total*g4) // first x·W + b, then the activations
 	for r := 0; r < total; r++ {
@@ -214,7 +223,7 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
 		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
-			lstmGates(h, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
+			lstmGates(h, a, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
 			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
 			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
 		})
@@ -224,11 +233,12 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], ou
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
 // z (blocks i, f, g, o) and the state c it writes the activations into act
-// and the new state into h and c. Without peepholes the nonlinearities run
-// over whole gate blocks (sigmoidInto, tanhInto: the vector float32
-// kernels), and z is left holding tanh(c') in its first block.
-func lstmGates[T tensor.Float](h int, z, p, hs, cs, act []T) {
-	if p == nil {
+// and the new state into h and c. Without peepholes and with the default
+// tanh activations the nonlinearities run over whole gate blocks
+// (sigmoidInto, tanhInto: the vector float32 kernels), and z is left
+// holding tanh(c') in its first block.
+func lstmGates[T tensor.Float](h int, a LSTMAttrs, z, p, hs, cs, act []T) {
+	if p == nil && a.Candidate == ActTanh && a.Cell == ActTanh {
 		sigmoidInto(act[:2*h], z[:2*h])
 		tanhInto(act[2*h:3*h], z[2*h:3*h])
 		sigmoidInto(act[3*h:4*h], z[3*h:4*h])
@@ -249,14 +259,14 @@ func lstmGates[T tensor.Float](h int, z, p, hs, cs, act []T) {
 			zi += float64(p[k]) * c
 			zf += float64(p[h+k]) * c
 		}
-		i, f, g := sigmoid(zi), sigmoid(zf), math.Tanh(zg)
+		i, f, g := sigmoid(zi), sigmoid(zf), a.Candidate.apply(zg)
 		cn := f*c + i*g
 		if p != nil {
 			zo += float64(p[2*h+k]) * cn
 		}
 		o := sigmoid(zo)
 		act[k], act[h+k], act[2*h+k], act[3*h+k] = T(i), T(f), T(g), T(o)
-		cs[k], hs[k] = T(cn), T(o*math.Tanh(cn))
+		cs[k], hs[k] = T(cn), T(o*a.Cell.apply(cn))
 	}
 }
 
@@ -266,9 +276,9 @@ func (o *lstmOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []
 	h := r.u.Dim(0)
 	switch out.DType() {
 	case tensor.Float32:
-		lstmBackward(o.s, r.x.Dim(1), h, lstmData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), lstmData[float32](g))
+		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), lstmData[float32](g))
 	case tensor.Float64:
-		lstmBackward(o.s, r.x.Dim(1), h, lstmData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), lstmData[float64](g))
+		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), lstmData[float64](g))
 	}
 	return grads, nil
 }
@@ -283,15 +293,16 @@ func (o *lstmOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []
 //	δh (to the previous step) = [δi δf δg δo]·Uᵀ
 //
 // then dx = δZ·Wᵀ, dW = xᵀ·δZ, dU = Hprevᵀ·δZ and db = Σ δZ over every row.
-// Gradients in gr may be nil (not wanted).
-func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d lstmSlices[T], out, gout, act []T, gr lstmSlices[T]) {
+// With other activations (attrs.Candidate, attrs.Cell) their derivatives
+// replace 1-g² and 1-tanh²c'. Gradients in gr may be nil (not wanted).
+func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, gout, act []T, gr lstmSlices[T]) {
 	total, g4, bs := s.off[len(s.off)-1], 4*h, s.batch()
 	dz := make([]T, total*g4)
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
 		par.EachRow(n, gateWork*h, func(j int) {
-			lstmGateGrads(s, h, j, t, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
+			lstmGateGrads(s, h, j, t, a, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
 			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
 		})
 		if gr.p != nil { // summed over rows in order, after the rows' parallel pass
@@ -344,10 +355,13 @@ func prevCell[T tensor.Float](s *rnnSchedule, h, j, t int, c0, out []T) []T {
 // lstmGateGrads is the gate step of lstmBackward for row j of step t: from
 // δh and δc of the row (dh, dc, plus the output's gradient) it writes δZ
 // into zj and the δc that reaches the previous step into dc.
-func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, d lstmSlices[T], out, gout, act, dh, dc, zj []T) {
+func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d lstmSlices[T], out, gout, act, dh, dc, zj []T) {
 	g4, r := 4*h, s.row(j, t)
 	cp := prevCell(s, h, j, t, d.c0, out)
-	tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
+	tanhCell := a.Cell == ActTanh
+	if tanhCell {
+		tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
+	}
 	for k := 0; k < h; k++ {
 		i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
 		cpk := 0.0
@@ -355,14 +369,17 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, d lstmSlices[T],
 			cpk = float64(cp[k])
 		}
 		tc := float64(zj[k])
+		if !tanhCell {
+			tc = a.Cell.apply(float64(out[(r*2+1)*h+k]))
+		}
 		dhk := float64(dh[j*h+k]) + float64(gout[r*2*h+k])
 		dck := float64(dc[j*h+k]) + float64(gout[(r*2+1)*h+k])
 		do := dhk * tc * o * (1 - o)
-		dck += dhk * o * (1 - tc*tc)
+		dck += dhk * o * a.Cell.grad(tc)
 		if d.p != nil {
 			dck += do * float64(d.p[2*h+k])
 		}
-		di, df, dg := dck*g*i*(1-i), dck*cpk*f*(1-f), dck*i*(1-g*g)
+		di, df, dg := dck*g*i*(1-i), dck*cpk*f*(1-f), dck*i*a.Candidate.grad(g)
 		dcp := dck * f
 		if d.p != nil {
 			dcp += di*float64(d.p[k]) + df*float64(d.p[h+k])

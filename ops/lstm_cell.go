@@ -19,6 +19,12 @@ func init() {
 // fused op computes over the whole sequence.
 func LSTMCellOp() Op { return &lstmOp{name: "lstm_cell"} }
 
+// LSTMCellActsOp is LSTMCellOp with the candidate and cell activations
+// of LSTMAttrs (tanh for the zero value).
+func LSTMCellActsOp(candidate, cell RNNActivation) Op {
+	return &lstmOp{name: "lstm_cell", attrs: LSTMAttrs{Candidate: candidate, Cell: cell}}
+}
+
 // LSTMCell returns one LSTM step's concat(h', c'); peephole may be nil.
 func LSTMCell(x, h, c, w, u, b, peephole *tensor.Tensor) (*tensor.Tensor, error) {
 	if peephole == nil {

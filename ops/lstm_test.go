@@ -21,6 +21,11 @@ var _ = addGradCases("lstm",
 		wrt: []int{0, 1, 2, 3, 4, 5, 6}},
 	gradCase{name: "plain", attrs: Attrs{Offsets: []int{0, 5, 6}},
 		in: ins(randn(15, 6, 2), randn(16, 2, 12), randn(17, 3, 12), randn(18, 12)), wrt: []int{0, 1, 2, 3}},
+	// The SRL book model's activations: relu candidate, sigmoid cell output, peepholes.
+	gradCase{name: "relu_sigmoid", attrs: Attrs{Offsets: raggedOffsets, Reverse: true, Candidate: ActRelu, Cell: ActSigmoid},
+		in: ins(randn(51, 8, 3), randn(52, 3, 8), randn(53, 2, 8), randn(54, 8), randn(55, 6)), wrt: []int{0, 1, 2, 3, 4}},
+	gradCase{name: "sigmoid_identity", attrs: Attrs{Offsets: raggedOffsets, Candidate: ActSigmoid, Cell: ActIdentity},
+		in: ins(randn(56, 8, 3), randn(57, 3, 8), randn(58, 2, 8), randn(59, 8)), wrt: []int{0, 1, 2, 3}},
 )
 
 var _ = addGradCases("lstm_cell",
@@ -44,7 +49,7 @@ func sig(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 // plainLSTMStep is the LSTM formula written out with the gate blocks of W,
 // U and b in the documented order i, f, c, o (columns [0,H), [H,2H),
 // [2H,3H), [3H,4H)) and peepholes i, f, o.
-func plainLSTMStep(x, h, c []float64, w, u, b, p []float64, hid int) (hn, cn []float64) {
+func plainLSTMStep(x, h, c []float64, w, u, b, p []float64, hid int, cand, cell func(float64) float64) (hn, cn []float64) {
 	pre := func(gate, k int) float64 {
 		col := gate*hid + k
 		s := b[col]
@@ -64,17 +69,28 @@ func plainLSTMStep(x, h, c []float64, w, u, b, p []float64, hid int) (hn, cn []f
 		}
 		i := sig(pre(0, k) + pi*c[k])
 		f := sig(pre(1, k) + pf*c[k])
-		g := math.Tanh(pre(2, k))
+		g := cand(pre(2, k))
 		cn[k] = f*c[k] + i*g
 		o := sig(pre(3, k) + po*cn[k])
-		hn[k] = o * math.Tanh(cn[k])
+		hn[k] = o * cell(cn[k])
 	}
 	return hn, cn
 }
 
+// plainActs are the activations written out for plainLSTM.
+var plainActs = map[RNNActivation]func(float64) float64{
+	ActTanh: math.Tanh, ActSigmoid: sig, ActIdentity: func(x float64) float64 { return x },
+	ActRelu: func(x float64) float64 { return math.Max(x, 0) },
+}
+
 // plainLSTM runs plainLSTMStep over each sequence alone and returns the
-// [total, 2H] output the fused op documents.
-func plainLSTM(x, w, u, b, p, h0, c0 *tensor.Tensor, off []int, reverse bool) *tensor.Tensor {
+// [total, 2H] output the fused op documents, with candidate and cell
+// activations cand and cell.
+func plainLSTM(x, w, u, b, p, h0, c0 *tensor.Tensor, off []int, reverse bool, acts ...RNNActivation) *tensor.Tensor {
+	cand, cell := math.Tanh, math.Tanh
+	if len(acts) == 2 {
+		cand, cell = plainActs[acts[0]], plainActs[acts[1]]
+	}
 	hid, nIn := u.Dim(0), x.Dim(1)
 	out := tensor.Zeros(tensor.Float64, x.Dim(0), 2*hid)
 	var pv []float64
@@ -92,7 +108,7 @@ func plainLSTM(x, w, u, b, p, h0, c0 *tensor.Tensor, off []int, reverse bool) *t
 			if reverse {
 				r = off[q+1] - 1 - t
 			}
-			h, c = plainLSTMStep(x.Float64s()[r*nIn:(r+1)*nIn], h, c, w.Float64s(), u.Float64s(), b.Float64s(), pv, hid)
+			h, c = plainLSTMStep(x.Float64s()[r*nIn:(r+1)*nIn], h, c, w.Float64s(), u.Float64s(), b.Float64s(), pv, hid, cand, cell)
 			copy(out.Float64s()[r*2*hid:], h)
 			copy(out.Float64s()[r*2*hid+hid:], c)
 		}
@@ -107,17 +123,23 @@ func TestLSTMGateOrderMatchesPlainCell(t *testing.T) {
 		name          string
 		p, h0, c0     *tensor.Tensor
 		reverse, cell bool
+		acts          []RNNActivation
 	}{
 		{name: "plain"},
 		{name: "peephole", p: p},
 		{name: "init", h0: h0, c0: c0},
 		{name: "all_reverse", p: p, h0: h0, c0: c0, reverse: true},
+		{name: "relu_sigmoid", p: p, reverse: true, acts: []RNNActivation{ActRelu, ActSigmoid}},
+		{name: "sigmoid_identity", h0: h0, c0: c0, acts: []RNNActivation{ActSigmoid, ActIdentity}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := LSTMAttrs{Offsets: raggedOffsets, Reverse: tc.reverse}
+			if tc.acts != nil {
+				a.Candidate, a.Cell = tc.acts[0], tc.acts[1]
+			}
 			got, err := LSTM(x, w, u, b, tc.p, tc.h0, tc.c0, a)
 			require.NoError(t, err)
-			requireClose(t, plainLSTM(x, w, u, b, tc.p, tc.h0, tc.c0, raggedOffsets, tc.reverse), got, 1e-14, 1e-12)
+			requireClose(t, plainLSTM(x, w, u, b, tc.p, tc.h0, tc.c0, raggedOffsets, tc.reverse, tc.acts...), got, 1e-14, 1e-12)
 			in := ins(x, w, u, b)
 			if tc.p != nil {
 				in = append(in, tc.p)
@@ -230,4 +252,9 @@ func TestLSTMProjectedIsLSTMOfProjections(t *testing.T) {
 	require.ErrorContains(t, err, "want x [rows, 4H]")
 	_, err = run(LSTMProjectedOp(LSTMAttrs{Offsets: raggedOffsets}), randn(1, 8, 8), randn(2, 2, 8))
 	require.ErrorContains(t, err, "want inputs x, U, b and optional peephole")
+}
+
+func TestLSTMUnknownActivation(t *testing.T) {
+	_, err := LSTM(randn(1, 8, 3), randn(2, 3, 8), randn(3, 2, 8), randn(4, 8), nil, nil, nil, LSTMAttrs{Offsets: raggedOffsets, Cell: 9})
+	require.ErrorContains(t, err, "lstm: inputs float64[8 3], float64[3 8], float64[2 8], float64[8]: unknown activations tanh, RNNActivation(9)")
 }

@@ -112,6 +112,7 @@ type optimizer struct {
 	cfg    config
 	params []*graph.Param   // trainable at construction
 	slots  [][]*graph.Param // slots[i] belongs to params[i]
+	lrMult []float64        // lrMult[i] scales params[i]'s learning rate (ParamLR)
 	iter   *graph.Param     // int64 scalar: steps taken
 	active []int            // scratch: indices of params updated this step
 	set    slotSet          // scratch: the slots of the parameter being updated
@@ -144,6 +145,16 @@ func newOptimizer(params []*graph.Param, cfg config, r rule) (Optimizer, error) 
 		}
 		o.params = append(o.params, p)
 		o.slots = append(o.slots, ss)
+		m, ok := cfg.lrMult[p.Name]
+		if !ok {
+			m = 1
+		}
+		o.lrMult = append(o.lrMult, m)
+	}
+	for name := range cfg.lrMult {
+		if !seen[name] {
+			return nil, fmt.Errorf("optim: %s: ParamLR names %q, which is not a trainable parameter of this optimizer", r.name, name)
+		}
 	}
 	return o, nil
 }
@@ -210,13 +221,17 @@ func (o *optimizer) Step() error {
 	}
 	if o.cfg.weightDecay > 0 {
 		for _, i := range o.active {
-			axpy(-lr*o.cfg.weightDecay, o.params[i].Value, o.params[i].Value)
+			axpy(-lr*o.lrMult[i]*o.cfg.weightDecay, o.params[i].Value, o.params[i].Value)
 		}
 	}
 	up := o.rule.prepare(lr, done+1)
 	s := &o.set
 	for _, i := range o.active {
 		p := o.params[i]
+		up := up
+		if m := o.lrMult[i]; m != 1 {
+			up = o.rule.prepare(lr*m, done+1)
+		}
 		s.t = s.t[:0]
 		for _, sp := range o.slots[i] {
 			s.t = append(s.t, sp.Value)

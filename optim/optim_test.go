@@ -393,3 +393,42 @@ func TestStepRejectsNonFiniteGradients(t *testing.T) {
 	grad[float32](p, 1)
 	require.ErrorContains(t, opt.Step(), "learning rate schedule gave NaN")
 }
+
+// ParamLR gives a parameter the step of an optimizer at lr·factor and
+// leaves the others at lr, for SGD and for Adam (whose bias correction
+// and slots must not change with the factor).
+func TestParamLR(t *testing.T) {
+	for _, mk := range []struct {
+		name string
+		new  newFunc
+	}{{"SGD", NewSGD}, {"Adam", NewAdam}, {"AdamW", NewAdamW}} {
+		t.Run(mk.name, func(t *testing.T) {
+			a, b := param[float64]("a", 1, -2), param[float64]("crf/transitions", 3)
+			refA, refB := param[float64]("a", 1, -2), param[float64]("crf/transitions", 3)
+			opt, err := mk.new([]*graph.Param{a, b}, LR(0.1), ParamLR(map[string]float64{"crf/transitions": 1e-3}))
+			require.NoError(t, err)
+			optA, err := mk.new([]*graph.Param{refA}, LR(0.1))
+			require.NoError(t, err)
+			optB, err := mk.new([]*graph.Param{refB}, LR(0.1*1e-3))
+			require.NoError(t, err)
+			for step := range 3 {
+				g := float64(step + 1)
+				grad[float64](a, g, -g)
+				grad[float64](b, 2*g)
+				grad[float64](refA, g, -g)
+				grad[float64](refB, 2*g)
+				require.NoError(t, opt.Step())
+				require.NoError(t, optA.Step())
+				require.NoError(t, optB.Step())
+			}
+			assert.InDeltaSlice(t, refA.Value.Float64s(), a.Value.Float64s(), 1e-15)
+			assert.InDeltaSlice(t, refB.Value.Float64s(), b.Value.Float64s(), 1e-15)
+			assert.NotEqual(t, 3.0, b.Value.Float64s()[0], "the scaled parameter moved")
+		})
+	}
+	w := param[float64]("w", 1)
+	_, err := NewSGD([]*graph.Param{w}, ParamLR(map[string]float64{"v": 2}))
+	require.ErrorContains(t, err, `optim: SGD: ParamLR names "v", which is not a trainable parameter of this optimizer`)
+	_, err = NewSGD([]*graph.Param{w}, ParamLR(map[string]float64{"w": -1}))
+	require.ErrorContains(t, err, "optim: SGD: ParamLR[w]")
+}

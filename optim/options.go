@@ -29,11 +29,12 @@ type config struct {
 	initAccum   float64
 	weightDecay float64
 	l2          float64
-	clipNorm    float64 // 0: no clipping
+	clipNorm    float64            // 0: no clipping
+	lrMult      map[string]float64 // per-parameter learning-rate factors (ParamLR)
 }
 
 // common lists the options every optimizer takes.
-var common = []string{"LR", "LRSchedule", "L2", "GlobalClipNorm"}
+var common = []string{"LR", "LRSchedule", "L2", "GlobalClipNorm", "ParamLR"}
 
 // configure applies opts over the defaults in c, for the optimizer called
 // name, which takes the common options and those in extra.
@@ -69,6 +70,29 @@ func LRSchedule(s Schedule) Option {
 			return errors.New("LRSchedule: nil schedule")
 		}
 		c.lr = s
+		return nil
+	}}
+}
+
+// ParamLR scales the learning rate of the named parameters: parameter
+// name steps with lr·factor (the schedule's rate times factor, for the
+// rule's update and the decoupled weight decay alike), the others with
+// lr. It is Paddle's ParamAttr(learning_rate=factor), which the book's SRL
+// model gives its CRF transitions (1e-3), and PyTorch's parameter groups
+// with their own lr. Every name must be a trainable parameter of the
+// optimizer, and every factor >= 0. Several ParamLR options add up their
+// names; a name given twice takes the last factor.
+func ParamLR(factors map[string]float64) Option {
+	return Option{"ParamLR", func(c *config) error {
+		if c.lrMult == nil {
+			c.lrMult = map[string]float64{}
+		}
+		for name, f := range factors {
+			if err := nonNegative("ParamLR["+name+"]", f); err != nil {
+				return err
+			}
+			c.lrMult[name] = f
+		}
 		return nil
 	}}
 }

@@ -7,6 +7,10 @@
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
 //	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
 //	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
+//	plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
+//	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+//	plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
+//	plumb translate --load FILE [--beam N] [--batch N] < english.txt
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png]
 //	plumb compare RUN [RUN...] [-o out.png]
@@ -29,6 +33,10 @@ const usage = `usage:
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
   plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
   plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
+  plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
+  plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+  plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
+  plumb translate --load FILE [--beam N] [--batch N] < english.txt
   plumb parity [--dir DIR]
   plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
@@ -72,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return scaleReport(args[1:], stdout, stderr)
 		case "word2vec":
 			return word2vecCommand(args[1:], stdout, stderr)
+		case "translate":
+			return translateLines(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp
@@ -82,24 +92,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	cmd, model, rest := args[0], args[1], args[2:]
-	if train, ok := chapterTrainers[model]; ok && cmd == "train" {
-		return train(rest, stdout, stderr)
+	if cmd != "train" && cmd != "eval" {
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
-	switch {
-	case cmd == "train" && model == "cifar10":
-		return trainCIFAR(rest, stdout, stderr)
-	case cmd == "eval" && model == "cifar10":
-		return evalCIFAR(rest, stdout, stderr)
-	case model != "mnist":
-		return fmt.Errorf("unknown model family %q (this build knows mnist, cifar10, word2vec, recommender, sentiment)\n%s", model, usage)
+	if cmd == "train" {
+		if train, ok := chapterTrainers[model]; ok {
+			return train(rest, stdout, stderr)
+		}
 	}
-	switch cmd {
-	case "train":
-		return trainMNIST(rest, stdout, stderr)
-	case "eval":
-		return evalMNIST(rest, stdout, stderr)
+	commands := map[[2]string]func(args []string, stdout, stderr io.Writer) error{
+		{"train", "mnist"}:     trainMNIST,
+		{"eval", "mnist"}:      evalMNIST,
+		{"train", "cifar10"}:   trainCIFAR,
+		{"eval", "cifar10"}:    evalCIFAR,
+		{"train", "srl"}:       trainSRL,
+		{"eval", "srl"}:        evalSRL,
+		{"train", "translate"}: trainTranslate,
 	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	if c, ok := commands[[2]string{cmd, model}]; ok {
+		return c(rest, stdout, stderr)
+	}
+	return fmt.Errorf("unknown model family %q for %s (this build knows mnist, cifar10, word2vec, recommender, sentiment, srl, translate)\n%s", model, cmd, usage)
 }
 
 // parseFlags parses args into fs and rejects anything left over: the flag

@@ -399,6 +399,28 @@ add("sigmoid_cross_entropy", "large_logits",
     sigmoid_xent("mean"), attrs={"reduction": "mean"}, grads=(0, 1))
 add("mse", "vector", inputs(normal(7), normal(7)), mse("mean"), attrs={"reduction": "mean"}, grads=(0, 1))
 
+
+# linear_softmax_cross_entropy: mean sparse softmax cross-entropy of x @ W + b
+# over the rows whose label is not negative (ops/linear_xent.go).
+def linear_xent(xs):
+    keep = xs[3].numpy() >= 0
+    logits = tf.boolean_mask(tf.matmul(xs[0], xs[1]) + xs[2], keep)
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=xs[3].numpy()[keep], logits=logits))
+
+
+def linear_xent_make(n, d, v, ignored):
+    def make(rng):
+        labels = rng.integers(0, v, n).astype(np.int64)
+        labels[list(ignored)] = -1
+        return [rng.standard_normal((n, d)), rng.standard_normal((d, v)), rng.standard_normal(v), labels]
+
+    return make
+
+
+add("linear_softmax_cross_entropy", "chunks_of_2_padded", linear_xent_make(7, 4, 6, [2, 6]), linear_xent,
+    attrs={"chunk_rows": 2}, grads=(0, 1, 2))
+add("linear_softmax_cross_entropy", "one_chunk", linear_xent_make(5, 3, 9, []), linear_xent, grads=(0, 1, 2))
+
 # ---- normalisation and dropout ---------------------------------------------
 
 

@@ -1,0 +1,196 @@
+// Package translate is the PaddlePaddle book's machine translation model
+// (chapter 8, machine_translation): a bidirectional GRU encoder and a GRU
+// decoder with additive (Bahdanau) attention, trained with teacher forcing
+// and decoded by beam search; here on Multi30k English to German.
+package translate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Sizes shapes the model.
+type Sizes struct {
+	Src, Trg  int // vocabulary sizes
+	Emb       int // word embedding width, both sides
+	Hidden    int // GRU units: each encoder direction and the decoder
+	Attention int // additive attention units
+}
+
+// DefaultSizes are the sizes this package trains with by default: the
+// book's layout at half its width (it uses 512), which a CPU can train on
+// Multi30k.
+func DefaultSizes(src, trg int) Sizes {
+	return Sizes{Src: src, Trg: trg, Emb: 256, Hidden: 256, Attention: 256}
+}
+
+// Model is the encoder-decoder. The encoder embeds the source and runs a
+// bidirectional GRU (reset gate after the recurrent product, as cuDNN and
+// PyTorch) over it; the attention memory is its outputs [forward,
+// reverse] per source word. The decoder starts from tanh(Boot·h) with h
+// the reverse GRU's final state (the book's decoder_boot from the
+// backward encoder's first step), and each step t: attends over the
+// memory with the previous state (Bahdanau et al. 2015: v·tanh(W1·s +
+// W2·m_j)), runs a GRU cell on [embedding of word t−1, context] and
+// scores the next word by the output projection of its new state.
+type Model struct {
+	sizes   Sizes
+	SrcEmb  *layers.Embedding
+	Encoder *layers.GRU
+	Boot    *layers.Linear
+	TrgEmb  *layers.Embedding
+	Attn    *layers.BahdanauAttention
+	Decoder layers.GRUParams
+	Out     *graph.Param // [Hidden, Trg]
+	OutBias *graph.Param // [Trg]
+}
+
+// New builds the model with parameters drawn from rng, in float32.
+func New(s Sizes, rng *rand.Rand) (*Model, error) {
+	if s.Src <= 0 || s.Trg <= 0 || s.Emb <= 0 || s.Hidden <= 0 || s.Attention <= 0 {
+		return nil, fmt.Errorf("translate: sizes %+v must be positive", s)
+	}
+	m := &Model{sizes: s}
+	var err error
+	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", s.Src, s.Emb, ops.NoPadding, rng); err != nil {
+		return nil, err
+	}
+	cfg := layers.RNNConfig{ResetAfter: true}
+	enc := cfg
+	enc.Bidirectional = true
+	if m.Encoder, err = layers.NewGRU("translate/encoder", s.Emb, s.Hidden, enc, rng); err != nil {
+		return nil, err
+	}
+	if m.Boot, err = layers.NewLinear("translate/boot", s.Hidden, s.Hidden, rng); err != nil {
+		return nil, err
+	}
+	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", s.Trg, s.Emb, ops.NoPadding, rng); err != nil {
+		return nil, err
+	}
+	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", s.Hidden, 2*s.Hidden, s.Attention, rng); err != nil {
+		return nil, err
+	}
+	dec, err := layers.NewGRU("translate/decoder", s.Emb+2*s.Hidden, s.Hidden, cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	m.Decoder = dec.W[0][0]
+	out, err := layers.NewLinear("translate/out", s.Hidden, s.Trg, rng)
+	if err != nil {
+		return nil, err
+	}
+	m.Out, m.OutBias = out.W, out.B
+	return m, nil
+}
+
+// Sizes returns the sizes the model was built with.
+func (m *Model) Sizes() Sizes { return m.sizes }
+
+// Params returns every parameter.
+func (m *Model) Params() []*graph.Param {
+	ps := append(m.SrcEmb.Params(), m.Encoder.Params()...)
+	ps = append(ps, m.Boot.Params()...)
+	ps = append(ps, m.TrgEmb.Params()...)
+	ps = append(ps, m.Attn.Params()...)
+	return append(ps, m.Decoder.W, m.Decoder.U, m.Decoder.B, m.Out, m.OutBias)
+}
+
+// State is the decoder's state for a batch of hypotheses: the GRU state
+// [n, Hidden] and the memory of each hypothesis's source.
+type State struct {
+	H   *graph.Value
+	Mem layers.Memory
+}
+
+// Encode runs the encoder over a ragged batch of source ids and returns
+// the decoder's first state, one row per source.
+func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
+	x := t.ConstSeq(src)
+	x = x.With(m.SrcEmb.Forward(x.Values))
+	enc, finals := m.Encoder.Run(x, nil)
+	if len(finals) != 2 {
+		return State{H: enc.Values, Mem: layers.Memory{Keys: enc.Values, Values: enc.Values}}
+	}
+	return State{H: graph.Tanh(m.Boot.Forward(finals[1])), Mem: m.Attn.Memory(enc)}
+}
+
+// Step runs one decoder step on the previous words prev (one per row of
+// s) and returns the new state: the output projection is left to the
+// caller, applied once over every step in training (Loss) and per step in
+// decoding (LogProbs).
+func (m *Model) Step(t *graph.Tape, prev []int64, s State) State {
+	ids := tensor.MustFromSlice(prev, len(prev))
+	ctx := m.Attn.Attend(s.H, s.Mem)
+	x := graph.Concat(1, m.TrgEmb.Forward(t.Const(ids)), ctx)
+	return State{H: graph.GRUCell(x, s.H, m.Decoder.Weights(t)), Mem: s.Mem}
+}
+
+// Select returns the state of rows rows of s, in that order (beam search).
+func (s State) Select(rows []int) State {
+	idx := make([]int64, len(rows))
+	for i, r := range rows {
+		idx[i] = int64(r)
+	}
+	ix := s.H.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	return State{H: graph.Gather(s.H, ix, 0), Mem: s.Mem.Select(rows)}
+}
+
+// Loss returns the mean cross-entropy per target word of a batch of
+// ragged source ids src and, for teacher forcing, ragged decoder inputs
+// trg (<s> w1 … wn) and next words next (w1 … wn <e>), of equal lengths.
+// Every sequence runs to the batch's longest target; the steps past a
+// sequence's end are masked out of the loss. The decoder states of all
+// steps are gathered into one [B·T, Hidden] matrix and the output
+// projection and softmax cross-entropy run once over it, fused and in
+// chunks (graph.LinearSoftmaxCrossEntropy), so the [B·T, V] logits are
+// never held. It also returns the number of target words.
+func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value, int) {
+	if src == nil || trg == nil || next == nil {
+		return t.Fail(fmt.Errorf("translate: loss needs src, trg and trg_next")), 0
+	}
+	b := trg.BatchSize()
+	if src.BatchSize() != b || next.BatchSize() != b || !slices.Equal(trg.Lengths(), next.Lengths()) {
+		return t.Fail(fmt.Errorf("translate: loss: batches of %d sources, %d targets and %d next words of lengths %v and %v; want equal",
+			src.BatchSize(), b, next.BatchSize(), trg.Lengths(), next.Lengths())), 0
+	}
+	in, err := trg.Values.Ints()
+	if err != nil {
+		return t.Fail(fmt.Errorf("translate: loss: target ids: %w", err)), 0
+	}
+	out, err := next.Values.Ints()
+	if err != nil {
+		return t.Fail(fmt.Errorf("translate: loss: next ids: %w", err)), 0
+	}
+	steps := trg.MaxLen()
+	labels := make([]int64, b*steps)
+	for i := range labels {
+		labels[i] = -1
+	}
+	s := m.Encode(t, src)
+	hs := make([]*graph.Value, steps)
+	words := 0
+	for st := range steps {
+		prev := make([]int64, b)
+		for q := range b {
+			if r := trg.Offsets[q] + st; r < trg.Offsets[q+1] {
+				prev[q], labels[q*steps+st] = int64(in[r]), int64(out[r])
+				words++
+			}
+		}
+		s = m.Step(t, prev, s)
+		hs[st] = s.H
+	}
+	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)
+	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out), t.Param(m.OutBias), tensor.MustFromSlice(labels, len(labels))), words
+}
+
+// LogProbs returns the next-word log-probabilities [n, Trg] of a state.
+func (m *Model) LogProbs(t *graph.Tape, s State) *graph.Value {
+	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out), t.Param(m.OutBias)), 1)
+}

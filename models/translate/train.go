@@ -1,0 +1,275 @@
+package translate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/decode"
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/metrics"
+	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
+)
+
+// Tokenize splits a sentence for the model: lower-cased, then split as
+// sacreBLEU's 13a tokeniser splits (metrics.Tokenize13a), so the words
+// the model emits, joined by spaces, are what BLEU counts.
+func Tokenize(line string) []string {
+	return strings.Fields(strings.ToLower(metrics.Tokenize13a(line)))
+}
+
+// Data is Multi30k task 1, English to German: the training pairs, the
+// validation set and test2016 (flickr), with dictionaries built from the
+// training pairs.
+type Data struct {
+	Src, Trg        *data.Vocab
+	Train, Val      *data.Dataset
+	Test            *data.Dataset
+	TestRefs        []string // test2016's German sentences, tokenised and joined by spaces
+	TestSrc         []string // and the English ones
+	trainPairs, val []data.Pair
+}
+
+// multi30kDir finds the folder of the Multi30k files under dir.
+func multi30kDir(dir string) (string, error) {
+	for _, d := range []string{filepath.Join(dir, "multi30k"), dir} {
+		if _, err := os.Stat(filepath.Join(d, "train.en.gz")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("translate: no Multi30k (train.en.gz) in %s or %s/multi30k", dir, dir)
+}
+
+// LoadData reads Multi30k from dir (or dir/multi30k): train, val and
+// test_2016_flickr, English and German (raw or gzip), tokenised by
+// Tokenize, with dictionaries of the training words seen at least
+// minCount times (data.ParallelVocab: <s>, <e>, <unk> first).
+func LoadData(dir string, minCount int) (*Data, error) {
+	dir, err := multi30kDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	load := func(split string) ([]data.Pair, error) {
+		return data.LoadParallel(filepath.Join(dir, split+".en.gz"), filepath.Join(dir, split+".de.gz"), Tokenize)
+	}
+	d := &Data{}
+	if d.trainPairs, err = load("train"); err != nil {
+		return nil, err
+	}
+	if d.val, err = load("val"); err != nil {
+		return nil, err
+	}
+	test, err := load("test_2016_flickr")
+	if err != nil {
+		return nil, err
+	}
+	if d.Src, err = data.ParallelVocab(d.trainPairs, false, 0, minCount); err != nil {
+		return nil, err
+	}
+	if d.Trg, err = data.ParallelVocab(d.trainPairs, true, 0, minCount); err != nil {
+		return nil, err
+	}
+	for _, p := range test {
+		d.TestRefs = append(d.TestRefs, strings.Join(p.Trg, " "))
+		d.TestSrc = append(d.TestSrc, strings.Join(p.Src, " "))
+	}
+	if d.Train, err = data.ParallelDataset(d.trainPairs, d.Src, d.Trg, 0); err != nil {
+		return nil, err
+	}
+	if d.Val, err = data.ParallelDataset(d.val, d.Src, d.Trg, 0); err != nil {
+		return nil, err
+	}
+	if d.Test, err = data.ParallelDataset(test, d.Src, d.Trg, 0); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Config is a training run.
+type Config struct {
+	Epochs, Batch int
+	LR, ClipNorm  float64 // Adam's rate; global-norm clipping (0: none)
+	Seed          uint64
+	Beam          int // beam width of the BLEU evaluation after each epoch
+	EvalLimit     int // evaluate BLEU on this many test2016 sentences (0: all)
+	Progress      func(train.Progress)
+	Epoch         func(train.Epoch)
+	Step          func(train.Step)
+}
+
+// DefaultConfig is Adam 1e-3 with gradients clipped to norm 5, batch 64,
+// beam 4.
+func DefaultConfig() Config {
+	return Config{Epochs: 1, Batch: 64, LR: 1e-3, ClipNorm: 5, Seed: 1, Beam: 4}
+}
+
+// BatchLoss is Model.Loss over a batch of data.ParallelDataset's fields.
+func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+	return m.Loss(t, b.Ragged("src"), b.Ragged("trg"), b.Ragged("trg_next"))
+}
+
+// Train trains m on d.Train, batches bucketed by source length, and
+// evaluates the validation loss and BLEU on test2016 after each epoch.
+// The trainer counts target words as its examples, so its rates are
+// target words per second.
+func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
+	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
+		return train.Result{}, fmt.Errorf("translate: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
+	}
+	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed), data.BucketBy("src", 50))
+	if err != nil {
+		return train.Result{}, err
+	}
+	opts := []optim.Option{optim.LR(cfg.LR)}
+	if cfg.ClipNorm > 0 {
+		opts = append(opts, optim.GlobalClipNorm(cfg.ClipNorm))
+	}
+	opt, err := optim.NewAdam(m.Params(), opts...)
+	if err != nil {
+		return train.Result{}, err
+	}
+	tc := train.Config[*data.Batch]{
+		Params: m.Params(), Optimizer: opt, Train: words{loader, d.Train}, Loss: m.BatchLoss, Epochs: cfg.Epochs,
+		Monitor: "bleu", Maximize: true, Progress: cfg.Progress,
+		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
+			loss, err := m.MeanLoss(d.Val, 100)
+			if err != nil {
+				return nil, err
+			}
+			refs := d.TestRefs
+			if cfg.EvalLimit > 0 && cfg.EvalLimit < len(refs) {
+				refs = refs[:cfg.EvalLimit]
+			}
+			bleu, err := m.BLEU(d.Test.Take(len(refs)), refs, d.Trg, decode.Config{BeamWidth: cfg.Beam, MaxLen: 50, Norm: decode.Average}, 64)
+			if err != nil {
+				return nil, err
+			}
+			return train.Metrics{"val_loss": loss, "bleu": bleu.Score}, nil
+		},
+	}
+	if cfg.Step != nil {
+		tc.Hooks = append(tc.Hooks, train.Hooks{Step: func(s train.Step) error { cfg.Step(s); return nil }})
+	}
+	if cfg.Epoch != nil {
+		tc.Hooks = append(tc.Hooks, train.Hooks{Epoch: func(e train.Epoch) error { cfg.Epoch(e); return nil }})
+	}
+	return train.Run(tc)
+}
+
+// words is the loader seen with target words as its length, so the
+// trainer's progress counts words (its Loss returns words per batch).
+type words struct {
+	*data.Loader
+	ds *data.Dataset
+}
+
+func (w words) Len() int {
+	r := w.ds.Ragged("trg_next")
+	if r == nil {
+		return 0
+	}
+	return r.Values.Dim(0) * w.Loader.Len() / max(w.ds.Len(), 1)
+}
+
+// MeanLoss returns the mean cross-entropy per target word over ds.
+func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
+	loader, err := data.NewLoader(ds, batch)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	var n int
+	tape := graph.NewEvalTape()
+	for b, err := range loader.Batches(1) {
+		if err != nil {
+			return 0, err
+		}
+		l, w := m.BatchLoss(tape, b)
+		v, err := l.Item()
+		if err != nil {
+			return 0, err
+		}
+		sum += v * float64(w)
+		n += w
+		tape.Release()
+	}
+	return sum / float64(max(n, 1)), nil
+}
+
+// Translate decodes each source of the ragged batch src (ids with <s> and
+// <e>, as data.ParallelDataset's "src") by beam search over all of them
+// at once (decode.BeamSearchBatch) and returns each one's best
+// hypothesis's words, without <e>. cfg's Start and End are set from trg.
+func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config) ([][]string, error) {
+	cfg.Start, cfg.End = trg.ID(data.BOS), trg.ID(data.EOS)
+	tape := graph.NewEvalTape()
+	defer tape.Release()
+	step := func(prev []int, s State) (*tensor.Tensor, State, error) {
+		ids := make([]int64, len(prev))
+		for i, p := range prev {
+			ids[i] = int64(p)
+		}
+		next := m.Step(tape, ids, s)
+		lp, err := m.LogProbs(tape, next).Tensor()
+		return lp, next, err
+	}
+	reorder := func(s State, parents []int) (State, error) {
+		r := s.Select(parents)
+		return r, r.H.Err()
+	}
+	start := m.Encode(tape, src)
+	if err := start.H.Err(); err != nil {
+		return nil, err
+	}
+	hyps, err := decode.BeamSearchBatch(step, reorder, start, src.BatchSize(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]string, len(hyps))
+	for i, h := range hyps {
+		toks := h[0].Tokens
+		if h[0].Finished {
+			toks = toks[:len(toks)-1]
+		}
+		ids := make([]int64, len(toks))
+		for j, t := range toks {
+			ids[j] = int64(t)
+		}
+		if out[i], err = trg.Decode(ids); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// BLEU translates ds's sources in batches of batch and scores them
+// against refs (one reference per sentence) with corpus BLEU-4
+// (metrics.BLEU).
+func (m *Model) BLEU(ds *data.Dataset, refs []string, trg *data.Vocab, cfg decode.Config, batch int) (metrics.BLEUScore, error) {
+	loader, err := data.NewLoader(ds, batch)
+	if err != nil {
+		return metrics.BLEUScore{}, err
+	}
+	var hyps []string
+	for b, err := range loader.Batches(1) {
+		if err != nil {
+			return metrics.BLEUScore{}, err
+		}
+		out, err := m.Translate(b.Ragged("src"), trg, cfg)
+		if err != nil {
+			return metrics.BLEUScore{}, err
+		}
+		for _, ws := range out {
+			hyps = append(hyps, strings.Join(ws, " "))
+		}
+	}
+	rs := make([][]string, len(refs))
+	for i, r := range refs {
+		rs[i] = []string{r}
+	}
+	return metrics.BLEU(hyps, rs)
+}

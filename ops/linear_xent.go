@@ -1,0 +1,163 @@
+package ops
+
+import (
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/tensor"
+)
+
+func init() {
+	register(Spec{Name: "linear_softmax_cross_entropy", Inputs: []string{"x", "w", "b", "labels"}, Grads: []int{0, 1, 2}})
+}
+
+// linearXentChunkElems is the size of the logits buffer the op works in,
+// in elements: rows of the output projection are taken this many logits
+// at a time (4 MiB of float32, a few hundred rows of a 10,000-word
+// vocabulary).
+const linearXentChunkElems = 1 << 20
+
+// linearXentOp is the output projection fused with the softmax
+// cross-entropy, in chunks of rows.
+type linearXentOp struct {
+	chunk          int   // rows per chunk; 0: from linearXentChunkElems
+	labels         []int // ignored rows get 0
+	kept           int   // rows with a label
+	rowMax, logSum []float64
+}
+
+// LinearSoftmaxCrossEntropyOp returns the mean softmax cross-entropy of
+// the logits x·W + b (x [N, D], W [D, V], b [V]) against int32 or int64
+// labels [N], over the rows whose label is in [0, V); a negative label
+// marks a row to ignore (padding; PyTorch's ignore_index, here any
+// negative id). The output is a scalar: Σ_kept (logsumexp(z_i) − z_i[l_i])
+// / kept, 0 when no row is kept.
+//
+// The [N, V] logits are never held whole: Forward computes them chunkRows
+// rows at a time (0: rows of about a million logits), keeping only each
+// row's max and log-sum-exp, and Backward recomputes each chunk's logits
+// and turns them into softmax − one-hot in place, then dx = dz·Wᵀ, dW +=
+// xᵀ·dz and db += Σ dz for the chunk. So the op's memory is one chunk
+// of logits instead of the logits, their softmax and their gradient
+// (three [N, V] tensors), for the cost of a second x·W.
+func LinearSoftmaxCrossEntropyOp(chunkRows int) Op { return &linearXentOp{chunk: chunkRows} }
+
+// LinearSoftmaxCrossEntropy returns the mean cross-entropy of x·W + b
+// against labels; see LinearSoftmaxCrossEntropyOp.
+func LinearSoftmaxCrossEntropy(x, w, b, labels *tensor.Tensor) (*tensor.Tensor, error) {
+	return run(LinearSoftmaxCrossEntropyOp(0), x, w, b, labels)
+}
+
+func (o *linearXentOp) Name() string { return "linear_softmax_cross_entropy" }
+
+func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	const name = "linear_softmax_cross_entropy"
+	if _, err := checkFloat(name, in[:min(len(in), 3)], 3); err != nil {
+		return nil, err
+	}
+	if err := checkArity(name, in, 4); err != nil {
+		return nil, err
+	}
+	x, w, b := in[0], in[1], in[2]
+	if x.Rank() != 2 || w.Rank() != 2 || w.Dim(0) != x.Dim(1) || !b.Shape().Equal(tensor.Shape{w.Dim(1)}) || w.Dim(1) < 1 {
+		return nil, Errorf(name, in, "want x [N, D], W [D, V] and b [V] with V >= 1")
+	}
+	n, v := x.Dim(0), w.Dim(1)
+	labels, err := in[3].Ints()
+	if err != nil || in[3].Rank() != 1 || len(labels) != n {
+		return nil, Errorf(name, in, "want int32 or int64 labels [%d]", n)
+	}
+	o.labels, o.kept = make([]int, n), 0
+	for i, l := range labels {
+		if l >= v {
+			return nil, Errorf(name, in, "label %d at row %d out of range [0, %d) (negative ids are ignored)", l, i, v)
+		}
+		if l >= 0 {
+			o.labels[i] = l
+			o.kept++
+		}
+	}
+	if o.chunk <= 0 {
+		o.chunk = max(1, linearXentChunkElems/v)
+	}
+	o.rowMax, o.logSum = make([]float64, n), make([]float64, n)
+	loss := make([]float64, n)
+	switch x.DType() {
+	case tensor.Float32:
+		linearXentForward(o, x.Float32s(), w.Float32s(), b.Float32s(), n, x.Dim(1), v, loss)
+	case tensor.Float64:
+		linearXentForward(o, x.Float64s(), w.Float64s(), b.Float64s(), n, x.Dim(1), v, loss)
+	}
+	sum := 0.0
+	for i, l := range labels {
+		if l >= 0 {
+			sum += loss[i]
+		}
+	}
+	out := tensor.Zeros(x.DType())
+	if o.kept > 0 {
+		out.SetAt(0, sum/float64(o.kept))
+	}
+	return out, nil
+}
+
+// chunkLogits writes the logits x[lo:hi]·W + b into z.
+func chunkLogits[T tensor.Float](x, w, b, z []T, lo, hi, d, v int) {
+	for r := range hi - lo {
+		copy(z[r*v:(r+1)*v], b)
+	}
+	gemm.Gemm(false, false, hi-lo, v, d, 1, x[lo*d:hi*d], d, w, v, 1, z, v)
+}
+
+func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, loss []float64) {
+	z := make([]T, min(o.chunk, n)*v)
+	for lo := 0; lo < n; lo += o.chunk {
+		hi := min(lo+o.chunk, n)
+		chunkLogits(x, w, b, z, lo, hi, d, v)
+		xentKernel(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], loss[lo:hi])
+	}
+}
+
+func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	grads := wantedGrads(in, need)
+	grads[3] = nil
+	if o.kept == 0 {
+		return grads, nil
+	}
+	labels, _ := in[3].Ints()
+	rw := make([]float64, len(labels)) // each row's weight: the loss's gradient over the kept rows
+	for i, l := range labels {
+		if l >= 0 {
+			rw[i] = gout.At(0) / float64(o.kept)
+		}
+	}
+	x, w, b := in[0], in[1], in[2]
+	switch x.DType() {
+	case tensor.Float32:
+		linearXentBackward(o, x.Float32s(), w.Float32s(), b.Float32s(), x.Dim(0), x.Dim(1), w.Dim(1), rw,
+			floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](grads[2]))
+	case tensor.Float64:
+		linearXentBackward(o, x.Float64s(), w.Float64s(), b.Float64s(), x.Dim(0), x.Dim(1), w.Dim(1), rw,
+			floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](grads[2]))
+	}
+	return grads, nil
+}
+
+// linearXentBackward recomputes each chunk's logits, turns them into dz
+// (xentGrad) and takes dx, dW and db from it; nil gradients are not
+// wanted.
+func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, rw []float64, dx, dw, db []T) {
+	z, dz := make([]T, min(o.chunk, n)*v), make([]T, min(o.chunk, n)*v)
+	for lo := 0; lo < n; lo += o.chunk {
+		hi := min(lo+o.chunk, n)
+		chunkLogits(x, w, b, z, lo, hi, d, v)
+		xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
+		if dx != nil {
+			gemm.Gemm(false, true, hi-lo, d, v, 1, dz, v, w, v, 0, dx[lo*d:hi*d], d)
+		}
+		if dw != nil {
+			gemm.Gemm(true, false, d, v, hi-lo, 1, x[lo*d:hi*d], d, dz, v, 1, dw, v)
+		}
+		if db != nil {
+			sumRows(db, dz, hi-lo, v)
+		}
+	}
+}
