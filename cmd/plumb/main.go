@@ -112,6 +112,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c, ok := commands[[2]string{cmd, model}]; ok {
 		return c(rest, stdout, stderr)
 	}
+	for k := range commands {
+		if k[1] == model {
+			return fmt.Errorf("unknown command %q for %s\n%s", cmd, model, usage)
+		}
+	}
 	return fmt.Errorf("unknown model family %q for %s (this build knows mnist, cifar10, word2vec, recommender, sentiment, srl, translate)\n%s", model, cmd, usage)
 }
 
