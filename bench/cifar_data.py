@@ -16,6 +16,8 @@ import gzip
 import json
 import os
 import tarfile
+import threading
+import time
 
 import numpy as np
 
@@ -124,6 +126,15 @@ def run_log(a, framework, n_train, n_test):
     return runlog.RunLog(a.log, framework, model_name(a), cfg)
 
 
-def speed_report(framework, model, steps, seconds, batch):
+def speed(framework, model, steps, batch, step):
+    """Times steps calls of step() after two warm-up calls and prints
+    samples per second and per CPU-second (all threads of the process)."""
+    for _ in range(2):
+        step()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        step()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(json.dumps({"framework": framework, "model": model, "steps": steps, "batch": batch,
-                      "samples_per_sec": steps * batch / seconds, "peak_rss_bytes": runlog.rss()[1]}), flush=True)
+                      "samples_per_sec": steps * batch / wall, "samples_per_cpu_sec": steps * batch / cpu,
+                      "threads": threading.active_count(), "peak_rss_bytes": runlog.rss()[1]}), flush=True)

@@ -46,8 +46,8 @@ func cifarStep(b *testing.B, name string) func() {
 
 // BenchmarkCIFARTrainStep times training steps (forward, backward, Adam
 // update) of the book's ResNet-32 and VGG-16 at batch 128, after two
-// warm-up steps, in samples per second; bench/cifar_speed.sh runs it
-// beside the Keras and PyTorch steps.
+// warm-up steps, in samples per second and per CPU-second (all threads);
+// bench/cifar_speed.sh runs it beside the Keras and PyTorch steps.
 func BenchmarkCIFARTrainStep(b *testing.B) {
 	for _, name := range []string{"resnet32", "vgg"} {
 		b.Run(name, func(b *testing.B) {
@@ -55,11 +55,14 @@ func BenchmarkCIFARTrainStep(b *testing.B) {
 			step()
 			step()
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), cpuSeconds()
 			for range b.N {
 				step()
 			}
 			b.ReportMetric(float64(cifarBatch*b.N)/time.Since(start).Seconds(), "samples/s")
+			if used := cpuSeconds() - cpu; used > 0 {
+				b.ReportMetric(float64(cifarBatch*b.N)/used, "samples/cpu-s")
+			}
 		})
 	}
 }

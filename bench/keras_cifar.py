@@ -117,12 +117,7 @@ def main():
         rng = np.random.default_rng(a.seed)
         x = rng.standard_normal((a.batch, 32, 32, 3), np.float32)
         y = rng.integers(0, 10, a.batch)
-        for _ in range(2):
-            model.train_on_batch(x, y)
-        t0 = time.time()
-        for _ in range(a.speed):
-            model.train_on_batch(x, y)
-        cifar_data.speed_report("tensorflow", a.model, a.speed, time.time() - t0, a.batch)
+        cifar_data.speed("tensorflow", a.model, a.speed, a.batch, lambda: model.train_on_batch(x, y))
         return
     (xt, yt), (xv, yv) = cifar_data.load(a.data, a.format)
     if a.limit:

@@ -115,12 +115,7 @@ def main():
     if a.speed:
         g = torch.Generator().manual_seed(a.seed)
         x, y = torch.randn(a.batch, 3, 32, 32, generator=g), torch.randint(0, 10, (a.batch,), generator=g)
-        for _ in range(2):
-            step(x, y)
-        t0 = time.time()
-        for _ in range(a.speed):
-            step(x, y)
-        cifar_data.speed_report("pytorch", a.model, a.speed, time.time() - t0, a.batch)
+        cifar_data.speed("pytorch", a.model, a.speed, a.batch, lambda: step(x, y))
         return
     (xt, yt), (xv, yv) = cifar_data.load(a.data, a.format)
     if a.limit:
