@@ -155,6 +155,10 @@ func (o *binaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 		if !need[k] {
 			continue
 		}
+		if o.name == "add" || o.name == "sub" { // ∂/∂a = 1, ∂/∂b = ±1: no per-element derivative to call
+			grads[k] = addGrad(gout, in[k].Shape(), o.name == "sub" && k == 1)
+			continue
+		}
 		g := tensor.Empty(out.DType(), out.Shape()...) // binaryGradKernel writes every element
 		switch op := arithOf(o.name); {
 		case op != notArith && out.DType() == tensor.Float32:
@@ -179,4 +183,30 @@ func binaryGradKernel[T tensor.Float](a, b, y, gout, g []T, shape tensor.Shape, 
 			g[o+i] = gout[o+i] * T(d(float64(a[pa+i*sa]), float64(b[pb+i*sb]), float64(y[o+i])))
 		}
 	})
+}
+
+// addGrad is add's and sub's gradient for an input of shape s: gout
+// summed over the broadcast axes (sumTo), or a copy of it where nothing
+// was broadcast, negated for sub's second input. It never returns gout
+// itself: the tape recycles each gradient tensor once.
+func addGrad(gout *tensor.Tensor, s tensor.Shape, negate bool) *tensor.Tensor {
+	var g *tensor.Tensor
+	if gout.Shape().Equal(s) {
+		g = gout.Clone()
+	} else {
+		g = sumTo(gout, s)
+	}
+	if negate {
+		switch d := g.Raw().(type) {
+		case []float32:
+			for i := range d {
+				d[i] = -d[i]
+			}
+		case []float64:
+			for i := range d {
+				d[i] = -d[i]
+			}
+		}
+	}
+	return g
 }

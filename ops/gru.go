@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
@@ -169,10 +168,13 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 		}
 		par.EachRow(n, gateWork*h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
+			zr := a[:2*h] // z and r, through the vector sigmoid in place
+			for k := range zr {
+				zr[k] += rc[k]
+			}
+			sigmoidInto(zr, zr)
 			for k := 0; k < h; k++ {
-				z, r := sigmoid(float64(a[k])+float64(rc[k])), sigmoid(float64(a[h+k])+float64(rc[h+k]))
-				a[k], a[h+k] = T(z), T(r)
-				rh[j*h+k] = T(r) * hs[j*h+k]
+				rh[j*h+k] = a[h+k] * hs[j*h+k]
 			}
 		})
 		if !resetAfter {
@@ -189,8 +191,11 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 				} else {
 					pre += float64(rc[2*h+k])
 				}
-				hh, z := math.Tanh(pre), float64(a[k])
-				a[2*h+k] = T(hh)
+				a[2*h+k] = T(pre)
+			}
+			tanhInto(a[2*h:3*h], a[2*h:3*h]) // h̃, through the vector tanh in place
+			for k := 0; k < h; k++ {
+				hh, z := float64(a[2*h+k]), float64(a[k])
 				hj[k] = T(z*float64(hj[k]) + (1-z)*hh)
 			}
 			copy(out[row*h:(row+1)*h], hj)
