@@ -47,7 +47,7 @@ class Seq2Seq(keras.Model):
         h, _ = self.cell(tf.concat([self.trg_emb(prev), ctx], 1), [h])
         return h
 
-    def loss(self, src, slen, trg, nxt):
+    def seq_loss(self, src, slen, trg, nxt):
         h, enc, keys, mask = self.encode(src, slen)
         hs = tf.TensorArray(tf.float32, size=tf.shape(trg)[1])
         for t in tf.range(tf.shape(trg)[1]):
@@ -121,12 +121,12 @@ def main():
     @tf.function(input_signature=sig)
     def train_step(src, slen, trg, nxt):
         with tf.GradientTape() as tape:
-            loss = model.loss(src, slen, trg, nxt)
+            loss = model.seq_loss(src, slen, trg, nxt)
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
-    eval_loss = tf.function(model.loss, input_signature=sig)
+    eval_loss = tf.function(model.seq_loss, input_signature=sig)
     log = RunLog(a.log, "tensorflow", "translate" + (f"-limit{a.limit}" if a.limit else ""),
                  {"batch": a.batch, "lr": a.lr, "seed": a.seed, "train_size": len(data), "threads": a.threads})
     print(f"training on {len(data)} pairs (vocabularies {len(src_v)} en, {len(trg_v)} de)", flush=True)

@@ -67,6 +67,7 @@ func TestTrainEvalSRL(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.NoError(t, run([]string{"train", "srl", "--data", dir, "--batch", "4", "--save", ckpt}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "training db_lstm on 11 propositions, holding out 1")
+	require.Contains(t, out.String(), "saved "+ckpt+" (best held-out F1 so far)")
 	i := strings.Index(out.String(), "held-out cost ")
 	require.GreaterOrEqual(t, i, 0, out.String())
 	cost := out.String()[i+len("held-out cost ") : i+len("held-out cost ")+7]
@@ -89,6 +90,7 @@ func TestTrainTranslateAndTranslate(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.NoError(t, run([]string{"train", "translate", "--data", dir, "--emb", "8", "--hidden", "8", "--batch", "4", "--beam", "2", "--save", model}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "test2016 BLEU")
+	require.Contains(t, out.String(), "saved "+model+" (best BLEU so far)")
 	stdin = strings.NewReader("A man rides a bike.\nTwo dogs play.\nunknown words here\n")
 	t.Cleanup(func() { stdin = os.Stdin })
 	out.Reset()

@@ -45,7 +45,7 @@ func trainSRL(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", book.Batch, "batch size (sequences)")
 	lr := fs.Float64("lr", book.LR, "SGD learning rate")
 	crfLR := fs.Float64("crf-lr", book.CRFLR, "factor on the learning rate of the CRF's parameters")
-	save := fs.String("save", "", "write the trained parameters (safetensors) here")
+	save := fs.String("save", "", "write the parameters (safetensors) here after every epoch that improves the held-out F1")
 	limit := fs.Int("limit", 0, "train on only the first N propositions of the training part (0: all)")
 	every := fs.Int("log-every", book.LogEvery, "print the running cost every N batches")
 	sf := addSRLFlags(fs)
@@ -69,24 +69,19 @@ func trainSRL(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "training db_lstm on %d propositions, holding out %d (%d words, %d verbs, %d tags; SGD lr %g, CRF x%g, batch %d, seed %d)\n",
 		d.Train.Len(), d.HeldOut.Len(), d.Words.Len(), d.Verbs.Len(), d.Labels.Len(), *lr, *crfLR, *batch, *sf.seed)
 	bar := train.NewBar(stderr)
-	cfg := srl.Config{Epochs: *epochs, Batch: *batch, LR: *lr, CRFLR: *crfLR, Seed: *sf.seed, Log: stdout, LogEvery: *every, Progress: bar.Update}
+	cfg := srl.Config{Epochs: *epochs, Batch: *batch, LR: *lr, CRFLR: *crfLR, Seed: *sf.seed, Log: stdout, LogEvery: *every, Progress: bar.Update, BestPath: *save}
 	cfg.Epoch = func(e train.Epoch) {
 		bar.Clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train cost %.4f, held-out cost %.4f, chunk precision %.4f recall %.4f F1 %.4f (%.1f sequences/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.Metrics["loss"], e.Metrics["precision"], e.Metrics["recall"], e.Metrics["f1"],
 			e.SamplesPerSec, e.Duration.Round(time.Second))
+		if e.Best && *save != "" {
+			fmt.Fprintf(stdout, "saved %s (best held-out F1 so far)\n", *save)
+		}
 	}
 	bar.Clear()
-	if _, err := srl.Train(m, d, cfg); err != nil {
-		return err
-	}
-	if *save != "" {
-		if err := checkpoint.Save(*save, m.Params(), nil); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "saved %s\n", *save)
-	}
-	return nil
+	_, err = srl.Train(m, d, cfg)
+	return err
 }
 
 func evalSRL(args []string, stdout, stderr io.Writer) error {

@@ -22,11 +22,10 @@ import (
 var stdin io.Reader = os.Stdin
 
 // A translation model is saved as FILE (the parameters) with
-// FILE.sizes.json, FILE.src.vocab and FILE.trg.vocab beside it.
-func saveTranslator(path string, m *translate.Model, d *translate.Data) error {
-	if err := checkpoint.Save(path, m.Params(), nil); err != nil {
-		return err
-	}
+// FILE.sizes.json, FILE.src.vocab and FILE.trg.vocab beside it; those
+// three are written before training, the parameters after every epoch
+// that improves the BLEU.
+func saveTranslatorFiles(path string, m *translate.Model, d *translate.Data) error {
 	sizes, err := json.Marshal(m.Sizes())
 	if err != nil {
 		return err
@@ -92,7 +91,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", def.Batch, "batch size (sentence pairs)")
 	lr := fs.Float64("lr", def.LR, "Adam learning rate")
 	seed := fs.Uint64("seed", def.Seed, "seed for initialisation and shuffling")
-	save := fs.String("save", "", "write the model here (parameters; sizes and vocabularies beside it)")
+	save := fs.String("save", "", "write the model here (sizes and vocabularies beside it; the parameters after every epoch that improves the BLEU)")
 	dir := fs.String("data", "", "directory holding multi30k/ (default $PLUMB_DATA)")
 	limit := fs.Int("limit", 0, "train on only the first N pairs (0: all)")
 	beam := fs.Int("beam", def.Beam, "beam width of the BLEU evaluation")
@@ -150,17 +149,18 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, val loss %.4f, test2016 BLEU %.2f (beam %d) (%.0f target words/s, %s, eval %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.Metrics["val_loss"], e.Metrics["bleu"], *beam, e.SamplesPerSec,
 			e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
-	}
-	if _, err := translate.Train(m, dat, cfg); err != nil {
-		return err
+		if e.Best && *save != "" {
+			fmt.Fprintf(stdout, "saved %s (best BLEU so far)\n", *save)
+		}
 	}
 	if *save != "" {
-		if err := saveTranslator(*save, m, dat); err != nil {
+		if err := saveTranslatorFiles(*save, m, dat); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "saved %s\n", *save)
+		cfg.BestPath = *save
 	}
-	return nil
+	_, err = translate.Train(m, dat, cfg)
+	return err
 }
 
 // translateLines is plumb translate: English sentences from stdin, one

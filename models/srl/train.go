@@ -69,6 +69,10 @@ type Config struct {
 	Progress func(train.Progress)
 	// Epoch, if set, is told each finished epoch.
 	Epoch func(train.Epoch)
+	// BestPath, if set, receives the parameters after every epoch that
+	// improves the held-out F1 (train.Config.BestPath), so a run stopped
+	// early still leaves its best epoch.
+	BestPath string
 }
 
 // BookConfig is the book's recipe: SGD at 0.01 with the CRF at 1e-3 of
@@ -110,7 +114,7 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	}
 	tc := train.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: loader, Loss: m.Loss, Epochs: cfg.Epochs, LR: sched,
-		Monitor: "f1", Maximize: true, Progress: cfg.Progress,
+		Monitor: "f1", Maximize: true, Progress: cfg.Progress, BestPath: cfg.BestPath,
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			r, err := Evaluate(m, d, d.HeldOut, 100, report)
 			if err != nil {

@@ -99,6 +99,9 @@ type Config struct {
 	Progress      func(train.Progress)
 	Epoch         func(train.Epoch)
 	Step          func(train.Step)
+	// BestPath, if set, receives the parameters after every epoch that
+	// improves the BLEU (train.Config.BestPath).
+	BestPath string
 }
 
 // DefaultConfig is Adam 1e-3 with gradients clipped to norm 5, batch 64,
@@ -134,7 +137,7 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	}
 	tc := train.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: words{loader, d.Train}, Loss: m.BatchLoss, Epochs: cfg.Epochs,
-		Monitor: "bleu", Maximize: true, Progress: cfg.Progress,
+		Monitor: "bleu", Maximize: true, Progress: cfg.Progress, BestPath: cfg.BestPath,
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			loss, err := m.MeanLoss(d.Val, 100)
 			if err != nil {
