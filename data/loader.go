@@ -108,12 +108,21 @@ func NewLoader(ds *Dataset, batchSize int, opts ...Option) (*Loader, error) {
 }
 
 // Dataset returns the dataset being batched.
-func (l *Loader) Dataset() *Dataset { return l.ds }
+func (l *Loader) Dataset() *Dataset {
+	if l == nil {
+		return nil
+	}
+	return l.ds
+}
 
 // Len is the number of examples an epoch yields: all of them, or with
 // DropLast the largest multiple of the batch size; for a shard (Shard),
-// the examples of its batches.
+// the examples of its batches. A Loader not made by NewLoader yields
+// nothing.
 func (l *Loader) Len() int {
+	if l == nil || l.ds == nil || l.size < 1 {
+		return 0
+	}
 	n := l.examples()
 	if l.ranks <= 1 {
 		return n
@@ -128,6 +137,9 @@ func (l *Loader) Len() int {
 
 // NumBatches is the number of batches an epoch yields.
 func (l *Loader) NumBatches() int {
+	if l.Len() == 0 {
+		return 0
+	}
 	return (l.examples() + l.size - 1) / l.size / max(l.ranks, 1)
 }
 
@@ -151,6 +163,9 @@ func (l *Loader) examples() int {
 // last batch may land in any shard, so Len may be off by less than a
 // batch.)
 func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
+	if l == nil || l.ds == nil {
+		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a Loader not made by NewLoader", rank, ranks)
+	}
 	if ranks < 1 || rank < 0 || rank >= ranks {
 		return nil, fmt.Errorf("data: Loader.Shard(%d, %d): want 0 <= rank < ranks", rank, ranks)
 	}
@@ -164,7 +179,12 @@ func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
 
 // ShardOf returns the shard's rank and the number of ranks (0 and 1 for a
 // loader that is not sharded).
-func (l *Loader) ShardOf() (rank, ranks int) { return l.rank, max(l.ranks, 1) }
+func (l *Loader) ShardOf() (rank, ranks int) {
+	if l == nil {
+		return 0, 1
+	}
+	return l.rank, max(l.ranks, 1)
+}
 
 // Order returns the dataset rows of each batch of epoch, the plan that
 // Batches follows: the rows in order (or a permutation drawn from the seed
@@ -172,6 +192,9 @@ func (l *Loader) ShardOf() (rank, ranks int) { return l.rank, max(l.ranks, 1) }
 // length within windows with BucketBy, then cut into batches (shuffled
 // with Shuffle and BucketBy).
 func (l *Loader) Order(epoch int) [][]int {
+	if l.Len() == 0 {
+		return nil
+	}
 	rng := epochRNG(l.opt.seed, epoch)
 	var perm []int
 	if l.opt.shuffle {
