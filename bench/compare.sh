@@ -24,16 +24,17 @@ py=${PYTHON:-.venv/bin/python}
 out=bench/out/mnist-$model
 mkdir -p "$out"
 
-go build -o "$out/plumb" ./cmd/plumb
+bin=bench/out/plumb
+go build -o "$bin" ./cmd/plumb
 echo "== Plumb"
-"$out/plumb" train mnist --model "$model" --log "$out/plumb" "$@"
+"$bin" train mnist --model "$model" --log "$out/plumb" "$@"
 echo "== TensorFlow (Keras)"
 "$py" bench/mnist_keras.py --model "$model" --log "$out/tensorflow" "$@"
 echo "== PyTorch"
 CUDA_VISIBLE_DEVICES= "$py" bench/mnist_torch.py --model "$model" --log "$out/pytorch" "$@"
 
 echo
-"$out/plumb" plot "$out/plumb" "$out/tensorflow" "$out/pytorch" -o "$out/compare.png"
+"$bin" plot "$out/plumb" "$out/tensorflow" "$out/pytorch" -o "$out/compare.png"
 echo
 echo "== side by side, and Plumb's KPIs (bench/kpi.json)"
-"$out/plumb" kpi --file bench/kpi.json "$out/plumb" "$out/tensorflow" "$out/pytorch"
+"$bin" kpi --file bench/kpi.json "$out/plumb" "$out/tensorflow" "$out/pytorch"

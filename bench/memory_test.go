@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"testing"
 
@@ -13,18 +15,33 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// BenchmarkVariableLengthRSS trains an LSTM classifier (32 features, 128
-// units, a dense layer to 10 classes, Adam) for 2,000 batches of 8
+// BenchmarkVariableLengthRSS trains an LSTM classifier (16 features, 64
+// units, a dense layer to 10 classes, Adam) for 2,000 batches of 4
 // sequences whose lengths are drawn uniformly from 5 to 500, on one tape
 // released after every step, and reports the process's peak and final
-// resident set and the bytes tensor's pool holds at the end. Without a
-// bound on the pool, every size class a batch ever used keeps its buffers;
-// with it (tensor.SetPoolLimit), RSS stays under the limit plus one step's
-// working set plus the garbage collector's headroom. Run it alone, once:
+// resident set and the bytes tensor's pool holds at the end. Free lists
+// that kept every buffer would hold one of every size class any batch
+// used; tensor's pool drops what the last steps did not take again and
+// never holds more than its limit (tensor.SetPoolLimit), so RSS stays
+// under the limit plus one step's working set plus the garbage
+// collector's headroom. "keep_all" is the same run with free lists that
+// keep everything (no limit, no idle dropping), for comparison. It prints
+// RSS, heap and pool every 100 batches to stderr as it goes. Peak RSS is
+// the process's, so run each case alone, once:
 //
-//	go test ./bench -run xxx -bench VariableLengthRSS -benchtime 1x
+//	go test ./bench -run xxx -bench 'VariableLengthRSS/bounded' -benchtime 1x
+//	go test ./bench -run xxx -bench 'VariableLengthRSS/keep_all' -benchtime 1x
 func BenchmarkVariableLengthRSS(b *testing.B) {
-	const batches, seqs, features, units, classes = 2000, 8, 32, 128, 10
+	b.Run("bounded", variableLengthRSS)
+	b.Run("keep_all", func(b *testing.B) {
+		defer tensor.SetPoolLimit(tensor.SetPoolLimit(1 << 40))
+		defer tensor.SetPoolIdleFlushes(tensor.SetPoolIdleFlushes(0))
+		variableLengthRSS(b)
+	})
+}
+
+func variableLengthRSS(b *testing.B) {
+	const batches, seqs, features, units, classes = 2000, 4, 16, 64, 10
 	rng := tensor.NewRNG(1)
 	lstm, err := layers.NewLSTM("lstm", features, units, layers.RNNConfig{}, rng)
 	require.NoError(b, err)
@@ -56,6 +73,8 @@ func BenchmarkVariableLengthRSS(b *testing.B) {
 			if i%100 == 99 {
 				runtime.ReadMemStats(&ms)
 				peakHeap = max(peakHeap, ms.HeapInuse)
+				now, peak := runlog.RSS()
+				fmt.Fprintf(os.Stderr, "batch %d: RSS %d MiB (peak %d), heap in use %d MiB, pool %d MiB\n", i+1, now>>20, peak>>20, ms.HeapInuse>>20, tensor.PoolBytes()>>20)
 			}
 		}
 	}

@@ -44,7 +44,7 @@ class StepLog(tf.keras.callbacks.Callback):
         self.steps += 1
         step = int(self.model.optimizer.iterations.numpy())
         examples = self.seen + self.steps * self.batch
-        if step % self.every == 0:
+        if step % self.every == 0 or self.steps == self.params.get("steps"):  # and the epoch's last, as Plumb's
             rate = self.steps * self.batch / (time.perf_counter() - self.start)
             self.log.write(kind="step", epoch=self.epoch, step=step, examples=examples,
                            loss=float(logs["loss"]), samples_per_sec=rate,

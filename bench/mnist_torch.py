@@ -76,7 +76,7 @@ def main():
             n = len(xb)
             loss_sum += loss.item() * n
             done += n
-            if step % a.log_every == 0:
+            if step % a.log_every == 0 or done == len(xs):  # and the epoch's last, as Plumb's
                 log.write(kind="step", epoch=epoch, step=step, examples=seen + done, loss=loss_sum / done,
                           samples_per_sec=done / (time.perf_counter() - start), lr=a.lr)
         dur = time.perf_counter() - start

@@ -26,12 +26,16 @@ import (
 // The memory ceiling. With batches of changing shapes (sequences of
 // varying length) every step uses some size classes the last did not, and
 // free lists that kept everything would hold a buffer of every class any
-// step ever used. So the pool holds at most PoolLimit bytes (512 MiB unless
-// SetPoolLimit says otherwise): a buffer given back beyond it first evicts
-// the buffers given back longest ago, whose storage the garbage collector
-// then reclaims. A training process's memory is then bounded by the limit,
-// one step's live tensors, and the collector's headroom (GOGC). TrimPool
-// empties the pool, for a phase change such as training to evaluation.
+// step ever used. Two rules bound the pool. A buffer that no allocation
+// took again within DefaultIdleFlushes flushes (Recycler.Flush, which each
+// Tape.Release calls: about that many steps) is dropped, so the pool holds
+// what the last few steps used, as sync.Pool's drop at each collection
+// did before, but without waiting for one. And the pool never holds more
+// than its limit (512 MiB unless SetPoolLimit says otherwise): a buffer
+// given back beyond it first evicts the buffers given back longest ago.
+// The garbage collector reclaims what is dropped. A training process's
+// memory is then bounded by the limit, one step's live tensors, and the
+// collector's headroom (GOGC). TrimPool empties the pool.
 
 // maxClassBits bounds pooled sizes to 2^maxClassBits elements; larger
 // tensors are allocated and collected as usual.
@@ -44,20 +48,30 @@ const numClasses = 9 + 4*(maxClassBits-3)
 // DefaultPoolLimit is the pool's byte limit until SetPoolLimit changes it.
 const DefaultPoolLimit = 512 << 20
 
+// DefaultIdleFlushes is how many flushes a pooled buffer waits to be taken
+// again before the pool drops it, until SetPoolIdleFlushes changes it. A
+// step whose shapes recur (a CNN's) takes every buffer back at the next
+// step and loses nothing.
+const DefaultIdleFlushes = 2
+
 // pool holds the free tensors of each dtype (index dtype-1) and class, each
 // list in the order they were given back, with the bytes they hold.
 var pool = struct {
 	sync.Mutex
 	lists [4][numClasses][]pooled
-	bytes int64 // storage held in lists
-	limit int64
-	seq   uint64 // stamps each buffer given back
-}{limit: DefaultPoolLimit}
+	bytes   int64 // storage held in lists
+	limit   int64
+	seq     uint64 // stamps each buffer given back
+	flushes uint64 // Recycler flushes so far
+	idle    uint64 // flushes a buffer may wait; 0: forever
+}{limit: DefaultPoolLimit, idle: DefaultIdleFlushes}
 
-// pooled is a free tensor and when it was given back.
+// pooled is a free tensor, when it was given back, and the flush count
+// then.
 type pooled struct {
-	t   *Tensor
-	seq uint64
+	t     *Tensor
+	seq   uint64
+	flush uint64
 }
 
 // SetPoolLimit bounds the bytes of storage the pool holds for reuse and
@@ -68,6 +82,17 @@ func SetPoolLimit(bytes int64) (previous int64) {
 	defer pool.Unlock()
 	previous, pool.limit = pool.limit, max(bytes, 0)
 	evictDownTo(pool.limit)
+	return previous
+}
+
+// SetPoolIdleFlushes sets how many Recycler flushes (about, steps) a
+// pooled buffer may wait to be taken again before it is dropped, and
+// returns the previous setting; n <= 0 keeps buffers until the limit
+// evicts them. Raise it when shapes recur only every few steps.
+func SetPoolIdleFlushes(n int) (previous int) {
+	pool.Lock()
+	defer pool.Unlock()
+	previous, pool.idle = int(pool.idle), uint64(max(n, 0))
 	return previous
 }
 
@@ -132,8 +157,31 @@ func give(t *Tensor, class int) {
 	evictDownTo(pool.limit - b)
 	pool.seq++
 	l := &pool.lists[t.dtype-1][class]
-	*l = append(*l, pooled{t, pool.seq})
+	*l = append(*l, pooled{t, pool.seq, pool.flushes})
 	pool.bytes += b
+}
+
+// flushed counts a Recycler flush and drops the buffers that have waited
+// the idle setting's flushes since they were given back. Each list is in the
+// order buffers came back, so only its oldest end is looked at.
+func flushed() {
+	pool.Lock()
+	defer pool.Unlock()
+	pool.flushes++
+	if pool.bytes == 0 || pool.idle == 0 || pool.flushes <= pool.idle {
+		return
+	}
+	stale := pool.flushes - pool.idle
+	for d := range pool.lists {
+		for c := range pool.lists[d] {
+			l := &pool.lists[d][c]
+			for len(*l) > 0 && (*l)[0].flush < stale {
+				pool.bytes -= bytesOf((*l)[0].t)
+				(*l)[0] = pooled{}
+				*l = (*l)[1:]
+			}
+		}
+	}
 }
 
 func bytesOf(t *Tensor) int64 { return int64(capOf(t.data) * t.dtype.Size()) }
@@ -360,6 +408,7 @@ func (r *Recycler) Flush() int {
 	}
 	clear(r.spans)
 	r.spans = r.spans[:0]
+	flushed()
 	return freed
 }
 

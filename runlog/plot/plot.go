@@ -7,6 +7,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -99,10 +100,14 @@ func Runs(runs []*runlog.Run, path string) error {
 		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = pn.title, pn.x, pn.y
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
+		lo, hi := math.Inf(1), math.Inf(-1)
 		for k, r := range runs {
 			xy := pn.curve(r)
 			if len(xy) == 0 {
 				continue
+			}
+			for _, q := range xy {
+				lo, hi = min(lo, q.Y), max(hi, q.Y)
 			}
 			line, pts, err := plotter.NewLinePoints(xy)
 			if err != nil {
@@ -117,6 +122,14 @@ func Runs(runs []*runlog.Run, path string) error {
 			} else {
 				p.Legend.Add(r.Label(), line)
 			}
+		}
+		switch {
+		case lo > hi: // no data
+		case hi-lo <= 1e-9*max(1, math.Abs(hi)): // one value (one epoch): a narrow axis around it
+			d := max(0.02*math.Abs(hi), 0.01)
+			p.Y.Min, p.Y.Max = lo-d, hi+4*d
+		default: // room above the curves for the legend
+			p.Y.Min, p.Y.Max = lo-0.02*(hi-lo), hi+0.08*float64(len(runs)+1)*(hi-lo)
 		}
 		grid[i/cols][i%cols] = p
 	}
