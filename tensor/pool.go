@@ -58,7 +58,7 @@ const DefaultIdleFlushes = 2
 // list in the order they were given back, with the bytes they hold.
 var pool = struct {
 	sync.Mutex
-	lists [4][numClasses][]pooled
+	lists   [4][numClasses][]pooled
 	bytes   int64 // storage held in lists
 	limit   int64
 	seq     uint64 // stamps each buffer given back
