@@ -120,6 +120,9 @@ func (l *Loader) Dataset() *Dataset {
 // the examples of its batches. A Loader not made by NewLoader yields
 // nothing.
 func (l *Loader) Len() int {
+	if l == nil || l.ds == nil || l.size < 1 {
+		return 0
+	}
 	n := l.examples()
 	if n == 0 || l.ranks <= 1 {
 		return n
@@ -164,6 +167,9 @@ func (l *Loader) examples() int {
 // last batch may land in any shard, so Len may be off by less than a
 // batch.)
 func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
+	if l == nil || l.ds == nil {
+		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a Loader not made by NewLoader", rank, ranks)
+	}
 	if ranks < 1 || rank < 0 || rank >= ranks {
 		return nil, fmt.Errorf("data: Loader.Shard(%d, %d): want 0 <= rank < ranks", rank, ranks)
 	}
