@@ -18,17 +18,35 @@ type Batch struct {
 	index  []int
 }
 
-// Len is the number of examples in the batch.
-func (b *Batch) Len() int { return b.n }
+// Len is the number of examples in the batch (0 for a nil Batch).
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
 
 // Names lists the fields.
-func (b *Batch) Names() []string { return fieldNames(b.fields) }
+func (b *Batch) Names() []string {
+	if b == nil {
+		return nil
+	}
+	return fieldNames(b.fields)
+}
 
 // Index returns where each example came from: its row in the dataset for
 // a Loader's batches, its position in the pass for a Stream's.
-func (b *Batch) Index() []int { return b.index }
+func (b *Batch) Index() []int {
+	if b == nil {
+		return nil
+	}
+	return b.index
+}
 
 func (b *Batch) field(name string) *field {
+	if b == nil {
+		return nil
+	}
 	for i := range b.fields {
 		if b.fields[i].name == name {
 			return &b.fields[i]

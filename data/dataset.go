@@ -103,14 +103,27 @@ func NewDataset(fields ...Field) (*Dataset, error) {
 }
 
 func (d *Dataset) index(name string) int {
+	if d == nil {
+		return -1
+	}
 	return slices.IndexFunc(d.fields, func(f field) bool { return f.name == name })
 }
 
-// Len is the number of examples.
-func (d *Dataset) Len() int { return d.n }
+// Len is the number of examples (0 for a nil Dataset).
+func (d *Dataset) Len() int {
+	if d == nil {
+		return 0
+	}
+	return d.n
+}
 
 // Names lists the fields in the order they were given.
-func (d *Dataset) Names() []string { return fieldNames(d.fields) }
+func (d *Dataset) Names() []string {
+	if d == nil {
+		return nil
+	}
+	return fieldNames(d.fields)
+}
 
 // Tensor returns the dense field name, [N, ...], or nil when there is no
 // dense field of that name. The caller must not modify it.
@@ -133,6 +146,9 @@ func (d *Dataset) Ragged(name string) *tensor.Ragged {
 // Take returns the first n examples (all when n >= Len, none when n <= 0)
 // as views that share storage with d, for quick runs on a small slice.
 func (d *Dataset) Take(n int) *Dataset {
+	if d == nil {
+		return &Dataset{}
+	}
 	n = max(0, min(n, d.n))
 	out := &Dataset{n: n, fields: make([]field, len(d.fields))}
 	for i, f := range d.fields {
@@ -150,6 +166,9 @@ func (d *Dataset) Take(n int) *Dataset {
 // Subset returns a copy holding the examples at idx, in that order
 // (repeats allowed). An index outside [0, Len) is an error.
 func (d *Dataset) Subset(idx []int) (*Dataset, error) {
+	if d == nil {
+		return nil, fmt.Errorf("data: Subset of a nil Dataset")
+	}
 	for i, j := range idx {
 		if j < 0 || j >= d.n {
 			return nil, fmt.Errorf("data: subset index %d at position %d outside [0, %d)", j, i, d.n)
@@ -163,6 +182,9 @@ func (d *Dataset) Subset(idx []int) (*Dataset, error) {
 // kept in the dataset's order. valFraction must lie in [0, 1]. The same
 // seed always gives the same split.
 func (d *Dataset) Split(valFraction float64, seed uint64) (train, val *Dataset, err error) {
+	if d == nil {
+		return nil, nil, fmt.Errorf("data: Split of a nil Dataset")
+	}
 	if !(valFraction >= 0 && valFraction <= 1) {
 		return nil, nil, fmt.Errorf("data: Split: validation fraction %v outside [0, 1]", valFraction)
 	}

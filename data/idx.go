@@ -1,11 +1,3 @@
-// Package data reads the real dataset formats the book models train on and
-// turns them into tensors: IDX (MNIST), with a seeded, shuffling batch
-// iterator over any in-memory Dataset.
-//
-// Readers validate everything they read and return errors, never panic, on
-// a malformed or truncated file. The MNIST digits themselves live in the
-// separate package data/mnist/embedded, so that a program which only reads
-// files does not carry 11 MB of embedded data.
 package data
 
 import (

@@ -120,13 +120,13 @@ func imdbFileName(file string) (id, rating int, err error) {
 // 150, keeping counts above 150, is minCount 151), by descending count and
 // then word, with <unk> appended last.
 func IMDBVocab(minCount int, reviews ...[]Review) (*Vocab, error) {
-	counts := Counter{}
+	var counts Counter
 	for _, rs := range reviews {
 		for _, r := range rs {
 			counts.Add(r.Tokens...)
 		}
 	}
-	return BuildVocab(counts, VocabConfig{MinCount: minCount, Unk: Unk})
+	return BuildVocab(&counts, VocabConfig{MinCount: minCount, Unk: Unk})
 }
 
 // IMDBDataset encodes reviews with v into fields "words", ragged int64

@@ -105,11 +105,20 @@ func NewLoader(ds *Dataset, batchSize int, opts ...Option) (*Loader, error) {
 }
 
 // Dataset returns the dataset being batched.
-func (l *Loader) Dataset() *Dataset { return l.ds }
+func (l *Loader) Dataset() *Dataset {
+	if l == nil {
+		return nil
+	}
+	return l.ds
+}
 
 // Len is the number of examples an epoch yields: all of them, or with
-// DropLast the largest multiple of the batch size.
+// DropLast the largest multiple of the batch size. A Loader not made by
+// NewLoader yields nothing.
 func (l *Loader) Len() int {
+	if l == nil || l.ds == nil || l.size < 1 {
+		return 0
+	}
 	if l.opt.dropLast {
 		return l.ds.Len() / l.size * l.size
 	}
@@ -117,7 +126,12 @@ func (l *Loader) Len() int {
 }
 
 // NumBatches is the number of batches an epoch yields.
-func (l *Loader) NumBatches() int { return (l.Len() + l.size - 1) / l.size }
+func (l *Loader) NumBatches() int {
+	if l.Len() == 0 {
+		return 0
+	}
+	return (l.Len() + l.size - 1) / l.size
+}
 
 // Order returns the dataset rows of each batch of epoch, the plan that
 // Batches follows: the rows in order (or a permutation drawn from the seed
@@ -125,6 +139,9 @@ func (l *Loader) NumBatches() int { return (l.Len() + l.size - 1) / l.size }
 // length within windows with BucketBy, then cut into batches (shuffled
 // with Shuffle and BucketBy).
 func (l *Loader) Order(epoch int) [][]int {
+	if l.Len() == 0 {
+		return nil
+	}
 	rng := epochRNG(l.opt.seed, epoch)
 	var perm []int
 	if l.opt.shuffle {

@@ -336,11 +336,14 @@ func TitleWords(title string) []string { return strings.Fields(strings.ToLower(t
 // count, then word (Paddle numbers them in a Python set's varying order),
 // with <unk> appended last for titles of movies added later.
 func MovieTitleVocab(ml *MovieLens) (*Vocab, error) {
-	counts := Counter{}
+	if ml == nil {
+		return nil, fmt.Errorf("data: MovieTitleVocab of a nil MovieLens")
+	}
+	var counts Counter
 	for _, m := range ml.Movies {
 		counts.Add(TitleWords(m.Title)...)
 	}
-	return BuildVocab(counts, VocabConfig{Unk: Unk})
+	return BuildVocab(&counts, VocabConfig{Unk: Unk})
 }
 
 // Dataset lays ml's ratings out as the Paddle book's recommender reads
@@ -349,8 +352,8 @@ func MovieTitleVocab(ml *MovieLens) (*Vocab, error) {
 // "title" (ragged int64: genre ids, and title word ids in titles) and
 // "score" (float32 [N], 1..5).
 func (ml *MovieLens) Dataset(titles *Vocab) (*Dataset, error) {
-	if titles == nil {
-		return nil, fmt.Errorf("data: MovieLens.Dataset: nil title vocabulary")
+	if ml == nil || titles == nil {
+		return nil, fmt.Errorf("data: MovieLens.Dataset: nil MovieLens or title vocabulary")
 	}
 	n := len(ml.Ratings)
 	user, gender, age, job, movie := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)

@@ -53,6 +53,9 @@ func (c *capReader) Read(p []byte) (int, error) {
 // plain returns r's content, gunzipped when it starts with the gzip magic,
 // and capped at limit bytes. name labels errors.
 func plain(r io.Reader, name string, limit int64) (io.Reader, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%s: nil reader", name)
+	}
 	br := bufio.NewReader(r)
 	if head, err := br.Peek(2); err == nil && bytes.Equal(head, gzipMagic) {
 		zr, err := gzip.NewReader(br)

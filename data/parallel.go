@@ -65,7 +65,7 @@ func LoadParallel(srcPath, trgPath string, tokenize func(string) []string) ([]Pa
 // ids 0, 1, 2, then the words by descending count and word, at most
 // maxWords of them (0: all) seen at least minCount times.
 func ParallelVocab(pairs []Pair, target bool, maxWords, minCount int) (*Vocab, error) {
-	counts := Counter{}
+	var counts Counter
 	for _, p := range pairs {
 		if target {
 			counts.Add(p.Trg...)
@@ -73,7 +73,7 @@ func ParallelVocab(pairs []Pair, target bool, maxWords, minCount int) (*Vocab, e
 			counts.Add(p.Src...)
 		}
 	}
-	return BuildVocab(counts, VocabConfig{MaxWords: maxWords, MinCount: minCount, Specials: []string{BOS, EOS, Unk}, Unk: Unk})
+	return BuildVocab(&counts, VocabConfig{MaxWords: maxWords, MinCount: minCount, Specials: []string{BOS, EOS, Unk}, Unk: Unk})
 }
 
 // ParallelDataset encodes pairs as Paddle's wmt14 reader does, into ragged

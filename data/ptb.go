@@ -64,14 +64,14 @@ func LoadPTB(dir string) (train, valid, test [][]string, err error) {
 // counts above 50, is minCount 51); sorts by descending count, then by
 // word; and appends <unk> last.
 func PTBVocab(minCount int, corpora ...[][]string) (*Vocab, error) {
-	counts := Counter{}
+	var counts Counter
 	for _, c := range corpora {
 		for _, sent := range c {
 			counts.Add(sent...)
 			counts.Add(BOS, EOS)
 		}
 	}
-	return BuildVocab(counts, VocabConfig{MinCount: minCount, Unk: Unk})
+	return BuildVocab(&counts, VocabConfig{MinCount: minCount, Unk: Unk})
 }
 
 // NGramDataset cuts each sentence, framed as <s> words <e> and encoded

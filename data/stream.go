@@ -1,7 +1,9 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 )
@@ -39,7 +41,12 @@ func NewStream(open func() iter.Seq2[Example, error], batchSize int, opts ...Opt
 }
 
 // Len is the number of examples per epoch declared with Size (0 when unknown).
-func (s *Stream) Len() int { return s.opt.size }
+func (s *Stream) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.opt.size
+}
 
 // Batches reads one pass and yields its batches. With Shuffle the order
 // comes from the buffer and a random stream fixed by the seed and epoch,
@@ -47,6 +54,10 @@ func (s *Stream) Len() int { return s.opt.size }
 // or a malformed example is yielded (with a nil batch) and ends the epoch.
 func (s *Stream) Batches(epoch int) iter.Seq2[*Batch, error] {
 	return func(yield func(*Batch, error) bool) {
+		if s == nil || s.open == nil || s.size < 1 {
+			yield(nil, fmt.Errorf("data: Batches of a Stream not made by NewStream"))
+			return
+		}
 		rng := epochRNG(s.opt.seed, epoch)
 		window := s.size
 		if s.opt.bucketField != "" {
@@ -165,4 +176,32 @@ func seqLen(v any) (int, bool) {
 		return len(s), true
 	}
 	return 0, false
+}
+
+// LineSource is a Stream's open function over a text file (raw or gzip)
+// read lazily: every pass reopens path and yields parse's example for each
+// line (1-based number, without the line ending). parse may return a nil
+// example to skip a line; its error, or a read error, ends the pass with
+// the file and line named.
+func LineSource(path string, parse func(n int, line string) (Example, error)) func() iter.Seq2[Example, error] {
+	return func() iter.Seq2[Example, error] {
+		return func(yield func(Example, error) bool) {
+			stop := errors.New("stopped") // the consumer broke out of the loop
+			err := withFile(path, maxFileBytes, func(r io.Reader) error {
+				return eachLine(r, path, func(n int, line string) error {
+					ex, err := parse(n, line)
+					if err != nil {
+						return fmt.Errorf("data: %s line %d: %w", path, n, err)
+					}
+					if ex != nil && !yield(ex, nil) {
+						return stop
+					}
+					return nil
+				})
+			})
+			if err != nil && !errors.Is(err, stop) {
+				yield(nil, err)
+			}
+		}
+	}
 }

@@ -3,7 +3,11 @@ package data
 import (
 	"errors"
 	"iter"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,5 +172,48 @@ func TestFromExamples(t *testing.T) {
 			_, err := FromExamples(tc.exs)
 			require.ErrorContains(t, err, tc.wantErr)
 		})
+	}
+}
+
+func TestLineSource(t *testing.T) {
+	dir := writeFiles(t, map[string][]byte{"r.txt.gz": gzipped(t, []byte("1 3\n\n2 4 4\nbad\n"))})
+	parse := func(n int, line string) (Example, error) {
+		if line == "" {
+			return nil, nil
+		}
+		var ids []int64
+		for _, f := range strings.Fields(line) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, v)
+		}
+		return Example{"ids": ids, "line": n}, nil
+	}
+	s, err := NewStream(LineSource(filepath.Join(dir, "r.txt.gz"), parse), 2)
+	require.NoError(t, err)
+	var got [][]int64
+	var errs []error
+	for b, err := range s.Batches(0) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		assert.Equal(t, []int64{1, 3}, b.Tensor("line").Int64s())
+		got = append(got, b.Ragged("ids").Values.Int64s())
+	}
+	assert.Equal(t, [][]int64{{1, 3, 2, 4, 4}}, got)
+	require.Len(t, errs, 1)
+	assert.ErrorContains(t, errs[0], `r.txt.gz line 4: strconv.ParseInt: parsing "bad"`)
+
+	missing, err := NewStream(LineSource(filepath.Join(dir, "none.txt"), parse), 2)
+	require.NoError(t, err)
+	for _, err := range missing.Batches(0) {
+		assert.ErrorIs(t, err, os.ErrNotExist)
+	}
+	// Breaking out early closes the file and reports nothing.
+	for range s.Batches(1) {
+		break
 	}
 }

@@ -43,7 +43,7 @@ func TestNGrams(t *testing.T) {
 }
 
 func TestBuildVocab(t *testing.T) {
-	counts := Counter{}
+	var counts Counter
 	counts.Add(strings.Fields("b a c a b a d <unk> <unk> <unk> <unk> e")...)
 	tests := []struct {
 		name string
@@ -59,12 +59,12 @@ func TestBuildVocab(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := BuildVocab(counts, tc.cfg)
+			v, err := BuildVocab(&counts, tc.cfg)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, v.Words())
 		})
 	}
-	_, err := BuildVocab(counts, VocabConfig{MinCount: -1})
+	_, err := BuildVocab(&counts, VocabConfig{MinCount: -1})
 	assert.ErrorContains(t, err, "cannot be negative")
 }
 

@@ -17,14 +17,36 @@ const (
 	Pad = "<pad>" // padding
 )
 
-// Counter counts token occurrences to build a Vocab.
-type Counter map[string]int
+// Counter counts token occurrences to build a Vocab. The zero value is
+// an empty counter ready to use.
+type Counter struct {
+	counts map[string]int
+}
 
 // Add counts each token once.
-func (c Counter) Add(tokens ...string) {
-	for _, t := range tokens {
-		c[t]++
+func (c *Counter) Add(tokens ...string) {
+	if c.counts == nil {
+		c.counts = map[string]int{}
 	}
+	for _, t := range tokens {
+		c.counts[t]++
+	}
+}
+
+// Count is how often w was added.
+func (c *Counter) Count(w string) int {
+	if c == nil {
+		return 0
+	}
+	return c.counts[w]
+}
+
+// Len is the number of distinct tokens added.
+func (c *Counter) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.counts)
 }
 
 // VocabConfig chooses a Vocab's words and layout.
@@ -56,8 +78,9 @@ type Vocab struct {
 // descending count and then by the word's bytes for ties, so the result
 // never depends on map order; keeps those with count >= MinCount, at most
 // MaxWords of them; and lays out Specials, words and Unk as VocabConfig
-// describes. Counts of the special and unknown tokens are ignored.
-func BuildVocab(counts Counter, cfg VocabConfig) (*Vocab, error) {
+// describes. Counts of the special and unknown tokens are ignored. A nil
+// counter counts nothing.
+func BuildVocab(counts *Counter, cfg VocabConfig) (*Vocab, error) {
 	if cfg.MinCount < 0 || cfg.MaxWords < 0 {
 		return nil, fmt.Errorf("data: BuildVocab: MinCount %d and MaxWords %d cannot be negative", cfg.MinCount, cfg.MaxWords)
 	}
@@ -70,7 +93,10 @@ func BuildVocab(counts Counter, cfg VocabConfig) (*Vocab, error) {
 		c int
 	}
 	var kept []wc
-	for w, c := range counts {
+	if counts == nil {
+		counts = &Counter{}
+	}
+	for w, c := range counts.counts {
 		if !special[w] && c >= cfg.MinCount && c > 0 {
 			kept = append(kept, wc{w, c})
 		}
@@ -130,6 +156,9 @@ func (v *Vocab) ID(w string) int {
 	if id, ok := v.ids[w]; ok {
 		return id
 	}
+	if v.unk >= len(v.words) { // a zero Vocab, not made by NewVocab
+		return -1
+	}
 	return v.unk
 }
 
@@ -140,7 +169,12 @@ func (v *Vocab) Has(w string) bool {
 }
 
 // UnkID is the unknown token's id, or -1.
-func (v *Vocab) UnkID() int { return v.unk }
+func (v *Vocab) UnkID() int {
+	if v.unk >= len(v.words) {
+		return -1
+	}
+	return v.unk
+}
 
 // Word returns the token of id, or "" outside [0, Len).
 func (v *Vocab) Word(id int) string {
