@@ -419,8 +419,13 @@ func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
 	}
 	if rp := r.cfg.Replicas; rp != nil { // every rank must reach the allreduce, whatever its loss
-		if err := r.tape.Backward(lv); err != nil {
-			return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+		// A non-finite loss has no gradient (Backward refuses it): this
+		// rank contributes none, and the mean loss, non-finite too, stops
+		// every rank below.
+		if !math.IsNaN(loss) && !math.IsInf(loss, 0) {
+			if err := r.tape.Backward(lv); err != nil {
+				return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+			}
 		}
 		if loss, n, err = rp.AverageGradients(r.cfg.Params, loss, n); err != nil {
 			return 0, 0, fmt.Errorf("train: epoch %d, step %d: averaging gradients: %w", e, i, err)
