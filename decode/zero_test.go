@@ -13,8 +13,9 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Greedy":     decode.Greedy[float32],
-			"BeamSearch": decode.BeamSearch[float32],
+			"BeamSearchBatch": decode.BeamSearchBatch[float32],
+			"Greedy":          decode.Greedy[float32],
+			"BeamSearch":      decode.BeamSearch[float32],
 		},
 		Types: []any{
 			(*decode.Step[float32])(nil),

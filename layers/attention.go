@@ -280,6 +280,10 @@ func (d *AttentionDecoder) Step(x *graph.Value, s DecoderState, m Memory) (*grap
 // advance runs the cell and the attention for one step and returns the
 // output layer's input [h, context] and the next state.
 func (d *AttentionDecoder) advance(x *graph.Value, s DecoderState, m Memory) (*graph.Value, DecoderState) {
+	if err := d.check(); err != nil {
+		v := x.Tape().Fail(err)
+		return v, DecoderState{graph.LSTMState{H: v, C: v}, v}
+	}
 	st := graph.LSTMCell(graph.Concat(1, x, s.Context), s.LSTM, d.Cell.Weights(x.Tape()))
 	ctx := d.Attn.Attend(st.H, m)
 	return graph.Concat(1, st.H, ctx), DecoderState{st, ctx}
@@ -308,8 +312,8 @@ func (d *AttentionDecoder) DecodeSeq(inputs graph.Seq, m Memory, init *graph.LST
 	padded, lengths := graph.PadSeq(inputs)
 	feats := d.features(padded, m, init)
 	sh := feats.Shape()
-	if sh == nil {
-		return inputs.With(feats)
+	if feats.Err() != nil || len(sh) != 3 {
+		return inputs.With(noTape("attention decoder", feats))
 	}
 	rows := make([]int64, 0, inputs.Values.Shape()[0])
 	for b, n := range lengths {

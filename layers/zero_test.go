@@ -21,6 +21,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Samples: []any{tape, v, x, graph.NewSeq(v, []int{0, 1, 3}), tensor.NewRNG(1)},
 		Funcs: map[string]any{
+			"NewProjectedLSTM":      layers.NewProjectedLSTM,
 			"NewMultiHeadAttention": layers.NewMultiHeadAttention,
 			"NewBahdanauAttention":  layers.NewBahdanauAttention,
 			"NewAttentionDecoder":   layers.NewAttentionDecoder,
@@ -39,6 +40,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewSequenceConv":       layers.NewSequenceConv,
 		},
 		Types: []any{
+			(*layers.ProjectedLSTM)(nil),
 			(*layers.MultiHeadAttention)(nil),
 			(*layers.BahdanauAttention)(nil),
 			(*layers.Memory)(nil),

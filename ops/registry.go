@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
@@ -54,14 +55,16 @@ var deviceKernels = map[string][]Kernel{}
 // RegisterKernel records, at init time, that the named op has a kernel on
 // device for each of dtypes. Device packages call it (ops/cuda with the
 // build tag cuda), so that their tests can fail for a kernel without a
-// device test. An unregistered op is a programming error.
-func RegisterKernel(op, device string, dtypes ...tensor.DType) {
+// device test. An op that is not registered is an error, and nothing is
+// recorded.
+func RegisterKernel(op, device string, dtypes ...tensor.DType) error {
 	if _, ok := registry[op]; !ok {
-		panic("ops: RegisterKernel of unregistered op " + op)
+		return fmt.Errorf("ops: RegisterKernel(%q, %q): no such op", op, device)
 	}
 	for _, dt := range dtypes {
 		deviceKernels[op] = append(deviceKernels[op], Kernel{Device: device, DType: dt})
 	}
+	return nil
 }
 
 // Kernels returns the kernels of the named op: every op runs on the CPU in

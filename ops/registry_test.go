@@ -15,13 +15,12 @@ func TestKernels(t *testing.T) {
 	assert.Equal(t, cpu, Kernels("softmax"), "every op has its CPU kernels")
 	assert.False(t, HasKernel("softmax", "testdevice", tensor.Float32))
 
-	RegisterKernel("softmax", "testdevice", tensor.Float32)
+	require.NoError(t, RegisterKernel("softmax", "testdevice", tensor.Float32))
 	assert.Equal(t, append(cpu, Kernel{Device: "testdevice", DType: tensor.Float32}), Kernels("softmax"))
 	assert.True(t, HasKernel("softmax", "testdevice", tensor.Float32))
 	assert.False(t, HasKernel("softmax", "testdevice", tensor.Float64))
 
 	assert.Nil(t, Kernels("no_such_op"))
-	require.PanicsWithValue(t, "ops: RegisterKernel of unregistered op no_such_op", func() {
-		RegisterKernel("no_such_op", "testdevice", tensor.Float32)
-	})
+	require.EqualError(t, RegisterKernel("no_such_op", "testdevice", tensor.Float32), `ops: RegisterKernel("no_such_op", "testdevice"): no such op`)
+	assert.Nil(t, Kernels("no_such_op"), "a refused registration records nothing")
 }

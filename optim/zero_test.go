@@ -13,6 +13,7 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
+			"ParamLR":            optim.ParamLR,
 			"NewAdagrad":         optim.NewAdagrad,
 			"NewAdam":            optim.NewAdam,
 			"NewAdamW":           optim.NewAdamW,

@@ -20,15 +20,23 @@ var kernelOps = []string{
 	"sequence_pool", "sequence_softmax", "sequence_expand", "sequence_reverse", "sequence_slice", "sequence_concat",
 }
 
+// registerErrs holds the registrations ops refused (a name it does not
+// know); TestEveryCUDAKernelIsTested fails on any.
+var registerErrs []error
+
 // init registers the kernels with ops' registry, so that ops.Kernels lists
 // them in a program built with the tag cuda.
 func init() {
 	for _, codes := range []map[string]int{unaryCodes, binaryCodes, reduceCodes} {
 		for name := range codes {
-			ops.RegisterKernel(name, "cuda", tensor.Float32)
+			if err := ops.RegisterKernel(name, "cuda", tensor.Float32); err != nil {
+				registerErrs = append(registerErrs, err)
+			}
 		}
 	}
 	for _, name := range kernelOps {
-		ops.RegisterKernel(name, "cuda", tensor.Float32)
+		if err := ops.RegisterKernel(name, "cuda", tensor.Float32); err != nil {
+			registerErrs = append(registerErrs, err)
+		}
 	}
 }
