@@ -2,6 +2,7 @@ package dist
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -37,19 +38,39 @@ func NewReplicas(c Comm, bucketBytes int) *Replicas {
 }
 
 // Comm returns the group the replicas live in.
-func (r *Replicas) Comm() Comm { return r.comm }
+func (r *Replicas) Comm() Comm {
+	if r == nil {
+		return nil
+	}
+	return r.comm
+}
 
 // Rank is this process's rank, 0 to Size()-1.
-func (r *Replicas) Rank() int { return r.comm.Rank() }
+// A Replicas not made by NewReplicas is rank 0.
+func (r *Replicas) Rank() int {
+	if r == nil || r.comm == nil {
+		return 0
+	}
+	return r.comm.Rank()
+}
 
 // Size is the number of ranks.
-func (r *Replicas) Size() int { return r.comm.Size() }
+// A Replicas not made by NewReplicas is one process.
+func (r *Replicas) Size() int {
+	if r == nil || r.comm == nil {
+		return 1
+	}
+	return r.comm.Size()
+}
 
 // SyncParams overwrites the values of params (any dtype, trainable or not,
 // optimizer state included when the caller passes it) on every rank with
 // rank 0's, in fused broadcasts. Every rank must pass the same parameters
 // in the same order, with the same shapes.
 func (r *Replicas) SyncParams(params []*graph.Param) error {
+	if r == nil || r.comm == nil {
+		return errNoComm
+	}
 	if r.Size() == 1 {
 		return nil
 	}
@@ -129,6 +150,9 @@ const (
 // whose gradient is sparse on every rank, one allgather of the rows
 // (GatherRows); a table that is dense on any rank is averaged densely.
 func (r *Replicas) AverageGradients(params []*graph.Param, loss float64, examples int) (float64, int, error) {
+	if r == nil || r.comm == nil {
+		return 0, 0, errNoComm
+	}
 	if r.Size() == 1 {
 		return loss, examples, nil
 	}
@@ -242,6 +266,9 @@ func reduceBuckets[T float32 | float64](ps []*graph.Param, dt tensor.DType, capa
 // Each rank's statistics come from its own batches; their mean is what
 // Horovod and PyTorch users get by averaging buffers after an epoch.
 func (r *Replicas) AverageState(params []*graph.Param) error {
+	if r == nil || r.comm == nil {
+		return errNoComm
+	}
 	if r.Size() == 1 {
 		return nil
 	}
@@ -281,6 +308,9 @@ func reduceValues[T float32 | float64](ps []*graph.Param, dt tensor.DType, capac
 // b back); the other ranks' b is ignored. The trainer shares rank 0's
 // evaluation this way.
 func (r *Replicas) Share(b []byte) ([]byte, error) {
+	if r == nil || r.comm == nil {
+		return nil, errNoComm
+	}
 	if r.Size() == 1 {
 		return b, nil
 	}
@@ -301,3 +331,6 @@ func (r *Replicas) Share(b []byte) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// errNoComm is the error of a Replicas not made by NewReplicas.
+var errNoComm = errors.New("dist: a Replicas not made by NewReplicas")

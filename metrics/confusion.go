@@ -35,7 +35,13 @@ func (c *Confusion) Add(pred, labels []int) error {
 }
 
 // Count is how often class label was predicted as pred.
-func (c *Confusion) Count(label, pred int) int64 { return c.counts[label*c.n+pred] }
+// A class outside [0, n) has count 0.
+func (c *Confusion) Count(label, pred int) int64 {
+	if c == nil || label < 0 || pred < 0 || label >= c.n || pred >= c.n {
+		return 0
+	}
+	return c.counts[label*c.n+pred]
+}
 
 // tpFpFn returns class k's true positives, false positives and false
 // negatives.

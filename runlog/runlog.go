@@ -92,6 +92,9 @@ func Create(dir string, run Record) (*Writer, error) {
 // Write appends r, filling in the wall time and the RSS when r has none,
 // and flushes, so that the log is readable while the run goes on.
 func (w *Writer) Write(r Record) error {
+	if w == nil || w.w == nil {
+		return errNoWriter
+	}
 	if r.Wall == 0 {
 		r.Wall = time.Since(w.began).Seconds()
 	}
@@ -111,7 +114,15 @@ func (w *Writer) Write(r Record) error {
 }
 
 // Close closes the log.
-func (w *Writer) Close() error { return w.f.Close() }
+func (w *Writer) Close() error {
+	if w == nil || w.f == nil {
+		return errNoWriter
+	}
+	return w.f.Close()
+}
+
+// errNoWriter is the error of a Writer not made by Create.
+var errNoWriter = errors.New("runlog: a Writer not made by Create")
 
 // Run is a run log read back.
 type Run struct {
@@ -156,6 +167,9 @@ func Read(path string) (*Run, error) {
 // Parse reads a run log from r. The first record must be of kind "run";
 // a record of an unknown kind is an error, naming its line.
 func Parse(r io.Reader) (*Run, error) {
+	if r == nil {
+		return nil, errors.New("runlog: Parse of a nil reader")
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	run := &Run{}

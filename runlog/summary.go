@@ -25,6 +25,9 @@ const (
 
 // Summarize reduces a run to its table row.
 func Summarize(r *Run) Summary {
+	if r == nil {
+		return Summary{Values: map[string]float64{}}
+	}
 	s := Summary{Label: r.Label(), Framework: r.Meta.Framework, Model: r.Meta.Model, Epochs: len(r.Epochs), Values: map[string]float64{}}
 	var peak int64
 	var wall, rate float64

@@ -34,6 +34,9 @@ func NewBar(w io.Writer) *Bar {
 
 // Update shows p; its method value is a Config.Progress.
 func (b *Bar) Update(p Progress) {
+	if b == nil || b.w == nil { // a Bar not made by NewBar draws nothing
+		return
+	}
 	if p.Phase != b.phase {
 		b.phase, b.tenth = p.Phase, 0
 	}

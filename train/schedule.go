@@ -1,5 +1,7 @@
 package train
 
+import "math"
+
 import "github.com/plumbml/plumb/optim"
 
 // LR is a learning-rate schedule that the trainer steps, per batch or per
@@ -26,6 +28,9 @@ func PerEpoch(s optim.Schedule) *LR { return &LR{s: s, perEpoch: true} }
 
 // LR returns the learning rate of the optimizer's step number step.
 func (l *LR) LR(step int64) float64 {
+	if l == nil || l.s == nil {
+		return math.NaN() // no schedule: an optimizer's Step refuses NaN with an error
+	}
 	if l.perEpoch {
 		return l.s.LR(l.epoch)
 	}

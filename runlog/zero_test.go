@@ -1,0 +1,30 @@
+package runlog_test
+
+import (
+	"testing"
+
+	"github.com/plumbml/plumb/internal/apicheck"
+	"github.com/plumbml/plumb/runlog"
+)
+
+// Every exported function and method of package runlog, called with zero
+// values and nils, returns (an error, or a value carrying one) instead of
+// panicking. The table is checked against the package's source.
+func TestZeroValuesDoNotPanic(t *testing.T) {
+	apicheck.Check(t, ".", apicheck.API{
+		Funcs: map[string]any{
+			"RSS":       runlog.RSS,
+			"Table":     runlog.Table,
+			"Parse":     runlog.Parse,
+			"Read":      runlog.Read,
+			"Summarize": runlog.Summarize,
+			"Create":    runlog.Create,
+		},
+		Types: []any{
+			(*runlog.Record)(nil),
+			(*runlog.Run)(nil),
+			(*runlog.Summary)(nil),
+			(*runlog.Writer)(nil),
+		},
+	})
+}
