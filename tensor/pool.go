@@ -20,7 +20,7 @@ import (
 // classes per power of two (10, 12, 14, 16, 20, 24, ...), so a tensor's
 // capacity is at most 25% above its size and a buffer serves every later
 // request of its class. Only storage that New and its friends allocated is
-// ever pooled: a tensor built by FromSlice or FromDense wraps its caller's
+// ever pooled: a tensor built by FromSlice or tensor/dense.ToTensor wraps its caller's
 // memory and is never reused behind the caller's back.
 //
 // The memory ceiling. With batches of changing shapes (sequences of
