@@ -1,7 +1,8 @@
 """The PaddlePaddle book's chapter-3 models (resnet_cifar10 depth 32 and
 vgg_bn_drop) in Keras 3 on TensorFlow 2.21, for side-by-side comparison with
 `plumb train cifar10`: the same layers, paddings, biases, Keras-default
-initialisers and batch norm (momentum 0.99, epsilon 1e-3), per-channel
+initialisers and the book's batch norm (Paddle's momentum 0.9, epsilon
+1e-5), per-channel
 normalisation from the training images, Adam 1e-3, batch 128, shuffled
 every epoch, test accuracy after each epoch. Channels last (TensorFlow's
 CPU convolutions want NHWC).
@@ -32,7 +33,7 @@ def conv_bn(x, ch, k, stride, pad, bias, act):
     if pad:
         x = layers.ZeroPadding2D(pad)(x)
     x = layers.Conv2D(ch, k, strides=stride, use_bias=bias)(x)
-    x = layers.BatchNormalization()(x)
+    x = layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x)
     return layers.ReLU()(x) if act else x
 
 
@@ -62,13 +63,13 @@ def vgg(width=64, classes=10):
         for i in range(convs):
             x = layers.ZeroPadding2D(1)(x)
             x = layers.Conv2D(out, 3)(x)
-            x = layers.ReLU()(layers.BatchNormalization()(x))
+            x = layers.ReLU()(layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x))
             if i < convs - 1:
                 x = layers.Dropout(0.3 if g == 0 else 0.4)(x)
         x = layers.MaxPooling2D(2)(x)
     x = layers.Dropout(0.5)(layers.Flatten()(x))
     x = layers.Dense(8 * width)(x)
-    x = layers.Dropout(0.5)(layers.ReLU()(layers.BatchNormalization()(x)))
+    x = layers.Dropout(0.5)(layers.ReLU()(layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x)))
     x = layers.Dense(8 * width)(x)
     return keras.Model(inp, layers.Dense(classes)(x))
 

@@ -1,8 +1,8 @@
 """The PaddlePaddle book's chapter-3 models (resnet_cifar10 depth 32 and
 vgg_bn_drop) in PyTorch on the CPU, for side-by-side comparison with
 `plumb train cifar10`: the same layers, paddings and biases, Keras-default
-initialisers (Glorot-uniform kernels, zero biases) and batch norm (momentum
-0.99 in Keras' sense, epsilon 1e-3), per-channel normalisation from the
+initialisers (Glorot-uniform kernels, zero biases) and the book's batch
+norm (Paddle's momentum 0.9, PyTorch's 0.1, epsilon 1e-5), per-channel normalisation from the
 training images, Adam 1e-3 with Keras' epsilon 1e-7, batch 128, shuffled
 every epoch, test accuracy after each epoch.
 
@@ -26,7 +26,7 @@ import cifar_data
 
 
 def bn(ch, dims=2):
-    return (nn.BatchNorm2d if dims == 2 else nn.BatchNorm1d)(ch, eps=1e-3, momentum=0.01)
+    return (nn.BatchNorm2d if dims == 2 else nn.BatchNorm1d)(ch, eps=1e-5, momentum=0.1)
 
 
 class ConvBN(nn.Sequential):

@@ -168,3 +168,38 @@ func TestTrainChecksItsConfig(t *testing.T) {
 	_, _, err = Evaluate(net, ds.Take(0), 2)
 	require.ErrorContains(t, err, "empty dataset")
 }
+
+// Batch norm has the book's (Paddle's) momentum and epsilon, not Keras'.
+func TestBatchNormIsTheBooks(t *testing.T) {
+	for _, name := range []string{"resnet32", "vgg"} {
+		net, err := New(name, tensor.NewRNG(1))
+		require.NoError(t, err)
+		var bns []*layers.BatchNorm
+		var walk func(l layers.Layer)
+		walk = func(l layers.Layer) {
+			switch l := l.(type) {
+			case layers.Sequential:
+				for _, c := range l {
+					walk(c)
+				}
+			case convBN:
+				bns = append(bns, l.bn)
+			case *basicBlock:
+				walk(l.a)
+				walk(l.b)
+				if l.shortcut != nil {
+					walk(*l.shortcut)
+				}
+			case *layers.BatchNorm:
+				bns = append(bns, l)
+			}
+		}
+		walk(net.Body)
+		want := map[string]int{"resnet32": 1 + 30 + 2, "vgg": 13 + 1}[name]
+		require.Len(t, bns, want, name)
+		for _, bn := range bns {
+			assert.Equal(t, 0.9, bn.Momentum)
+			assert.Equal(t, 1e-5, bn.Epsilon)
+		}
+	}
+}

@@ -27,11 +27,23 @@ func newConvBN(name string, in, out, k, stride, pad int, bias bool, rng *rand.Ra
 	if err != nil {
 		return convBN{}, err
 	}
-	bn, err := layers.NewBatchNorm(name+"/bn", out, opts...)
+	bn, err := newBatchNorm(name+"/bn", out, opts)
 	if err != nil {
 		return convBN{}, err
 	}
 	return convBN{conv, bn}, nil
+}
+
+// newBatchNorm is the book's batch_norm: Paddle's defaults, momentum 0.9
+// and epsilon 1e-5 (Keras' 0.99 lags behind the weights in a one-pass
+// run: its moving statistics then cost most of the test accuracy).
+func newBatchNorm(name string, channels int, opts []layers.Option) (*layers.BatchNorm, error) {
+	bn, err := layers.NewBatchNorm(name, channels, opts...)
+	if err != nil {
+		return nil, err
+	}
+	bn.Momentum, bn.Epsilon = 0.9, 1e-5
+	return bn, nil
 }
 
 func (c convBN) Forward(x *graph.Value) *graph.Value { return c.bn.Forward(c.conv.Forward(x)) }
@@ -92,7 +104,8 @@ func (blk *basicBlock) Params() []*graph.Param {
 // model; depth must be 6n+2 (20, 32, 44, 56, 110, ...). Every padding is
 // explicit and symmetric (one pixel for 3×3), as Paddle's, so stride-2
 // layers see the same windows as there. Kernels are Glorot-uniform
-// (Keras' and Paddle's default), batch norm has Keras' defaults.
+// (Keras' and Paddle's default); batch norm has the book's (Paddle's)
+// momentum 0.9 and epsilon 1e-5.
 func NewResNet(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	if depth < 8 || (depth-2)%6 != 0 || width < 1 || classes < 1 {
 		return nil, fmt.Errorf("cifar: resnet depth %d, width %d, classes %d: want depth 6n+2 with n >= 1 (20, 32, 44, 56, 110), width and classes >= 1",

@@ -29,7 +29,8 @@ var vggGroups = map[int][5]int{
 // 64x2, 128x2, 256x3, 512x3, 512x3); depths 11, 13 and 19 take the other
 // VGG configurations. Dropout is inverted (scaled at training, identity at
 // inference) where Paddle's default scales at inference; the expectation
-// is the same. rng draws the initial weights and, later, the dropout masks.
+// is the same. Batch norm has the book's momentum 0.9 and epsilon 1e-5.
+// rng draws the initial weights and, later, the dropout masks.
 func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	groups, ok := vggGroups[depth]
 	if !ok || width < 1 || classes < 1 {
@@ -53,7 +54,7 @@ func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*
 			if err != nil {
 				return nil, err
 			}
-			bn, err := layers.NewBatchNorm(name+"/bn", out, opts...)
+			bn, err := newBatchNorm(name+"/bn", out, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +75,7 @@ func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*
 	if err != nil {
 		return nil, err
 	}
-	bn, err := layers.NewBatchNorm("fc1/bn", hidden, opts...)
+	bn, err := newBatchNorm("fc1/bn", hidden, opts)
 	if err != nil {
 		return nil, err
 	}
