@@ -78,6 +78,11 @@ def stacked_lstm(vocab):
     return tf.keras.Model([x, m], L.Dense(2)(L.Concatenate()([K.max(f + neg, 1), K.max(y + neg, 1)])))
 
 
+def call(net, x, training):
+    """Calls net on the input tuple x: one input as it is, several as a list."""
+    return net(x[0] if len(x) == 1 else list(x), training=training)
+
+
 def speed(a):
     """Times --speed training steps after 3 warm-up steps (book_torch.speed)."""
     vocab, (x, y), words = speed_batch(a.chapter, np.random.default_rng(1))
@@ -94,7 +99,7 @@ def speed(a):
     @tf.function
     def step():
         with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(t, net(*inputs, training=True), from_logits=True))
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(t, call(net, inputs, True), from_logits=True))
             total = loss + tf.add_n(net.losses) if net.losses else loss
         opt.apply_gradients(zip(tape.gradient(total, net.trainable_variables), net.trainable_variables))
         return loss
@@ -198,12 +203,12 @@ def main():
 
     def eval_batch(s, idx):
         x, y = feed(s, idx)
-        return net(*x, training=False), y
+        return call(net, x, False), y
 
     @tf.function(reduce_retracing=True)
     def train_step(x, y):
         with tf.GradientTape() as tape:
-            loss = loss_fn(y, net(*x, training=True))
+            loss = loss_fn(y, call(net, x, True))
             total = loss + tf.add_n(net.losses) if net.losses else loss
         opt.apply_gradients(zip(tape.gradient(total, net.trainable_variables), net.trainable_variables))
         return loss
