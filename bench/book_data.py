@@ -175,3 +175,12 @@ def pad(seqs, min_len=1):
         x[i, :len(s)] = s
         m[i, :len(s)] = 1
     return x, m
+
+
+def peak_rss_mib():
+    """The process's peak resident set size in MiB (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0

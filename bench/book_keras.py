@@ -21,7 +21,7 @@ import tensorflow as tf
 from keras import ops as K
 
 import book_data
-from book_torch import RECIPES, batches
+from book_torch import RECIPES, batches, speed_batch
 from runlog import RunLog
 
 L = tf.keras.layers
@@ -78,6 +78,42 @@ def stacked_lstm(vocab):
     return tf.keras.Model([x, m], L.Dense(2)(L.Concatenate()([K.max(f + neg, 1), K.max(y + neg, 1)])))
 
 
+def call(net, x, training):
+    """Calls net on the input tuple x: one input as it is, several as a list."""
+    return net(x[0] if len(x) == 1 else list(x), training=training)
+
+
+def speed(a):
+    """Times --speed training steps after 3 warm-up steps (book_torch.speed)."""
+    vocab, (x, y), words = speed_batch(a.chapter, np.random.default_rng(1))
+    if a.chapter == "word2vec":
+        net, lr = word2vec(vocab), 3e-3
+        inputs = (tf.constant(x),)
+    else:
+        net, lr = (text_cnn(vocab) if a.chapter == "cnn" else stacked_lstm(vocab)), 2e-3
+        xp, m = book_data.pad(x)
+        inputs = (tf.constant(xp), tf.constant(m))
+    opt = tf.keras.optimizers.Adagrad(lr, initial_accumulator_value=0.0, epsilon=1e-6)
+    t = tf.constant(y)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(t, call(net, inputs, True), from_logits=True))
+            total = loss + tf.add_n(net.losses) if net.losses else loss
+        opt.apply_gradients(zip(tape.gradient(total, net.trainable_variables), net.trainable_variables))
+        return loss
+
+    for i in range(3 + a.speed):
+        if i == 3:
+            start = time.perf_counter()
+        float(step())
+    dur = time.perf_counter() - start
+    n = len(y) * a.speed
+    print(f"tensorflow {a.chapter} speed: {n / dur:.1f} samples/s, {words * a.speed / dur:.0f} words/s, {a.speed} steps in {dur:.2f} s, "
+          f"threads {a.threads}, peak rss {book_data.peak_rss_mib():.0f} MiB", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("chapter", choices=sorted(RECIPES))
@@ -89,14 +125,19 @@ def main():
     p.add_argument("--test-limit", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--data", default=os.environ.get("PLUMB_DATA", "/work/shared/data"))
-    p.add_argument("--log", required=True)
+    p.add_argument("--log")
     p.add_argument("--log-every", type=int, default=50)
+    p.add_argument("--speed", type=int, default=0, help="only time N steps on random data of the recipe's shapes (word2vec, cnn, lstm)")
     a = p.parse_args()
     epochs, batch, lr = RECIPES[a.chapter]
     a.epochs, a.batch, a.lr = a.epochs or epochs, a.batch or batch, a.lr or lr
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
     tf.keras.utils.set_random_seed(a.seed)
+    if a.speed:
+        return speed(a)
+    if not a.log:
+        p.error("--log DIR is required for a training run")
 
     if a.chapter == "word2vec":
         vocab, d = book_data.ptb(a.data)
@@ -162,12 +203,12 @@ def main():
 
     def eval_batch(s, idx):
         x, y = feed(s, idx)
-        return net(*x, training=False), y
+        return call(net, x, False), y
 
     @tf.function(reduce_retracing=True)
     def train_step(x, y):
         with tf.GradientTape() as tape:
-            loss = loss_fn(y, net(*x, training=True))
+            loss = loss_fn(y, call(net, x, True))
             total = loss + tf.add_n(net.losses) if net.losses else loss
         opt.apply_gradients(zip(tape.gradient(total, net.trainable_variables), net.trainable_variables))
         return loss

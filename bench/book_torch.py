@@ -140,6 +140,44 @@ class StackedLSTM(nn.Module):
         return self.out(torch.cat([(f + neg).amax(1), (y + neg).amax(1)], 1))
 
 
+def speed_batch(chapter, rng):
+    """Random data of the recipe's shapes, as the Go benchmarks time: a
+    batch of 100 5-grams over 2,073 words, or 128 reviews of 100-359 words
+    over 5,147 (BenchmarkTrainStep in models/word2vec and models/sentiment)."""
+    if chapter == "word2vec":
+        return 2073, (rng.integers(0, 2073, (100, 4)), rng.integers(0, 2073, 100)), 100
+    seqs = [rng.integers(0, 5147, rng.integers(100, 360)) for _ in range(128)]
+    return 5147, (seqs, np.arange(128) % 2), sum(len(q) for q in seqs)
+
+
+def speed(a):
+    """Times --speed training steps after 3 warm-up steps; prints samples/s
+    and words/s (words: the reviews' words, or one per 5-gram)."""
+    vocab, (x, y), words = speed_batch(a.chapter, np.random.default_rng(1))
+    if a.chapter == "word2vec":
+        net = init(Word2Vec(vocab))
+        opt = torch.optim.Adagrad(net.parameters(), lr=3e-3, eps=1e-6, weight_decay=8e-4)
+        c, t = torch.from_numpy(x), torch.from_numpy(y)
+        step_loss = lambda: F.cross_entropy(net(c), t)
+    else:
+        net = init(TextCNN(vocab) if a.chapter == "cnn" else StackedLSTM(vocab))
+        opt = torch.optim.Adagrad(net.parameters(), lr=2e-3, eps=1e-6)
+        xp, m = book_data.pad(x)
+        xp, m, t = torch.from_numpy(xp), torch.from_numpy(m), torch.from_numpy(y)
+        step_loss = lambda: F.cross_entropy(net(xp, m), t)
+    for i in range(3 + a.speed):
+        if i == 3:
+            start = time.perf_counter()
+        loss = step_loss()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    dur = time.perf_counter() - start
+    n = len(y) * a.speed
+    print(f"pytorch {a.chapter} speed: {n / dur:.1f} samples/s, {words * a.speed / dur:.0f} words/s, {a.speed} steps in {dur:.2f} s, "
+          f"threads {torch.get_num_threads()}, peak rss {book_data.peak_rss_mib():.0f} MiB", flush=True)
+
+
 def batches(n, size, seed, epoch):
     perm = np.random.default_rng([seed, epoch]).permutation(n)
     return [perm[i:i + size] for i in range(0, n, size)]
@@ -156,13 +194,18 @@ def main():
     p.add_argument("--test-limit", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--data", default=os.environ.get("PLUMB_DATA", "/work/shared/data"))
-    p.add_argument("--log", required=True)
+    p.add_argument("--log")
     p.add_argument("--log-every", type=int, default=50)
+    p.add_argument("--speed", type=int, default=0, help="only time N steps on random data of the recipe's shapes (word2vec, cnn, lstm)")
     a = p.parse_args()
     epochs, batch, lr = RECIPES[a.chapter]
     a.epochs, a.batch, a.lr = a.epochs or epochs, a.batch or batch, a.lr or lr
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
+    if a.speed:
+        return speed(a)
+    if not a.log:
+        p.error("--log DIR is required for a training run")
 
     if a.chapter == "word2vec":
         vocab, d = book_data.ptb(a.data)
