@@ -7,6 +7,7 @@ package cifar
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -44,6 +45,9 @@ func newNet(body layers.Layer, channels int) (*Net, error) {
 // SetNorm sets the input normalisation; a deviation of 0 counts as 1 (the
 // channel is only centred).
 func (n *Net) SetNorm(nm Norm) error {
+	if !n.built() {
+		return errNotBuilt("SetNorm")
+	}
 	c := n.Mean.Value.Dim(1)
 	if len(nm.Mean) != c || len(nm.Std) != c {
 		return fmt.Errorf("cifar: SetNorm: %d means and %d deviations for a net with %d input channels", len(nm.Mean), len(nm.Std), c)
@@ -58,8 +62,13 @@ func (n *Net) SetNorm(nm Norm) error {
 // Forward normalises images x [N, C, H, W] and classifies them.
 func (n *Net) Forward(x *graph.Value) *graph.Value {
 	t := x.Tape()
-	if t == nil || x.Err() != nil {
+	switch {
+	case x == nil:
+		return t.Fail(errors.New("cifar: Net.Forward: nil images"))
+	case t == nil || x.Err() != nil:
 		return x
+	case !n.built():
+		return t.Fail(errNotBuilt("Forward"))
 	}
 	if s := x.Shape(); len(s) != 4 || s[1] != n.Mean.Value.Dim(1) {
 		return t.Fail(fmt.Errorf("cifar: images %v: want [N, %d, H, W]", s, n.Mean.Value.Dim(1)))
@@ -67,8 +76,24 @@ func (n *Net) Forward(x *graph.Value) *graph.Value {
 	return n.Body.Forward(graph.Div(graph.Sub(x, t.Param(n.Mean)), t.Param(n.Std)))
 }
 
-// Params returns the body's parameters, then Mean and Std.
-func (n *Net) Params() []*graph.Param { return append(n.Body.Params(), n.Mean, n.Std) }
+// Params returns the body's parameters, then Mean and Std; nil for a net
+// not built by New, NewResNet or NewVGG.
+func (n *Net) Params() []*graph.Param {
+	if !n.built() {
+		return nil
+	}
+	return append(n.Body.Params(), n.Mean, n.Std)
+}
+
+// built reports whether n was made by a constructor: a body and its
+// normalisation state.
+func (n *Net) built() bool {
+	return n != nil && n.Body != nil && n.Mean != nil && n.Mean.Value != nil && n.Std != nil && n.Std.Value != nil
+}
+
+func errNotBuilt(method string) error {
+	return fmt.Errorf("cifar: Net.%s: a net not built by New, NewResNet or NewVGG", method)
+}
 
 // New returns the book model called name: "resnet32" (NewResNet depth 32,
 // width 16) or "vgg" (NewVGG depth 16, width 64), with 10 classes.
