@@ -149,5 +149,8 @@ func (m *Model) Evaluator(ds *data.Dataset, batch int) train.Evaluator {
 
 // NewOptimizer returns the book's optimizer: plain SGD at lr.
 func NewOptimizer(m *Model, lr float64) (optim.Optimizer, error) {
+	if !m.built() {
+		return nil, errNotBuilt("NewOptimizer")
+	}
 	return optim.NewSGD(m.Params(), optim.LR(lr))
 }

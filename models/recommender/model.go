@@ -100,8 +100,21 @@ func New(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	return m, nil
 }
 
-// Params returns every parameter.
+// built reports whether m was made by New: every layer in place.
+func (m *Model) built() bool {
+	return m != nil && len(m.user) == 4 && m.movie.emb != nil && m.genres != nil && m.title != nil &&
+		m.titleConv != nil && m.userFC != nil && m.movieFC != nil
+}
+
+func errNotBuilt(method string) error {
+	return fmt.Errorf("recommender: %s: a nil model or one not built by New", method)
+}
+
+// Params returns every parameter; nil for a model not built by New.
 func (m *Model) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	var ps []*graph.Param
 	for _, f := range append(slices.Clone(m.user), m.movie) {
 		ps = append(append(ps, f.emb.Params()...), f.fc.Params()...)
@@ -134,6 +147,10 @@ func lookup(t *graph.Tape, table *layers.Embedding, ids *tensor.Ragged, field st
 
 // Towers returns the user and movie features [B, 200].
 func (m *Model) Towers(t *graph.Tape, in Inputs) (user, movie *graph.Value) {
+	if !m.built() {
+		failed := t.Fail(errNotBuilt("Model.Towers"))
+		return failed, failed
+	}
 	us := make([]*graph.Value, len(m.user))
 	for i, ids := range []*tensor.Tensor{in.User, in.Gender, in.Age, in.Job} {
 		us[i] = m.user[i].forward(t, ids)
