@@ -52,6 +52,9 @@ func convName(w int) string { return "cnn/conv" + string(rune('0'+w)) }
 
 // Logits maps a ragged batch of ids to [B, 2].
 func (m *CNN) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
+	if !m.built() {
+		return t.Fail(errNotBuilt("CNN.Logits", "NewCNN"))
+	}
 	e := embed(t, m.Emb, words)
 	pooled := make([]*graph.Value, len(m.Convs))
 	for i, c := range m.Convs {
@@ -61,11 +64,19 @@ func (m *CNN) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
 	return m.Output.Forward(graph.Concat(1, pooled...))
 }
 
-// Params returns every parameter.
+// Params returns every parameter; nil for a CNN not built by NewCNN.
 func (m *CNN) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	ps := slices.Clone(m.Emb.Params())
 	for _, c := range m.Convs {
 		ps = append(ps, c.Params()...)
 	}
 	return append(ps, m.Output.Params()...)
+}
+
+// built reports whether m has every layer NewCNN makes.
+func (m *CNN) built() bool {
+	return m != nil && m.Emb != nil && m.Output != nil && len(m.Convs) > 0 && !slices.Contains(m.Convs, nil)
 }

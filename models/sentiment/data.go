@@ -7,6 +7,7 @@
 package sentiment
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/plumbml/plumb/data"
@@ -87,7 +88,18 @@ func New(name string, vocab int, rng randSource, opts ...layers.Option) (Model, 
 // NewOptimizer returns the book's optimizer: Fluid's Adagrad (accumulator
 // from 0, epsilon 1e-6) at lr.
 func NewOptimizer(m Model, lr float64) (optim.Optimizer, error) {
-	return optim.NewAdagrad(m.Params(), optim.LR(lr), optim.InitialAccumulator(0), optim.Epsilon(1e-6))
+	if m == nil {
+		return nil, errors.New("sentiment: NewOptimizer: nil model (build it with New, NewCNN or NewStackedLSTM)")
+	}
+	ps := m.Params()
+	if len(ps) == 0 {
+		return nil, errors.New("sentiment: NewOptimizer: a model without parameters (build it with New, NewCNN or NewStackedLSTM)")
+	}
+	return optim.NewAdagrad(ps, optim.LR(lr), optim.InitialAccumulator(0), optim.Epsilon(1e-6))
+}
+
+func errNotBuilt(method, constructor string) error {
+	return fmt.Errorf("sentiment: %s: a nil net or one not built by %s", method, constructor)
 }
 
 // embed looks up a ragged batch of ids in table, keeping its offsets.

@@ -63,6 +63,9 @@ func NewStackedLSTM(vocab int, rng *rand.Rand, opts ...layers.Option) (*StackedL
 
 // Logits maps a ragged batch of ids to [B, 2].
 func (m *StackedLSTM) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
+	if !m.built() {
+		return t.Fail(errNotBuilt("StackedLSTM.Logits", "NewStackedLSTM"))
+	}
 	x := embed(t, m.Emb, words)
 	var fc, h graph.Seq
 	for i := range m.FCs {
@@ -74,11 +77,22 @@ func (m *StackedLSTM) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
 		graph.SequencePool(fc, ops.SequencePoolMax, 0), graph.SequencePool(h, ops.SequencePoolMax, 0)))
 }
 
-// Params returns every parameter.
+// Params returns every parameter; nil for a net not built by
+// NewStackedLSTM.
 func (m *StackedLSTM) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	ps := slices.Clone(m.Emb.Params())
 	for i := range m.FCs {
 		ps = append(append(ps, m.FCs[i].Params()...), m.LSTMs[i].Params()...)
 	}
 	return append(ps, m.Output.Params()...)
+}
+
+// built reports whether m has every layer NewStackedLSTM makes: as many
+// LSTMs as fc layers, at least one.
+func (m *StackedLSTM) built() bool {
+	return m != nil && m.Emb != nil && m.Output != nil && len(m.FCs) > 0 && len(m.FCs) == len(m.LSTMs) &&
+		!slices.Contains(m.FCs, nil) && !slices.Contains(m.LSTMs, nil)
 }
