@@ -7,6 +7,7 @@ package srl
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
@@ -119,11 +120,45 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	return m, nil
 }
 
-// Sizes returns the sizes the model was built with.
-func (m *Model) Sizes() Sizes { return m.sizes }
+// Sizes returns the sizes the model was built with (zero for a nil model).
+func (m *Model) Sizes() Sizes {
+	if m == nil {
+		return Sizes{}
+	}
+	return m.sizes
+}
 
-// Params returns every parameter, the CRF's last.
+// built reports whether m has every layer New makes: an input fc per
+// feature, a mixing pair per LSTM after the first, and the output and CRF.
+func (m *Model) built() bool {
+	if m == nil || m.Word == nil || m.Verb == nil || m.Mark == nil || len(m.In) != len(Features) ||
+		len(m.LSTM) == 0 || len(m.Mix) != len(m.LSTM)-1 || m.Out[0] == nil || m.Out[1] == nil || m.CRF == nil ||
+		slices.Contains(m.In, nil) {
+		return false
+	}
+	for _, p := range m.Mix {
+		if p[0] == nil || p[1] == nil {
+			return false
+		}
+	}
+	for _, l := range m.LSTM {
+		if l.W == nil || l.U == nil || l.B == nil || l.P == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func errNotBuilt(fn string) error {
+	return fmt.Errorf("srl: %s: a nil model or one not built by New", fn)
+}
+
+// Params returns every parameter, the CRF's last; nil for a model not
+// built by New.
 func (m *Model) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	ps := append(m.Word.Params(), m.Verb.Params()...)
 	ps = append(ps, m.Mark.Params()...)
 	for _, l := range m.In {
@@ -148,6 +183,9 @@ func mixed(a, b *layers.Linear, x, y *graph.Value) *graph.Value {
 // Features fields (ragged int64, one entry per word), [total, Labels]
 // with the batch's offsets.
 func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
+	if !m.built() {
+		return graph.Seq{Values: t.Fail(errNotBuilt("Model.Emissions")), Offsets: []int{0}}
+	}
 	var offsets []int
 	var hidden *graph.Value
 	for i, f := range Features {

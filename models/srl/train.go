@@ -1,6 +1,7 @@
 package srl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -53,8 +54,14 @@ func LoadData(dir string, heldOut float64, seed uint64) (*Data, error) {
 	return d, nil
 }
 
-// Sizes returns the book's sizes for d's dictionaries.
-func (d *Data) Sizes() Sizes { return Book(d.Words.Len(), d.Verbs.Len(), d.Labels.Len()) }
+// Sizes returns the book's sizes for d's dictionaries; zero sizes, which
+// New refuses, for a nil d or one missing a dictionary.
+func (d *Data) Sizes() Sizes {
+	if d == nil || d.Words == nil || d.Verbs == nil || d.Labels == nil {
+		return Sizes{}
+	}
+	return Book(d.Words.Len(), d.Verbs.Len(), d.Labels.Len())
+}
 
 // Config is a training run's recipe. Book gives the book's.
 type Config struct {
@@ -85,6 +92,9 @@ func BookConfig() Config {
 // 100,000 steps (staircase), the CRF's transitions, start and stop at
 // crfFactor times that.
 func Optimizer(m *Model, lr, crfFactor float64) (optim.Optimizer, *train.LR, error) {
+	if !m.built() {
+		return nil, nil, errNotBuilt("Optimizer")
+	}
 	decay, err := optim.ExponentialDecay(lr, 100000, 0.5, true)
 	if err != nil {
 		return nil, nil, err
@@ -103,6 +113,9 @@ func Optimizer(m *Model, lr, crfFactor float64) (optim.Optimizer, *train.LR, err
 func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return train.Result{}, fmt.Errorf("srl: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
+	}
+	if d == nil {
+		return train.Result{}, errors.New("srl: train: nil data (load it with LoadData)")
 	}
 	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed))
 	if err != nil {
@@ -156,6 +169,12 @@ type Result struct {
 // Evaluate decodes ds with m in batches of batch and scores the paths
 // against its labels. report, if set, is told the progress.
 func Evaluate(m *Model, d *Data, ds *data.Dataset, batch int, report func(done, total int)) (Result, error) {
+	if !m.built() {
+		return Result{}, errNotBuilt("evaluate")
+	}
+	if d == nil || d.Labels == nil {
+		return Result{}, errors.New("srl: evaluate: no label dictionary (d or d.Labels is nil)")
+	}
 	types := (d.Labels.Len() - 1) / 2
 	verb := d.Labels.ID("B-V")
 	if verb < 0 || d.Labels.Len()%2 != 1 {
@@ -177,6 +196,9 @@ func Evaluate(m *Model, d *Data, ds *data.Dataset, batch int, report func(done, 
 		}
 		em := m.Emissions(tape, b)
 		labels := b.Ragged("label")
+		if labels == nil {
+			return Result{}, fmt.Errorf("srl: evaluate: the batch has no ragged field \"label\" (fields %v)", b.Names())
+		}
 		nll, err := m.CRF.NegLogLikelihood(em, labels.Values).Tensor()
 		if err != nil {
 			return Result{}, err
