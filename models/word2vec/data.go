@@ -121,5 +121,8 @@ const (
 // Fluid's Adagrad (accumulator from 0, epsilon 1e-6) with L2 decay L2 on
 // every parameter (fluid.regularizer.L2DecayRegularizer).
 func NewOptimizer(m *Model, lr float64) (optim.Optimizer, error) {
+	if !m.built() {
+		return nil, errNotBuilt("NewOptimizer")
+	}
 	return optim.NewAdagrad(m.Params(), optim.LR(lr), optim.InitialAccumulator(0), optim.Epsilon(1e-6), optim.L2(L2))
 }

@@ -58,8 +58,21 @@ func New(vocab int, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	return &Model{Vocab: vocab, Emb: emb, Hidden: hid, Out: out}, nil
 }
 
-// Params returns the table and both fc layers' parameters.
+// built reports whether m has the layers New makes.
+func (m *Model) built() bool {
+	return m != nil && m.Emb != nil && m.Emb.Table != nil && m.Emb.Table.Value != nil && m.Hidden != nil && m.Out != nil
+}
+
+func errNotBuilt(fn string) error {
+	return fmt.Errorf("word2vec: %s: a nil model or one not built by New", fn)
+}
+
+// Params returns the table and both fc layers' parameters; nil for a model
+// not built by New.
 func (m *Model) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	return slices.Concat(m.Emb.Params(), m.Hidden.Params(), m.Out.Params())
 }
 
@@ -68,6 +81,9 @@ func (m *Model) Params() []*graph.Param {
 // [B, 4, 32] result laid out as [B, 128] is the concatenation of the four
 // embeddings in order.
 func (m *Model) Logits(t *graph.Tape, context *tensor.Tensor) *graph.Value {
+	if !m.built() {
+		return t.Fail(errNotBuilt("Model.Logits"))
+	}
 	if context == nil || context.Rank() != 2 || context.Dim(1) != N-1 {
 		return t.Fail(fmt.Errorf("word2vec: context %v, want [batch, %d] word ids", shapeOf(context), N-1))
 	}
@@ -101,6 +117,9 @@ type Neighbour struct {
 // trained table), best first, the word itself left out; ties go to the
 // lower id.
 func (m *Model) Similar(id, k int) ([]Neighbour, error) {
+	if !m.built() {
+		return nil, errNotBuilt("similar")
+	}
 	table := m.Emb.Table.Value
 	vocab, dim := table.Dim(0), table.Dim(1)
 	if id < 0 || id >= vocab {
