@@ -89,11 +89,35 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	return m, nil
 }
 
-// Sizes returns the sizes the model was built with.
-func (m *Model) Sizes() Sizes { return m.sizes }
+// Sizes returns the sizes the model was built with (zero for a nil model).
+func (m *Model) Sizes() Sizes {
+	if m == nil {
+		return Sizes{}
+	}
+	return m.sizes
+}
 
-// Params returns every parameter.
+// built reports whether m has every layer and parameter New makes.
+func (m *Model) built() bool {
+	return m != nil && m.SrcEmb != nil && m.Encoder != nil && m.Boot != nil && m.TrgEmb != nil && m.Attn != nil &&
+		m.Decoder.W != nil && m.Decoder.U != nil && m.Decoder.B != nil && m.Out != nil && m.OutBias != nil
+}
+
+func errNotBuilt(fn string) error {
+	return fmt.Errorf("translate: %s: a nil model or one not built by New", fn)
+}
+
+// failed is a state whose values carry err.
+func failed(t *graph.Tape, err error) State {
+	v := t.Fail(err)
+	return State{H: v, Mem: layers.Memory{Keys: v, Values: v}}
+}
+
+// Params returns every parameter; nil for a model not built by New.
 func (m *Model) Params() []*graph.Param {
+	if !m.built() {
+		return nil
+	}
 	ps := append(m.SrcEmb.Params(), m.Encoder.Params()...)
 	ps = append(ps, m.Boot.Params()...)
 	ps = append(ps, m.TrgEmb.Params()...)
@@ -111,6 +135,9 @@ type State struct {
 // Encode runs the encoder over a ragged batch of source ids and returns
 // the decoder's first state, one row per source.
 func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
+	if !m.built() {
+		return failed(t, errNotBuilt("Model.Encode"))
+	}
 	x := t.ConstSeq(src)
 	x = x.With(m.SrcEmb.Forward(x.Values))
 	enc, finals := m.Encoder.Run(x, nil)
@@ -125,6 +152,9 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 // caller, applied once over every step in training (Loss) and per step in
 // decoding (LogProbs).
 func (m *Model) Step(t *graph.Tape, prev []int64, s State) State {
+	if !m.built() {
+		return failed(t, errNotBuilt("Model.Step"))
+	}
 	ids := tensor.MustFromSlice(prev, len(prev))
 	ctx := m.Attn.Attend(s.H, s.Mem)
 	x := graph.Concat(1, m.TrgEmb.Forward(t.Const(ids)), ctx)
@@ -151,6 +181,9 @@ func (s State) Select(rows []int) State {
 // chunks (graph.LinearSoftmaxCrossEntropy), so the [B·T, V] logits are
 // never held. It also returns the number of target words.
 func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value, int) {
+	if !m.built() {
+		return t.Fail(errNotBuilt("Model.Loss")), 0
+	}
 	if src == nil || trg == nil || next == nil {
 		return t.Fail(fmt.Errorf("translate: loss needs src, trg and trg_next")), 0
 	}
@@ -192,5 +225,8 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 
 // LogProbs returns the next-word log-probabilities [n, Trg] of a state.
 func (m *Model) LogProbs(t *graph.Tape, s State) *graph.Value {
+	if !m.built() {
+		return t.Fail(errNotBuilt("Model.LogProbs"))
+	}
 	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out), t.Param(m.OutBias)), 1)
 }

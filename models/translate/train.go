@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,6 +124,12 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return train.Result{}, fmt.Errorf("translate: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
 	}
+	if !m.built() {
+		return train.Result{}, errNotBuilt("train")
+	}
+	if d == nil {
+		return train.Result{}, errors.New("translate: train: nil data (load it with LoadData)")
+	}
 	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed), data.BucketBy("src", 50))
 	if err != nil {
 		return train.Result{}, err
@@ -208,6 +215,14 @@ func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
 // at once (decode.BeamSearchBatch) and returns each one's best
 // hypothesis's words, without <e>. cfg's Start and End are set from trg.
 func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config) ([][]string, error) {
+	switch {
+	case !m.built():
+		return nil, errNotBuilt("translate")
+	case src == nil:
+		return nil, errors.New("translate: translate: nil source batch")
+	case trg == nil:
+		return nil, errors.New("translate: translate: nil target vocabulary")
+	}
 	cfg.Start, cfg.End = trg.ID(data.BOS), trg.ID(data.EOS)
 	tape := graph.NewEvalTape()
 	defer tape.Release()
