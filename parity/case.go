@@ -3,6 +3,7 @@ package parity
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -69,8 +70,14 @@ type Attrs struct {
 	InitialAccumulator float64 `json:"initial_accumulator_value"`
 }
 
-// ID names the case as <op>/<case>.
-func (c *Case) ID() string { return c.Op + "/" + c.Name }
+// ID names the case as <op>/<case> ("(nil case)" for nil, which a result
+// of CheckCase(nil) holds).
+func (c *Case) ID() string {
+	if c == nil {
+		return "(nil case)"
+	}
+	return c.Op + "/" + c.Name
+}
 
 // load reads the case's .npy file name.
 func (c *Case) load(name string) (*tensor.Tensor, error) {
@@ -92,6 +99,9 @@ func (c *Case) dtype() (tensor.DType, error) {
 // sorted by op and case. Unknown fields are an error, so a recorder change
 // that the harness does not understand fails loudly.
 func LoadCases(fsys fs.FS) ([]*Case, error) {
+	if fsys == nil {
+		return nil, errors.New("parity: LoadCases: nil file system (pass os.DirFS of the testdata folder)")
+	}
 	files, err := fs.Glob(fsys, "*/*/case.json")
 	if err != nil {
 		return nil, err

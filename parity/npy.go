@@ -30,6 +30,9 @@ import (
 // input: the data is read as it arrives, so a header that claims a huge
 // shape over a few bytes of data is an error, not a huge allocation.
 func ReadNpy(r io.Reader) (*tensor.Tensor, error) {
+	if r == nil {
+		return nil, errors.New("npy: ReadNpy: nil reader")
+	}
 	br := bufio.NewReader(r)
 	var pre [8]byte
 	if _, err := io.ReadFull(br, pre[:]); err != nil {
@@ -154,6 +157,9 @@ func parseNpyHeader(h string) (tensor.DType, []int, error) {
 
 // loadNpy reads the .npy file name from fsys.
 func loadNpy(fsys fs.FS, name string) (*tensor.Tensor, error) {
+	if fsys == nil {
+		return nil, fmt.Errorf("%s: no file system to read it from (a case not made by LoadCases)", name)
+	}
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, err

@@ -273,6 +273,29 @@ func TestFormatTable(t *testing.T) {
 	assert.Contains(t, s, "10 cases in 2 op/dtype rows; 1 rows failed")
 }
 
+// A case not loaded by LoadCases, or none at all, fails with an error
+// naming it, and its result folds into a failed row, instead of panicking.
+func TestCheckCaseWithoutFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *Case
+		want string
+	}{
+		{"nil case", nil, "CheckCase: nil case"},
+		{"no file system", &Case{Op: "abs", Name: "hand", DType: "float32", Tolerance: "default", Kind: "op", Inputs: 1}, "no file system"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckCase(tc.c)
+			require.Error(t, r.Err)
+			assert.Contains(t, r.Err.Error(), tc.want)
+			assert.Contains(t, r.Message(), tc.c.ID())
+			rows := Rows([]CaseResult{r})
+			require.Len(t, rows, 1)
+			assert.False(t, rows[0].Pass)
+		})
+	}
+}
+
 // swappedGates is a deliberately wrong LSTM kernel: it reads the input (i)
 // and forget (f) gate blocks of W, U and b the wrong way round, the bug of
 // a gate-order mix-up (TF1's i, j, f, o against Keras' i, f, c, o).

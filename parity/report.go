@@ -64,7 +64,10 @@ func Rows(results []CaseResult) []Row {
 	byKey := map[[2]string]*Row{}
 	bounds := map[[2]string]map[string]bool{}
 	for _, r := range results {
-		k := [2]string{r.Case.Op, r.Case.DType}
+		var k [2]string // a result without a case (CheckCase(nil)) gets a row of its own
+		if r.Case != nil {
+			k = [2]string{r.Case.Op, r.Case.DType}
+		}
 		row := byKey[k]
 		if row == nil {
 			row = &Row{Op: k[0], DType: k[1], Pass: true}

@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -231,6 +232,9 @@ func evaluateOptimizer(c *Case) ([]pair, error) {
 
 // CheckCase runs one case and compares every tensor with its golden.
 func CheckCase(c *Case) CaseResult {
+	if c == nil {
+		return CaseResult{Err: errors.New("parity: CheckCase: nil case (load cases with LoadCases)")}
+	}
 	dt, err := c.dtype()
 	if err != nil {
 		return CaseResult{Case: c, Err: err}
