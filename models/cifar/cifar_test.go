@@ -203,3 +203,16 @@ func TestBatchNormIsTheBooks(t *testing.T) {
 		}
 	}
 }
+
+// A net not built by a constructor reports that, naming the method,
+// instead of panicking on its missing body or normalisation state.
+func TestUnbuiltNet(t *testing.T) {
+	tape := graph.NewTape()
+	x := tape.Const(tensor.Zeros(tensor.Float32, 1, 3, 2, 2))
+	for _, n := range []*Net{nil, {}} {
+		assert.Nil(t, n.Params())
+		require.ErrorContains(t, n.SetNorm(Norm{}), "cifar: Net.SetNorm: a net not built by New")
+		require.ErrorContains(t, n.Forward(x).Err(), "cifar: Net.Forward: a net not built by New")
+	}
+	require.ErrorContains(t, (&Net{}).Forward(nil).Err(), "cifar: Net.Forward: nil images")
+}

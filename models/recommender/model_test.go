@@ -93,3 +93,15 @@ func TestTrainingLearnsTaste(t *testing.T) {
 	require.Less(t, after, 4.0, "mse %v -> %v", before, after)
 	require.InDelta(t, math.Sqrt(after)/2, res.Epochs[len(res.Epochs)-1].Metrics["rmse_stars"], 1e-12)
 }
+
+// A model not built by New reports that, naming the function, instead of
+// panicking on its missing layers.
+func TestUnbuiltModel(t *testing.T) {
+	tape := graph.NewTape()
+	for _, m := range []*Model{nil, {}} {
+		require.Nil(t, m.Params())
+		_, err := NewOptimizer(m, 0.1)
+		require.ErrorContains(t, err, "recommender: NewOptimizer: a nil model or one not built by New")
+		require.ErrorContains(t, m.Loss(tape, Inputs{}, tensor.Zeros(tensor.Float32, 1)).Err(), "recommender: Model.Towers: a nil model")
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
@@ -94,4 +95,26 @@ func TestEvaluateEmpty(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = Evaluate(m, nil, 10, nil)
 	require.ErrorContains(t, err, "empty")
+}
+
+// A net not built by its constructor, or no model at all, reports that
+// instead of panicking on missing layers.
+func TestUnbuiltModels(t *testing.T) {
+	tape := graph.NewTape()
+	for _, tc := range []struct {
+		m    Model
+		want string
+	}{
+		{(*CNN)(nil), "sentiment: CNN.Logits: a nil net or one not built by NewCNN"},
+		{&CNN{}, "sentiment: CNN.Logits: a nil net or one not built by NewCNN"},
+		{(*StackedLSTM)(nil), "sentiment: StackedLSTM.Logits: a nil net or one not built by NewStackedLSTM"},
+		{&StackedLSTM{FCs: make([]*layers.Linear, 2)}, "sentiment: StackedLSTM.Logits: a nil net or one not built by NewStackedLSTM"},
+	} {
+		require.Nil(t, tc.m.Params())
+		require.ErrorContains(t, tc.m.Logits(tape, nil).Err(), tc.want)
+		_, err := NewOptimizer(tc.m, 0.1)
+		require.ErrorContains(t, err, "sentiment: NewOptimizer: a model without parameters")
+	}
+	_, err := NewOptimizer(nil, 0.1)
+	require.ErrorContains(t, err, "sentiment: NewOptimizer: nil model")
 }

@@ -188,3 +188,24 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "sequences/s")
 }
+
+// A model not built by New, or no data, reports that instead of panicking.
+func TestUnbuiltModelAndNilData(t *testing.T) {
+	for _, m := range []*Model{nil, {}} {
+		require.Nil(t, m.Params())
+		require.Equal(t, Sizes{}, m.Sizes())
+		_, _, err := Optimizer(m, 0.01, 1e-3)
+		require.ErrorContains(t, err, "srl: Optimizer: a nil model or one not built by New")
+		_, err = Evaluate(m, &Data{}, nil, 1, nil)
+		require.ErrorContains(t, err, "srl: evaluate: a nil model or one not built by New")
+		require.ErrorContains(t, m.Emissions(graph.NewTape(), nil).Values.Err(), "srl: Model.Emissions: a nil model")
+	}
+	require.Equal(t, Sizes{}, (*Data)(nil).Sizes())
+	d := tinyData(t)
+	m, err := New(smallSizes(d), tensor.NewRNG(1))
+	require.NoError(t, err)
+	_, err = Evaluate(m, nil, d.HeldOut, 4, nil)
+	require.ErrorContains(t, err, "srl: evaluate: no label dictionary")
+	_, err = Train(m, nil, BookConfig())
+	require.ErrorContains(t, err, "srl: train: nil data")
+}

@@ -224,3 +224,22 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(words)/b.Elapsed().Seconds(), "words/s")
 }
+
+// A model not built by New reports that, naming the method, instead of
+// panicking on its missing layers.
+func TestUnbuiltModel(t *testing.T) {
+	tape := graph.NewTape()
+	for _, m := range []*Model{nil, {}} {
+		require.Nil(t, m.Params())
+		require.Equal(t, Sizes{}, m.Sizes())
+		require.ErrorContains(t, m.Encode(tape, nil).H.Err(), "translate: Model.Encode: a nil model or one not built by New")
+		require.ErrorContains(t, m.Step(tape, nil, State{}).H.Err(), "translate: Model.Step: a nil model")
+		l, _ := m.Loss(tape, nil, nil, nil)
+		require.ErrorContains(t, l.Err(), "translate: Model.Loss: a nil model")
+		require.ErrorContains(t, m.LogProbs(tape, State{}).Err(), "translate: Model.LogProbs: a nil model")
+		_, err := m.Translate(nil, nil, decode.Config{})
+		require.ErrorContains(t, err, "translate: translate: a nil model")
+		_, err = Train(m, nil, DefaultConfig())
+		require.ErrorContains(t, err, "translate: train: a nil model")
+	}
+}

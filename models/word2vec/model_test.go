@@ -107,3 +107,17 @@ func TestSimilar(t *testing.T) {
 	_, err = m.Similar(0, 0)
 	require.ErrorContains(t, err, "k=0")
 }
+
+// A model not built by New reports that, naming the method, instead of
+// panicking on its missing table.
+func TestUnbuiltModel(t *testing.T) {
+	tape := graph.NewTape()
+	for _, m := range []*Model{nil, {}} {
+		require.Nil(t, m.Params())
+		require.ErrorContains(t, m.Logits(tape, nil).Err(), "word2vec: Model.Logits: a nil model or one not built by New")
+		_, err := m.Similar(0, 1)
+		require.ErrorContains(t, err, "word2vec: similar: a nil model")
+		_, err = NewOptimizer(m, 0.1)
+		require.ErrorContains(t, err, "word2vec: NewOptimizer: a nil model")
+	}
+}
