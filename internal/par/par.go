@@ -6,29 +6,89 @@
 // Starting a goroutine per parallel loop means waking an idle OS thread
 // each time, tens of microseconds to milliseconds on a virtual machine and
 // a large part of a model-sized product. A helper instead spins on its box
-// for its next task for a while after each one (Spin) before it parks on a
+// for its next task for a while after each one before it parks on a
 // channel, as OpenMP runtimes and OpenBLAS spin-wait their threads, and
 // every kernel runs on the same helpers, so a spinning helper never holds
 // a core that another kernel's goroutine is waiting for.
 //
+// How long a helper spins adapts to the gaps between its tasks (nextSpin):
+// while tasks come within the spin it keeps spinning that long, a task
+// that came soon after the helper parked widens the spin to twice that
+// gap, and each gap longer than the longest spin halves it, down to a
+// floor near a thread's wake-up time. A model whose kernels follow each
+// other closely keeps its helpers awake; one that runs a small kernel now
+// and then stops paying for spins that find nothing. The longest spin is
+// the PLUMB_SPIN environment variable (DefaultSpin when unset; 0 parks
+// helpers as soon as they finish).
+//
 // The spin does not yield (runtime.Gosched): a yielded goroutine waits in
 // the global run queue, so a part handed to it waits far longer to be
-// picked up than a kernel's part takes to run. A spinning helper holds its core from other goroutines for at
-// most Spin, and Go preempts it like any goroutine.
+// picked up than a kernel's part takes to run. A spinning helper holds its
+// core from other goroutines for at most its spin, and Go preempts it like
+// any goroutine.
 package par
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Spin is how long a helper spins for its next task before it parks, and
-// how long Run's caller spins for the parts others run before it parks:
-// long enough that the kernels of a training step, and a caller that the
-// hypervisor stalls for a millisecond or two, find the helpers awake.
-const Spin = 2 * time.Millisecond
+// DefaultSpin is the longest a helper spins for its next task before it
+// parks, and the longest Run's caller spins for the parts others run
+// before it parks, when PLUMB_SPIN is not set: long enough that the
+// kernels of a training step, and a caller that the hypervisor stalls for
+// a millisecond or two, find the helpers awake.
+const DefaultSpin = 2 * time.Millisecond
+
+// minSpinShift sets the floor of a helper's spin: the longest spin over
+// 2^minSpinShift, 62.5µs by default, about what waking a parked thread
+// costs on a virtual machine, so a helper backed off after long gaps
+// still catches a task that follows closely.
+const minSpinShift = 5
+
+// maxSpin is the longest spin in nanoseconds, read from PLUMB_SPIN once.
+var maxSpin atomic.Int64
+
+func init() {
+	d, err := parseSpin(os.Getenv("PLUMB_SPIN"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	maxSpin.Store(int64(d))
+}
+
+// parseSpin reads PLUMB_SPIN: a Go duration ("500us", "2ms") or "0"; ""
+// means DefaultSpin. A bad value gives DefaultSpin and an error saying so.
+func parseSpin(s string) (time.Duration, error) {
+	if s == "" {
+		return DefaultSpin, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return DefaultSpin, fmt.Errorf("plumb: PLUMB_SPIN=%q: want a duration of 0 or more such as 500us or 2ms; using %v", s, DefaultSpin)
+	}
+	return d, nil
+}
+
+// nextSpin is a helper's next spin after a task came gap after the last
+// one ended, given the spin it used and the longest spin: unchanged when
+// the task came while it spun, twice the gap when the task came soon
+// after it parked (a longer spin would have caught it), halved down to
+// the floor when the gap was longer than any spin would wait.
+func nextSpin(spin, gap, longest time.Duration) time.Duration {
+	switch {
+	case gap <= spin:
+	case gap < longest:
+		spin = 2 * gap
+	default:
+		spin = max(spin/2, longest>>minSpinShift)
+	}
+	return min(spin, longest)
+}
 
 // Job is work cut into parts. Do runs part on worker: 0 is Run's caller,
 // 1 and up its helpers for this run. A worker runs one part at a time, so
@@ -71,7 +131,8 @@ func Run(parts, workers int, job Job) {
 	}
 	if !t.take(0) {
 		start := time.Now()
-		for i := 1; t.done.Load() != t.parts && (i%1024 != 0 || time.Since(start) < Spin); i++ {
+		spin := time.Duration(maxSpin.Load())
+		for i := 1; t.done.Load() != t.parts && (i%1024 != 0 || time.Since(start) < spin); i++ {
 		}
 		<-t.fin
 	}
@@ -156,6 +217,7 @@ type helper struct {
 	box      atomic.Pointer[task]
 	sleeping atomic.Bool
 	wake     chan struct{}
+	spin     atomic.Int64 // how long it spins next, in nanoseconds (nextSpin); atomic only for tests
 }
 
 var (
@@ -188,6 +250,7 @@ func claimHelpers(dst []*helper, n, maxHelpers int) []*helper {
 	}
 	for len(dst) < n && len(all) < maxHelpers {
 		h := &helper{wake: make(chan struct{}, 1)}
+		h.spin.Store(maxSpin.Load())
 		h.busy.Store(true)
 		go h.loop()
 		all = append(all[:len(all):len(all)], h) // readers keep the old slice
@@ -219,18 +282,39 @@ func (h *helper) loop() {
 	}
 }
 
-// await returns the next task: spun for up to Spin (the clock read every
-// 1024 polls), then parked. The sleeping flag is set before the last look
-// at the box, and give sets the box before clearing the flag, so a task is
-// never missed; when both sides see each other, the wake-up token is
-// drained.
+// await returns the next task: spun for up to the helper's spin (the
+// clock read every 1024 polls), then parked; the gap until the task came
+// sets the next spin. The sleeping flag is set before the last look at the
+// box, and give sets the box before clearing the flag, so a task is never
+// missed; when both sides see each other, the wake-up token is drained.
 func (h *helper) await() *task {
+	longest := time.Duration(maxSpin.Load())
+	spin := min(time.Duration(h.spin.Load()), longest)
 	start := time.Now()
-	for i := 1; i%1024 != 0 || time.Since(start) < Spin; i++ {
+	tk := h.spinFor(start, spin)
+	if tk == nil {
+		tk = h.park()
+	}
+	h.spin.Store(int64(nextSpin(spin, time.Since(start), longest)))
+	return tk
+}
+
+// spinFor polls the box until spin has passed since start and returns its
+// task, or nil when none came.
+func (h *helper) spinFor(start time.Time, spin time.Duration) *task {
+	if spin <= 0 {
+		return nil
+	}
+	for i := 1; i%1024 != 0 || time.Since(start) < spin; i++ {
 		if h.box.Load() != nil { // read before swapping: a poll must not write the line give writes
 			return h.box.Swap(nil)
 		}
 	}
+	return nil
+}
+
+// park sleeps on wake until a task is given and returns it.
+func (h *helper) park() *task {
 	h.sleeping.Store(true)
 	if tk := h.box.Swap(nil); tk != nil {
 		if !h.sleeping.CompareAndSwap(true, false) {

@@ -91,13 +91,13 @@ func TestConcurrentRuns(t *testing.T) {
 	wg.Wait()
 }
 
-// A helper that has parked (no run for longer than Spin) is woken by the
+// A helper that has parked (no run for longer than its spin) is woken by the
 // next run.
 func TestRunAfterHelpersPark(t *testing.T) {
 	for range 3 {
 		j := newCountJob(t, 64, 2)
 		Run(64, 2, j)
 		j.check()
-		time.Sleep(2 * Spin)
+		time.Sleep(2 * DefaultSpin)
 	}
 }
