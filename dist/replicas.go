@@ -304,6 +304,19 @@ func reduceValues[T float32 | float64](ps []*graph.Param, dt tensor.DType, capac
 	return reduceBuckets(shadow, dt, capacity, scale, buf, reduce)
 }
 
+// SumAcross replaces buf, on every rank, by the element-wise sum of every
+// rank's buf: the trainer hands it to the tape (graph's SetCrossReplica)
+// so that batch norm takes its statistics over every rank's batch.
+func (r *Replicas) SumAcross(buf []float64) error {
+	if r == nil || r.comm == nil {
+		return errNoComm
+	}
+	if r.Size() == 1 {
+		return nil
+	}
+	return r.comm.AllreduceFloat64(buf)
+}
+
 // Share sends rank 0's b to every rank and returns it there (rank 0 gets
 // b back); the other ranks' b is ignored. The trainer shares rank 0's
 // evaluation this way.

@@ -29,8 +29,13 @@ func training(v *Value) bool { return v != nil && v.tape != nil && v.tape.Traini
 // training tape it normalises with the batch statistics and updates
 // movingMean and movingVar in place (moving = moving·momentum +
 // batch·(1 - momentum)); on an inference tape it normalises with them.
+// On a tape of a data-parallel run (Tape.SetCrossReplica) the training
+// statistics are those of every replica's batch together.
 func BatchNorm(x, gamma, beta *Value, movingMean, movingVar *tensor.Tensor, momentum, epsilon float64) *Value {
 	a := ops.BatchNormAttrs{Momentum: momentum, Epsilon: epsilon, Training: training(x)}
+	if a.Training {
+		a.CrossReplica = x.tape.CrossReplica()
+	}
 	return apply(ops.BatchNormOp(a), x, gamma, beta, constIn("batch_norm", x, movingMean), constIn("batch_norm", x, movingVar))
 }
 

@@ -62,6 +62,7 @@ type Tape struct {
 	training bool
 	grad     bool
 	err      error
+	replicas func([]float64) error // SetCrossReplica's sum, or nil
 
 	// Memory that Release recycles or reuses (see the package doc).
 	gen    uint64           // the step; Release moves on to the next
@@ -122,6 +123,23 @@ func NewTape() *Tape {
 // its running statistics) that records nothing for Backward.
 func NewEvalTape() *Tape {
 	return &Tape{params: map[*Param]*Value{}}
+}
+
+// SetCrossReplica makes the tape part of a data-parallel run: sum must
+// replace its argument, on every replica, by the element-wise sum over all
+// replicas (an allreduce, such as dist's). Ops whose training behaviour
+// depends on the whole batch (batch norm's statistics) then compute it
+// over every replica's batch, so that R replicas at batch B train as one
+// process at batch R·B. nil (the default) keeps each tape on its own
+// batch. train.Run sets it for a run with Replicas.
+func (t *Tape) SetCrossReplica(sum func([]float64) error) { t.replicas = sum }
+
+// CrossReplica returns the sum set by SetCrossReplica, or nil.
+func (t *Tape) CrossReplica() func([]float64) error {
+	if t == nil {
+		return nil
+	}
+	return t.replicas
 }
 
 // Training reports whether layers should behave as in training.

@@ -29,6 +29,14 @@ type BatchNormAttrs struct {
 	Momentum float64 // in [0, 1]: weight of the old moving statistics
 	Epsilon  float64 // > 0: added to the variance
 	Training bool    // normalise with the batch statistics and update the moving ones
+
+	// CrossReplica, when set in training, makes the statistics those of
+	// the whole batch of a data-parallel run (synchronised batch norm, as
+	// PyTorch's SyncBatchNorm): it must replace its argument, on every
+	// replica, by the element-wise sum over all replicas (an allreduce),
+	// and every replica must reach it in the same order. See
+	// crossReplicaGrad for the gradient.
+	CrossReplica func(sums []float64) error
 }
 
 type batchNormOp struct {
@@ -37,6 +45,8 @@ type batchNormOp struct {
 	// Saved by Forward for Backward, per channel: the mean and
 	// 1/sqrt(variance + epsilon) that normalised x.
 	mean, invStd []float64
+	// With CrossReplica: the elements per channel over all replicas.
+	total float64
 }
 
 // BatchNormOp returns batch normalisation over axis 1 of x, the channels
@@ -98,6 +108,19 @@ func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	o.mean, o.invStd = make([]float64, c), make([]float64, c)
 	out := tensor.Empty(x.DType(), x.Shape()...) // batchNormKernel writes every element
+	if o.a.Training && o.a.CrossReplica != nil {
+		var err error
+		switch dt {
+		case tensor.Float32:
+			err = crossReplicaForward(o, x.Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), in[4].Float32s(), out.Float32s(), n, c, hw)
+		case tensor.Float64:
+			err = crossReplicaForward(o, x.Float64s(), in[1].Float64s(), in[2].Float64s(), in[3].Float64s(), in[4].Float64s(), out.Float64s(), n, c, hw)
+		}
+		if err != nil {
+			return nil, Errorf("batch_norm", in, "summing the statistics over the replicas: %v", err)
+		}
+		return out, nil
+	}
 	switch dt {
 	case tensor.Float32:
 		batchNormKernel(x.Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), in[4].Float32s(), out.Float32s(), n, c, hw, o.a, o.mean, o.invStd)
@@ -152,6 +175,19 @@ func (o *batchNormOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 		if need[i] {
 			grads[i] = tensor.ZerosLike(in[i])
 		}
+	}
+	if o.a.Training && o.a.CrossReplica != nil {
+		var err error
+		switch x.DType() {
+		case tensor.Float32:
+			err = crossReplicaGrad(o, x.Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](grads[2]), n, c, hw)
+		case tensor.Float64:
+			err = crossReplicaGrad(o, x.Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](grads[2]), n, c, hw)
+		}
+		if err != nil {
+			return nil, Errorf("batch_norm", in, "summing the gradient's statistics over the replicas: %v", err)
+		}
+		return grads, nil
 	}
 	switch x.DType() {
 	case tensor.Float32:

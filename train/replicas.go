@@ -22,6 +22,9 @@ import (
 //     data.Loader.Shard's) must be this rank's; any other source is read
 //     whole on every rank and rank r keeps batches r, r+Size, ... of each
 //     epoch (Shard);
+//   - takes batch norm's training statistics over every rank's batch
+//     (graph's Tape.SetCrossReplica with SumAcross), so that Size() ranks
+//     at batch B train as one process at batch Size()·B;
 //   - averages gradients before every optimizer step, and checks the mean
 //     loss over all ranks for NaN, so every rank stops together;
 //   - reports the losses, examples and throughput of all ranks together,
@@ -46,6 +49,9 @@ type Replicas interface {
 	AverageState(params []*graph.Param) error
 	// Share returns rank 0's b on every rank.
 	Share(b []byte) ([]byte, error)
+	// SumAcross replaces buf, on every rank, by the element-wise sum of
+	// every rank's buf.
+	SumAcross(buf []float64) error
 }
 
 // Shard returns rank's share of src for a run over ranks processes:

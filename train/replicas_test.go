@@ -14,6 +14,9 @@ import (
 
 	"github.com/plumbml/plumb/dist"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/layers"
+	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
 )
 
 // plainLoss is setup's loss without dropout, so that runs over different
@@ -173,4 +176,58 @@ func TestReplicasShardMismatch(t *testing.T) {
 	c.Replicas = dist.NewReplicas(comms[0], 0)
 	_, err = Run(c)
 	assert.ErrorContains(t, err, "the training source is shard 1 of 2, but this is rank 0 of 1")
+}
+
+// bnNet is a float64 linear → batch norm → linear regression net and its
+// SGD optimizer, the same on every call.
+func bnNet(t *testing.T) (layers.Sequential, optim.Optimizer) {
+	t.Helper()
+	f64 := layers.DType(tensor.Float64)
+	l1, err := layers.NewLinear("l1", 2, 3, tensor.NewRNG(5), f64)
+	require.NoError(t, err)
+	bn, err := layers.NewBatchNorm("bn", 3, f64)
+	require.NoError(t, err)
+	l2, err := layers.NewLinear("l2", 3, 1, tensor.NewRNG(6), f64)
+	require.NoError(t, err)
+	net := layers.Sequential{l1, bn, l2}
+	opt, err := optim.NewSGD(net.Params(), optim.LR(0.05))
+	require.NoError(t, err)
+	return net, opt
+}
+
+// With batch norm, replicas at batch 4 train as one process at batch
+// 4×ranks, since the batch statistics are taken over every rank's batch
+// (graph's Tape.SetCrossReplica): the same weights and moving statistics,
+// up to round-off. Uneven ranks check nothing here; ops' test does.
+func TestReplicasSyncBatchNorm(t *testing.T) {
+	const n, local, epochs, ranks = 48, 4, 3, 2
+	values := func(net layers.Sequential) []float64 {
+		var w []float64
+		for _, p := range net.Params() {
+			w = append(w, p.Value.Float64s()...)
+		}
+		return w
+	}
+	lossOf := func(net layers.Sequential) LossFunc[pair] {
+		return func(t *graph.Tape, b pair) (*graph.Value, int) {
+			return graph.MSE(net.Forward(t.Const(b.x)), t.Const(b.y)), b.x.Dim(0)
+		}
+	}
+	net, opt := bnNet(t)
+	_, err := Run(Config[pair]{Params: net.Params(), Optimizer: opt, Train: regression{n: n, size: local * ranks, seed: 4},
+		Loss: lossOf(net), Epochs: epochs})
+	require.NoError(t, err)
+	want := values(net)
+
+	nets := make([]layers.Sequential, ranks)
+	_, errs := replicated(t, ranks, func(rank int, rp Replicas) Config[pair] {
+		net, opt := bnNet(t)
+		nets[rank] = net
+		return Config[pair]{Params: net.Params(), Optimizer: opt, Train: regression{n: n, size: local, seed: 4},
+			Loss: lossOf(net), Epochs: epochs, Replicas: rp}
+	})
+	for r := range ranks {
+		require.NoError(t, errs[r], "rank %d", r)
+		assert.InDeltaSlice(t, want, values(nets[r]), 1e-12, "rank %d against one process", r)
+	}
 }

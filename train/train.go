@@ -269,6 +269,9 @@ func (r *run[B]) replicate() error {
 		return err
 	}
 	r.cfg.Train = src
+	if rp.Size() > 1 {
+		r.tape.SetCrossReplica(rp.SumAcross)
+	}
 	all := append(r.cfg.Params[:len(r.cfg.Params):len(r.cfg.Params)], r.cfg.Optimizer.State()...)
 	if err := rp.SyncParams(append(all, r.st.ints, r.st.floats)); err != nil {
 		return fmt.Errorf("train: starting from rank 0's parameters: %w", err)
@@ -419,10 +422,18 @@ func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
 	}
 	if rp := r.cfg.Replicas; rp != nil { // every rank must reach the allreduce, whatever its loss
-		// A non-finite loss has no gradient (Backward refuses it): this
-		// rank contributes none, and the mean loss, non-finite too, stops
-		// every rank below.
-		if !math.IsNaN(loss) && !math.IsInf(loss, 0) {
+		// A non-finite loss has no gradient (Backward refuses it). The
+		// ranks first agree whether any has one: then none runs Backward
+		// (whose cross-replica sums every rank must reach), and the mean
+		// loss, non-finite too, stops every rank below.
+		bad := []float64{0}
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			bad[0] = 1
+		}
+		if err := rp.SumAcross(bad); err != nil {
+			return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+		}
+		if bad[0] == 0 {
 			if err := r.tape.Backward(lv); err != nil {
 				return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
 			}
