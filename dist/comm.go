@@ -76,6 +76,17 @@ func Launched() int {
 	return 0
 }
 
+// LaunchedRank reports this process's rank as a launcher announced it
+// (see Launched), or 0 when the process was started on its own.
+func LaunchedRank() int {
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
+		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 // single is the group of one process: every collective leaves its
 // buffers as they are.
 type single struct{}

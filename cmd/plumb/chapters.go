@@ -14,6 +14,7 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/dist"
 	"github.com/plumbml/plumb/runlog"
 	trainpkg "github.com/plumbml/plumb/train"
 )
@@ -34,6 +35,7 @@ type chapterFlags struct {
 	lr                          float64
 	seed                        uint64
 	save, load, dir, logDir     string
+	dist                        bool
 }
 
 // newChapterFlags declares the common flags with the chapter's recipe as
@@ -51,6 +53,7 @@ func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float6
 	f.fs.IntVar(&f.limit, "limit", 0, "train on only the first N training examples (0: all), for quick runs")
 	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	f.fs.IntVar(&f.every, "log-every", 50, "with --log, a step record every N steps")
+	f.fs.BoolVar(&f.dist, "dist", dist.Launched() > 1, distUsage)
 	return f
 }
 
@@ -118,8 +121,10 @@ func (f *chapterFlags) runName(model string, epochs, batch int) string {
 	return name
 }
 
-// runChapter trains cfg with the flags' epochs, --load, --log and --save,
-// a progress bar on stderr and one summary line per epoch on stdout.
+// runChapter trains cfg with the flags' epochs, --load, --log, --save and
+// --dist, a progress bar on stderr and one summary line per epoch on
+// stdout. With --dist every rank trains on its shard of a data.Loader's
+// batches; rank 0 alone logs and saves.
 func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Record, stdout, stderr io.Writer) (trainpkg.Result, error) {
 	cfg.Epochs = f.epochs
 	if f.load != "" {
@@ -127,9 +132,24 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 			return trainpkg.Result{}, err
 		}
 	}
+	leader, leave := true, func(io.Writer) error { return nil }
+	if f.dist {
+		rp, l, lv, err := joinGroup(f.batch, &stdout, &stderr)
+		if err != nil {
+			return trainpkg.Result{}, err
+		}
+		cfg.Replicas, leader, leave = rp, l, lv
+		if loader, ok := any(cfg.Train).(*data.Loader); ok {
+			shard, err := loader.Shard(rp.Rank(), rp.Size())
+			if err != nil {
+				return trainpkg.Result{}, err // exiting without MPI_Finalize ends the job
+			}
+			cfg.Train = any(shard).(trainpkg.Source[B])
+		}
+	}
 	bar := trainpkg.NewBar(stderr)
 	cfg.Progress = bar.Update
-	if f.logDir != "" {
+	if f.logDir != "" && leader {
 		run.Framework = "plumb"
 		log, err := runlog.Create(f.logDir, run)
 		if err != nil {
@@ -152,7 +172,7 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 		}
 		return res, err
 	}
-	if f.save != "" {
+	if f.save != "" && leader {
 		if err := checkpoint.Save(f.save, cfg.Params, cfg.Optimizer); err != nil {
 			return res, err
 		}
@@ -161,7 +181,7 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 	if f.logDir != "" {
 		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", f.logDir, f.logDir)
 	}
-	return res, nil
+	return res, leave(stdout)
 }
 
 // formatMetrics lists metrics by name: ", a 0.1234, b 0.5678".

@@ -40,7 +40,15 @@ func TestTrainSentiment(t *testing.T) {
 		require.Contains(t, out.String(), "accuracy")
 		require.Contains(t, out.String(), "words/s")
 	}
+	// --dist: the generic trainer's data-parallel path, here over one
+	// process (the MPI build under mpirun spreads it over several).
 	var out, errOut bytes.Buffer
+	ckpt := filepath.Join(t.TempDir(), "lstm.safetensors")
+	require.NoError(t, run([]string{"train", "sentiment", "--model", "lstm", "--data", root, "--batch", "4", "--limit", "8", "--dist", "--save", ckpt}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "data-parallel over 1 process(es)")
+	require.Contains(t, out.String(), "epoch 1/1: train loss")
+	require.Contains(t, out.String(), "peak memory (VmHWM) per rank")
+	require.FileExists(t, ckpt)
 	require.ErrorContains(t, run([]string{"train", "sentiment", "--model", "rnn", "--data", root}, &out, &errOut), `--model "rnn"`)
 	require.ErrorContains(t, run([]string{"train", "sentiment", "--lr", "0", "--data", root}, &out, &errOut), "--lr 0")
 }

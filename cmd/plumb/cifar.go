@@ -12,6 +12,7 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/dist"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/runlog"
@@ -127,6 +128,7 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	logEvery := fs.Int("log-every", 20, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step, RNG) to this file")
 	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
+	distributed := fs.Bool("dist", dist.Launched() > 1, distUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -165,8 +167,15 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "training %s on %d CIFAR-10 images (%s), testing on %d (Adam lr %g, batch %d, seed %d, augmentation %v)\n",
 		c.model, trainSet.Len(), c.format, testSet.Len(), *lr, c.batch, *seed, *augment)
 	fmt.Fprintf(stdout, "channel means %.4f, deviations %.4f\n", nm.Mean, nm.Std)
+	var rp train.Replicas
+	leader, leave := true, func(io.Writer) error { return nil }
+	if *distributed {
+		if rp, leader, leave, err = joinGroup(c.batch, &stdout, &stderr); err != nil {
+			return err
+		}
+	}
 	hooks := []train.Hooks{}
-	if *logDir != "" {
+	if *logDir != "" && leader {
 		log, err := runlog.Create(*logDir, runlog.Record{Framework: "plumb",
 			Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
 			Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
@@ -189,12 +198,13 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	_, err = cifar.Train(net, opt, trainSet, testSet, cifar.Config{
 		Epochs: *epochs, Batch: c.batch, Seed: *seed, Augment: *augment, RNG: pcg, BestPath: *best,
 		StatePath: *state, ResumeFrom: *resume, Progress: bar.Update, Hooks: append(hooks, train.Hooks{Epoch: epoch}),
+		Replicas: rp,
 	})
 	if err != nil {
 		bar.Clear()
 		return err
 	}
-	if *save != "" {
+	if *save != "" && leader {
 		if err := checkpoint.Save(*save, net.Params(), opt); err != nil {
 			return err
 		}
@@ -203,7 +213,7 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	if *logDir != "" {
 		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", *logDir, *logDir)
 	}
-	return nil
+	return leave(stdout)
 }
 
 // cifarRunModel names a run's recipe in its log, and so its KPIs:

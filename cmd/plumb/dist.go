@@ -26,10 +26,12 @@ type distFlags struct {
 	target     *float64
 }
 
+// distUsage describes --dist, which every train command has.
+const distUsage = "data-parallel training: every process mpirun started trains on its shard at --batch examples a step; rank 0 prints, logs, evaluates and saves (default: on when mpirun started several processes)"
+
 func addDistFlags(fs *flag.FlagSet) distFlags {
 	return distFlags{
-		on: fs.Bool("dist", dist.Launched() > 1,
-			"data-parallel training: every process mpirun started trains on its shard at --batch examples a step; rank 0 prints, logs, evaluates and saves (default: on when mpirun started several processes)"),
+		on:         fs.Bool("dist", dist.Launched() > 1, distUsage),
 		lossTrace:  fs.String("loss-trace", "", "with --dist: write every step's loss over all ranks here (lines: epoch step loss)"),
 		evalEvery:  fs.Int("eval-every", 0, "with --dist: also measure test accuracy every N steps (on --eval-images test images, timer paused) to report the training time to --target"),
 		evalImages: fs.Int("eval-images", 1000, "test images for --eval-every"),

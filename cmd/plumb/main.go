@@ -3,7 +3,7 @@
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE]
+//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
 //	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
 //	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
@@ -24,12 +24,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/plumbml/plumb/dist"
 )
 
 const usage = `usage:
   plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE]
+  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
   plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
   plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
@@ -45,7 +47,13 @@ const usage = `usage:
 `
 
 func main() {
-	os.Exit(exitStatus(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+	stdout, stderr := io.Writer(os.Stdout), io.Writer(os.Stderr)
+	if dist.Launched() > 1 && dist.LaunchedRank() != 0 {
+		// One of several processes mpirun started: rank 0 prints the
+		// progress, logs and results; this one prints only its error.
+		stdout, stderr = io.Discard, io.Discard
+	}
+	os.Exit(exitStatus(run(os.Args[1:], stdout, stderr), os.Stderr))
 }
 
 // exitStatus prints err (unless its message is already out) and returns

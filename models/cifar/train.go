@@ -31,12 +31,18 @@ type Config struct {
 	StatePath, ResumeFrom string
 	Progress              func(train.Progress)
 	Hooks                 []train.Hooks // after each step and epoch, e.g. train.LogTo
+	// Replicas, if set, trains data-parallel (train.Config.Replicas): this
+	// rank reads its shard of every epoch.
+	Replicas train.Replicas
 }
 
 // Train fits net on trainSet (fields "image" [N, 3, 32, 32] and "label") with opt, evaluating test accuracy and loss on testSet after
 // every epoch.
 func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg Config) (train.Result, error) {
 	loader, err := data.NewLoader(trainSet, cfg.Batch, data.Shuffle(cfg.Seed))
+	if err == nil && cfg.Replicas != nil {
+		loader, err = loader.Shard(cfg.Replicas.Rank(), cfg.Replicas.Size())
+	}
 	if err != nil {
 		return train.Result{}, fmt.Errorf("cifar: %w", err)
 	}
@@ -74,6 +80,7 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 		RNG:        cfg.RNG,
 		Progress:   cfg.Progress,
 		Hooks:      cfg.Hooks,
+		Replicas:   cfg.Replicas,
 	}
 	return train.Run(tc)
 }
