@@ -18,6 +18,7 @@ import (
 // from that pool, uninitialized (tensor.Empty) where their kernels write
 // every element, zeroed where they add into it: an op that takes it
 // uninitialized and leaves a cell unwritten, or adds into it, fails here.
+// The kernels' scratch pools get NaN-filled buffers too (dirtyScratch).
 // Under -race the pool drops entries at random, so this test can then only
 // pass.
 func TestOutputsFromDirtyPool(t *testing.T) {
@@ -59,6 +60,11 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 						return out
 					}
 					want := run()
+					for i, o := range want { // else a dirty scratch buffer already leaked into it
+						for j := range o.Size() {
+							require.False(t, math.IsNaN(o.At(j)), "result %d element %d is NaN on the first run", i, j)
+						}
+					}
 					var r tensor.Recycler
 					for _, o := range want {
 						v := math.NaN()
@@ -72,6 +78,7 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 						}
 					}
 					r.Flush()
+					dirtyScratch()
 					got := run()
 					require.Len(t, got, len(want))
 					for i := range want {
@@ -80,6 +87,24 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// dirtyScratch puts NaN-filled buffers into the kernels' scratch pools,
+// which hand out buffers with undefined contents: a kernel that reads a
+// scratch element it did not write then fails TestOutputsFromDirtyPool.
+func dirtyScratch() {
+	for range 4 {
+		s32 := getScratch[float32](1 << 14)
+		for i := range *s32 {
+			(*s32)[i] = float32(math.NaN())
+		}
+		putScratch(s32)
+		s64 := getScratch[float64](1 << 14)
+		for i := range *s64 {
+			(*s64)[i] = math.NaN()
+		}
+		putScratch(s64)
 	}
 }
 

@@ -117,13 +117,16 @@ func (o *sequenceConvOp) eachContext(f func(r, j, src, pad int)) {
 	}
 }
 
-// cols lays out the context rows of x [total, d] (with padding rows from
-// pad, or zeros if pad is nil) as col [total, length·d].
-func seqConvCols[T tensor.Float](o *sequenceConvOp, d int, x, pad []T) []T {
+// seqConvCols lays out the context rows of x [total, d] (with padding
+// rows from pad, or zeros if pad is nil) as col [total, length·d], a
+// pooled scratch buffer the caller gives back with putScratch: at a text
+// CNN's batch it is tens of megabytes, made again by every call otherwise.
+func seqConvCols[T tensor.Float](o *sequenceConvOp, d int, x, pad []T) *[]T {
 	w := o.length * d
-	col := make([]T, len(x)/max(d, 1)*w)
+	buf := getScratch[T](len(x) / max(d, 1) * w)
+	col := *buf
 	if d == 0 {
-		return col
+		return buf
 	}
 	o.eachContext(func(r, j, src, p int) {
 		dst := col[r*w+j*d : r*w+(j+1)*d]
@@ -132,15 +135,18 @@ func seqConvCols[T tensor.Float](o *sequenceConvOp, d int, x, pad []T) []T {
 			copy(dst, x[src*d:(src+1)*d])
 		case pad != nil:
 			copy(dst, pad[p*d:(p+1)*d])
+		default:
+			clear(dst)
 		}
 	})
-	return col
+	return buf
 }
 
 func seqConvKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T) {
 	col := seqConvCols(o, d, x, pad)
+	defer putScratch(col)
 	m := len(y) / max(n, 1)
-	gemm.Gemm(false, false, m, n, o.length*d, 1, col, o.length*d, f, n, 0, y, n)
+	gemm.Gemm(false, false, m, n, o.length*d, 1, *col, o.length*d, f, n, 0, y, n)
 }
 
 func (o *sequenceConvOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -171,12 +177,15 @@ func seqConvGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, dy, dx,
 	}
 	if df != nil {
 		col := seqConvCols(o, d, x, pad)
-		gemm.Gemm(true, false, w, n, m, 1, col, w, dy, n, 0, df, n)
+		gemm.Gemm(true, false, w, n, m, 1, *col, w, dy, n, 0, df, n)
+		putScratch(col)
 	}
 	if (dx == nil && dpad == nil) || d == 0 {
 		return
 	}
-	dcol := make([]T, m*w)
+	buf := getScratch[T](m * w) // every element written by the GEMM (beta 0)
+	defer putScratch(buf)
+	dcol := *buf
 	gemm.Gemm(false, true, m, w, n, 1, dy, n, f, n, 0, dcol, w)
 	o.eachContext(func(r, j, src, p int) {
 		var dst []T
