@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -38,10 +39,8 @@ func NewAdagrad(params []*graph.Param, opts ...Option) (Optimizer, error) {
 
 type adagradCoef struct{ lr, eps float64 }
 
+// adagradKernel applies the update to v with the accumulator slot, in
+// vec.Adagrad (an AVX loop for float32).
 func adagradKernel[T tensor.Float](c adagradCoef, v, g []T, s [][]T) {
-	lr, eps, acc := T(c.lr), T(c.eps), s[0]
-	for i, gi := range g {
-		acc[i] += gi * gi
-		v[i] -= lr * gi / sqrt(acc[i]+eps)
-	}
+	vec.Adagrad(v, g, s[0], T(c.lr), T(c.eps))
 }

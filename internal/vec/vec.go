@@ -137,6 +137,25 @@ func Adam[T tensor.Float](p, g, m, v []T, lrT, b1, b2, eps T) {
 	}
 }
 
+// Adagrad is Keras' Adagrad update in place for parameters p with
+// gradient g and accumulator a: a += g², p -= lr·g / sqrt(a + eps), each
+// operation rounded in T in that order, so the AVX float32 loop and the Go
+// one give the same bits (a float32 square root of a float64 root rounded
+// to float32 is the correctly rounded float32 root, VSQRTPS's).
+func Adagrad[T tensor.Float](p, g, a []T, lr, eps T) {
+	p, a = p[:len(g)], a[:len(g)]
+	done := 0
+	if pf, ok := any(p).([]float32); ok && hasAVX && len(pf) >= 8 {
+		done = len(pf) &^ 7
+		adagrad32(&pf[0], &any(g).([]float32)[0], &any(a).([]float32)[0], done, any(lr).(float32), any(eps).(float32))
+	}
+	for i := done; i < len(g); i++ {
+		gi := g[i]
+		a[i] += T(gi * gi)
+		p[i] -= T(lr*gi) / T(math.Sqrt(float64(a[i]+eps)))
+	}
+}
+
 // Axpy adds a·x into dst: dst[i] += a·x[i] for every i < len(x), each
 // product rounded before the add (no fused multiply-add), so the AVX
 // float32 loop and the Go one give the same bits.

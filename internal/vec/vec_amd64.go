@@ -43,6 +43,11 @@ func reluGrad32(dst, gr, x *float32, n int)
 //go:noescape
 func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32)
 
+// adagrad32 is Adagrad's loop for n float32 values (n a multiple of 8).
+//
+//go:noescape
+func adagrad32(p, grad, acc *float32, n int, lr, eps float32)
+
 // axpy32 adds a·x into dst for n float32 values (n a multiple of 8).
 //
 //go:noescape

@@ -281,6 +281,40 @@ adone:
 	VZEROUPPER
 	RET
 
+// func adagrad32(p, grad, acc *float32, n int, lr, eps float32)
+// acc += g·g; p -= (lr·g) / sqrt(acc + eps), rounded as the Go loop.
+TEXT ·adagrad32(SB), NOSPLIT, $0-40
+	MOVQ         p+0(FP), DI
+	MOVQ         grad+8(FP), SI
+	MOVQ         acc+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS lr+32(FP), Y14
+	VBROADCASTSS eps+36(FP), Y15
+
+gloop:
+	TESTQ   CX, CX
+	JEQ     gdone
+	VMOVUPS (SI), Y0                 // g
+	VMULPS  Y0, Y0, Y1               // g·g
+	VADDPS  (R8), Y1, Y1             // acc
+	VMOVUPS Y1, (R8)
+	VADDPS  Y15, Y1, Y1              // acc + eps
+	VSQRTPS Y1, Y1
+	VMULPS  Y0, Y14, Y2              // lr·g
+	VDIVPS  Y1, Y2, Y2
+	VMOVUPS (DI), Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     gloop
+
+gdone:
+	VZEROUPPER
+	RET
+
 // func axpy32(dst, x *float32, a float32, n int)
 // Multiply, then add (no FMA), as the Go loop rounds.
 TEXT ·axpy32(SB), NOSPLIT, $0-32

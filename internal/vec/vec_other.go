@@ -27,6 +27,10 @@ func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32) {
 
 func axpy32(dst, x *float32, a float32, n int) { panic("vec: no assembly on this architecture") }
 
+func adagrad32(p, grad, acc *float32, n int, lr, eps float32) {
+	panic("vec: no assembly on this architecture")
+}
+
 func dot32(x, y *float32, n int) float32 { panic("vec: no assembly on this architecture") }
 
 func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float32) {

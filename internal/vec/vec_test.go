@@ -163,6 +163,50 @@ func requireBits[T tensor.Float](t *testing.T, want, got []T, msg string, args .
 	}
 }
 
+// The Adagrad assembly gives the Go loop's bits over several steps on
+// every length; float64 (Go only) is checked against the formula.
+func TestAdagradAssemblyMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range lengths {
+		var a [3][]float32
+		for k := range a {
+			a[k] = make([]float32, n)
+			for i := range a[k] {
+				a[k][i] = float32(rng.NormFloat64())
+			}
+		}
+		for i := range a[2] {
+			a[2][i] *= a[2][i] // accumulator ≥ 0
+		}
+		var b [3][]float32
+		for k := range b {
+			b[k] = append([]float32(nil), a[k]...)
+		}
+		for step := range 3 {
+			g := make([]float32, n)
+			for i := range g {
+				g[i] = float32(rng.NormFloat64())
+			}
+			lr := float32(3e-3 * (1 + float64(step)))
+			Adagrad(a[0], g, a[2], lr, 1e-7)
+			old := hasAVX
+			setAVX(false)
+			Adagrad(b[0], g, b[2], lr, 1e-7)
+			setAVX(old)
+			for k := range a {
+				requireBits(t, b[k], a[k], "Adagrad n=%d step %d state %d", n, step, k)
+			}
+		}
+	}
+	p, g, acc := []float64{1, -2}, []float64{0.5, -3}, []float64{0.1, 0}
+	Adagrad(p, g, acc, 0.01, 1e-7)
+	for i, gi := range []float64{0.5, -3} {
+		ai := []float64{0.1, 0}[i] + gi*gi
+		require.InDelta(t, []float64{1, -2}[i]-0.01*gi/math.Sqrt(ai+1e-7), p[i], 1e-15)
+		require.InDelta(t, ai, acc[i], 1e-15)
+	}
+}
+
 // TestAdamAssemblyMatchesGo runs Adam's step on the same float32 state
 // through the assembly and through the Go loop (forced), for several steps
 // on every length, and requires the same bits; float64 (Go only) is
