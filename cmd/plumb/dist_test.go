@@ -40,6 +40,15 @@ func TestTrainDistAloneAndResume(t *testing.T) {
 	assert.Contains(t, out.String(), "epoch 2/2: train loss")
 }
 
+// --dtype float64 trains the model and images in double precision.
+func TestTrainMNISTFloat64(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"train", "mnist", "--model", "mlp", "--limit", "256", "--batch", "64", "--dtype", "float64"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "epoch 1/1: train loss")
+	err := run([]string{"train", "mnist", "--dtype", "float16"}, &out, &errOut)
+	assert.ErrorContains(t, err, `--dtype "float16", want float32 or float64`)
+}
+
 func TestTrainDistErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err := run([]string{"train", "mnist", "--dist", "--device", "cuda"}, &out, &errOut)

@@ -1,9 +1,9 @@
 // Command plumb trains and evaluates Plumb's book models and prints the
 // parity report.
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
+//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
+//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
 //	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
 //	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
@@ -29,9 +29,9 @@ import (
 )
 
 const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist]
+  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
+  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
   plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
   plumb word2vec similar WORD --load FILE [--k N] [--data DIR]

@@ -11,6 +11,7 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/mnist/embedded"
+	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/runlog"
@@ -24,6 +25,19 @@ func mnistData(dir string) (train, test *data.Dataset, err error) {
 		return data.LoadMNIST(d)
 	}
 	return embedded.Load()
+}
+
+// imagesAs returns ds with its "image" field converted to dt.
+func imagesAs(ds *data.Dataset, dt tensor.DType) (*data.Dataset, error) {
+	img := ds.Tensor("image")
+	if img.DType() == dt {
+		return ds, nil
+	}
+	img, err := img.Cast(dt)
+	if err != nil {
+		return nil, err
+	}
+	return data.NewDataset(data.DenseField("image", img), data.DenseField("label", ds.Tensor("label")))
 }
 
 func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
@@ -42,9 +56,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
 	resume := fs.String("resume", "", "continue the run saved in this --state file (same flags otherwise)")
+	dtype := fs.String("dtype", "float32", "float32, or float64 (a model and images in double precision: slower, but round-off no longer steers the run, e.g. to compare --dist runs step by step)")
 	df := addDistFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	dt, ok := map[string]tensor.DType{"float32": tensor.Float32, "float64": tensor.Float64}[*dtype]
+	if !ok {
+		return fmt.Errorf("train mnist: --dtype %q, want float32 or float64", *dtype)
 	}
 	// Everything that can be checked before the data loads and training
 	// starts is checked here, so a mistake never costs a training run.
@@ -61,13 +80,15 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
 	case *df.on && *device != "cpu":
 		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
+	case *device == "cuda" && dt != tensor.Float32:
+		return fmt.Errorf("train mnist: --device cuda trains in float32; drop --dtype %s", *dtype)
 	case *device == "cuda" && (*state != "" || *resume != ""):
 		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
 	if err := checkDevice(*device, *model); err != nil {
 		return err
 	}
-	net, err := mnist.New(*model, tensor.NewRNG(*seed))
+	net, err := mnist.New(*model, tensor.NewRNG(*seed), layers.DType(dt))
 	if err != nil {
 		return err
 	}
@@ -82,6 +103,12 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if *limit > 0 {
 		train = train.Take(*limit)
+	}
+	if train, err = imagesAs(train, dt); err != nil {
+		return err
+	}
+	if test, err = imagesAs(test, dt); err != nil {
+		return err
 	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
