@@ -3,7 +3,7 @@
 //
 //	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
 //	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
+//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
 //	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
 //	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
 //	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
@@ -31,7 +31,7 @@ import (
 const usage = `usage:
   plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
   plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
+  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
   plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
   plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
   plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
