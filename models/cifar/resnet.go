@@ -42,7 +42,7 @@ func newBatchNorm(name string, channels int, opts []layers.Option) (*layers.Batc
 	if err != nil {
 		return nil, err
 	}
-	bn.Momentum, bn.Epsilon = 0.9, 1e-5
+	bn.Attrs.Momentum, bn.Attrs.Epsilon = 0.9, 1e-5
 	return bn, nil
 }
 
