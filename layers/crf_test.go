@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -42,7 +41,7 @@ func tagGrammar(rng *rand.Rand, n int) (words, tags *tensor.Tensor, offsets []in
 // decodes held-out sentences (lengths 0, 1 and longer) exactly.
 func TestCRFLearnsTagGrammar(t *testing.T) {
 	rng := tensor.NewRNG(7)
-	emb, err := NewEmbedding("emb", 3, 8, ops.NoPadding, rng)
+	emb, err := NewEmbedding("emb", EmbeddingConfig{Vocab: 3, Dim: 8}, rng)
 	require.NoError(t, err)
 	fc, err := NewLinear("fc", 8, 3, rng)
 	require.NoError(t, err)

@@ -21,20 +21,31 @@ type Embedding struct {
 	PaddingIdx int // ops.NoPadding for none
 }
 
-// NewEmbedding returns an Embedding whose table is named name/embeddings;
-// paddingIdx is a row in [0, vocab) or ops.NoPadding.
-func NewEmbedding(name string, vocab, dim, paddingIdx int, rng *rand.Rand, opts ...Option) (*Embedding, error) {
+// EmbeddingConfig shapes an Embedding: a table of Vocab rows of Dim. With
+// Padded, row PaddingIdx (in [0, Vocab)) is the padding row; without it no
+// row is, so the zero value of the padding fields means no padding.
+type EmbeddingConfig struct {
+	Vocab, Dim int
+	Padded     bool
+	PaddingIdx int
+}
+
+// NewEmbedding returns an Embedding shaped by cfg whose table is named
+// name/embeddings.
+func NewEmbedding(name string, cfg EmbeddingConfig, rng *rand.Rand, opts ...Option) (*Embedding, error) {
 	c := newConfig(opts)
-	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab {
-		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padding index %d: want positive sizes and a padding index below vocab", name, vocab, dim, paddingIdx)
+	vocab, dim, paddingIdx := cfg.Vocab, cfg.Dim, ops.NoPadding
+	if cfg.Padded {
+		paddingIdx = cfg.PaddingIdx
+	}
+	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab || (cfg.Padded && paddingIdx < 0) {
+		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padded=%v padding index %d: want positive sizes and a padding index in [0, vocab)", name, vocab, dim, cfg.Padded, cfg.PaddingIdx)
 	}
 	w, err := tensor.RandUniform(rng, c.dtype, -0.05, 0.05, vocab, dim)
 	if err != nil {
 		return nil, fmt.Errorf("layers: embedding %q: %w", name, err)
 	}
-	if paddingIdx < 0 {
-		paddingIdx = ops.NoPadding
-	} else {
+	if cfg.Padded {
 		for j := range dim {
 			w.SetAt(paddingIdx*dim+j, 0)
 		}

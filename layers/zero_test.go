@@ -47,6 +47,12 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*layers.AttentionDecoder)(nil),
 			(*layers.DecoderState)(nil),
 			(*layers.Conv2D)(nil),
+			(*layers.Conv2DConfig)(nil),
+			(*layers.EmbeddingConfig)(nil),
+			(*layers.MultiHeadAttentionConfig)(nil),
+			(*layers.BahdanauAttentionConfig)(nil),
+			(*layers.AttentionDecoderConfig)(nil),
+			(*layers.SequenceConvConfig)(nil),
 			(*layers.MaxPool2D)(nil),
 			(*layers.AvgPool2D)(nil),
 			(*layers.Flatten)(nil),
@@ -76,7 +82,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 func TestReportedPanicsAreErrors(t *testing.T) {
 	tape := graph.NewTape()
 	rng := tensor.NewRNG(1)
-	lstm, err := layers.NewLSTM("lstm", 2, 3, layers.RNNConfig{}, rng)
+	lstm, err := layers.NewLSTM("lstm", layers.RNNConfig{In: 2, Units: 3}, rng)
 	require.NoError(t, err)
 	lin, err := layers.NewLinear("fc", 2, 3, rng)
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ func newConvBN(name string, in, out, k, stride, pad int, bias bool, rng *rand.Ra
 		opts = append(opts[:len(opts):len(opts)], layers.NoBias())
 	}
 	attrs := ops.Conv2DAttrs{Stride: [2]int{stride, stride}, Pad: [4]int{pad, pad, pad, pad}}
-	conv, err := layers.NewConv2D(name+"/conv", in, out, k, k, attrs, rng, opts...)
+	conv, err := layers.NewConv2D(name+"/conv", layers.Conv2DConfig{In: in, Out: out, KH: k, KW: k, Attrs: attrs}, rng, opts...)
 	if err != nil {
 		return convBN{}, err
 	}

@@ -60,7 +60,7 @@ func New(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 		}
 	}
 	newFeature := func(field string, vocab, dim int) (feature, error) {
-		emb, err := layers.NewEmbedding("rec/"+field+"_emb", vocab, dim, ops.NoPadding, rng, opts...)
+		emb, err := layers.NewEmbedding("rec/"+field+"_emb", layers.EmbeddingConfig{Vocab: vocab, Dim: dim}, rng, opts...)
 		if err != nil {
 			return feature{}, err
 		}
@@ -82,13 +82,13 @@ func New(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	if m.movie, err = newFeature("movie", s.Movies, IDEmbed); err != nil {
 		return nil, err
 	}
-	if m.genres, err = layers.NewEmbedding("rec/genre_emb", s.Genres, MovieEmbed, ops.NoPadding, rng, opts...); err != nil {
+	if m.genres, err = layers.NewEmbedding("rec/genre_emb", layers.EmbeddingConfig{Vocab: s.Genres, Dim: MovieEmbed}, rng, opts...); err != nil {
 		return nil, err
 	}
-	if m.title, err = layers.NewEmbedding("rec/title_emb", s.TitleWords, MovieEmbed, ops.NoPadding, rng, opts...); err != nil {
+	if m.title, err = layers.NewEmbedding("rec/title_emb", layers.EmbeddingConfig{Vocab: s.TitleWords, Dim: MovieEmbed}, rng, opts...); err != nil {
 		return nil, err
 	}
-	if m.titleConv, err = layers.NewSequenceConv("rec/title_conv", MovieEmbed, MovieEmbed, -(Window / 2), Window, false, rng, opts...); err != nil {
+	if m.titleConv, err = layers.NewSequenceConv("rec/title_conv", layers.SequenceConvConfig{In: MovieEmbed, Out: MovieEmbed, ContextStart: -(Window / 2), ContextLength: Window}, rng, opts...); err != nil {
 		return nil, err
 	}
 	if m.userFC, err = layers.NewLinear("rec/user_combined", IDEmbed+3*AttrEmbed, Combined, rng, opts...); err != nil {

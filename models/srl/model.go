@@ -71,13 +71,13 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.Word, err = layers.NewEmbedding("srl/word", s.Words, s.WordDim, ops.NoPadding, rng); err != nil {
+	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim}, rng); err != nil {
 		return nil, err
 	}
-	if m.Verb, err = layers.NewEmbedding("srl/verb", s.Verbs, s.WordDim, ops.NoPadding, rng); err != nil {
+	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim}, rng); err != nil {
 		return nil, err
 	}
-	if m.Mark, err = layers.NewEmbedding("srl/mark", marks, s.MarkDim, ops.NoPadding, rng); err != nil {
+	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim}, rng); err != nil {
 		return nil, err
 	}
 	for i, f := range Features {
@@ -92,7 +92,7 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 		m.In = append(m.In, l)
 	}
 	units := s.Hidden / 4
-	cfg := layers.RNNConfig{Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
+	cfg := layers.RNNConfig{In: s.Hidden, Units: units, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
 	for i := range s.Depth {
 		if i > 0 {
 			var pair [2]*layers.Linear
@@ -103,7 +103,7 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 			}
 			m.Mix = append(m.Mix, pair)
 		}
-		l, err := layers.NewLSTM(fmt.Sprintf("srl/lstm%d", i), s.Hidden, units, cfg, rng)
+		l, err := layers.NewLSTM(fmt.Sprintf("srl/lstm%d", i), cfg, rng)
 		if err != nil {
 			return nil, err
 		}

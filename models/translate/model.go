@@ -11,7 +11,6 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -58,25 +57,23 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", s.Src, s.Emb, ops.NoPadding, rng); err != nil {
+	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", layers.EmbeddingConfig{Vocab: s.Src, Dim: s.Emb}, rng); err != nil {
 		return nil, err
 	}
-	cfg := layers.RNNConfig{ResetAfter: true}
-	enc := cfg
-	enc.Bidirectional = true
-	if m.Encoder, err = layers.NewGRU("translate/encoder", s.Emb, s.Hidden, enc, rng); err != nil {
+	enc := layers.RNNConfig{In: s.Emb, Units: s.Hidden, Bidirectional: true, ResetAfter: true}
+	if m.Encoder, err = layers.NewGRU("translate/encoder", enc, rng); err != nil {
 		return nil, err
 	}
 	if m.Boot, err = layers.NewLinear("translate/boot", s.Hidden, s.Hidden, rng); err != nil {
 		return nil, err
 	}
-	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", s.Trg, s.Emb, ops.NoPadding, rng); err != nil {
+	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", layers.EmbeddingConfig{Vocab: s.Trg, Dim: s.Emb}, rng); err != nil {
 		return nil, err
 	}
-	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", s.Hidden, 2*s.Hidden, s.Attention, rng); err != nil {
+	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", layers.BahdanauAttentionConfig{QueryDim: s.Hidden, MemoryDim: 2 * s.Hidden, Units: s.Attention}, rng); err != nil {
 		return nil, err
 	}
-	dec, err := layers.NewGRU("translate/decoder", s.Emb+2*s.Hidden, s.Hidden, cfg, rng)
+	dec, err := layers.NewGRU("translate/decoder", layers.RNNConfig{In: s.Emb + 2*s.Hidden, Units: s.Hidden, ResetAfter: true}, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -43,7 +42,7 @@ func New(vocab int, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	if vocab < 2 {
 		return nil, fmt.Errorf("word2vec: a dictionary of %d words, want at least 2", vocab)
 	}
-	emb, err := layers.NewEmbedding("word2vec/emb", vocab, Embed, ops.NoPadding, rng, opts...)
+	emb, err := layers.NewEmbedding("word2vec/emb", layers.EmbeddingConfig{Vocab: vocab, Dim: Embed}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
