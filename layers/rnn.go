@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -327,6 +328,20 @@ func (g *GRU) Run(x graph.Seq, init []*graph.Value) (graph.Seq, []*graph.Value) 
 func (g *GRU) Forward(x graph.Seq) graph.Seq {
 	y, _ := g.Run(x, nil)
 	return y
+}
+
+// Cell runs one step of a one-layer, one-direction GRU: the new state [B,
+// H] from the step's input x [B, In] and the previous state h [B, H]
+// (graph.GRUCell), as a decoder that feeds each output back needs.
+func (g *GRU) Cell(x, h *graph.Value) *graph.Value {
+	t := x.Tape()
+	if t == nil {
+		return noTape("gru", x)
+	}
+	if g == nil || len(g.W) != 1 || len(g.W[0]) != 1 {
+		return t.Fail(errors.New("layers: gru: Cell needs a one-layer, one-direction GRU built with NewGRU"))
+	}
+	return graph.GRUCell(x, h, g.W[0][0].Weights(t))
 }
 
 // Final returns the last layer's final state [B, H] ([B, 2H] bidirectional).

@@ -10,9 +10,9 @@ import (
 )
 
 // The sequence layers work on ragged batches (graph.Seq) rather than on a
-// single value, so their Forward takes and returns a Seq (or, for pooling,
-// gives one row per sequence) and they do not implement Layer. Compose
-// them with per-step layers through Seq.With: s.With(linear.Forward(s.Values)).
+// single value, so their Forward takes and returns a Seq (SeqLayer) or,
+// for pooling, gives one row per sequence (SeqReducer). Compose them with
+// per-step layers through Seq.With: s.With(linear.Forward(s.Values)).
 
 // SequencePool pools each sequence into one row (Paddle's sequence_pool):
 // Kind is sum, average, sqrt, max, first or last, and an empty sequence

@@ -48,7 +48,7 @@ func newBatchNorm(name string, channels int, opts []layers.Option) (*layers.Batc
 
 func (c convBN) Forward(x *graph.Value) *graph.Value { return c.bn.Forward(c.conv.Forward(x)) }
 
-func (c convBN) Params() []*graph.Param { return append(c.conv.Params(), c.bn.Params()...) }
+func (c convBN) Params() []*graph.Param { return layers.Params(c.conv, c.bn) }
 
 // basicBlock is the book's basicblock: conv3×3-BN-relu, conv3×3-BN (this
 // convolution with a bias, as in the book), plus the shortcut, then relu.
@@ -88,13 +88,7 @@ func (blk *basicBlock) Forward(x *graph.Value) *graph.Value {
 	return graph.Relu(graph.Add(y, short))
 }
 
-func (blk *basicBlock) Params() []*graph.Param {
-	ps := append(blk.a.Params(), blk.b.Params()...)
-	if blk.shortcut != nil {
-		ps = append(ps, blk.shortcut.Params()...)
-	}
-	return ps
-}
+func (blk *basicBlock) Params() []*graph.Param { return layers.Params(blk.a, blk.b, blk.shortcut) }
 
 // NewResNet returns the book's resnet_cifar10 (He et al. 2016, section 4.2):
 // a 3×3 conv-BN-relu stem with width channels, three stages of (depth-2)/6

@@ -10,7 +10,6 @@ package recommender
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
@@ -40,6 +39,9 @@ type feature struct {
 	emb   *layers.Embedding
 	fc    *layers.Linear
 }
+
+// Params returns the embedding's and the fc layer's parameters.
+func (f feature) Params() []*graph.Param { return layers.Params(f.emb, f.fc) }
 
 // Model is the two-tower recommender.
 type Model struct {
@@ -115,12 +117,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	var ps []*graph.Param
-	for _, f := range append(slices.Clone(m.user), m.movie) {
-		ps = append(append(ps, f.emb.Params()...), f.fc.Params()...)
-	}
-	ps = slices.Concat(ps, m.genres.Params(), m.title.Params(), m.titleConv.Params())
-	return slices.Concat(ps, m.userFC.Params(), m.movieFC.Params())
+	return layers.Params(layers.List(m.user), m.movie, m.genres, m.title, m.titleConv, m.userFC, m.movieFC)
 }
 
 // Inputs are one batch's features: int64 ids [B] for the dense fields,

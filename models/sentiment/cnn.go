@@ -69,11 +69,7 @@ func (m *CNN) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := slices.Clone(m.Emb.Params())
-	for _, c := range m.Convs {
-		ps = append(ps, c.Params()...)
-	}
-	return append(ps, m.Output.Params()...)
+	return layers.Params(m.Emb, layers.List(m.Convs), m.Output)
 }
 
 // built reports whether m has every layer NewCNN makes.

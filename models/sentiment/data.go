@@ -69,8 +69,8 @@ func FromReviews(tr, te []data.Review) (*Data, error) {
 
 // Model maps a ragged batch of word ids to class logits [B, 2].
 type Model interface {
+	layers.Module
 	Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value
-	Params() []*graph.Param
 }
 
 // New returns the model called name ("cnn" or "lstm") for a dictionary

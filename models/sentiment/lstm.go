@@ -83,11 +83,11 @@ func (m *StackedLSTM) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := slices.Clone(m.Emb.Params())
+	ms := layers.Modules{m.Emb}
 	for i := range m.FCs {
-		ps = append(append(ps, m.FCs[i].Params()...), m.LSTMs[i].Params()...)
+		ms = append(ms, m.FCs[i], m.LSTMs[i])
 	}
-	return append(ps, m.Output.Params()...)
+	return append(ms, m.Output).Params()
 }
 
 // built reports whether m has every layer NewStackedLSTM makes: as many

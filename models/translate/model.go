@@ -45,9 +45,8 @@ type Model struct {
 	Boot    *layers.Linear
 	TrgEmb  *layers.Embedding
 	Attn    *layers.BahdanauAttention
-	Decoder layers.GRUParams
-	Out     *graph.Param // [Hidden, Trg]
-	OutBias *graph.Param // [Trg]
+	Decoder *layers.GRU    // one layer, one direction, run a step at a time
+	Out     *layers.Linear // [Hidden, Trg], its loss fused with the projection
 }
 
 // New builds the model with parameters drawn from rng, in float32.
@@ -77,12 +76,10 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Decoder = dec.W[0][0]
-	out, err := layers.NewLinear("translate/out", s.Hidden, s.Trg, rng)
-	if err != nil {
+	m.Decoder = dec
+	if m.Out, err = layers.NewLinear("translate/out", s.Hidden, s.Trg, rng); err != nil {
 		return nil, err
 	}
-	m.Out, m.OutBias = out.W, out.B
 	return m, nil
 }
 
@@ -97,7 +94,7 @@ func (m *Model) Sizes() Sizes {
 // built reports whether m has every layer and parameter New makes.
 func (m *Model) built() bool {
 	return m != nil && m.SrcEmb != nil && m.Encoder != nil && m.Boot != nil && m.TrgEmb != nil && m.Attn != nil &&
-		m.Decoder.W != nil && m.Decoder.U != nil && m.Decoder.B != nil && m.Out != nil && m.OutBias != nil
+		m.Decoder != nil && m.Out != nil && m.Out.W != nil && m.Out.B != nil
 }
 
 func errNotBuilt(fn string) error {
@@ -115,11 +112,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := append(m.SrcEmb.Params(), m.Encoder.Params()...)
-	ps = append(ps, m.Boot.Params()...)
-	ps = append(ps, m.TrgEmb.Params()...)
-	ps = append(ps, m.Attn.Params()...)
-	return append(ps, m.Decoder.W, m.Decoder.U, m.Decoder.B, m.Out, m.OutBias)
+	return layers.Params(m.SrcEmb, m.Encoder, m.Boot, m.TrgEmb, m.Attn, m.Decoder, m.Out)
 }
 
 // State is the decoder's state for a batch of hypotheses: the GRU state
@@ -155,7 +148,7 @@ func (m *Model) Step(t *graph.Tape, prev []int64, s State) State {
 	ids := tensor.MustFromSlice(prev, len(prev))
 	ctx := m.Attn.Attend(s.H, s.Mem)
 	x := graph.Concat(1, m.TrgEmb.Forward(t.Const(ids)), ctx)
-	return State{H: graph.GRUCell(x, s.H, m.Decoder.Weights(t)), Mem: s.Mem}
+	return State{H: m.Decoder.Cell(x, s.H), Mem: s.Mem}
 }
 
 // Select returns the state of rows rows of s, in that order (beam search).
@@ -217,7 +210,7 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 		hs[st] = s.H
 	}
 	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)
-	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out), t.Param(m.OutBias), tensor.MustFromSlice(labels, len(labels))), words
+	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out.W), t.Param(m.Out.B), tensor.MustFromSlice(labels, len(labels))), words
 }
 
 // LogProbs returns the next-word log-probabilities [n, Trg] of a state.
@@ -225,5 +218,5 @@ func (m *Model) LogProbs(t *graph.Tape, s State) *graph.Value {
 	if !m.built() {
 		return t.Fail(errNotBuilt("Model.LogProbs"))
 	}
-	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out), t.Param(m.OutBias)), 1)
+	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out.W), t.Param(m.Out.B)), 1)
 }

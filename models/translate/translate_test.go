@@ -102,7 +102,7 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	}
 	require.InDelta(t, sum/float64(words), got, 1e-5)
 	require.NoError(t, tape.Backward(loss))
-	require.NotNil(t, m.Out.Grad)
+	require.NotNil(t, m.Out.W.Grad)
 }
 
 // Training cuts the loss and learns the toy task; batched beam decoding

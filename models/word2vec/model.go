@@ -72,7 +72,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	return slices.Concat(m.Emb.Params(), m.Hidden.Params(), m.Out.Params())
+	return layers.Params(m.Emb, m.Hidden, m.Out)
 }
 
 // Logits maps context ids [B, N-1] (int64) to next-word logits [B, Vocab].
