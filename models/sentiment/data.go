@@ -127,31 +127,11 @@ func Evaluate(m Model, ds *data.Dataset, batch int, report func(done, total int)
 	if err != nil {
 		return 0, 0, err
 	}
-	tape := graph.NewEvalTape()
-	correct, total := 0.0, 0
-	for b := range loader.Batches(0) {
-		logits := m.Logits(tape, b.Ragged("words"))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
-		if err != nil {
-			return 0, 0, err
-		}
-		lt, err := logits.Tensor()
-		if err != nil {
-			return 0, 0, err
-		}
-		acc, err := ops.Accuracy(lt, b.Tensor("label"))
-		if err != nil {
-			return 0, 0, err
-		}
-		tape.Release()
-		correct += acc * float64(b.Len())
-		loss += l * float64(b.Len())
-		total += b.Len()
-		if report != nil {
-			report(total, ds.Len())
-		}
-	}
-	return correct / float64(total), loss / float64(total), nil
+	res, err := train.Evaluate(loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		res, err := train.Classification(m.Logits(t, b.Ragged("words")), b.Tensor("label"))
+		return res, b.Len(), err
+	}, report)
+	return res["accuracy"], res["loss"], err
 }
 
 // Evaluator is Evaluate on ds as the trainer's evaluation: metrics
