@@ -180,7 +180,7 @@ func (m Memory) Select(rows []int) Memory {
 		}
 		idx[i], lengths[i] = int64(r), m.Lengths[r]
 	}
-	ix := m.Keys.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths}
 }
 
@@ -223,7 +223,7 @@ func (s DecoderState) Select(rows []int) DecoderState {
 	for i, r := range rows {
 		idx[i] = int64(r)
 	}
-	ix := s.Context.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return DecoderState{graph.LSTMState{H: graph.Gather(s.LSTM.H, ix, 0), C: graph.Gather(s.LSTM.C, ix, 0)}, graph.Gather(s.Context, ix, 0)}
 }
 
@@ -345,7 +345,7 @@ func (d *AttentionDecoder) DecodeSeq(inputs graph.Seq, m Memory, init *graph.LST
 		}
 	}
 	flat := graph.Reshape(feats, sh[0]*sh[1], sh[2])
-	real := graph.Gather(flat, feats.Tape().Const(tensor.MustFromSlice(rows, len(rows))), 0)
+	real := graph.Gather(flat, tensor.MustFromSlice(rows, len(rows)), 0)
 	return inputs.With(d.Out.Forward(real))
 }
 

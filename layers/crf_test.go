@@ -51,7 +51,7 @@ func TestCRFLearnsTagGrammar(t *testing.T) {
 	opt, err := optim.NewAdam(params, optim.LR(0.05))
 	require.NoError(t, err)
 	emissions := func(tape *graph.Tape, words *tensor.Tensor, off []int) graph.Seq {
-		return graph.NewSeq(fc.Forward(emb.Forward(tape.Const(words))), off)
+		return graph.NewSeq(fc.Forward(emb.Lookup(tape, words)), off)
 	}
 
 	words, tags, off := tagGrammar(rng, 200)

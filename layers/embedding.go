@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -53,19 +54,26 @@ func NewEmbedding(name string, cfg EmbeddingConfig, rng *rand.Rand, opts ...Opti
 	return &Embedding{Table: graph.NewParam(name+"/embeddings", w), PaddingIdx: paddingIdx}, nil
 }
 
-// Forward looks up ids, an int32 or int64 value of any shape (a Const on
-// the tape), giving [ids..., dim]. It is the Layer form; for a ragged batch
-// of ids, look up its values and keep its offsets (Seq.With).
-func (l *Embedding) Forward(ids *graph.Value) *graph.Value {
-	t := ids.Tape()
+// Lookup looks up ids, an int32 or int64 tensor of any shape, on tape t,
+// giving [ids..., dim] (graph.Embedding). Ids are a tensor, as every label
+// and id in Plumb: they take no gradient.
+func (l *Embedding) Lookup(t *graph.Tape, ids *tensor.Tensor) *graph.Value {
 	if t == nil {
-		return noTape("embedding", ids)
+		return t.Fail(errors.New("layers: embedding: nil tape"))
 	}
-	x, err := ids.Tensor()
-	if err != nil {
-		return ids
+	if err := missing("embedding", l.Table); err != nil {
+		return t.Fail(err)
 	}
-	return graph.Embedding(t.Param(l.Table), x, l.PaddingIdx)
+	return graph.Embedding(t.Param(l.Table), ids, l.PaddingIdx)
+}
+
+// LookupSeq looks up a ragged batch of ids [total] on tape t, giving the
+// sequences of their rows [total, dim] with the batch's offsets.
+func (l *Embedding) LookupSeq(t *graph.Tape, ids *tensor.Ragged) graph.Seq {
+	if ids == nil {
+		return graph.Seq{Values: t.Fail(errors.New("layers: embedding: nil ragged ids")), Offsets: []int{0}}
+	}
+	return graph.NewSeq(l.Lookup(t, ids.Values), ids.Offsets)
 }
 
 // Params returns the table.

@@ -9,13 +9,14 @@ import (
 // The interface family of layers. Every layer owns parameters (a Module);
 // what it maps decides which of the narrower interfaces it implements:
 //
-//	Layer       a value to a value: Linear, Conv2D, BatchNorm, Embedding, ...
+//	Layer       a value to a value: Linear, Conv2D, BatchNorm, Dropout, ...
 //	SeqLayer    a ragged batch to a ragged batch with the same offsets:
 //	            LSTM, GRU, ProjectedLSTM, SequenceConv
 //	SeqReducer  a ragged batch to one row per sequence: SequencePool
 //
 // Layers whose inputs are more than one value (MultiHeadAttention,
-// BahdanauAttention, AttentionDecoder) or whose output is a loss or a
+// BahdanauAttention, AttentionDecoder), whose input is ids rather than a
+// value (Embedding: Lookup, LookupSeq) or whose output is a loss or a
 // decoding (CRF) are Modules with their own methods. A model lists its
 // parameters with Params over its modules, whatever their kind.
 

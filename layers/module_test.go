@@ -15,7 +15,6 @@ var (
 	_ Layer      = (*Conv2D)(nil)
 	_ Layer      = (*BatchNorm)(nil)
 	_ Layer      = (*LayerNorm)(nil)
-	_ Layer      = (*Embedding)(nil)
 	_ Layer      = Dropout{}
 	_ Layer      = Sequential{}
 	_ SeqLayer   = (*LSTM)(nil)
@@ -23,6 +22,7 @@ var (
 	_ SeqLayer   = (*ProjectedLSTM)(nil)
 	_ SeqLayer   = (*SequenceConv)(nil)
 	_ SeqReducer = SequencePool{}
+	_ Module     = (*Embedding)(nil)
 	_ Module     = (*CRF)(nil)
 	_ Module     = (*MultiHeadAttention)(nil)
 	_ Module     = (*BahdanauAttention)(nil)

@@ -131,7 +131,7 @@ func (f feature) forward(t *graph.Tape, ids *tensor.Tensor) *graph.Value {
 	if ids == nil {
 		return t.Fail(fmt.Errorf("recommender: no %q ids in the batch", f.field))
 	}
-	return f.fc.Forward(graph.Embedding(t.Param(f.emb.Table), ids, ops.NoPadding))
+	return f.fc.Forward(f.emb.Lookup(t, ids))
 }
 
 // lookup embeds a ragged batch of ids, keeping its offsets.

@@ -13,7 +13,6 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
@@ -107,7 +106,7 @@ func embed(t *graph.Tape, table *layers.Embedding, words *tensor.Ragged) graph.S
 	if words == nil {
 		return graph.Seq{Values: t.Fail(fmt.Errorf("sentiment: no words in the batch"))}
 	}
-	return graph.NewSeq(graph.Embedding(t.Param(table.Table), words.Values, ops.NoPadding), words.Offsets)
+	return table.LookupSeq(t, words)
 }
 
 // Loss is the trainer's loss: the mean cross-entropy of the batch's labels.

@@ -189,7 +189,7 @@ func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
 		case "mark":
 			emb = m.Mark
 		}
-		h := graph.Tanh(m.In[i].Forward(emb.Forward(t.Const(r.Values))))
+		h := graph.Tanh(m.In[i].Forward(emb.Lookup(t, r.Values)))
 		if hidden == nil {
 			hidden = h
 		} else {

@@ -128,8 +128,7 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Encode"))
 	}
-	x := t.ConstSeq(src)
-	x = x.With(m.SrcEmb.Forward(x.Values))
+	x := m.SrcEmb.LookupSeq(t, src)
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {
 		return State{H: enc.Values, Mem: layers.Memory{Keys: enc.Values, Values: enc.Values}}
@@ -137,17 +136,16 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	return State{H: graph.Tanh(m.Boot.Forward(finals[1])), Mem: m.Attn.Memory(enc)}
 }
 
-// Step runs one decoder step on the previous words prev (one per row of
-// s) and returns the new state: the output projection is left to the
-// caller, applied once over every step in training (Loss) and per step in
-// decoding (LogProbs).
-func (m *Model) Step(t *graph.Tape, prev []int64, s State) State {
+// Step runs one decoder step on the previous words prev (int32 or int64
+// ids [n], one per row of s) and returns the new state: the output
+// projection is left to the caller, applied once over every step in
+// training (Loss) and per step in decoding (LogProbs).
+func (m *Model) Step(t *graph.Tape, prev *tensor.Tensor, s State) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Step"))
 	}
-	ids := tensor.MustFromSlice(prev, len(prev))
 	ctx := m.Attn.Attend(s.H, s.Mem)
-	x := graph.Concat(1, m.TrgEmb.Forward(t.Const(ids)), ctx)
+	x := graph.Concat(1, m.TrgEmb.Lookup(t, prev), ctx)
 	return State{H: m.Decoder.Cell(x, s.H), Mem: s.Mem}
 }
 
@@ -157,7 +155,7 @@ func (s State) Select(rows []int) State {
 	for i, r := range rows {
 		idx[i] = int64(r)
 	}
-	ix := s.H.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return State{H: graph.Gather(s.H, ix, 0), Mem: s.Mem.Select(rows)}
 }
 
@@ -206,7 +204,7 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 				words++
 			}
 		}
-		s = m.Step(t, prev, s)
+		s = m.Step(t, tensor.MustFromSlice(prev, b), s)
 		hs[st] = s.H
 	}
 	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)

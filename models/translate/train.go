@@ -231,7 +231,7 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 		for i, p := range prev {
 			ids[i] = int64(p)
 		}
-		next := m.Step(tape, ids, s)
+		next := m.Step(tape, tensor.MustFromSlice(ids, len(ids)), s)
 		lp, err := m.LogProbs(tape, next).Tensor()
 		return lp, next, err
 	}

@@ -94,7 +94,7 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	for q := range trg.BatchSize() {
 		s := m.Encode(tape, oneSeq(t, src, q))
 		for r := trg.Offsets[q]; r < trg.Offsets[q+1]; r++ {
-			s = m.Step(tape, []int64{int64(in[r])}, s)
+			s = m.Step(tape, tensor.MustFromSlice([]int64{int64(in[r])}, 1), s)
 			lp, err := m.LogProbs(tape, s).Tensor()
 			require.NoError(t, err)
 			sum -= lp.At(out[r])

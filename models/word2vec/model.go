@@ -86,7 +86,7 @@ func (m *Model) Logits(t *graph.Tape, context *tensor.Tensor) *graph.Value {
 	if context == nil || context.Rank() != 2 || context.Dim(1) != N-1 {
 		return t.Fail(fmt.Errorf("word2vec: context %v, want [batch, %d] word ids", shapeOf(context), N-1))
 	}
-	e := m.Emb.Forward(t.Const(context))
+	e := m.Emb.Lookup(t, context)
 	x := graph.Reshape(e, context.Dim(0), (N-1)*Embed)
 	h := graph.Sigmoid(m.Hidden.Forward(x))
 	return m.Out.Forward(h)
