@@ -22,6 +22,7 @@ from keras import ops as K
 
 import book_data
 from book_torch import RECIPES, batches, speed_batch
+from meter import run_epochs
 from runlog import RunLog
 
 L = tf.keras.layers
@@ -218,24 +219,8 @@ def main():
         name += f"-limit{a.limit}"
     log = RunLog(a.log, "tensorflow", name, dict(chapter=a.chapter, epochs=a.epochs, batch=a.batch, lr=a.lr, seed=a.seed,
                                                    train_size=train_n, tensorflow=tf.__version__, threads=a.threads))
-    step, seen = 0, 0
-    for epoch in range(1, a.epochs + 1):
-        start, loss_sum, done = time.perf_counter(), 0.0, 0
-        for idx in batches(train_n, a.batch, a.seed, epoch):
-            x, y = feed("train", idx)
-            loss = float(train_step(x, y))
-            step, done = step + 1, done + len(idx)
-            loss_sum += loss * len(idx)
-            if step % a.log_every == 0:
-                log.write(kind="step", epoch=epoch, step=step, examples=seen + done, loss=loss_sum / done,
-                          samples_per_sec=done / (time.perf_counter() - start), lr=a.lr)
-        dur = time.perf_counter() - start
-        seen += done
-        metrics = evaluate()
-        log.write(kind="epoch", epoch=epoch, step=step, examples=seen, loss=loss_sum / done, metrics=metrics,
-                  samples_per_sec=done / dur, lr=a.lr)
-        print(f"tensorflow {name} epoch {epoch}: train loss {loss_sum / done:.4f}, {metrics}, {done / dur:.0f} samples/s", flush=True)
-    log.close()
+    run_epochs(log, "tensorflow", name, a.epochs, a.lr, a.log_every, lambda epoch: batches(train_n, a.batch, a.seed, epoch),
+               lambda idx: float(train_step(*feed("train", idx))), evaluate)
 
 
 if __name__ == "__main__":

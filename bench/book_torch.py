@@ -35,6 +35,7 @@ from torch import nn
 import torch.nn.functional as F
 
 import book_data
+from meter import run_epochs
 from runlog import RunLog
 
 RECIPES = {  # epochs, batch, lr
@@ -288,26 +289,13 @@ def main():
         name += f"-limit{a.limit}"
     log = RunLog(a.log, "pytorch", name, dict(chapter=a.chapter, epochs=a.epochs, batch=a.batch, lr=a.lr, seed=a.seed,
                                                 train_size=train_n, torch=torch.__version__, threads=torch.get_num_threads()))
-    step, seen = 0, 0
-    for epoch in range(1, a.epochs + 1):
-        start, loss_sum, done = time.perf_counter(), 0.0, 0
-        for idx in batches(train_n, a.batch, a.seed, epoch):
-            loss = loss_of(idx)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            step, done = step + 1, done + len(idx)
-            loss_sum += loss.item() * len(idx)
-            if step % a.log_every == 0:
-                log.write(kind="step", epoch=epoch, step=step, examples=seen + done, loss=loss_sum / done,
-                          samples_per_sec=done / (time.perf_counter() - start), lr=a.lr)
-        dur = time.perf_counter() - start
-        seen += done
-        metrics = evaluate()
-        log.write(kind="epoch", epoch=epoch, step=step, examples=seen, loss=loss_sum / done, metrics=metrics,
-                  samples_per_sec=done / dur, lr=a.lr)
-        print(f"pytorch {name} epoch {epoch}: train loss {loss_sum / done:.4f}, {metrics}, {done / dur:.0f} samples/s", flush=True)
-    log.close()
+    def step(idx):
+        loss = loss_of(idx)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    run_epochs(log, "pytorch", name, a.epochs, a.lr, a.log_every, lambda epoch: batches(train_n, a.batch, a.seed, epoch), step, evaluate)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ func BenchmarkVariableLengthRSS(b *testing.B) {
 func variableLengthRSS(b *testing.B) {
 	const batches, seqs, features, units, classes = 2000, 4, 16, 64, 10
 	rng := tensor.NewRNG(1)
-	lstm, err := layers.NewLSTM("lstm", features, units, layers.RNNConfig{}, rng)
+	lstm, err := layers.NewLSTM("lstm", layers.RNNConfig{In: features, Units: units}, rng)
 	require.NoError(b, err)
 	head, err := layers.NewLinear("head", units, classes, rng)
 	require.NoError(b, err)

@@ -1,7 +1,8 @@
 """Running totals of a training run for the recipes in bench/: each step
 adds its loss and size; every log_every steps a line is printed and a
 "step" record written to the run log, and each epoch ends with a line and
-an "epoch" record, as `plumb train` prints and logs them."""
+an "epoch" record, as `plumb train` prints and logs them. run_epochs is the
+whole loop of the book chapters' recipes (book_keras.py, book_torch.py)."""
 import time
 
 
@@ -32,3 +33,28 @@ class Meter:
         print(f"epoch {self.epoch}/{epochs}: train {self.loss_name} {self.total / self.n:.4f}, {summary} ({self.rate:.1f} {self.unit}/s)", flush=True)
         self.log.write(kind="epoch", epoch=self.epoch, step=self.step, examples=self.seen, loss=self.total / self.n,
                        samples_per_sec=self.rate, metrics=metrics)
+
+
+def run_epochs(log, framework, name, epochs, lr, log_every, batches, step, evaluate):
+    """Trains a book recipe for epochs passes and closes log: batches(epoch)
+    yields each step's rows, step(rows) trains on them and returns their
+    mean loss, evaluate() returns the epoch's metrics. A "step" record goes
+    to the run log every log_every steps; each epoch ends with an "epoch"
+    record and a line."""
+    step_n, seen = 0, 0
+    for epoch in range(1, epochs + 1):
+        start, loss_sum, done = time.perf_counter(), 0.0, 0
+        for idx in batches(epoch):
+            loss = step(idx)
+            step_n, done = step_n + 1, done + len(idx)
+            loss_sum += loss * len(idx)
+            if step_n % log_every == 0:
+                log.write(kind="step", epoch=epoch, step=step_n, examples=seen + done, loss=loss_sum / done,
+                          samples_per_sec=done / (time.perf_counter() - start), lr=lr)
+        dur = time.perf_counter() - start
+        seen += done
+        metrics = evaluate()
+        log.write(kind="epoch", epoch=epoch, step=step_n, examples=seen, loss=loss_sum / done, metrics=metrics,
+                  samples_per_sec=done / dur, lr=lr)
+        print(f"{framework} {name} epoch {epoch}: train loss {loss_sum / done:.4f}, {metrics}, {done / dur:.0f} samples/s", flush=True)
+    log.close()

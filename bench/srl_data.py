@@ -10,6 +10,9 @@ import os
 
 import numpy as np
 
+from meter import Meter
+from runlog import RunLog
+
 
 def find(data, *parts):
     for base in (data, os.path.join(data, "conll05")):
@@ -105,6 +108,29 @@ def load(data, heldout, seed, limit):
     if limit > 0:
         train = train[:limit]
     return train, val, words, verbs, labels
+
+
+def run(a, framework, train, val, words, labels, step, evaluate):
+    """The recipe's training run, as `plumb train srl` runs it: a.epochs
+    passes over train in a seeded order, step(examples) training on a batch
+    and returning its mean cost, evaluate(val, o_id, verb_type) returning
+    the held-out (precision, recall, F1, cost) after each epoch; printed
+    and written to the run log a.log (meter.Meter)."""
+    o_id, verb_type = labels["O"], labels["B-V"] // 2
+    log = RunLog(a.log, framework, "srl" + (f"-limit{a.limit}" if a.limit else ""),
+                 {"batch": a.batch, "lr": a.lr, "crf_lr": a.crf_lr, "seed": a.seed, "train_size": len(train), "threads": a.threads})
+    print(f"training db_lstm on {len(train)} propositions, holding out {len(val)} ({len(words)} words)", flush=True)
+    meter = Meter(log, a.log_every, a.lr, "cost", "sequences")
+    for epoch in range(1, a.epochs + 1):
+        order = np.random.default_rng([a.seed, epoch]).permutation(len(train))
+        meter.start(epoch)
+        for s in range(0, len(train), a.batch):
+            bt = [train[i] for i in order[s : s + a.batch]]
+            meter.add(step(bt), len(bt))
+        p, r, f, vcost = evaluate(val, o_id, verb_type)
+        meter.end(a.epochs, {"precision": p, "recall": r, "f1": f, "loss": vcost},
+                  f"held-out cost {vcost:.4f}, chunk precision {p:.4f} recall {r:.4f} F1 {f:.4f}")
+    log.close()
 
 
 def prf(inferred, labeled, correct):

@@ -17,9 +17,7 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runlog import RunLog  # noqa: E402
-from meter import Meter  # noqa: E402
-from srl_data import add_args, chunks, load, prf  # noqa: E402
+from srl_data import add_args, chunks, load, prf, run  # noqa: E402
 
 
 class BookLSTMCell(keras.layers.Layer):
@@ -151,27 +149,16 @@ def main():
     crf_vars = [model.trans, model.start, model.stop]
     rest = [v for v in model.trainable_variables if all(v is not c for c in crf_vars)]
     opt, opt_crf = keras.optimizers.SGD(a.lr), keras.optimizers.SGD(a.lr * a.crf_lr)
-    o_id, verb_type = labels["O"], labels["B-V"] // 2
-    log = RunLog(a.log, "tensorflow", "srl" + (f"-limit{a.limit}" if a.limit else ""),
-                 {"batch": a.batch, "lr": a.lr, "crf_lr": a.crf_lr, "seed": a.seed, "train_size": len(train), "threads": a.threads})
-    print(f"training db_lstm on {len(train)} propositions, holding out {len(val)} ({len(words)} words)", flush=True)
-    meter = Meter(log, a.log_every, a.lr, "cost", "sequences")
-    for epoch in range(1, a.epochs + 1):
-        order = np.random.default_rng([a.seed, epoch]).permutation(len(train))
-        meter.start(epoch)
-        for s in range(0, len(train), a.batch):
-            bt = [train[i] for i in order[s : s + a.batch]]
-            word, ctx, verb, mark, mask, label, lengths = batchify(bt)
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(model.nll(model.emissions(word, ctx, verb, mark, mask), label, lengths))
-            grads = tape.gradient(loss, rest + crf_vars)
-            opt.apply_gradients(zip(grads[: len(rest)], rest))
-            opt_crf.apply_gradients(zip(grads[len(rest) :], crf_vars))
-            meter.add(float(loss), len(bt))
-        p, r, f, vcost = evaluate(model, val, o_id, verb_type)
-        meter.end(a.epochs, {"precision": p, "recall": r, "f1": f, "loss": vcost},
-                  f"held-out cost {vcost:.4f}, chunk precision {p:.4f} recall {r:.4f} F1 {f:.4f}")
-    log.close()
+
+    def step(bt):
+        word, ctx, verb, mark, mask, label, lengths = batchify(bt)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model.nll(model.emissions(word, ctx, verb, mark, mask), label, lengths))
+        grads = tape.gradient(loss, rest + crf_vars)
+        opt.apply_gradients(zip(grads[: len(rest)], rest))
+        opt_crf.apply_gradients(zip(grads[len(rest) :], crf_vars))
+        return float(loss)
+    run(a, "tensorflow", train, val, words, labels, step, lambda val, o_id, verb_type: evaluate(model, val, o_id, verb_type))
 
 
 if __name__ == "__main__":

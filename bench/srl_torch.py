@@ -16,14 +16,11 @@ import argparse
 import os
 import sys
 
-import numpy as np
 import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runlog import RunLog  # noqa: E402
-from meter import Meter  # noqa: E402
-from srl_data import add_args, chunks, load, prf  # noqa: E402
+from srl_data import add_args, chunks, load, prf, run  # noqa: E402
 
 
 class BookLSTM(nn.Module):
@@ -168,26 +165,15 @@ def main():
     crf = list(model.crf.parameters())
     rest = [p for n, p in model.named_parameters() if not n.startswith("crf.")]
     opt = torch.optim.SGD([{"params": rest}, {"params": crf, "lr": a.lr * a.crf_lr}], lr=a.lr)
-    o_id, verb_type = labels["O"], labels["B-V"] // 2
-    log = RunLog(a.log, "pytorch", "srl" + (f"-limit{a.limit}" if a.limit else ""),
-                 {"batch": a.batch, "lr": a.lr, "crf_lr": a.crf_lr, "seed": a.seed, "train_size": len(train), "threads": a.threads})
-    print(f"training db_lstm on {len(train)} propositions, holding out {len(val)} ({len(words)} words)", flush=True)
-    meter = Meter(log, a.log_every, a.lr, "cost", "sequences")
-    for epoch in range(1, a.epochs + 1):
-        order = np.random.default_rng([a.seed, epoch]).permutation(len(train))
-        meter.start(epoch)
-        for s in range(0, len(train), a.batch):
-            bt = [train[i] for i in order[s : s + a.batch]]
-            word, ctx, verb, mark, mask, label, lengths = batchify(bt)
-            loss = model.crf.nll(model.emissions(word, ctx, verb, mark, mask), label, lengths).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            meter.add(float(loss), len(bt))
-        p, r, f, vcost = evaluate(model, val, o_id, verb_type)
-        meter.end(a.epochs, {"precision": p, "recall": r, "f1": f, "loss": vcost},
-                  f"held-out cost {vcost:.4f}, chunk precision {p:.4f} recall {r:.4f} F1 {f:.4f}")
-    log.close()
+
+    def step(bt):
+        word, ctx, verb, mark, mask, label, lengths = batchify(bt)
+        loss = model.crf.nll(model.emissions(word, ctx, verb, mark, mask), label, lengths).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return float(loss)
+    run(a, "pytorch", train, val, words, labels, step, lambda val, o_id, verb_type: evaluate(model, val, o_id, verb_type))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"GatherRows":    dist.GatherRows,
 			"Launched":      dist.Launched,
+			"LaunchedRank":  dist.LaunchedRank,
 			"RingAllreduce": dist.RingAllreduce,
 			"Timeout":       dist.Timeout,
 			"NewGroup":      dist.NewGroup,

@@ -58,6 +58,6 @@ func PadSeq(s Seq) (*Value, []int) {
 		}
 	}
 	withZero := Concat(0, v, v.tape.Const(tensor.Zeros(v.t.DType(), 1, v.t.Dim(1))))
-	rows := Gather(withZero, v.tape.Const(tensor.MustFromSlice(idx, len(idx))), 0)
+	rows := Gather(withZero, tensor.MustFromSlice(idx, len(idx)), 0)
 	return Reshape(rows, len(lengths), t, v.t.Dim(1)), lengths
 }

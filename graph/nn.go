@@ -24,15 +24,17 @@ func constIn(op string, v *Value, x *tensor.Tensor) *Value {
 func training(v *Value) bool { return v != nil && v.tape != nil && v.tape.Training() }
 
 // BatchNorm returns the batch normalisation of x over axis 1 ([N, C] or
-// NCHW) with gamma and beta of shape [C] (ops.BatchNormOp; Keras' defaults
-// are ops.DefaultBatchNormMomentum and ops.DefaultBatchNormEpsilon). On a
-// training tape it normalises with the batch statistics and updates
+// NCHW) with gamma and beta of shape [C] and the attributes a
+// (ops.BatchNormOp; Keras' defaults are ops.DefaultBatchNormMomentum and
+// ops.DefaultBatchNormEpsilon). a.Training is ignored: the tape decides.
+// On a training tape it normalises with the batch statistics and updates
 // movingMean and movingVar in place (moving = moving·momentum +
 // batch·(1 - momentum)); on an inference tape it normalises with them.
 // On a tape of a data-parallel run (Tape.SetCrossReplica) the training
-// statistics are those of every replica's batch together.
-func BatchNorm(x, gamma, beta *Value, movingMean, movingVar *tensor.Tensor, momentum, epsilon float64) *Value {
-	a := ops.BatchNormAttrs{Momentum: momentum, Epsilon: epsilon, Training: training(x)}
+// statistics are those of every replica's batch together, and
+// a.CrossReplica is ignored too.
+func BatchNorm(x, gamma, beta *Value, movingMean, movingVar *tensor.Tensor, a ops.BatchNormAttrs) *Value {
+	a.Training, a.CrossReplica = training(x), nil
 	if a.Training {
 		a.CrossReplica = x.tape.CrossReplica()
 	}

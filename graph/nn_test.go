@@ -59,7 +59,7 @@ func TestLossWrappersFailWithoutPanic(t *testing.T) {
 	require.ErrorIs(t, SoftmaxCrossEntropy(bad, labels).Err(), bad.Err(), "a failed input passes its error on")
 	require.ErrorContains(t, MSE(z, nil).Err(), "mse")
 	require.ErrorContains(t, SigmoidCrossEntropy(nil, z).Err(), "sigmoid_cross_entropy")
-	require.ErrorContains(t, BatchNorm(nil, z, z, nil, nil, 0.99, 1e-3).Err(), "batch_norm")
+	require.ErrorContains(t, BatchNorm(nil, z, z, nil, nil, ops.BatchNormAttrs{Momentum: 0.99, Epsilon: 1e-3}).Err(), "batch_norm")
 	require.ErrorContains(t, Dropout(nil, 0.5, tensor.NewRNG(1)).Err(), "dropout")
 }
 
@@ -98,7 +98,7 @@ func TestBatchNormFollowsTapeMode(t *testing.T) {
 	x := randn(3, 4, 2, 3)
 	bn := func(tape *Tape) *Value {
 		return BatchNorm(tape.Const(x), tape.Param(gamma), tape.Param(beta), mean.Value, variance.Value,
-			ops.DefaultBatchNormMomentum, ops.DefaultBatchNormEpsilon)
+			ops.BatchNormAttrs{Momentum: ops.DefaultBatchNormMomentum, Epsilon: ops.DefaultBatchNormEpsilon})
 	}
 
 	tape := NewTape()
@@ -122,7 +122,7 @@ func TestNNWrappersGradientMatchesNumeric(t *testing.T) {
 	in := []*tensor.Tensor{randn(4, 3, 4), randn(5, 4), randn(6, 4), randn(7, 3, 4)}
 	checkNetGradients(t, in, func(vs []*Value) *Value {
 		h := LayerNorm(vs[0], vs[1], vs[2], 1, ops.DefaultLayerNormEpsilon)
-		h = BatchNorm(h, vs[1], vs[2], tensor.Zeros(tensor.Float64, 4), ones(4), 0.9, 1e-3)
+		h = BatchNorm(h, vs[1], vs[2], tensor.Zeros(tensor.Float64, 4), ones(4), ops.BatchNormAttrs{Momentum: 0.9, Epsilon: 1e-3})
 		h = Dropout(h, 0.3, tensor.NewRNG(7))
 		loss := Add(MSE(Softmax(h, -1), vs[3]), SoftmaxCrossEntropySoft(h, vs[3]))
 		loss = Add(loss, SigmoidCrossEntropy(LogSoftmax(h, 0), vs[3]))

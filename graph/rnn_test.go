@@ -296,7 +296,7 @@ func BenchmarkLSTMComposed(b *testing.B) {
 			for q := range idx {
 				idx[q] = int32(q*benchT + t)
 			}
-			s = composedLSTMStep(Gather(x.Values, tape.Const(tensor.MustFromSlice(idx, benchB)), 0), s, w, benchH)
+			s = composedLSTMStep(Gather(x.Values, tensor.MustFromSlice(idx, benchB), 0), s, w, benchH)
 			hs[t] = s.H
 		}
 		return Stack(0, hs...)

@@ -41,11 +41,19 @@ func kerasGlorot(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor,
 	return tensor.RandUniform(rng, dt, -l, l, shape...)
 }
 
-// NewMultiHeadAttention returns the layer for queries of queryDim and
-// keys/values of valueDim features, projecting to heads × keyDim and back
-// to outDim. Parameters are named name/query/kernel, .../bias, key, value,
-// attention_output as Keras names them.
-func NewMultiHeadAttention(name string, heads, keyDim, queryDim, valueDim, outDim int, rng *rand.Rand, opts ...Option) (*MultiHeadAttention, error) {
+// MultiHeadAttentionConfig shapes a MultiHeadAttention: queries of
+// QueryDim and keys/values of ValueDim features, projected to Heads ×
+// KeyDim and back to OutDim (Keras' num_heads, key_dim, output_shape).
+type MultiHeadAttentionConfig struct {
+	Heads, KeyDim              int
+	QueryDim, ValueDim, OutDim int
+}
+
+// NewMultiHeadAttention returns the layer shaped by cfg. Parameters are
+// named name/query/kernel, .../bias, key, value, attention_output as Keras
+// names them.
+func NewMultiHeadAttention(name string, cfg MultiHeadAttentionConfig, rng *rand.Rand, opts ...Option) (*MultiHeadAttention, error) {
+	heads, keyDim, queryDim, valueDim, outDim := cfg.Heads, cfg.KeyDim, cfg.QueryDim, cfg.ValueDim, cfg.OutDim
 	if heads <= 0 || keyDim <= 0 || queryDim <= 0 || valueDim <= 0 || outDim <= 0 {
 		return nil, fmt.Errorf("layers: multi-head attention %q: heads=%d key_dim=%d query=%d value=%d out=%d must be positive", name, heads, keyDim, queryDim, valueDim, outDim)
 	}
@@ -116,9 +124,17 @@ type BahdanauAttention struct {
 	WQuery, WMemory, V *graph.Param
 }
 
-// NewBahdanauAttention returns the layer; parameters are named
-// name/query_kernel, name/memory_kernel and name/attention_v.
-func NewBahdanauAttention(name string, queryDim, memoryDim, units int, rng *rand.Rand, opts ...Option) (*BahdanauAttention, error) {
+// BahdanauAttentionConfig shapes a BahdanauAttention: queries of
+// QueryDim features, a memory of MemoryDim features, Units in the score's
+// hidden layer.
+type BahdanauAttentionConfig struct {
+	QueryDim, MemoryDim, Units int
+}
+
+// NewBahdanauAttention returns the layer shaped by cfg; parameters are
+// named name/query_kernel, name/memory_kernel and name/attention_v.
+func NewBahdanauAttention(name string, cfg BahdanauAttentionConfig, rng *rand.Rand, opts ...Option) (*BahdanauAttention, error) {
+	queryDim, memoryDim, units := cfg.QueryDim, cfg.MemoryDim, cfg.Units
 	if queryDim <= 0 || memoryDim <= 0 || units <= 0 {
 		return nil, fmt.Errorf("layers: bahdanau attention %q: sizes query=%d memory=%d units=%d must be positive", name, queryDim, memoryDim, units)
 	}
@@ -164,7 +180,7 @@ func (m Memory) Select(rows []int) Memory {
 		}
 		idx[i], lengths[i] = int64(r), m.Lengths[r]
 	}
-	ix := m.Keys.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths}
 }
 
@@ -207,14 +223,21 @@ func (s DecoderState) Select(rows []int) DecoderState {
 	for i, r := range rows {
 		idx[i] = int64(r)
 	}
-	ix := s.Context.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return DecoderState{graph.LSTMState{H: graph.Gather(s.LSTM.H, ix, 0), C: graph.Gather(s.LSTM.C, ix, 0)}, graph.Gather(s.Context, ix, 0)}
 }
 
-// NewAttentionDecoder returns a decoder reading in features per step (a
-// target embedding), attending over a memory of memoryDim features with
-// attnUnits, with hidden LSTM units and out outputs (logits).
-func NewAttentionDecoder(name string, in, memoryDim, hidden, attnUnits, out int, rng *rand.Rand, opts ...Option) (*AttentionDecoder, error) {
+// AttentionDecoderConfig shapes an AttentionDecoder: In features per step
+// (a target embedding), a memory of MemoryDim features attended with
+// AttnUnits, Hidden LSTM units and Out outputs (logits).
+type AttentionDecoderConfig struct {
+	In, MemoryDim, Hidden, AttnUnits, Out int
+}
+
+// NewAttentionDecoder returns the decoder shaped by cfg; parameters are
+// named name/cell/..., name/attention/... and name/output/....
+func NewAttentionDecoder(name string, cfg AttentionDecoderConfig, rng *rand.Rand, opts ...Option) (*AttentionDecoder, error) {
+	in, memoryDim, hidden, attnUnits, out := cfg.In, cfg.MemoryDim, cfg.Hidden, cfg.AttnUnits, cfg.Out
 	if in <= 0 || memoryDim <= 0 || hidden <= 0 || attnUnits <= 0 || out <= 0 {
 		return nil, fmt.Errorf("layers: attention decoder %q: sizes in=%d memory=%d hidden=%d attention=%d out=%d must be positive", name, in, memoryDim, hidden, attnUnits, out)
 	}
@@ -223,7 +246,7 @@ func NewAttentionDecoder(name string, in, memoryDim, hidden, attnUnits, out int,
 	if err != nil {
 		return nil, err
 	}
-	attn, err := NewBahdanauAttention(name+"/attention", hidden, memoryDim, attnUnits, rng, opts...)
+	attn, err := NewBahdanauAttention(name+"/attention", BahdanauAttentionConfig{QueryDim: hidden, MemoryDim: memoryDim, Units: attnUnits}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +345,7 @@ func (d *AttentionDecoder) DecodeSeq(inputs graph.Seq, m Memory, init *graph.LST
 		}
 	}
 	flat := graph.Reshape(feats, sh[0]*sh[1], sh[2])
-	real := graph.Gather(flat, feats.Tape().Const(tensor.MustFromSlice(rows, len(rows))), 0)
+	real := graph.Gather(flat, tensor.MustFromSlice(rows, len(rows)), 0)
 	return inputs.With(d.Out.Forward(real))
 }
 

@@ -19,23 +19,32 @@ type Conv2D struct {
 	Attrs ops.Conv2DAttrs
 }
 
-// NewConv2D returns a Conv2D layer from in to out channels with a kh×kw
-// kernel; attrs sets stride, dilation, padding and groups.
-func NewConv2D(name string, in, out, kh, kw int, attrs ops.Conv2DAttrs, rng *rand.Rand, opts ...Option) (*Conv2D, error) {
+// Conv2DConfig shapes a Conv2D layer: In input and Out output channels, a
+// KH×KW kernel, and the convolution's attributes (stride, dilation,
+// padding, groups; zero values are the defaults).
+type Conv2DConfig struct {
+	In, Out int
+	KH, KW  int
+	Attrs   ops.Conv2DAttrs
+}
+
+// NewConv2D returns a Conv2D layer shaped by cfg whose parameters are named
+// name/kernel and name/bias.
+func NewConv2D(name string, cfg Conv2DConfig, rng *rand.Rand, opts ...Option) (*Conv2D, error) {
 	c := newConfig(opts)
-	if err := checkConvAttrs(attrs); err != nil {
+	if err := checkConvAttrs(cfg.Attrs); err != nil {
 		return nil, fmt.Errorf("layers: conv2d %q: %w", name, err)
 	}
-	groups := max(attrs.Groups, 1)
-	if in <= 0 || out <= 0 || kh <= 0 || kw <= 0 || in%groups != 0 || out%groups != 0 {
+	groups := max(cfg.Attrs.Groups, 1)
+	if cfg.In <= 0 || cfg.Out <= 0 || cfg.KH <= 0 || cfg.KW <= 0 || cfg.In%groups != 0 || cfg.Out%groups != 0 {
 		return nil, fmt.Errorf("layers: conv2d %q: in=%d out=%d kernel %dx%d groups=%d: want positive sizes and channels divisible by groups",
-			name, in, out, kh, kw, groups)
+			name, cfg.In, cfg.Out, cfg.KH, cfg.KW, groups)
 	}
-	w, err := tensor.GlorotUniform(rng, c.dtype, out, in/groups, kh, kw)
+	w, err := tensor.GlorotUniform(rng, c.dtype, cfg.Out, cfg.In/groups, cfg.KH, cfg.KW)
 	if err != nil {
 		return nil, fmt.Errorf("layers: conv2d %q: %w", name, err)
 	}
-	return &Conv2D{newKernelBias(name, w, out, c), attrs}, nil
+	return &Conv2D{newKernelBias(name, w, cfg.Out, c), cfg.Attrs}, nil
 }
 
 // Forward convolves x [N, in, H, W].

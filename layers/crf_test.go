@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -42,7 +41,7 @@ func tagGrammar(rng *rand.Rand, n int) (words, tags *tensor.Tensor, offsets []in
 // decodes held-out sentences (lengths 0, 1 and longer) exactly.
 func TestCRFLearnsTagGrammar(t *testing.T) {
 	rng := tensor.NewRNG(7)
-	emb, err := NewEmbedding("emb", 3, 8, ops.NoPadding, rng)
+	emb, err := NewEmbedding("emb", EmbeddingConfig{Vocab: 3, Dim: 8}, rng)
 	require.NoError(t, err)
 	fc, err := NewLinear("fc", 8, 3, rng)
 	require.NoError(t, err)
@@ -52,7 +51,7 @@ func TestCRFLearnsTagGrammar(t *testing.T) {
 	opt, err := optim.NewAdam(params, optim.LR(0.05))
 	require.NoError(t, err)
 	emissions := func(tape *graph.Tape, words *tensor.Tensor, off []int) graph.Seq {
-		return graph.NewSeq(fc.Forward(emb.Forward(tape.Const(words))), off)
+		return graph.NewSeq(fc.Forward(emb.Lookup(tape, words)), off)
 	}
 
 	words, tags, off := tagGrammar(rng, 200)

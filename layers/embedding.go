@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -21,20 +22,31 @@ type Embedding struct {
 	PaddingIdx int // ops.NoPadding for none
 }
 
-// NewEmbedding returns an Embedding whose table is named name/embeddings;
-// paddingIdx is a row in [0, vocab) or ops.NoPadding.
-func NewEmbedding(name string, vocab, dim, paddingIdx int, rng *rand.Rand, opts ...Option) (*Embedding, error) {
+// EmbeddingConfig shapes an Embedding: a table of Vocab rows of Dim. With
+// Padded, row PaddingIdx (in [0, Vocab)) is the padding row; without it no
+// row is, so the zero value of the padding fields means no padding.
+type EmbeddingConfig struct {
+	Vocab, Dim int
+	Padded     bool
+	PaddingIdx int
+}
+
+// NewEmbedding returns an Embedding shaped by cfg whose table is named
+// name/embeddings.
+func NewEmbedding(name string, cfg EmbeddingConfig, rng *rand.Rand, opts ...Option) (*Embedding, error) {
 	c := newConfig(opts)
-	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab {
-		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padding index %d: want positive sizes and a padding index below vocab", name, vocab, dim, paddingIdx)
+	vocab, dim, paddingIdx := cfg.Vocab, cfg.Dim, ops.NoPadding
+	if cfg.Padded {
+		paddingIdx = cfg.PaddingIdx
+	}
+	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab || (cfg.Padded && paddingIdx < 0) {
+		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padded=%v padding index %d: want positive sizes and a padding index in [0, vocab)", name, vocab, dim, cfg.Padded, cfg.PaddingIdx)
 	}
 	w, err := tensor.RandUniform(rng, c.dtype, -0.05, 0.05, vocab, dim)
 	if err != nil {
 		return nil, fmt.Errorf("layers: embedding %q: %w", name, err)
 	}
-	if paddingIdx < 0 {
-		paddingIdx = ops.NoPadding
-	} else {
+	if cfg.Padded {
 		for j := range dim {
 			w.SetAt(paddingIdx*dim+j, 0)
 		}
@@ -42,19 +54,26 @@ func NewEmbedding(name string, vocab, dim, paddingIdx int, rng *rand.Rand, opts 
 	return &Embedding{Table: graph.NewParam(name+"/embeddings", w), PaddingIdx: paddingIdx}, nil
 }
 
-// Forward looks up ids, an int32 or int64 value of any shape (a Const on
-// the tape), giving [ids..., dim]. It is the Layer form; for a ragged batch
-// of ids, look up its values and keep its offsets (Seq.With).
-func (l *Embedding) Forward(ids *graph.Value) *graph.Value {
-	t := ids.Tape()
+// Lookup looks up ids, an int32 or int64 tensor of any shape, on tape t,
+// giving [ids..., dim] (graph.Embedding). Ids are a tensor, as every label
+// and id in Plumb: they take no gradient.
+func (l *Embedding) Lookup(t *graph.Tape, ids *tensor.Tensor) *graph.Value {
 	if t == nil {
-		return noTape("embedding", ids)
+		return t.Fail(errors.New("layers: embedding: nil tape"))
 	}
-	x, err := ids.Tensor()
-	if err != nil {
-		return ids
+	if err := missing("embedding", l.Table); err != nil {
+		return t.Fail(err)
 	}
-	return graph.Embedding(t.Param(l.Table), x, l.PaddingIdx)
+	return graph.Embedding(t.Param(l.Table), ids, l.PaddingIdx)
+}
+
+// LookupSeq looks up a ragged batch of ids [total] on tape t, giving the
+// sequences of their rows [total, dim] with the batch's offsets.
+func (l *Embedding) LookupSeq(t *graph.Tape, ids *tensor.Ragged) graph.Seq {
+	if ids == nil {
+		return graph.Seq{Values: t.Fail(errors.New("layers: embedding: nil ragged ids")), Offsets: []int{0}}
+	}
+	return graph.NewSeq(l.Lookup(t, ids.Values), ids.Offsets)
 }
 
 // Params returns the table.

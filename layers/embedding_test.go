@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -21,7 +20,7 @@ func BenchmarkEmbeddingStep(b *testing.B) {
 			name = "dense"
 		}
 		b.Run(name, func(b *testing.B) {
-			emb, err := NewEmbedding("emb", vocab, dim, ops.NoPadding, tensor.NewRNG(1))
+			emb, err := NewEmbedding("emb", EmbeddingConfig{Vocab: vocab, Dim: dim}, tensor.NewRNG(1))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,7 +37,7 @@ func BenchmarkEmbeddingStep(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tape := graph.NewTape()
-				if err := tape.Backward(graph.Sum(emb.Forward(tape.Const(ids)))); err != nil {
+				if err := tape.Backward(graph.Sum(emb.Lookup(tape, ids))); err != nil {
 					b.Fatal(err)
 				}
 				if dense {

@@ -2,8 +2,9 @@
 // pooling, normalisation, Dropout, Flatten and Sequential for images and
 // vectors; Embedding, LSTM, GRU, MultiHeadAttention, Bahdanau attention, an
 // attention decoder, SequencePool, SequenceConv and CRF for sequences.
-// Sequence layers take and return ragged graph.Seq values, so they offer
-// methods on Seq rather than the Layer interface.
+// Sequence layers take and return ragged graph.Seq values: they are
+// SeqLayers (or a SeqReducer) rather than Layers. Every layer is a Module,
+// and Params lists the parameters of any mix of them (see module.go).
 //
 // A layer owns named parameters (*graph.Param) and maps a value on a tape
 // to a value on the same tape. Whether it behaves as in training (dropout
@@ -22,11 +23,8 @@ import (
 
 // Layer maps an input value to an output value and owns parameters.
 type Layer interface {
+	Module
 	Forward(x *graph.Value) *graph.Value
-	// Params returns every parameter, trainable or not (non-trainable
-	// state such as batch norm's running statistics is saved in checkpoints
-	// too; optimizers skip it).
-	Params() []*graph.Param
 }
 
 // Option configures a layer at construction.

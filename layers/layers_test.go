@@ -47,13 +47,13 @@ func TestConstructorErrors(t *testing.T) {
 	rng := tensor.NewRNG(1)
 	_, err := NewLinear("fc", 0, 3, rng)
 	require.ErrorContains(t, err, `linear "fc"`)
-	_, err = NewConv2D("c", 3, 4, 3, 3, ops.Conv2DAttrs{Groups: 2}, rng)
+	_, err = NewConv2D("c", Conv2DConfig{In: 3, Out: 4, KH: 3, KW: 3, Attrs: ops.Conv2DAttrs{Groups: 2}}, rng)
 	require.ErrorContains(t, err, "divisible by groups")
 	// A negative stride is refused at construction, and the error names it
 	// alone: the zero dilation and groups are valid (they mean 1).
-	_, err = NewConv2D("c", 3, 4, 3, 3, ops.Conv2DAttrs{Stride: [2]int{-1, 1}}, rng)
+	_, err = NewConv2D("c", Conv2DConfig{In: 3, Out: 4, KH: 3, KW: 3, Attrs: ops.Conv2DAttrs{Stride: [2]int{-1, 1}}}, rng)
 	require.EqualError(t, err, `layers: conv2d "c": stride [-1 1]: want values >= 0 (0 means the default: 1, or no padding)`)
-	_, err = NewConv2D("c", 3, 4, 3, 3, ops.Conv2DAttrs{Dilation: [2]int{1, -2}, Pad: [4]int{0, -1, 0, 0}}, rng)
+	_, err = NewConv2D("c", Conv2DConfig{In: 3, Out: 4, KH: 3, KW: 3, Attrs: ops.Conv2DAttrs{Dilation: [2]int{1, -2}, Pad: [4]int{0, -1, 0, 0}}}, rng)
 	require.ErrorContains(t, err, "dilation [1 -2], padding [0 -1 0 0]: want")
 	_, err = NewBatchNorm("bn", 0)
 	require.ErrorContains(t, err, "batch norm")
@@ -116,7 +116,7 @@ func TestDropoutIsIdentityAtInference(t *testing.T) {
 func TestSmallCNNGradients(t *testing.T) {
 	rng := tensor.NewRNG(5)
 	f64 := DType(tensor.Float64)
-	conv, err := NewConv2D("conv", 2, 3, 3, 3, ops.Conv2DAttrs{Padding: ops.PadSame}, rng, f64)
+	conv, err := NewConv2D("conv", Conv2DConfig{In: 2, Out: 3, KH: 3, KW: 3, Attrs: ops.Conv2DAttrs{Padding: ops.PadSame}}, rng, f64)
 	require.NoError(t, err)
 	bn, err := NewBatchNorm("bn", 3, f64)
 	require.NoError(t, err)

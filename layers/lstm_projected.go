@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
 )
 
 // ProjectedLSTM is Paddle's dynamic_lstm: an LSTM layer whose per-step
@@ -20,18 +21,25 @@ type ProjectedLSTM struct {
 	U, B, P *graph.Param // P nil without peepholes
 }
 
-// NewProjectedLSTM returns a ProjectedLSTM of units hidden units whose
-// parameters are named name/recurrent_kernel, name/bias (and
-// name/peephole).
-func NewProjectedLSTM(name string, units int, reverse, peepholes bool, rng *rand.Rand, opts ...Option) (*ProjectedLSTM, error) {
-	if units <= 0 {
-		return nil, fmt.Errorf("layers: projected lstm %q: units=%d must be positive", name, units)
+// NewProjectedLSTM returns a ProjectedLSTM of cfg.Units hidden units,
+// running in reverse with cfg.Reverse and with peepholes with
+// cfg.Peepholes, whose parameters are named name/recurrent_kernel,
+// name/bias (and name/peephole). cfg.In is 4·Units or 0 (the input is the
+// gates' projection); a single layer and direction with tanh activations
+// is all it runs, so other settings of cfg are an error.
+func NewProjectedLSTM(name string, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*ProjectedLSTM, error) {
+	units := cfg.Units
+	if units <= 0 || (cfg.In != 0 && cfg.In != 4*units) {
+		return nil, fmt.Errorf("layers: projected lstm %q: units=%d in=%d: want positive units and in 0 or 4·units", name, units, cfg.In)
 	}
-	p, err := newLSTMParams(name, 1, units, peepholes, rng, newConfig(opts).dtype)
+	if cfg.layers() != 1 || cfg.Bidirectional || cfg.ResetAfter || cfg.Candidate != ops.ActTanh || cfg.Cell != ops.ActTanh {
+		return nil, fmt.Errorf("layers: projected lstm %q: config %+v: it runs one layer in one direction with tanh activations", name, cfg)
+	}
+	p, err := newLSTMParams(name, 1, units, cfg.Peepholes, rng, newConfig(opts).dtype)
 	if err != nil {
 		return nil, fmt.Errorf("layers: projected lstm %q: %w", name, err)
 	}
-	return &ProjectedLSTM{Units: units, Reverse: reverse, U: p.U, B: p.B, P: p.P}, nil
+	return &ProjectedLSTM{Units: units, Reverse: cfg.Reverse, U: p.U, B: p.B, P: p.P}, nil
 }
 
 // Forward returns every step's hidden state [total, H] for the gate

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -13,9 +14,9 @@ import (
 // same U and bias computes on x, in both directions.
 func TestProjectedLSTMEqualsLSTMOnProjections(t *testing.T) {
 	for _, rev := range []bool{false, true} {
-		full, err := NewLSTM("full", 3, 4, RNNConfig{Reverse: rev}, tensor.NewRNG(1))
+		full, err := NewLSTM("full", RNNConfig{In: 3, Units: 4, Reverse: rev}, tensor.NewRNG(1))
 		require.NoError(t, err)
-		proj, err := NewProjectedLSTM("proj", 4, rev, false, tensor.NewRNG(2))
+		proj, err := NewProjectedLSTM("proj", RNNConfig{Units: 4, Reverse: rev}, tensor.NewRNG(2))
 		require.NoError(t, err)
 		require.Equal(t, "proj/recurrent_kernel", proj.U.Name)
 		require.Len(t, proj.Params(), 2)
@@ -31,6 +32,16 @@ func TestProjectedLSTMEqualsLSTMOnProjections(t *testing.T) {
 		require.Equal(t, tensor.Shape{7, 4}, got.Shape())
 		require.InDeltaSlice(t, want.Float32s(), got.Float32s(), 2e-6, "reverse %v", rev)
 	}
-	_, err := NewProjectedLSTM("bad", 0, false, false, tensor.NewRNG(1))
-	require.ErrorContains(t, err, `projected lstm "bad"`)
+	for _, cfg := range []RNNConfig{
+		{Units: 0},
+		{Units: 4, In: 8},
+		{Units: 4, Layers: 2},
+		{Units: 4, Bidirectional: true},
+		{Units: 4, Candidate: ops.ActRelu},
+	} {
+		_, err := NewProjectedLSTM("bad", cfg, tensor.NewRNG(1))
+		require.ErrorContains(t, err, `projected lstm "bad"`, "%+v", cfg)
+	}
+	_, err := NewProjectedLSTM("in", RNNConfig{In: 16, Units: 4, Peepholes: true}, tensor.NewRNG(1))
+	require.NoError(t, err, "In may be given as 4·Units")
 }

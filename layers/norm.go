@@ -15,7 +15,8 @@ import (
 type BatchNorm struct {
 	Gamma, Beta           *graph.Param
 	MovingMean, MovingVar *graph.Param
-	Momentum, Epsilon     float64
+	// Attrs holds the momentum and epsilon (Training is the tape's choice).
+	Attrs ops.BatchNormAttrs
 }
 
 // NewBatchNorm returns a BatchNorm over channels features with Keras' defaults.
@@ -30,8 +31,7 @@ func NewBatchNorm(name string, channels int, opts ...Option) (*BatchNorm, error)
 		Beta:       graph.NewParam(name+"/beta", tensor.Zeros(c.dtype, channels)),
 		MovingMean: graph.NewState(name+"/moving_mean", tensor.Zeros(c.dtype, channels)),
 		MovingVar:  graph.NewState(name+"/moving_variance", one()),
-		Momentum:   ops.DefaultBatchNormMomentum,
-		Epsilon:    ops.DefaultBatchNormEpsilon,
+		Attrs:      ops.BatchNormAttrs{Momentum: ops.DefaultBatchNormMomentum, Epsilon: ops.DefaultBatchNormEpsilon},
 	}, nil
 }
 
@@ -44,7 +44,7 @@ func (l *BatchNorm) Forward(x *graph.Value) *graph.Value {
 	if err := missing("batch norm", l.Gamma, l.Beta, l.MovingMean, l.MovingVar); err != nil {
 		return t.Fail(err)
 	}
-	return graph.BatchNorm(x, t.Param(l.Gamma), t.Param(l.Beta), l.MovingMean.Value, l.MovingVar.Value, l.Momentum, l.Epsilon)
+	return graph.BatchNorm(x, t.Param(l.Gamma), t.Param(l.Beta), l.MovingMean.Value, l.MovingVar.Value, l.Attrs)
 }
 
 // Params returns gamma, beta and the two moving statistics.

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,8 +13,11 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// RNNConfig shapes a recurrent layer.
+// RNNConfig shapes a recurrent layer: LSTM, GRU and ProjectedLSTM.
 type RNNConfig struct {
+	// In is the features read per step; Units the hidden units per
+	// direction (the per-step output is Units wide, 2·Units bidirectional).
+	In, Units int
 	// Layers is the number of stacked layers (0 means 1); layer l+1 reads
 	// layer l's per-step outputs.
 	Layers int
@@ -85,9 +89,9 @@ func dirsPerLayer[P any](w [][]P) []int {
 }
 
 // checkRNN validates a recurrent layer's sizes.
-func checkRNN(kind, name string, in, units int, cfg RNNConfig) error {
-	if in <= 0 || units <= 0 || cfg.Layers < 0 {
-		return fmt.Errorf("layers: %s %q: sizes in=%d units=%d and layers=%d must be positive", kind, name, in, units, cfg.Layers)
+func checkRNN(kind, name string, cfg RNNConfig) error {
+	if cfg.In <= 0 || cfg.Units <= 0 || cfg.Layers < 0 {
+		return fmt.Errorf("layers: %s %q: sizes in=%d units=%d and layers=%d must be positive", kind, name, cfg.In, cfg.Units, cfg.Layers)
 	}
 	if cfg.Reverse && cfg.Bidirectional {
 		return fmt.Errorf("layers: %s %q: Reverse and Bidirectional together; a bidirectional layer runs both directions", kind, name)
@@ -169,14 +173,15 @@ func newLSTMParams(name string, in, units int, peep bool, rng *rand.Rand, dt ten
 	return p, nil
 }
 
-// NewLSTM returns an LSTM layer reading in features per step with units
-// hidden units; parameters are named name/l<layer>/<fw|bw>/kernel,
-// recurrent_kernel, bias (and peephole).
-func NewLSTM(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*LSTM, error) {
-	if err := checkRNN("lstm", name, in, units, cfg); err != nil {
+// NewLSTM returns an LSTM layer reading cfg.In features per step with
+// cfg.Units hidden units; parameters are named
+// name/l<layer>/<fw|bw>/kernel, recurrent_kernel, bias (and peephole).
+func NewLSTM(name string, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*LSTM, error) {
+	if err := checkRNN("lstm", name, cfg); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
+	in, units := cfg.In, cfg.Units
 	l := &LSTM{Units: units, cfg: cfg}
 	for i := 0; i < cfg.layers(); i++ {
 		var dirs []LSTMParams
@@ -274,12 +279,14 @@ func (p GRUParams) Weights(t *graph.Tape) graph.GRUWeights {
 	return graph.GRUWeights{W: t.Param(p.W), U: t.Param(p.U), B: t.Param(p.B), ResetAfter: p.ResetAfter}
 }
 
-// NewGRU returns a GRU layer; parameters are named as NewLSTM's.
-func NewGRU(name string, in, units int, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*GRU, error) {
-	if err := checkRNN("gru", name, in, units, cfg); err != nil {
+// NewGRU returns a GRU layer shaped by cfg; parameters are named as
+// NewLSTM's.
+func NewGRU(name string, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*GRU, error) {
+	if err := checkRNN("gru", name, cfg); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
+	in, units := cfg.In, cfg.Units
 	g := &GRU{Units: units, cfg: cfg}
 	bshape := []int{3 * units}
 	if cfg.ResetAfter {
@@ -321,6 +328,20 @@ func (g *GRU) Run(x graph.Seq, init []*graph.Value) (graph.Seq, []*graph.Value) 
 func (g *GRU) Forward(x graph.Seq) graph.Seq {
 	y, _ := g.Run(x, nil)
 	return y
+}
+
+// Cell runs one step of a one-layer, one-direction GRU: the new state [B,
+// H] from the step's input x [B, In] and the previous state h [B, H]
+// (graph.GRUCell), as a decoder that feeds each output back needs.
+func (g *GRU) Cell(x, h *graph.Value) *graph.Value {
+	t := x.Tape()
+	if t == nil {
+		return noTape("gru", x)
+	}
+	if g == nil || len(g.W) != 1 || len(g.W[0]) != 1 {
+		return t.Fail(errors.New("layers: gru: Cell needs a one-layer, one-direction GRU built with NewGRU"))
+	}
+	return graph.GRUCell(x, h, g.W[0][0].Weights(t))
 }
 
 // Final returns the last layer's final state [B, H] ([B, 2H] bidirectional).

@@ -20,16 +20,17 @@ func TestReverseRNNLayers(t *testing.T) {
 	}
 	newPair := func(t *testing.T, kind string, cfg RNNConfig) (fw, bw layer) {
 		rng := tensor.NewRNG(3)
+		cfg.In, cfg.Units = 3, 5
 		rev := cfg
 		rev.Reverse = true
 		var err1, err2 error
 		switch kind {
 		case "lstm":
-			fw, err1 = NewLSTM("r", 3, 5, cfg, rng)
-			bw, err2 = NewLSTM("r", 3, 5, rev, rng)
+			fw, err1 = NewLSTM("r", cfg, rng)
+			bw, err2 = NewLSTM("r", rev, rng)
 		default:
-			fw, err1 = NewGRU("r", 3, 5, cfg, rng)
-			bw, err2 = NewGRU("r", 3, 5, rev, rng)
+			fw, err1 = NewGRU("r", cfg, rng)
+			bw, err2 = NewGRU("r", rev, rng)
 		}
 		require.NoError(t, err1)
 		require.NoError(t, err2)
@@ -57,6 +58,6 @@ func TestReverseRNNLayers(t *testing.T) {
 		require.NoError(t, err)
 		require.InDeltaSlice(t, want.Float32s(), got.Float32s(), 1e-6, "%s %+v", tc.kind, tc.cfg)
 	}
-	_, err := NewLSTM("both", 3, 5, RNNConfig{Reverse: true, Bidirectional: true}, tensor.NewRNG(1))
+	_, err := NewLSTM("both", RNNConfig{In: 3, Units: 5, Reverse: true, Bidirectional: true}, tensor.NewRNG(1))
 	require.ErrorContains(t, err, `lstm "both": Reverse and Bidirectional`)
 }

@@ -45,7 +45,7 @@ func TestOrthogonalInit(t *testing.T) {
 
 func TestRNNLayersShapesAndInit(t *testing.T) {
 	rng := tensor.NewRNG(1)
-	l, err := NewLSTM("enc", 3, 4, RNNConfig{Layers: 2, Bidirectional: true, Peepholes: true}, rng)
+	l, err := NewLSTM("enc", RNNConfig{In: 3, Units: 4, Layers: 2, Bidirectional: true, Peepholes: true}, rng)
 	require.NoError(t, err)
 	require.Len(t, l.Params(), 2*2*4)
 	require.Equal(t, "enc/l1/bw/recurrent_kernel", l.W[1][1].U.Name)
@@ -53,7 +53,7 @@ func TestRNNLayersShapesAndInit(t *testing.T) {
 	for k := 0; k < 16; k++ { // unit_forget_bias: block f is 1
 		require.Equal(t, float64(b2i(k >= 4 && k < 8)), l.W[0][0].B.Value.At(k))
 	}
-	g, err := NewGRU("g", 3, 4, RNNConfig{Layers: 2, Bidirectional: true, ResetAfter: true}, rng)
+	g, err := NewGRU("g", RNNConfig{In: 3, Units: 4, Layers: 2, Bidirectional: true, ResetAfter: true}, rng)
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{2, 12}, g.W[0][0].B.Value.Shape())
 
@@ -69,9 +69,9 @@ func TestRNNLayersShapesAndInit(t *testing.T) {
 	}
 	_, fs := l.Run(x, make([]graph.LSTMState, 3))
 	require.ErrorContains(t, fs[0].H.Err(), "3 initial states for 4 layers × directions")
-	_, err = NewLSTM("bad", 0, 4, RNNConfig{}, rng)
+	_, err = NewLSTM("bad", RNNConfig{In: 0, Units: 4}, rng)
 	require.ErrorContains(t, err, `lstm "bad"`)
-	_, err = NewGRU("bad", 3, 4, RNNConfig{Layers: -1}, rng)
+	_, err = NewGRU("bad", RNNConfig{In: 3, Units: 4, Layers: -1}, rng)
 	require.ErrorContains(t, err, `gru "bad"`)
 	bad := graph.Seq{Values: tape.Const(randn32(3, 6, 2)), Offsets: []int{0, 6}}
 	require.ErrorContains(t, l.Final(bad).Err(), "lstm: inputs float32[6 2], float32[3 16]")
@@ -93,7 +93,7 @@ func randn32(seed uint64, shape ...int) *tensor.Tensor {
 // from its final state.
 func TestLSTMLearnsToCount(t *testing.T) {
 	rng := tensor.NewRNG(7)
-	lstm, err := NewLSTM("lstm", 2, 16, RNNConfig{}, rng)
+	lstm, err := NewLSTM("lstm", RNNConfig{In: 2, Units: 16}, rng)
 	require.NoError(t, err)
 	head, err := NewLinear("head", 16, 7, rng)
 	require.NoError(t, err)
@@ -140,9 +140,9 @@ func TestLSTMLearnsToCount(t *testing.T) {
 func TestAttentionDecoderLearnsToCopy(t *testing.T) {
 	const vocab, steps, hid = 5, 4, 24
 	rng := tensor.NewRNG(3)
-	enc, err := NewLSTM("enc", vocab, hid, RNNConfig{}, rng)
+	enc, err := NewLSTM("enc", RNNConfig{In: vocab, Units: hid}, rng)
 	require.NoError(t, err)
-	dec, err := NewAttentionDecoder("dec", vocab+1, hid, hid, hid, vocab, rng)
+	dec, err := NewAttentionDecoder("dec", AttentionDecoderConfig{In: vocab + 1, MemoryDim: hid, Hidden: hid, AttnUnits: hid, Out: vocab}, rng)
 	require.NoError(t, err)
 	opt, err := optim.NewAdam(append(enc.Params(), dec.Params()...), optim.LR(0.01))
 	require.NoError(t, err)
@@ -198,7 +198,7 @@ func repeat(v, n int) []int {
 // Multi-head attention over a padded batch with key lengths gives, at every
 // query, what each sequence gives alone.
 func TestMultiHeadAttentionPaddedEqualsAlone(t *testing.T) {
-	m, err := NewMultiHeadAttention("mha", 2, 3, 4, 5, 6, tensor.NewRNG(1), DType(tensor.Float64))
+	m, err := NewMultiHeadAttention("mha", MultiHeadAttentionConfig{Heads: 2, KeyDim: 3, QueryDim: 4, ValueDim: 5, OutDim: 6}, tensor.NewRNG(1), DType(tensor.Float64))
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{4, 2, 3}, m.WQ.Value.Shape())
 	require.Equal(t, tensor.Shape{2, 3, 6}, m.WO.Value.Shape())
@@ -220,15 +220,15 @@ func TestMultiHeadAttentionPaddedEqualsAlone(t *testing.T) {
 		}
 	}
 	require.ErrorContains(t, m.Forward(tape.Const(q), nil, tape.Const(randn(3, 2, 5, 4)), ops.AttentionAttrs{}).Err(), "linear")
-	_, err = NewMultiHeadAttention("bad", 0, 3, 4, 5, 6, tensor.NewRNG(1))
+	_, err = NewMultiHeadAttention("bad", MultiHeadAttentionConfig{Heads: 0, KeyDim: 3, QueryDim: 4, ValueDim: 5, OutDim: 6}, tensor.NewRNG(1))
 	require.ErrorContains(t, err, `multi-head attention "bad"`)
 }
 
 // The layer passes its activations to the op, forward and reverse.
 func TestLSTMLayerActivations(t *testing.T) {
 	rng := tensor.NewRNG(3)
-	cfg := RNNConfig{Bidirectional: true, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
-	l, err := NewLSTM("srl", 3, 2, cfg, rng, DType(tensor.Float64))
+	cfg := RNNConfig{In: 3, Units: 2, Bidirectional: true, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
+	l, err := NewLSTM("srl", cfg, rng, DType(tensor.Float64))
 	require.NoError(t, err)
 	x, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 3)
 	require.NoError(t, err)
@@ -254,7 +254,7 @@ func TestLSTMLayerActivations(t *testing.T) {
 // steps of it.
 func TestAttentionDecoderDecodeSeq(t *testing.T) {
 	rng := tensor.NewRNG(5)
-	dec, err := NewAttentionDecoder("dec", 3, 4, 5, 6, 7, rng, DType(tensor.Float64))
+	dec, err := NewAttentionDecoder("dec", AttentionDecoderConfig{In: 3, MemoryDim: 4, Hidden: 5, AttnUnits: 6, Out: 7}, rng, DType(tensor.Float64))
 	require.NoError(t, err)
 	enc := []int{0, 2, 5}
 	encVals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 4)

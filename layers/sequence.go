@@ -10,9 +10,9 @@ import (
 )
 
 // The sequence layers work on ragged batches (graph.Seq) rather than on a
-// single value, so their Forward takes and returns a Seq (or, for pooling,
-// gives one row per sequence) and they do not implement Layer. Compose
-// them with per-step layers through Seq.With: s.With(linear.Forward(s.Values)).
+// single value, so their Forward takes and returns a Seq (SeqLayer) or,
+// for pooling, gives one row per sequence (SeqReducer). Compose them with
+// per-step layers through Seq.With: s.With(linear.Forward(s.Values)).
 
 // SequencePool pools each sequence into one row (Paddle's sequence_pool):
 // Kind is sum, average, sqrt, max, first or last, and an empty sequence
@@ -39,10 +39,20 @@ type SequenceConv struct {
 	ContextStart, ContextLength int
 }
 
-// NewSequenceConv returns a SequenceConv from in to out features whose
-// parameters are named name/filter, name/padding and name/bias.
-func NewSequenceConv(name string, in, out, contextStart, contextLength int, trainablePadding bool, rng *rand.Rand, opts ...Option) (*SequenceConv, error) {
+// SequenceConvConfig shapes a SequenceConv: In to Out features, a window
+// of ContextLength steps from ContextStart (negative: before the step),
+// and with TrainablePadding a trainable Padding instead of zeros.
+type SequenceConvConfig struct {
+	In, Out                     int
+	ContextStart, ContextLength int
+	TrainablePadding            bool
+}
+
+// NewSequenceConv returns a SequenceConv shaped by cfg whose parameters
+// are named name/filter, name/padding and name/bias.
+func NewSequenceConv(name string, cfg SequenceConvConfig, rng *rand.Rand, opts ...Option) (*SequenceConv, error) {
 	c := newConfig(opts)
+	in, out, contextStart, contextLength := cfg.In, cfg.Out, cfg.ContextStart, cfg.ContextLength
 	if in <= 0 || out <= 0 || contextLength <= 0 {
 		return nil, fmt.Errorf("layers: sequence conv %q: in=%d out=%d context length %d must be positive", name, in, out, contextLength)
 	}
@@ -51,7 +61,7 @@ func NewSequenceConv(name string, in, out, contextStart, contextLength int, trai
 		return nil, fmt.Errorf("layers: sequence conv %q: %w", name, err)
 	}
 	l := &SequenceConv{Filter: graph.NewParam(name+"/filter", f), ContextStart: contextStart, ContextLength: contextLength}
-	if trainablePadding {
+	if cfg.TrainablePadding {
 		l.Padding = graph.NewParam(name+"/padding", tensor.Zeros(c.dtype, ops.SequenceConvPadRows(contextStart, contextLength), in))
 	}
 	if !c.noBias {

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestEmbeddingInitAndPadding(t *testing.T) {
-	l, err := NewEmbedding("emb", 50, 4, 3, tensor.NewRNG(1))
+	l, err := NewEmbedding("emb", EmbeddingConfig{Vocab: 50, Dim: 4, Padded: true, PaddingIdx: 3}, tensor.NewRNG(1))
 	require.NoError(t, err)
 	require.Equal(t, "emb/embeddings", l.Table.Name)
 	for i, v := range l.Table.Value.Float32s() {
@@ -23,7 +24,7 @@ func TestEmbeddingInitAndPadding(t *testing.T) {
 	}
 	tape := graph.NewTape()
 	ids := tensor.MustFromSlice([]int64{3, 7, 7}, 3)
-	y := l.Forward(tape.Const(ids))
+	y := l.Lookup(tape, ids)
 	require.Equal(t, tensor.Shape{3, 4}, y.Shape())
 	require.NoError(t, tape.Backward(graph.Sum(y)))
 	rows, err := ops.EmbeddingRows(ids, l.PaddingIdx)
@@ -40,20 +41,30 @@ func TestEmbeddingInitAndPadding(t *testing.T) {
 		require.Equal(t, want, v, "element %d", i)
 	}
 
-	none, err := NewEmbedding("e", 3, 2, ops.NoPadding, tensor.NewRNG(1), DType(tensor.Float64))
+	none, err := NewEmbedding("e", EmbeddingConfig{Vocab: 3, Dim: 2}, tensor.NewRNG(1), DType(tensor.Float64))
 	require.NoError(t, err)
 	require.Equal(t, ops.NoPadding, none.PaddingIdx)
 	require.Len(t, none.Params(), 1)
-	_, err = none.Forward(graph.NewTape().Const(tensor.MustFromSlice([]int32{3}, 1))).Tensor()
+	_, err = none.Lookup(graph.NewTape(), tensor.MustFromSlice([]int32{3}, 1)).Tensor()
 	require.ErrorContains(t, err, "embedding: inputs float64[3 2], int32[1]: id 3 at position 0 out of range [0, 3)")
-	_, err = NewEmbedding("bad", 3, 2, 3, tensor.NewRNG(1))
-	require.ErrorContains(t, err, `layers: embedding "bad"`)
+	require.ErrorContains(t, none.Lookup(nil, ids).Err(), "layers: embedding: nil tape")
+	require.ErrorContains(t, (&Embedding{}).Lookup(graph.NewTape(), ids).Err(), "embedding without its parameters")
+	require.ErrorContains(t, none.LookupSeq(graph.NewTape(), nil).Err(), "layers: embedding: nil ragged ids")
+	r, err := tensor.NewRagged(tensor.MustFromSlice([]int64{0, 2, 1}, 3), []int{0, 1, 1, 3})
+	require.NoError(t, err)
+	s := none.LookupSeq(graph.NewTape(), r)
+	require.Equal(t, []int{0, 1, 1, 3}, s.Offsets)
+	require.Equal(t, tensor.Shape{3, 2}, s.Values.Shape())
+	for _, pad := range []int{3, -1} {
+		_, err = NewEmbedding("bad", EmbeddingConfig{Vocab: 3, Dim: 2, Padded: true, PaddingIdx: pad}, tensor.NewRNG(1))
+		require.ErrorContains(t, err, `layers: embedding "bad": vocab=3 dim=2 padded=true padding index `+fmt.Sprint(pad))
+	}
 }
 
 func TestSequenceLayers(t *testing.T) {
 	off := []int{0, 2, 2, 3, 7}
 	x := randn(1, 7, 3)
-	conv, err := NewSequenceConv("sc", 3, 5, -1, 3, true, tensor.NewRNG(2), DType(tensor.Float64))
+	conv, err := NewSequenceConv("sc", SequenceConvConfig{In: 3, Out: 5, ContextStart: -1, ContextLength: 3, TrainablePadding: true}, tensor.NewRNG(2), DType(tensor.Float64))
 	require.NoError(t, err)
 	require.Len(t, conv.Params(), 3)
 	require.Equal(t, tensor.Shape{2, 3}, conv.Padding.Value.Shape())
@@ -76,10 +87,10 @@ func TestSequenceLayers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []float64{-1, -1, -1, -1, -1}, p.Float64s()[5:10], "the empty sequence pools to Pad")
 
-	plain, err := NewSequenceConv("p", 3, 2, 0, 1, false, tensor.NewRNG(2), NoBias())
+	plain, err := NewSequenceConv("p", SequenceConvConfig{In: 3, Out: 2, ContextLength: 1}, tensor.NewRNG(2), NoBias())
 	require.NoError(t, err)
 	require.Len(t, plain.Params(), 1)
-	_, err = NewSequenceConv("bad", 3, 2, 0, 0, false, tensor.NewRNG(2))
+	_, err = NewSequenceConv("bad", SequenceConvConfig{In: 3, Out: 2, ContextLength: 0}, tensor.NewRNG(2))
 	require.ErrorContains(t, err, `layers: sequence conv "bad"`)
 	_, err = SequencePool{Kind: "mode"}.Forward(s).Tensor()
 	require.ErrorContains(t, err, `sequence_pool: inputs float64[7 3]: unknown pool type "mode"`)

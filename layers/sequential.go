@@ -26,13 +26,7 @@ func (s Sequential) Forward(x *graph.Value) *graph.Value {
 }
 
 // Params returns the parameters of every layer, in order.
-func (s Sequential) Params() []*graph.Param {
-	var ps []*graph.Param
-	for _, l := range s {
-		ps = append(ps, l.Params()...)
-	}
-	return ps
-}
+func (s Sequential) Params() []*graph.Param { return List(s).Params() }
 
 // Activation wraps a function of one value, such as graph.Relu, as a layer
 // without parameters.

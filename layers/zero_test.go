@@ -31,6 +31,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"DType":                 layers.DType,
 			"NoBias":                layers.NoBias,
 			"Trainable":             layers.Trainable,
+			"Params":                layers.Params,
+			"List":                  layers.List[*layers.Linear],
 			"NewLinear":             layers.NewLinear,
 			"NewBatchNorm":          layers.NewBatchNorm,
 			"NewLayerNorm":          layers.NewLayerNorm,
@@ -47,12 +49,22 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*layers.AttentionDecoder)(nil),
 			(*layers.DecoderState)(nil),
 			(*layers.Conv2D)(nil),
+			(*layers.Conv2DConfig)(nil),
+			(*layers.EmbeddingConfig)(nil),
+			(*layers.MultiHeadAttentionConfig)(nil),
+			(*layers.BahdanauAttentionConfig)(nil),
+			(*layers.AttentionDecoderConfig)(nil),
+			(*layers.SequenceConvConfig)(nil),
 			(*layers.MaxPool2D)(nil),
 			(*layers.AvgPool2D)(nil),
 			(*layers.Flatten)(nil),
 			(*layers.CRF)(nil),
 			(*layers.Embedding)(nil),
 			(*layers.Layer)(nil),
+			(*layers.Module)(nil),
+			(*layers.Modules)(nil),
+			(*layers.SeqLayer)(nil),
+			(*layers.SeqReducer)(nil),
 			(*layers.Option)(nil),
 			(*layers.Linear)(nil),
 			(*layers.BatchNorm)(nil),
@@ -76,7 +88,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 func TestReportedPanicsAreErrors(t *testing.T) {
 	tape := graph.NewTape()
 	rng := tensor.NewRNG(1)
-	lstm, err := layers.NewLSTM("lstm", 2, 3, layers.RNNConfig{}, rng)
+	lstm, err := layers.NewLSTM("lstm", layers.RNNConfig{In: 2, Units: 3}, rng)
 	require.NoError(t, err)
 	lin, err := layers.NewLinear("fc", 2, 3, rng)
 	require.NoError(t, err)

@@ -119,7 +119,9 @@ type optimizer struct {
 }
 
 // newOptimizer allocates the slots of every trainable parameter in params;
-// non-trainable ones are left out.
+// non-trainable ones are left out. An optimizer with nothing to train is
+// an error: it is always a caller's mistake (a model not built, a filter
+// that kept nothing), which would otherwise train nothing in silence.
 func newOptimizer(params []*graph.Param, cfg config, r rule) (Optimizer, error) {
 	o := &optimizer{rule: r, cfg: cfg, iter: graph.NewState("iterations", tensor.Scalar[int64](0))}
 	seen := map[string]bool{}
@@ -150,6 +152,9 @@ func newOptimizer(params []*graph.Param, cfg config, r rule) (Optimizer, error) 
 			m = 1
 		}
 		o.lrMult = append(o.lrMult, m)
+	}
+	if len(o.params) == 0 {
+		return nil, fmt.Errorf("optim: %s: no trainable parameters among the %d given; want at least one", r.name, len(params))
 	}
 	for name := range cfg.lrMult {
 		if !seen[name] {

@@ -249,15 +249,17 @@ func TestLRSchedule(t *testing.T) {
 	assert.Equal(t, []float64{-6}, p.Value.Float64s(), "lr 1, 2, 3")
 }
 
+type constructorCase struct {
+	name string
+	opt  newFunc
+	ps   []*graph.Param
+	opts []Option
+	want string
+}
+
 func TestConstructorErrors(t *testing.T) {
 	w := param[float32]("w", 1)
-	cases := []struct {
-		name string
-		opt  newFunc
-		ps   []*graph.Param
-		opts []Option
-		want string
-	}{
+	cases := []constructorCase{
 		{"negative LR", NewSGD, []*graph.Param{w}, []Option{LR(-1)}, "LR -1"},
 		{"NaN LR", NewSGD, []*graph.Param{w}, []Option{LR(math.NaN())}, "LR NaN"},
 		{"nil schedule", NewSGD, []*graph.Param{w}, []Option{LRSchedule(nil)}, "nil schedule"},
@@ -276,6 +278,14 @@ func TestConstructorErrors(t *testing.T) {
 		{"no value", NewSGD, []*graph.Param{{Name: "v", Trainable: true}}, nil, `"v" has no value`},
 		{"int param", NewSGD, []*graph.Param{graph.NewParam("i", tensor.MustFromSlice([]int32{1}))}, nil, `"i" is int32`},
 		{"duplicate name", NewSGD, []*graph.Param{w, param[float32]("w", 2)}, nil, `two parameters are named "w"`},
+	}
+	// Every constructor refuses nothing to train: no parameters, or none trainable.
+	frozen := graph.NewState("moving_mean", tensor.MustFromSlice([]float32{0}))
+	for name, f := range map[string]newFunc{"SGD": NewSGD, "Momentum": NewMomentum, "Adam": NewAdam, "AdamW": NewAdamW,
+		"RMSProp": NewRMSProp, "Adagrad": NewAdagrad} {
+		cases = append(cases,
+			constructorCase{"no params " + name, f, nil, nil, name + ": no trainable parameters among the 0 given"},
+			constructorCase{"none trainable " + name, f, []*graph.Param{frozen}, nil, name + ": no trainable parameters among the 1 given"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -45,8 +45,7 @@ var models = map[string]func(c *Case, dt tensor.DType, data []*tensor.Tensor) (*
 			return nil, fmt.Errorf("want data inputs query, value and optional key, got %d", len(data))
 		}
 		a := c.Attrs
-		m, err := layers.NewMultiHeadAttention("mha", a.Heads, a.KeyDim, data[0].Dim(-1), data[1].Dim(-1), a.OutDim,
-			tensor.NewRNG(uint64(c.Seed)), layers.DType(dt))
+		m, err := layers.NewMultiHeadAttention("mha", layers.MultiHeadAttentionConfig{Heads: a.Heads, KeyDim: a.KeyDim, QueryDim: data[0].Dim(-1), ValueDim: data[1].Dim(-1), OutDim: a.OutDim}, tensor.NewRNG(uint64(c.Seed)), layers.DType(dt))
 		if err != nil {
 			return nil, err
 		}

@@ -13,15 +13,20 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"NewBar":   train.NewBar,
-			"LogTo":    train.LogTo,
-			"PerBatch": train.PerBatch,
-			"PerEpoch": train.PerEpoch,
-			"Run":      train.Run[int],
-			"Shard":    train.Shard[int],
+			"NewBar":         train.NewBar,
+			"LogTo":          train.LogTo,
+			"PerBatch":       train.PerBatch,
+			"PerEpoch":       train.PerEpoch,
+			"Run":            train.Run[int],
+			"Shard":          train.Shard[int],
+			"Evaluate":       train.Evaluate[int],
+			"Evaluation":     train.Evaluation[int],
+			"MeanLoss":       train.MeanLoss[int],
+			"Classification": train.Classification,
 		},
 		Types: []any{
 			(*train.Bar)(nil),
+			(*train.BatchEval[int])(nil),
 			(*train.Config[int])(nil),
 			(*train.Epoch)(nil),
 			(*train.Evaluator)(nil),

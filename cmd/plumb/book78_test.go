@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/runlog"
 )
 
 // The SRL and translation commands fail with clear errors before any
@@ -24,7 +26,9 @@ func TestChapterCommandErrors(t *testing.T) {
 		{[]string{"eval", "srl"}, "eval srl: --load FILE is required"},
 		{[]string{"train", "srl"}, "srl: no data directory"},
 		{[]string{"train", "srl", "--data", empty}, "conll05"},
-		{[]string{"train", "srl", "extra"}, `train srl: unexpected arguments ["extra"]`},
+		{[]string{"train", "srl", "extra"}, `train srl: unexpected argument "extra"`},
+		{[]string{"train", "translate", "extra"}, `train translate: unexpected argument "extra"`},
+		{[]string{"train", "srl", "--epochs", "0"}, "train srl: --epochs 0, want at least 1"},
 		{[]string{"translate"}, "translate: --load FILE is required"},
 		{[]string{"translate", "--load", empty + "/none"}, "sizes.json"},
 		{[]string{"translate", "--load", "x", "--batch", "0"}, "--batch 0 must be positive"},
@@ -64,16 +68,29 @@ func TestTrainEvalSRL(t *testing.T) {
 	writeFile(t, dir, "conll05/paddle_dicts/verbDict.txt", "see\n")
 	writeFile(t, dir, "conll05/paddle_dicts/targetDict.txt", "B-A0\nI-A0\nB-A1\nI-A1\nB-V\nI-V\nO\n")
 	ckpt := filepath.Join(t.TempDir(), "srl.safetensors")
+	logDir := t.TempDir()
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"train", "srl", "--data", dir, "--batch", "4", "--save", ckpt}, &out, &errOut), errOut.String())
+	require.NoError(t, run([]string{"train", "srl", "--data", dir, "--batch", "4", "--save", ckpt, "--log", logDir}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "training db_lstm on 11 propositions, holding out 1")
 	require.Contains(t, out.String(), "saved "+ckpt+" (best held-out F1 so far)")
+	require.Contains(t, out.String(), "run log in "+logDir)
+	log, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	require.Contains(t, string(log), `"model":"srl-batch4"`)
+	require.Contains(t, string(log), `"f1":`)
 	i := strings.Index(out.String(), "held-out cost ")
 	require.GreaterOrEqual(t, i, 0, out.String())
 	cost := out.String()[i+len("held-out cost ") : i+len("held-out cost ")+7]
 	out.Reset()
 	require.NoError(t, run([]string{"eval", "srl", "--data", dir, "--load", ckpt}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "on 1 held-out propositions: cost "+cost)
+
+	// --load starts training from the saved parameters: the first
+	// held-out cost of a continued run is not the fresh model's.
+	out.Reset()
+	require.NoError(t, run([]string{"train", "srl", "--data", dir, "--batch", "4", "--load", ckpt, "--limit", "4"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "training db_lstm on 4 propositions")
+	require.NotContains(t, out.String(), "saved ")
 }
 
 // train translate saves a model (with its sizes and vocabularies) that
@@ -88,9 +105,15 @@ func TestTrainTranslateAndTranslate(t *testing.T) {
 	}
 	model := filepath.Join(t.TempDir(), "mt.safetensors")
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"train", "translate", "--data", dir, "--emb", "8", "--hidden", "8", "--batch", "4", "--beam", "2", "--save", model}, &out, &errOut), errOut.String())
+	logDir := t.TempDir()
+	require.NoError(t, run([]string{"train", "translate", "--data", dir, "--emb", "8", "--hidden", "8", "--batch", "4", "--beam", "2",
+		"--save", model, "--log", logDir, "--log-every", "1"}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "test2016 BLEU")
 	require.Contains(t, out.String(), "saved "+model+" (best BLEU so far)")
+	require.Contains(t, out.String(), "epoch 1 step 1: loss ")
+	log, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	require.Contains(t, string(log), `"bleu":`)
 	stdin = strings.NewReader("A man rides a bike.\nTwo dogs play.\nunknown words here\n")
 	t.Cleanup(func() { stdin = os.Stdin })
 	out.Reset()

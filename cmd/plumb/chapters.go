@@ -28,7 +28,8 @@ var chapterTrainers = map[string]func(args []string, stdout, stderr io.Writer) e
 }
 
 // chapterFlags are the flags of the book-chapter training commands (train
-// word2vec, recommender, sentiment), as plumb train mnist names them.
+// word2vec, recommender, sentiment, srl, translate), as plumb train mnist
+// names them.
 type chapterFlags struct {
 	fs                          *flag.FlagSet
 	epochs, batch, limit, every int
@@ -36,6 +37,22 @@ type chapterFlags struct {
 	seed                        uint64
 	save, load, dir, logDir     string
 	dist                        bool
+
+	// best, when set (saveBest), names the metric whose best epoch --save
+	// keeps: the parameters are written after every epoch that improves
+	// it (train.Config.BestPath), and --load reads parameters only.
+	best string
+	// epochLine, when set, is the line printed after each epoch, in place
+	// of the train loss and the metrics by name.
+	epochLine func(e trainpkg.Epoch) string
+}
+
+// saveBest makes --save keep the best epoch by metric (described as what,
+// e.g. "held-out F1") instead of the state after training.
+func (f *chapterFlags) saveBest(what string) {
+	f.best = what
+	f.fs.Lookup("save").Usage = "write the parameters (safetensors) here after every epoch that improves the " + what
+	f.fs.Lookup("load").Usage = "start from these parameters (a file written by --save)"
 }
 
 // newChapterFlags declares the common flags with the chapter's recipe as
@@ -128,7 +145,11 @@ func (f *chapterFlags) runName(model string, epochs, batch int) string {
 func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Record, stdout, stderr io.Writer) (trainpkg.Result, error) {
 	cfg.Epochs = f.epochs
 	if f.load != "" {
-		if err := checkpoint.Load(f.load, cfg.Params, cfg.Optimizer); err != nil {
+		opt := cfg.Optimizer
+		if f.best != "" {
+			opt = nil // a best epoch's file holds the parameters alone
+		}
+		if err := checkpoint.Load(f.load, cfg.Params, opt); err != nil {
 			return trainpkg.Result{}, err
 		}
 	}
@@ -147,6 +168,9 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 			cfg.Train = any(shard).(trainpkg.Source[B])
 		}
 	}
+	if f.best != "" {
+		cfg.BestPath = f.save // the trainer writes it on rank 0 only
+	}
 	bar := trainpkg.NewBar(stderr)
 	cfg.Progress = bar.Update
 	if f.logDir != "" && leader {
@@ -160,19 +184,26 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 	}
 	cfg.Hooks = append(cfg.Hooks, trainpkg.Hooks{Epoch: func(e trainpkg.Epoch) error {
 		bar.Clear()
-		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f%s (%.0f samples/s, %s; eval %s)\n", e.Epoch, f.epochs, e.TrainLoss,
-			formatMetrics(e.Metrics), e.SamplesPerSec, e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
+		if f.epochLine != nil {
+			fmt.Fprintln(stdout, f.epochLine(e))
+		} else {
+			fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f%s (%.0f samples/s, %s; eval %s)\n", e.Epoch, f.epochs, e.TrainLoss,
+				formatMetrics(e.Metrics), e.SamplesPerSec, e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
+		}
+		if e.Best && f.best != "" && f.save != "" {
+			fmt.Fprintf(stdout, "saved %s (best %s so far)\n", f.save, f.best)
+		}
 		return nil
 	}})
 	res, err := trainpkg.Run(cfg)
 	if err != nil {
 		bar.Clear()
-		if f.save != "" {
+		if f.save != "" && f.best == "" {
 			return res, fmt.Errorf("%w\n(nothing saved to %s)", err, f.save)
 		}
 		return res, err
 	}
-	if f.save != "" && leader {
+	if f.save != "" && f.best == "" && leader {
 		if err := checkpoint.Save(f.save, cfg.Params, cfg.Optimizer); err != nil {
 			return res, err
 		}

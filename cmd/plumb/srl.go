@@ -9,6 +9,7 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/models/srl"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
@@ -38,49 +39,40 @@ func (f srlFlags) load() (*srl.Data, error) {
 }
 
 func trainSRL(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("train srl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	book := srl.BookConfig()
-	epochs := fs.Int("epochs", book.Epochs, "passes over the training part")
-	batch := fs.Int("batch", book.Batch, "batch size (sequences)")
-	lr := fs.Float64("lr", book.LR, "SGD learning rate")
-	crfLR := fs.Float64("crf-lr", book.CRFLR, "factor on the learning rate of the CRF's parameters")
-	save := fs.String("save", "", "write the parameters (safetensors) here after every epoch that improves the held-out F1")
-	limit := fs.Int("limit", 0, "train on only the first N propositions of the training part (0: all)")
-	every := fs.Int("log-every", book.LogEvery, "print the running cost every N batches")
-	sf := addSRLFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	f := newChapterFlags("train srl", stderr, book.Epochs, book.Batch, book.LR, "conll05/ (CoNLL-05 test.wsj and Paddle's dictionaries)")
+	f.saveBest("held-out F1")
+	crfLR := f.fs.Float64("crf-lr", book.CRFLR, "factor on the learning rate of the CRF's parameters")
+	sf := srlFlags{dir: &f.dir, seed: &f.seed,
+		heldOut: f.fs.Float64("heldout", 0.1, "fraction of the propositions held out for evaluation")}
+	if err := f.parse(args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("train srl: unexpected arguments %q", fs.Args())
 	}
 	d, err := sf.load()
 	if err != nil {
 		return err
 	}
-	if *limit > 0 {
-		d.Train = d.Train.Take(*limit)
-	}
-	m, err := srl.New(d.Sizes(), tensor.NewRNG(*sf.seed))
+	d.Train = f.limitSet(d.Train)
+	m, err := srl.New(d.Sizes(), tensor.NewRNG(f.seed))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "training db_lstm on %d propositions, holding out %d (%d words, %d verbs, %d tags; SGD lr %g, CRF x%g, batch %d, seed %d)\n",
-		d.Train.Len(), d.HeldOut.Len(), d.Words.Len(), d.Verbs.Len(), d.Labels.Len(), *lr, *crfLR, *batch, *sf.seed)
-	bar := train.NewBar(stderr)
-	cfg := srl.Config{Epochs: *epochs, Batch: *batch, LR: *lr, CRFLR: *crfLR, Seed: *sf.seed, Log: stdout, LogEvery: *every, Progress: bar.Update, BestPath: *save}
-	cfg.Epoch = func(e train.Epoch) {
-		bar.Clear()
-		fmt.Fprintf(stdout, "epoch %d/%d: train cost %.4f, held-out cost %.4f, chunk precision %.4f recall %.4f F1 %.4f (%.1f sequences/s, %s)\n",
-			e.Epoch, *epochs, e.TrainLoss, e.Metrics["loss"], e.Metrics["precision"], e.Metrics["recall"], e.Metrics["f1"],
-			e.SamplesPerSec, e.Duration.Round(time.Second))
-		if e.Best && *save != "" {
-			fmt.Fprintf(stdout, "saved %s (best held-out F1 so far)\n", *save)
-		}
+		d.Train.Len(), d.HeldOut.Len(), d.Words.Len(), d.Verbs.Len(), d.Labels.Len(), f.lr, *crfLR, f.batch, f.seed)
+	cfg, err := srl.TrainConfig(m, d, srl.Config{Epochs: f.epochs, Batch: f.batch, LR: f.lr, CRFLR: *crfLR, Seed: f.seed,
+		Log: stdout, LogEvery: f.every})
+	if err != nil {
+		return err
 	}
-	bar.Clear()
-	_, err = srl.Train(m, d, cfg)
+	f.epochLine = func(e train.Epoch) string {
+		return fmt.Sprintf("epoch %d/%d: train cost %.4f, held-out cost %.4f, chunk precision %.4f recall %.4f F1 %.4f (%.1f sequences/s, %s)",
+			e.Epoch, f.epochs, e.TrainLoss, e.Metrics["loss"], e.Metrics["precision"], e.Metrics["recall"], e.Metrics["f1"],
+			e.SamplesPerSec, e.Duration.Round(time.Second))
+	}
+	_, err = runChapter(f, cfg, runlog.Record{Model: f.runName("srl", book.Epochs, book.Batch), Config: map[string]any{
+		"epochs": f.epochs, "batch": f.batch, "lr": f.lr, "crf_lr": *crfLR, "seed": f.seed, "optimizer": "sgd",
+		"train_size": d.Train.Len(), "heldout_size": d.HeldOut.Len(),
+	}}, stdout, stderr)
 	return err
 }
 

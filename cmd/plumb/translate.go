@@ -14,6 +14,7 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/decode"
 	"github.com/plumbml/plumb/models/translate"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
@@ -84,29 +85,19 @@ func loadTranslator(path string) (*translate.Model, *data.Vocab, *data.Vocab, er
 }
 
 func trainTranslate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("train translate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	def := translate.DefaultConfig()
-	epochs := fs.Int("epochs", def.Epochs, "passes over the training pairs")
-	batch := fs.Int("batch", def.Batch, "batch size (sentence pairs)")
-	lr := fs.Float64("lr", def.LR, "Adam learning rate")
-	seed := fs.Uint64("seed", def.Seed, "seed for initialisation and shuffling")
-	save := fs.String("save", "", "write the model here (sizes and vocabularies beside it; the parameters after every epoch that improves the BLEU)")
-	dir := fs.String("data", "", "directory holding multi30k/ (default $PLUMB_DATA)")
-	limit := fs.Int("limit", 0, "train on only the first N pairs (0: all)")
-	beam := fs.Int("beam", def.Beam, "beam width of the BLEU evaluation")
-	evalLimit := fs.Int("eval-limit", 0, "compute BLEU on only the first N test2016 sentences (0: all 1000)")
-	emb := fs.Int("emb", 0, "embedding width (0: the default)")
-	hidden := fs.Int("hidden", 0, "GRU units and attention units (0: the default)")
-	minCount := fs.Int("min-count", 2, "keep training words seen at least this often")
-	every := fs.Int("log-every", 50, "print the running loss every N batches")
-	if err := fs.Parse(args); err != nil {
+	f := newChapterFlags("train translate", stderr, def.Epochs, def.Batch, def.LR, "multi30k/")
+	f.saveBest("BLEU")
+	f.fs.Lookup("save").Usage = "write the model here (sizes and vocabularies beside it; the parameters after every epoch that improves the BLEU)"
+	beam := f.fs.Int("beam", def.Beam, "beam width of the BLEU evaluation")
+	evalLimit := f.fs.Int("eval-limit", 0, "compute BLEU on only the first N test2016 sentences (0: all 1000)")
+	emb := f.fs.Int("emb", 0, "embedding width (0: the default)")
+	hidden := f.fs.Int("hidden", 0, "GRU units and attention units (0: the default)")
+	minCount := f.fs.Int("min-count", 2, "keep training words seen at least this often")
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("train translate: unexpected arguments %q", fs.Args())
-	}
-	d := data.Dir(*dir)
+	d := data.Dir(f.dir)
 	if d == "" {
 		return fmt.Errorf("translate: no data directory: pass --data DIR or set PLUMB_DATA")
 	}
@@ -114,9 +105,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *limit > 0 {
-		dat.Train = dat.Train.Take(*limit)
-	}
+	dat.Train = f.limitSet(dat.Train)
 	sizes := translate.DefaultSizes(dat.Src.Len(), dat.Trg.Len())
 	if *emb > 0 {
 		sizes.Emb = *emb
@@ -124,42 +113,42 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 	if *hidden > 0 {
 		sizes.Hidden, sizes.Attention = *hidden, *hidden
 	}
-	m, err := translate.New(sizes, tensor.NewRNG(*seed))
+	m, err := translate.New(sizes, tensor.NewRNG(f.seed))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "training on %d pairs (vocabularies %d en, %d de; emb %d, hidden %d; Adam lr %g, batch %d, seed %d)\n",
-		dat.Train.Len(), dat.Src.Len(), dat.Trg.Len(), sizes.Emb, sizes.Hidden, *lr, *batch, *seed)
-	bar := train.NewBar(stderr)
-	cfg := translate.Config{Epochs: *epochs, Batch: *batch, LR: *lr, ClipNorm: def.ClipNorm, Seed: *seed, Beam: *beam, EvalLimit: *evalLimit, Progress: bar.Update}
+		dat.Train.Len(), dat.Src.Len(), dat.Trg.Len(), sizes.Emb, sizes.Hidden, f.lr, f.batch, f.seed)
 	var sum float64
 	var n int
 	began := time.Now()
-	cfg.Step = func(s train.Step) {
-		sum, n = sum+s.Loss, n+1
-		if *every > 0 && s.Step%*every == 0 {
-			bar.Clear()
-			fmt.Fprintf(stdout, "epoch %d step %d: loss %.4f (mean of the last %d batches), %.0f target words/s, %s\n",
-				s.Epoch, s.Step, sum/float64(n), n, s.SamplesPerSec, time.Since(began).Round(time.Second))
-			sum, n = 0, 0
-		}
+	cfg := translate.Config{Epochs: f.epochs, Batch: f.batch, LR: f.lr, ClipNorm: def.ClipNorm, Seed: f.seed, Beam: *beam, EvalLimit: *evalLimit,
+		Step: func(s train.Step) {
+			sum, n = sum+s.Loss, n+1
+			if s.Step%f.every == 0 {
+				fmt.Fprintf(stdout, "epoch %d step %d: loss %.4f (mean of the last %d batches), %.0f target words/s, %s\n",
+					s.Epoch, s.Step, sum/float64(n), n, s.SamplesPerSec, time.Since(began).Round(time.Second))
+				sum, n = 0, 0
+			}
+		}}
+	tc, err := translate.TrainConfig(m, dat, cfg)
+	if err != nil {
+		return err
 	}
-	cfg.Epoch = func(e train.Epoch) {
-		bar.Clear()
-		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, val loss %.4f, test2016 BLEU %.2f (beam %d) (%.0f target words/s, %s, eval %s)\n",
-			e.Epoch, *epochs, e.TrainLoss, e.Metrics["val_loss"], e.Metrics["bleu"], *beam, e.SamplesPerSec,
+	f.epochLine = func(e train.Epoch) string {
+		return fmt.Sprintf("epoch %d/%d: train loss %.4f, val loss %.4f, test2016 BLEU %.2f (beam %d) (%.0f target words/s, %s, eval %s)",
+			e.Epoch, f.epochs, e.TrainLoss, e.Metrics["val_loss"], e.Metrics["bleu"], *beam, e.SamplesPerSec,
 			e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
-		if e.Best && *save != "" {
-			fmt.Fprintf(stdout, "saved %s (best BLEU so far)\n", *save)
-		}
 	}
-	if *save != "" {
-		if err := saveTranslatorFiles(*save, m, dat); err != nil {
+	if f.save != "" {
+		if err := saveTranslatorFiles(f.save, m, dat); err != nil {
 			return err
 		}
-		cfg.BestPath = *save
 	}
-	_, err = translate.Train(m, dat, cfg)
+	_, err = runChapter(f, tc, runlog.Record{Model: f.runName("translate", def.Epochs, def.Batch), Config: map[string]any{
+		"epochs": f.epochs, "batch": f.batch, "lr": f.lr, "seed": f.seed, "optimizer": "adam", "clip_norm": def.ClipNorm,
+		"beam": *beam, "emb": sizes.Emb, "hidden": sizes.Hidden, "train_size": dat.Train.Len(),
+	}}, stdout, stderr)
 	return err
 }
 

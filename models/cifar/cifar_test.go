@@ -198,8 +198,8 @@ func TestBatchNormIsTheBooks(t *testing.T) {
 		want := map[string]int{"resnet32": 1 + 30 + 2, "vgg": 13 + 1}[name]
 		require.Len(t, bns, want, name)
 		for _, bn := range bns {
-			assert.Equal(t, 0.9, bn.Momentum)
-			assert.Equal(t, 1e-5, bn.Epsilon)
+			assert.Equal(t, 0.9, bn.Attrs.Momentum)
+			assert.Equal(t, 1e-5, bn.Attrs.Epsilon)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func newConvBN(name string, in, out, k, stride, pad int, bias bool, rng *rand.Ra
 		opts = append(opts[:len(opts):len(opts)], layers.NoBias())
 	}
 	attrs := ops.Conv2DAttrs{Stride: [2]int{stride, stride}, Pad: [4]int{pad, pad, pad, pad}}
-	conv, err := layers.NewConv2D(name+"/conv", in, out, k, k, attrs, rng, opts...)
+	conv, err := layers.NewConv2D(name+"/conv", layers.Conv2DConfig{In: in, Out: out, KH: k, KW: k, Attrs: attrs}, rng, opts...)
 	if err != nil {
 		return convBN{}, err
 	}
@@ -42,13 +42,13 @@ func newBatchNorm(name string, channels int, opts []layers.Option) (*layers.Batc
 	if err != nil {
 		return nil, err
 	}
-	bn.Momentum, bn.Epsilon = 0.9, 1e-5
+	bn.Attrs.Momentum, bn.Attrs.Epsilon = 0.9, 1e-5
 	return bn, nil
 }
 
 func (c convBN) Forward(x *graph.Value) *graph.Value { return c.bn.Forward(c.conv.Forward(x)) }
 
-func (c convBN) Params() []*graph.Param { return append(c.conv.Params(), c.bn.Params()...) }
+func (c convBN) Params() []*graph.Param { return layers.Params(c.conv, c.bn) }
 
 // basicBlock is the book's basicblock: conv3×3-BN-relu, conv3×3-BN (this
 // convolution with a bias, as in the book), plus the shortcut, then relu.
@@ -88,13 +88,7 @@ func (blk *basicBlock) Forward(x *graph.Value) *graph.Value {
 	return graph.Relu(graph.Add(y, short))
 }
 
-func (blk *basicBlock) Params() []*graph.Param {
-	ps := append(blk.a.Params(), blk.b.Params()...)
-	if blk.shortcut != nil {
-		ps = append(ps, blk.shortcut.Params()...)
-	}
-	return ps
-}
+func (blk *basicBlock) Params() []*graph.Param { return layers.Params(blk.a, blk.b, blk.shortcut) }
 
 // NewResNet returns the book's resnet_cifar10 (He et al. 2016, section 4.2):
 // a 3×3 conv-BN-relu stem with width channels, three stages of (depth-2)/6

@@ -50,7 +50,7 @@ func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*
 		}
 		for i := range convs {
 			name := fmt.Sprintf("group%d/conv%d", g+1, i+1)
-			conv, err := layers.NewConv2D(name, in, out, 3, 3, ops.Conv2DAttrs{Pad: [4]int{1, 1, 1, 1}}, rng, opts...)
+			conv, err := layers.NewConv2D(name, layers.Conv2DConfig{In: in, Out: out, KH: 3, KW: 3, Attrs: ops.Conv2DAttrs{Pad: [4]int{1, 1, 1, 1}}}, rng, opts...)
 			if err != nil {
 				return nil, err
 			}

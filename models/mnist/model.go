@@ -40,7 +40,7 @@ func NewMLP(rng *rand.Rand, opts ...layers.Option) (Model, error) {
 // max pool 2 → batch norm → conv 5×5×50 + relu + max pool 2 → fc 10
 // (Paddle's simple_img_conv_pool twice, VALID convolutions).
 func NewCNN(rng *rand.Rand, opts ...layers.Option) (Model, error) {
-	conv1, err := layers.NewConv2D("conv1", 1, 20, 5, 5, ops.Conv2DAttrs{}, rng, opts...)
+	conv1, err := layers.NewConv2D("conv1", layers.Conv2DConfig{In: 1, Out: 20, KH: 5, KW: 5}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func NewCNN(rng *rand.Rand, opts ...layers.Option) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	conv2, err := layers.NewConv2D("conv2", 20, 50, 5, 5, ops.Conv2DAttrs{}, rng, opts...)
+	conv2, err := layers.NewConv2D("conv2", layers.Conv2DConfig{In: 20, Out: 50, KH: 5, KW: 5}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}

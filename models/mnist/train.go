@@ -7,7 +7,6 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/train"
 )
@@ -143,33 +142,9 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 	if err != nil {
 		return 0, 0, err
 	}
-	correct, total := 0.0, 0
-	tape := graph.NewEvalTape()
-	for b, err := range loader.Batches(0) {
-		if err != nil {
-			return 0, 0, err
-		}
-		logits := net.Forward(tape.Const(b.Tensor("image")))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
-		if err != nil {
-			return 0, 0, err
-		}
-		lt, err := logits.Tensor()
-		if err != nil {
-			return 0, 0, err
-		}
-		acc, err := ops.Accuracy(lt, b.Tensor("label"))
-		if err != nil {
-			return 0, 0, err
-		}
-		tape.Release()
-		n := b.Len()
-		correct += acc * float64(n)
-		loss += l * float64(n)
-		total += n
-		if report != nil {
-			report(total, ds.Len())
-		}
-	}
-	return correct / float64(total), loss / float64(total), nil
+	m, err := train.Evaluate(loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		m, err := train.Classification(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label"))
+		return m, b.Len(), err
+	}, report)
+	return m["accuracy"], m["loss"], err
 }

@@ -118,21 +118,7 @@ func (m *Model) MSE(ds *data.Dataset, batch int, report func(done, total int)) (
 	if err != nil {
 		return 0, err
 	}
-	tape := graph.NewEvalTape()
-	sum, done := 0.0, 0
-	for b := range loader.Batches(0) {
-		l, err := m.Loss(tape, inputs(b), targets(b)).Item()
-		tape.Release()
-		if err != nil {
-			return 0, err
-		}
-		sum += l * float64(b.Len())
-		done += b.Len()
-		if report != nil {
-			report(done, ds.Len())
-		}
-	}
-	return sum / float64(done), nil
+	return train.MeanLoss(loader, m.BatchLoss, report)
 }
 
 // Evaluator is the trainer's evaluation on ds: "mse" in target units and

@@ -10,7 +10,6 @@ package recommender
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
@@ -41,6 +40,9 @@ type feature struct {
 	fc    *layers.Linear
 }
 
+// Params returns the embedding's and the fc layer's parameters.
+func (f feature) Params() []*graph.Param { return layers.Params(f.emb, f.fc) }
+
 // Model is the two-tower recommender.
 type Model struct {
 	user      []feature // user, gender, age, job
@@ -60,7 +62,7 @@ func New(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 		}
 	}
 	newFeature := func(field string, vocab, dim int) (feature, error) {
-		emb, err := layers.NewEmbedding("rec/"+field+"_emb", vocab, dim, ops.NoPadding, rng, opts...)
+		emb, err := layers.NewEmbedding("rec/"+field+"_emb", layers.EmbeddingConfig{Vocab: vocab, Dim: dim}, rng, opts...)
 		if err != nil {
 			return feature{}, err
 		}
@@ -82,13 +84,13 @@ func New(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	if m.movie, err = newFeature("movie", s.Movies, IDEmbed); err != nil {
 		return nil, err
 	}
-	if m.genres, err = layers.NewEmbedding("rec/genre_emb", s.Genres, MovieEmbed, ops.NoPadding, rng, opts...); err != nil {
+	if m.genres, err = layers.NewEmbedding("rec/genre_emb", layers.EmbeddingConfig{Vocab: s.Genres, Dim: MovieEmbed}, rng, opts...); err != nil {
 		return nil, err
 	}
-	if m.title, err = layers.NewEmbedding("rec/title_emb", s.TitleWords, MovieEmbed, ops.NoPadding, rng, opts...); err != nil {
+	if m.title, err = layers.NewEmbedding("rec/title_emb", layers.EmbeddingConfig{Vocab: s.TitleWords, Dim: MovieEmbed}, rng, opts...); err != nil {
 		return nil, err
 	}
-	if m.titleConv, err = layers.NewSequenceConv("rec/title_conv", MovieEmbed, MovieEmbed, -(Window / 2), Window, false, rng, opts...); err != nil {
+	if m.titleConv, err = layers.NewSequenceConv("rec/title_conv", layers.SequenceConvConfig{In: MovieEmbed, Out: MovieEmbed, ContextStart: -(Window / 2), ContextLength: Window}, rng, opts...); err != nil {
 		return nil, err
 	}
 	if m.userFC, err = layers.NewLinear("rec/user_combined", IDEmbed+3*AttrEmbed, Combined, rng, opts...); err != nil {
@@ -115,12 +117,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	var ps []*graph.Param
-	for _, f := range append(slices.Clone(m.user), m.movie) {
-		ps = append(append(ps, f.emb.Params()...), f.fc.Params()...)
-	}
-	ps = slices.Concat(ps, m.genres.Params(), m.title.Params(), m.titleConv.Params())
-	return slices.Concat(ps, m.userFC.Params(), m.movieFC.Params())
+	return layers.Params(layers.List(m.user), m.movie, m.genres, m.title, m.titleConv, m.userFC, m.movieFC)
 }
 
 // Inputs are one batch's features: int64 ids [B] for the dense fields,
@@ -134,7 +131,7 @@ func (f feature) forward(t *graph.Tape, ids *tensor.Tensor) *graph.Value {
 	if ids == nil {
 		return t.Fail(fmt.Errorf("recommender: no %q ids in the batch", f.field))
 	}
-	return f.fc.Forward(graph.Embedding(t.Param(f.emb.Table), ids, ops.NoPadding))
+	return f.fc.Forward(f.emb.Lookup(t, ids))
 }
 
 // lookup embeds a ragged batch of ids, keeping its offsets.

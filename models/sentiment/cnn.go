@@ -30,13 +30,13 @@ type CNN struct {
 // Fluid's sequence_conv centres it: steps -1..1 for 3 and -2..1 for 4;
 // steps outside a review are zeros.
 func NewCNN(vocab int, rng *rand.Rand, opts ...layers.Option) (*CNN, error) {
-	emb, err := layers.NewEmbedding("cnn/emb", vocab, Embed, ops.NoPadding, rng, opts...)
+	emb, err := layers.NewEmbedding("cnn/emb", layers.EmbeddingConfig{Vocab: vocab, Dim: Embed}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
 	m := &CNN{Emb: emb}
 	for _, w := range []int{3, 4} {
-		c, err := layers.NewSequenceConv(convName(w), Embed, Filters, -(w / 2), w, false, rng, opts...)
+		c, err := layers.NewSequenceConv(convName(w), layers.SequenceConvConfig{In: Embed, Out: Filters, ContextStart: -(w / 2), ContextLength: w}, rng, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -69,11 +69,7 @@ func (m *CNN) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := slices.Clone(m.Emb.Params())
-	for _, c := range m.Convs {
-		ps = append(ps, c.Params()...)
-	}
-	return append(ps, m.Output.Params()...)
+	return layers.Params(m.Emb, layers.List(m.Convs), m.Output)
 }
 
 // built reports whether m has every layer NewCNN makes.

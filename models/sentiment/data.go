@@ -13,7 +13,6 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
@@ -69,8 +68,8 @@ func FromReviews(tr, te []data.Review) (*Data, error) {
 
 // Model maps a ragged batch of word ids to class logits [B, 2].
 type Model interface {
+	layers.Module
 	Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value
-	Params() []*graph.Param
 }
 
 // New returns the model called name ("cnn" or "lstm") for a dictionary
@@ -107,7 +106,7 @@ func embed(t *graph.Tape, table *layers.Embedding, words *tensor.Ragged) graph.S
 	if words == nil {
 		return graph.Seq{Values: t.Fail(fmt.Errorf("sentiment: no words in the batch"))}
 	}
-	return graph.NewSeq(graph.Embedding(t.Param(table.Table), words.Values, ops.NoPadding), words.Offsets)
+	return table.LookupSeq(t, words)
 }
 
 // Loss is the trainer's loss: the mean cross-entropy of the batch's labels.
@@ -127,31 +126,11 @@ func Evaluate(m Model, ds *data.Dataset, batch int, report func(done, total int)
 	if err != nil {
 		return 0, 0, err
 	}
-	tape := graph.NewEvalTape()
-	correct, total := 0.0, 0
-	for b := range loader.Batches(0) {
-		logits := m.Logits(tape, b.Ragged("words"))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
-		if err != nil {
-			return 0, 0, err
-		}
-		lt, err := logits.Tensor()
-		if err != nil {
-			return 0, 0, err
-		}
-		acc, err := ops.Accuracy(lt, b.Tensor("label"))
-		if err != nil {
-			return 0, 0, err
-		}
-		tape.Release()
-		correct += acc * float64(b.Len())
-		loss += l * float64(b.Len())
-		total += b.Len()
-		if report != nil {
-			report(total, ds.Len())
-		}
-	}
-	return correct / float64(total), loss / float64(total), nil
+	res, err := train.Evaluate(loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		res, err := train.Classification(m.Logits(t, b.Ragged("words")), b.Tensor("label"))
+		return res, b.Len(), err
+	}, report)
+	return res["accuracy"], res["loss"], err
 }
 
 // Evaluator is Evaluate on ds as the trainer's evaluation: metrics

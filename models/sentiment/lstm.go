@@ -37,7 +37,7 @@ type StackedLSTM struct {
 
 // NewStackedLSTM returns the stacked LSTM net for a dictionary of vocab words.
 func NewStackedLSTM(vocab int, rng *rand.Rand, opts ...layers.Option) (*StackedLSTM, error) {
-	emb, err := layers.NewEmbedding("lstm/emb", vocab, Embed, ops.NoPadding, rng, opts...)
+	emb, err := layers.NewEmbedding("lstm/emb", layers.EmbeddingConfig{Vocab: vocab, Dim: Embed}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func NewStackedLSTM(vocab int, rng *rand.Rand, opts ...layers.Option) (*StackedL
 		if err != nil {
 			return nil, err
 		}
-		l, err := layers.NewProjectedLSTM(fmt.Sprintf("lstm/lstm%d", i), Hidden, i%2 == 0, false, rng, opts...)
+		l, err := layers.NewProjectedLSTM(fmt.Sprintf("lstm/lstm%d", i), layers.RNNConfig{Units: Hidden, Reverse: i%2 == 0}, rng, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -83,11 +83,11 @@ func (m *StackedLSTM) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := slices.Clone(m.Emb.Params())
+	ms := layers.Modules{m.Emb}
 	for i := range m.FCs {
-		ps = append(append(ps, m.FCs[i].Params()...), m.LSTMs[i].Params()...)
+		ms = append(ms, m.FCs[i], m.LSTMs[i])
 	}
-	return append(ps, m.Output.Params()...)
+	return append(ms, m.Output).Params()
 }
 
 // built reports whether m has every layer NewStackedLSTM makes: as many

@@ -56,8 +56,8 @@ type Model struct {
 	Mark       *layers.Embedding
 	In         []*layers.Linear    // one per feature, to Hidden
 	Mix        [][2]*layers.Linear // layers 1..Depth-1: from the previous mix and the previous LSTM
-	LSTM       []layers.LSTMParams
-	Out        [2]*layers.Linear // from the last mix and the last LSTM, to Labels
+	LSTM       []*layers.LSTM      // one layer each, the odd ones reversed
+	Out        [2]*layers.Linear   // from the last mix and the last LSTM, to Labels
 	CRF        *layers.CRF
 }
 
@@ -71,13 +71,13 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.Word, err = layers.NewEmbedding("srl/word", s.Words, s.WordDim, ops.NoPadding, rng); err != nil {
+	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim}, rng); err != nil {
 		return nil, err
 	}
-	if m.Verb, err = layers.NewEmbedding("srl/verb", s.Verbs, s.WordDim, ops.NoPadding, rng); err != nil {
+	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim}, rng); err != nil {
 		return nil, err
 	}
-	if m.Mark, err = layers.NewEmbedding("srl/mark", marks, s.MarkDim, ops.NoPadding, rng); err != nil {
+	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim}, rng); err != nil {
 		return nil, err
 	}
 	for i, f := range Features {
@@ -92,7 +92,7 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 		m.In = append(m.In, l)
 	}
 	units := s.Hidden / 4
-	cfg := layers.RNNConfig{Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
+	cfg := layers.RNNConfig{In: s.Hidden, Units: units, Peepholes: true, Candidate: ops.ActRelu, Cell: ops.ActSigmoid}
 	for i := range s.Depth {
 		if i > 0 {
 			var pair [2]*layers.Linear
@@ -103,11 +103,12 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 			}
 			m.Mix = append(m.Mix, pair)
 		}
-		l, err := layers.NewLSTM(fmt.Sprintf("srl/lstm%d", i), s.Hidden, units, cfg, rng)
+		cfg.Reverse = i%2 == 1
+		l, err := layers.NewLSTM(fmt.Sprintf("srl/lstm%d", i), cfg, rng)
 		if err != nil {
 			return nil, err
 		}
-		m.LSTM = append(m.LSTM, l.W[0][0])
+		m.LSTM = append(m.LSTM, l)
 	}
 	for k, in := range []int{s.Hidden, units} {
 		if m.Out[k], err = layers.NewLinear(fmt.Sprintf("srl/out_%d", k), in, s.Labels, rng); err != nil {
@@ -133,16 +134,11 @@ func (m *Model) Sizes() Sizes {
 func (m *Model) built() bool {
 	if m == nil || m.Word == nil || m.Verb == nil || m.Mark == nil || len(m.In) != len(Features) ||
 		len(m.LSTM) == 0 || len(m.Mix) != len(m.LSTM)-1 || m.Out[0] == nil || m.Out[1] == nil || m.CRF == nil ||
-		slices.Contains(m.In, nil) {
+		slices.Contains(m.In, nil) || slices.Contains(m.LSTM, nil) {
 		return false
 	}
 	for _, p := range m.Mix {
 		if p[0] == nil || p[1] == nil {
-			return false
-		}
-	}
-	for _, l := range m.LSTM {
-		if l.W == nil || l.U == nil || l.B == nil || l.P == nil {
 			return false
 		}
 	}
@@ -159,19 +155,11 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := append(m.Word.Params(), m.Verb.Params()...)
-	ps = append(ps, m.Mark.Params()...)
-	for _, l := range m.In {
-		ps = append(ps, l.Params()...)
-	}
+	ms := layers.Modules{m.Word, m.Verb, m.Mark, layers.List(m.In)}
 	for _, p := range m.Mix {
-		ps = append(append(ps, p[0].Params()...), p[1].Params()...)
+		ms = append(ms, layers.List(p[:]))
 	}
-	for _, l := range m.LSTM {
-		ps = append(ps, l.W, l.U, l.B, l.P)
-	}
-	ps = append(append(ps, m.Out[0].Params()...), m.Out[1].Params()...)
-	return append(ps, m.CRF.Params()...)
+	return append(ms, layers.List(m.LSTM), layers.List(m.Out[:]), m.CRF).Params()
 }
 
 // mixed is tanh(a(x)) + tanh(b(y)), the book's sums of two fc layers.
@@ -201,7 +189,7 @@ func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
 		case "mark":
 			emb = m.Mark
 		}
-		h := graph.Tanh(m.In[i].Forward(emb.Forward(t.Const(r.Values))))
+		h := graph.Tanh(m.In[i].Forward(emb.Lookup(t, r.Values)))
 		if hidden == nil {
 			hidden = h
 		} else {
@@ -211,13 +199,11 @@ func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
 	x := graph.NewSeq(hidden, offsets)
 	mix := x.Values
 	var out graph.Seq
-	for i, p := range m.LSTM {
+	for i, l := range m.LSTM {
 		if i > 0 {
 			mix = mixed(m.Mix[i-1][0], m.Mix[i-1][1], mix, out.Values)
 		}
-		w := p.Weights(t)
-		w.Candidate, w.Cell = ops.ActRelu, ops.ActSigmoid
-		out, _ = graph.LSTM(x.With(mix), w, nil, i%2 == 1)
+		out = l.Forward(x.With(mix))
 	}
 	return x.With(mixed(m.Out[0], m.Out[1], mix, out.Values))
 }

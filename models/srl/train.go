@@ -111,19 +111,31 @@ func Optimizer(m *Model, lr, crfFactor float64) (optim.Optimizer, *train.LR, err
 // Train trains m on d.Train with cfg, evaluating chunk precision, recall
 // and F1 on d.HeldOut after each epoch.
 func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
+	tc, err := TrainConfig(m, d, cfg)
+	if err != nil {
+		return train.Result{}, err
+	}
+	return train.Run(tc)
+}
+
+// TrainConfig is what Train runs: the trainer's configuration for m on d
+// with cfg, for a caller that adds its own hooks (a run log, a checkpoint
+// to resume from) before train.Run.
+func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], error) {
+	var none train.Config[*data.Batch]
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
-		return train.Result{}, fmt.Errorf("srl: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
+		return none, fmt.Errorf("srl: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
 	}
 	if d == nil {
-		return train.Result{}, errors.New("srl: train: nil data (load it with LoadData)")
+		return none, errors.New("srl: train: nil data (load it with LoadData)")
 	}
 	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed))
 	if err != nil {
-		return train.Result{}, err
+		return none, err
 	}
 	opt, sched, err := Optimizer(m, cfg.LR, cfg.CRFLR)
 	if err != nil {
-		return train.Result{}, err
+		return none, err
 	}
 	tc := train.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: loader, Loss: m.Loss, Epochs: cfg.Epochs, LR: sched,
@@ -154,7 +166,7 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	if cfg.Epoch != nil {
 		tc.Hooks = append(tc.Hooks, train.Hooks{Epoch: func(e train.Epoch) error { cfg.Epoch(e); return nil }})
 	}
-	return train.Run(tc)
+	return tc, nil
 }
 
 // Result is an evaluation: chunk precision, recall and F1 (IOB, the verb

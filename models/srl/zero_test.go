@@ -13,13 +13,14 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Optimizer":  srl.Optimizer,
-			"Train":      srl.Train,
-			"BookConfig": srl.BookConfig,
-			"LoadData":   srl.LoadData,
-			"New":        srl.New,
-			"Evaluate":   srl.Evaluate,
-			"Book":       srl.Book,
+			"Optimizer":   srl.Optimizer,
+			"Train":       srl.Train,
+			"TrainConfig": srl.TrainConfig,
+			"BookConfig":  srl.BookConfig,
+			"LoadData":    srl.LoadData,
+			"New":         srl.New,
+			"Evaluate":    srl.Evaluate,
+			"Book":        srl.Book,
 		},
 		Types: []any{
 			(*srl.Config)(nil),

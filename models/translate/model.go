@@ -11,7 +11,6 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -46,9 +45,8 @@ type Model struct {
 	Boot    *layers.Linear
 	TrgEmb  *layers.Embedding
 	Attn    *layers.BahdanauAttention
-	Decoder layers.GRUParams
-	Out     *graph.Param // [Hidden, Trg]
-	OutBias *graph.Param // [Trg]
+	Decoder *layers.GRU    // one layer, one direction, run a step at a time
+	Out     *layers.Linear // [Hidden, Trg], its loss fused with the projection
 }
 
 // New builds the model with parameters drawn from rng, in float32.
@@ -58,34 +56,30 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", s.Src, s.Emb, ops.NoPadding, rng); err != nil {
+	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", layers.EmbeddingConfig{Vocab: s.Src, Dim: s.Emb}, rng); err != nil {
 		return nil, err
 	}
-	cfg := layers.RNNConfig{ResetAfter: true}
-	enc := cfg
-	enc.Bidirectional = true
-	if m.Encoder, err = layers.NewGRU("translate/encoder", s.Emb, s.Hidden, enc, rng); err != nil {
+	enc := layers.RNNConfig{In: s.Emb, Units: s.Hidden, Bidirectional: true, ResetAfter: true}
+	if m.Encoder, err = layers.NewGRU("translate/encoder", enc, rng); err != nil {
 		return nil, err
 	}
 	if m.Boot, err = layers.NewLinear("translate/boot", s.Hidden, s.Hidden, rng); err != nil {
 		return nil, err
 	}
-	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", s.Trg, s.Emb, ops.NoPadding, rng); err != nil {
+	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", layers.EmbeddingConfig{Vocab: s.Trg, Dim: s.Emb}, rng); err != nil {
 		return nil, err
 	}
-	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", s.Hidden, 2*s.Hidden, s.Attention, rng); err != nil {
+	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", layers.BahdanauAttentionConfig{QueryDim: s.Hidden, MemoryDim: 2 * s.Hidden, Units: s.Attention}, rng); err != nil {
 		return nil, err
 	}
-	dec, err := layers.NewGRU("translate/decoder", s.Emb+2*s.Hidden, s.Hidden, cfg, rng)
+	dec, err := layers.NewGRU("translate/decoder", layers.RNNConfig{In: s.Emb + 2*s.Hidden, Units: s.Hidden, ResetAfter: true}, rng)
 	if err != nil {
 		return nil, err
 	}
-	m.Decoder = dec.W[0][0]
-	out, err := layers.NewLinear("translate/out", s.Hidden, s.Trg, rng)
-	if err != nil {
+	m.Decoder = dec
+	if m.Out, err = layers.NewLinear("translate/out", s.Hidden, s.Trg, rng); err != nil {
 		return nil, err
 	}
-	m.Out, m.OutBias = out.W, out.B
 	return m, nil
 }
 
@@ -100,7 +94,7 @@ func (m *Model) Sizes() Sizes {
 // built reports whether m has every layer and parameter New makes.
 func (m *Model) built() bool {
 	return m != nil && m.SrcEmb != nil && m.Encoder != nil && m.Boot != nil && m.TrgEmb != nil && m.Attn != nil &&
-		m.Decoder.W != nil && m.Decoder.U != nil && m.Decoder.B != nil && m.Out != nil && m.OutBias != nil
+		m.Decoder != nil && m.Out != nil && m.Out.W != nil && m.Out.B != nil
 }
 
 func errNotBuilt(fn string) error {
@@ -118,11 +112,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	ps := append(m.SrcEmb.Params(), m.Encoder.Params()...)
-	ps = append(ps, m.Boot.Params()...)
-	ps = append(ps, m.TrgEmb.Params()...)
-	ps = append(ps, m.Attn.Params()...)
-	return append(ps, m.Decoder.W, m.Decoder.U, m.Decoder.B, m.Out, m.OutBias)
+	return layers.Params(m.SrcEmb, m.Encoder, m.Boot, m.TrgEmb, m.Attn, m.Decoder, m.Out)
 }
 
 // State is the decoder's state for a batch of hypotheses: the GRU state
@@ -138,8 +128,7 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Encode"))
 	}
-	x := t.ConstSeq(src)
-	x = x.With(m.SrcEmb.Forward(x.Values))
+	x := m.SrcEmb.LookupSeq(t, src)
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {
 		return State{H: enc.Values, Mem: layers.Memory{Keys: enc.Values, Values: enc.Values}}
@@ -147,18 +136,17 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	return State{H: graph.Tanh(m.Boot.Forward(finals[1])), Mem: m.Attn.Memory(enc)}
 }
 
-// Step runs one decoder step on the previous words prev (one per row of
-// s) and returns the new state: the output projection is left to the
-// caller, applied once over every step in training (Loss) and per step in
-// decoding (LogProbs).
-func (m *Model) Step(t *graph.Tape, prev []int64, s State) State {
+// Step runs one decoder step on the previous words prev (int32 or int64
+// ids [n], one per row of s) and returns the new state: the output
+// projection is left to the caller, applied once over every step in
+// training (Loss) and per step in decoding (LogProbs).
+func (m *Model) Step(t *graph.Tape, prev *tensor.Tensor, s State) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Step"))
 	}
-	ids := tensor.MustFromSlice(prev, len(prev))
 	ctx := m.Attn.Attend(s.H, s.Mem)
-	x := graph.Concat(1, m.TrgEmb.Forward(t.Const(ids)), ctx)
-	return State{H: graph.GRUCell(x, s.H, m.Decoder.Weights(t)), Mem: s.Mem}
+	x := graph.Concat(1, m.TrgEmb.Lookup(t, prev), ctx)
+	return State{H: m.Decoder.Cell(x, s.H), Mem: s.Mem}
 }
 
 // Select returns the state of rows rows of s, in that order (beam search).
@@ -167,7 +155,7 @@ func (s State) Select(rows []int) State {
 	for i, r := range rows {
 		idx[i] = int64(r)
 	}
-	ix := s.H.Tape().Const(tensor.MustFromSlice(idx, len(idx)))
+	ix := tensor.MustFromSlice(idx, len(idx))
 	return State{H: graph.Gather(s.H, ix, 0), Mem: s.Mem.Select(rows)}
 }
 
@@ -216,11 +204,11 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 				words++
 			}
 		}
-		s = m.Step(t, prev, s)
+		s = m.Step(t, tensor.MustFromSlice(prev, b), s)
 		hs[st] = s.H
 	}
 	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)
-	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out), t.Param(m.OutBias), tensor.MustFromSlice(labels, len(labels))), words
+	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out.W), t.Param(m.Out.B), tensor.MustFromSlice(labels, len(labels))), words
 }
 
 // LogProbs returns the next-word log-probabilities [n, Trg] of a state.
@@ -228,5 +216,5 @@ func (m *Model) LogProbs(t *graph.Tape, s State) *graph.Value {
 	if !m.built() {
 		return t.Fail(errNotBuilt("Model.LogProbs"))
 	}
-	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out), t.Param(m.OutBias)), 1)
+	return graph.LogSoftmax(graph.Linear(s.H, t.Param(m.Out.W), t.Param(m.Out.B)), 1)
 }

@@ -121,18 +121,30 @@ func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
 // The trainer counts target words as its examples, so its rates are
 // target words per second.
 func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
+	tc, err := TrainConfig(m, d, cfg)
+	if err != nil {
+		return train.Result{}, err
+	}
+	return train.Run(tc)
+}
+
+// TrainConfig is what Train runs: the trainer's configuration for m on d
+// with cfg, for a caller that adds its own hooks (a run log, a checkpoint
+// to resume from) before train.Run.
+func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], error) {
+	var none train.Config[*data.Batch]
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
-		return train.Result{}, fmt.Errorf("translate: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
+		return none, fmt.Errorf("translate: train: epochs=%d batch=%d must be positive", cfg.Epochs, cfg.Batch)
 	}
 	if !m.built() {
-		return train.Result{}, errNotBuilt("train")
+		return none, errNotBuilt("train")
 	}
 	if d == nil {
-		return train.Result{}, errors.New("translate: train: nil data (load it with LoadData)")
+		return none, errors.New("translate: train: nil data (load it with LoadData)")
 	}
 	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed), data.BucketBy("src", 50))
 	if err != nil {
-		return train.Result{}, err
+		return none, err
 	}
 	opts := []optim.Option{optim.LR(cfg.LR)}
 	if cfg.ClipNorm > 0 {
@@ -140,7 +152,7 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	}
 	opt, err := optim.NewAdam(m.Params(), opts...)
 	if err != nil {
-		return train.Result{}, err
+		return none, err
 	}
 	tc := train.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: words{loader, d.Train}, Loss: m.BatchLoss, Epochs: cfg.Epochs,
@@ -167,7 +179,7 @@ func Train(m *Model, d *Data, cfg Config) (train.Result, error) {
 	if cfg.Epoch != nil {
 		tc.Hooks = append(tc.Hooks, train.Hooks{Epoch: func(e train.Epoch) error { cfg.Epoch(e); return nil }})
 	}
-	return train.Run(tc)
+	return tc, nil
 }
 
 // words is the loader seen with target words as its length, so the
@@ -185,29 +197,14 @@ func (w words) Len() int {
 	return r.Values.Dim(0) * w.Loader.Len() / max(w.ds.Len(), 1)
 }
 
-// MeanLoss returns the mean cross-entropy per target word over ds.
+// MeanLoss returns the mean cross-entropy per target word over ds
+// (train.MeanLoss: each batch's mean weighed by its target words).
 func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
 	loader, err := data.NewLoader(ds, batch)
 	if err != nil {
 		return 0, err
 	}
-	var sum float64
-	var n int
-	tape := graph.NewEvalTape()
-	for b, err := range loader.Batches(1) {
-		if err != nil {
-			return 0, err
-		}
-		l, w := m.BatchLoss(tape, b)
-		v, err := l.Item()
-		if err != nil {
-			return 0, err
-		}
-		sum += v * float64(w)
-		n += w
-		tape.Release()
-	}
-	return sum / float64(max(n, 1)), nil
+	return train.MeanLoss(loader, m.BatchLoss, nil)
 }
 
 // Translate decodes each source of the ragged batch src (ids with <s> and
@@ -231,7 +228,7 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 		for i, p := range prev {
 			ids[i] = int64(p)
 		}
-		next := m.Step(tape, ids, s)
+		next := m.Step(tape, tensor.MustFromSlice(ids, len(ids)), s)
 		lp, err := m.LogProbs(tape, next).Tensor()
 		return lp, next, err
 	}

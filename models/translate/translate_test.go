@@ -94,7 +94,7 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	for q := range trg.BatchSize() {
 		s := m.Encode(tape, oneSeq(t, src, q))
 		for r := trg.Offsets[q]; r < trg.Offsets[q+1]; r++ {
-			s = m.Step(tape, []int64{int64(in[r])}, s)
+			s = m.Step(tape, tensor.MustFromSlice([]int64{int64(in[r])}, 1), s)
 			lp, err := m.LogProbs(tape, s).Tensor()
 			require.NoError(t, err)
 			sum -= lp.At(out[r])
@@ -102,7 +102,7 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	}
 	require.InDelta(t, sum/float64(words), got, 1e-5)
 	require.NoError(t, tape.Backward(loss))
-	require.NotNil(t, m.Out.Grad)
+	require.NotNil(t, m.Out.W.Grad)
 }
 
 // Training cuts the loss and learns the toy task; batched beam decoding

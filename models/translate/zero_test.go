@@ -15,6 +15,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"Tokenize":      translate.Tokenize,
 			"Train":         translate.Train,
+			"TrainConfig":   translate.TrainConfig,
 			"DefaultConfig": translate.DefaultConfig,
 			"LoadData":      translate.LoadData,
 			"New":           translate.New,

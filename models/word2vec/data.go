@@ -66,21 +66,7 @@ func (m *Model) Cost(ds *data.Dataset, batch int, report func(done, total int)) 
 	if err != nil {
 		return 0, err
 	}
-	tape := graph.NewEvalTape()
-	sum, done := 0.0, 0
-	for b := range loader.Batches(0) {
-		l, err := m.Loss(tape, b.Tensor("context"), b.Tensor("next")).Item()
-		tape.Release()
-		if err != nil {
-			return 0, err
-		}
-		sum += l * float64(b.Len())
-		done += b.Len()
-		if report != nil {
-			report(done, ds.Len())
-		}
-	}
-	return sum / float64(done), nil
+	return train.MeanLoss(loader, m.BatchLoss, report)
 }
 
 // Split is a named dataset to evaluate on.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -43,7 +42,7 @@ func New(vocab int, rng *rand.Rand, opts ...layers.Option) (*Model, error) {
 	if vocab < 2 {
 		return nil, fmt.Errorf("word2vec: a dictionary of %d words, want at least 2", vocab)
 	}
-	emb, err := layers.NewEmbedding("word2vec/emb", vocab, Embed, ops.NoPadding, rng, opts...)
+	emb, err := layers.NewEmbedding("word2vec/emb", layers.EmbeddingConfig{Vocab: vocab, Dim: Embed}, rng, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +72,7 @@ func (m *Model) Params() []*graph.Param {
 	if !m.built() {
 		return nil
 	}
-	return slices.Concat(m.Emb.Params(), m.Hidden.Params(), m.Out.Params())
+	return layers.Params(m.Emb, m.Hidden, m.Out)
 }
 
 // Logits maps context ids [B, N-1] (int64) to next-word logits [B, Vocab].
@@ -87,7 +86,7 @@ func (m *Model) Logits(t *graph.Tape, context *tensor.Tensor) *graph.Value {
 	if context == nil || context.Rank() != 2 || context.Dim(1) != N-1 {
 		return t.Fail(fmt.Errorf("word2vec: context %v, want [batch, %d] word ids", shapeOf(context), N-1))
 	}
-	e := m.Emb.Forward(t.Const(context))
+	e := m.Emb.Lookup(t, context)
 	x := graph.Reshape(e, context.Dim(0), (N-1)*Embed)
 	h := graph.Sigmoid(m.Hidden.Forward(x))
 	return m.Out.Forward(h)
