@@ -42,8 +42,9 @@ func checkOffsets(op string, in []*tensor.Tensor, offsets []int, rows int) error
 // scatter-adds the upstream rows back, so a row copied several times
 // (sequence_expand) sums its gradients.
 type rowsOp struct {
-	name string
-	plan func(x *tensor.Tensor) ([]int, error)
+	name  string
+	attrs Attrs // the offsets (starts, lengths) that plan reads, for Attrs
+	plan  func(x *tensor.Tensor) ([]int, error)
 	src  []int // Forward's plan, for Backward
 }
 
