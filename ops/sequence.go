@@ -45,7 +45,7 @@ type rowsOp struct {
 	name  string
 	attrs Attrs // the offsets (starts, lengths) that plan reads, for Attrs
 	plan  func(x *tensor.Tensor) ([]int, error)
-	src  []int // Forward's plan, for Backward
+	src   []int // Forward's plan, for Backward
 }
 
 func (o *rowsOp) Name() string { return o.name }
