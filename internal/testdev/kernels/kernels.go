@@ -7,6 +7,8 @@
 package kernels
 
 import (
+	"fmt"
+
 	"github.com/plumbml/plumb/internal/testdev"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
@@ -78,4 +80,24 @@ func host(in []*tensor.Tensor) []*tensor.Tensor {
 		h[i], _ = s.Host().Reshape(t.Shape()...)
 	}
 	return h
+}
+
+func init() {
+	if err := ops.RegisterUpdate("testdev", sgd); err != nil {
+		panic(err)
+	}
+}
+
+// sgd is the test device's update kernel: plain SGD with L2 only, enough
+// for optim's tests to check that an update runs where its parameter is.
+func sgd(u ops.Update, v, g *tensor.Tensor, _ []*tensor.Tensor) error {
+	if u.Rule != "sgd" {
+		return fmt.Errorf("testdev: no %s update", u.Rule)
+	}
+	h := host([]*tensor.Tensor{v, g})
+	for i := range h[0].Size() {
+		x := h[0].At(i)
+		h[0].SetAt(i, x-u.LR*(h[1].At(i)+u.L2*x))
+	}
+	return nil
 }
