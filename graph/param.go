@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -83,10 +85,18 @@ func (p *Param) fits(g *tensor.Tensor) bool {
 // addGrad adds a dense gradient g of Value's shape; a sparse gradient held
 // so far is added into the result, which is dense. A gradient that no
 // longer fits Value (the value was replaced) is dropped first.
-func (p *Param) addGrad(g *tensor.Tensor) {
-	if !p.fits(p.Grad) {
+func (p *Param) addGrad(g *tensor.Tensor) error {
+	switch {
+	case !p.fits(p.Grad) || p.Grad.Device() != g.Device():
 		p.Grad = g.Clone()
-	} else {
+	case g.Storage() != nil:
+		sum, err := ops.Run(ops.BinaryOp("add"), p.Grad, g)
+		if err != nil {
+			return fmt.Errorf("graph: parameter %q: %w", p.Name, err)
+		}
+		p.Grad.Storage().Free() // the parameter's own sum, which nothing else holds
+		p.Grad = sum
+	default:
 		switch dst := p.Grad.Raw().(type) {
 		case []float32:
 			vec.Add(dst, g.Float32s())
@@ -98,6 +108,7 @@ func (p *Param) addGrad(g *tensor.Tensor) {
 		scatterAdd(p.Grad, p.SparseGrad)
 	}
 	p.SparseGrad = nil
+	return nil
 }
 
 // addSparse adds a sparse gradient s, valid for Value: into Grad when the
@@ -114,6 +125,32 @@ func (p *Param) addSparse(s *SparseRows) {
 		return
 	}
 	p.SparseGrad = mergeRows(p.SparseGrad, s)
+}
+
+// To moves p's value to dev (nil: host memory) and drops its gradient,
+// which belonged to the old place. The value is replaced, not copied into,
+// so an optimizer must be made after its parameters have moved.
+func (p *Param) To(dev tensor.Device) error {
+	if p == nil || p.Value == nil {
+		return errors.New("graph: To of a nil parameter or a parameter without a value")
+	}
+	v, err := p.Value.To(dev)
+	if err != nil {
+		return fmt.Errorf("graph: parameter %q: %w", p.Name, err)
+	}
+	p.Value, p.Grad, p.SparseGrad = v, nil, nil
+	return nil
+}
+
+// ParamsTo moves every parameter of ps to dev (see Param.To): how a model,
+// whose parameters its Params method lists, moves to a GPU or back.
+func ParamsTo(ps []*Param, dev tensor.Device) error {
+	for _, p := range ps {
+		if err := p.To(dev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ZeroGrads clears the gradients of every parameter in ps.

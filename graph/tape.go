@@ -280,6 +280,10 @@ func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
 	for i, v := range in {
 		ts[i] = v.t
 	}
+	op, err := ops.Dispatch(op, ts) // op itself for host inputs; the device's kernel otherwise
+	if err != nil {
+		return t.fail(err)
+	}
 	out, err := op.Forward(ts)
 	if err != nil {
 		return t.fail(err)
@@ -292,6 +296,8 @@ func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
 		args := cut(&t.args, len(in))
 		copy(args, in)
 		t.nodes = append(t.nodes, node{op: op, in: args, out: v})
+	} else if f, ok := op.(ops.Freer); ok { // no Backward will read a device kernel's saved state
+		f.Free()
 	}
 	return v
 }
@@ -314,12 +320,21 @@ func (t *Tape) Backward(loss *Value) error {
 	if loss.t.Size() != 1 {
 		return fmt.Errorf("graph: Backward of a non-scalar of shape %v; use BackwardWith", loss.t.Shape())
 	}
-	if l := loss.t.At(0); math.IsNaN(l) || math.IsInf(l, 0) {
+	l, err := scalar(loss.t)
+	if err != nil {
+		return fmt.Errorf("graph: Backward: %w", err)
+	}
+	if math.IsNaN(l) || math.IsInf(l, 0) {
 		return fmt.Errorf("graph: Backward: the loss is %v (the step diverged, or the inputs hold NaN or Inf); no gradient was computed", l)
 	}
 	one, err := tensor.Full(loss.t.DType(), 1, loss.t.Shape()...)
 	if err != nil {
 		return err
+	}
+	if dev := loss.t.Device(); dev != nil { // the seed lives where the loss does
+		if one, err = one.To(dev); err != nil {
+			return fmt.Errorf("graph: Backward: %w", err)
+		}
 	}
 	t.grads = append(t.grads, one)
 	return t.backward(loss, one)
@@ -389,7 +404,9 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 		for j, x := range n.in {
 			if need[j] && grads[j] != nil {
 				t.grads = append(t.grads, grads[j])
-				t.accumulate(x, grads[j])
+				if err := t.accumulate(x, grads[j]); err != nil {
+					return fmt.Errorf("%s backward: %w", n.op.Name(), err)
+				}
 			}
 		}
 	}
@@ -398,7 +415,9 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 			continue
 		}
 		if x.grad != nil {
-			p.addGrad(x.grad)
+			if err := p.addGrad(x.grad); err != nil {
+				return err
+			}
 		}
 		if s := sparse[x]; s != nil {
 			p.addSparse(s)
@@ -444,12 +463,21 @@ func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*V
 // through the broadcasting add. The terms themselves are never written: an
 // op's gradient may be shared by several values (add hands its upstream
 // gradient to both inputs). x's sum is complete before its own op's
-// Backward reads it, since every reader of x was recorded after x.
-func (t *Tape) accumulate(x *Value, g *tensor.Tensor) {
+// Backward reads it, since every reader of x was recorded after x. On a
+// device each term makes a new sum through the device's add kernel.
+func (t *Tape) accumulate(x *Value, g *tensor.Tensor) error {
 	switch {
 	case x.grad == nil:
 		x.grad = g
-		return
+		return nil
+	case g.Storage() != nil:
+		sum, err := ops.Run(ops.BinaryOp("add"), x.grad, g)
+		if err != nil {
+			return err
+		}
+		x.grad, x.ownGrad = sum, true
+		t.grads = append(t.grads, sum)
+		return nil
 	case !x.ownGrad:
 		sum := tensor.Empty(g.DType(), g.Shape()...)
 		copyData(sum, x.grad)
@@ -462,6 +490,19 @@ func (t *Tape) accumulate(x *Value, g *tensor.Tensor) {
 	case []float64:
 		vec.Add(dst, g.Float64s())
 	}
+	return nil
+}
+
+// scalar returns the one element of x, copied from its device if need be.
+func scalar(x *tensor.Tensor) (float64, error) {
+	if x.Device() == nil {
+		return x.At(0), nil
+	}
+	h, err := x.To(nil)
+	if err != nil {
+		return 0, err
+	}
+	return h.At(0), nil
 }
 
 // copyData copies src's elements into dst of the same size and dtype.
@@ -486,6 +527,11 @@ var errReleased = errors.New("graph: value of a step that Tape.Release ended")
 // and BackwardWith), parameters and their gradients are never reused; see
 // the package doc. Releasing a tape that was never used does nothing.
 func (t *Tape) Release() {
+	for _, n := range t.nodes {
+		if f, ok := n.op.(ops.Freer); ok { // a device kernel's saved state
+			f.Free()
+		}
+	}
 	for _, v := range t.values {
 		switch {
 		case v.kept || !v.made: // handed out, or a constant, Var or parameter

@@ -81,10 +81,14 @@ func (v *Value) DType() tensor.DType {
 	return v.t.DType()
 }
 
-// Item returns the single element of a size-1 value.
+// Item returns the single element of a size-1 value, copied to the host
+// when the value is on a device (the loss a training loop reports).
 func (v *Value) Item() (float64, error) {
 	if err := v.Err(); err != nil {
 		return 0, err
+	}
+	if v.t.Device() != nil && v.t.Size() == 1 {
+		return scalar(v.t)
 	}
 	return v.t.Item()
 }

@@ -76,6 +76,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewParam":                  graph.NewParam,
 			"NewState":                  graph.NewState,
 			"ZeroGrads":                 graph.ZeroGrads,
+			"ParamsTo":                  graph.ParamsTo,
 			"Sum":                       graph.Sum,
 			"SumKeep":                   graph.SumKeep,
 			"Mean":                      graph.Mean,

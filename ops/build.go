@@ -145,7 +145,7 @@ var builders = map[string]func(a Attrs) (Op, error){
 	"lstm": func(a Attrs) (Op, error) {
 		return LSTMOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse, Candidate: a.Candidate, Cell: a.Cell}), nil
 	},
-	"lstm_cell":                    func(a Attrs) (Op, error) { return LSTMCellOp(), nil },
+	"lstm_cell":                    func(a Attrs) (Op, error) { return LSTMCellActsOp(a.Candidate, a.Cell), nil },
 	"linear_softmax_cross_entropy": func(a Attrs) (Op, error) { return LinearSoftmaxCrossEntropyOp(a.ChunkRows), nil },
 	"lstm_projected": func(a Attrs) (Op, error) {
 		return LSTMProjectedOp(LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil

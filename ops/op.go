@@ -102,7 +102,7 @@ func wantedGrads(in []*tensor.Tensor, need []bool) []*tensor.Tensor {
 }
 
 // run is the body of every plain function: one Forward of a fresh op.
-func run(op Op, in ...*tensor.Tensor) (*tensor.Tensor, error) { return op.Forward(in) }
+func run(op Op, in ...*tensor.Tensor) (*tensor.Tensor, error) { return Run(op, in...) }
 
 // unknownOp is what a constructor that picks an op by name (BinaryOp,
 // UnaryOp, ReduceOp) returns for a name it does not know: its Forward

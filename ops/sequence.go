@@ -42,9 +42,10 @@ func checkOffsets(op string, in []*tensor.Tensor, offsets []int, rows int) error
 // scatter-adds the upstream rows back, so a row copied several times
 // (sequence_expand) sums its gradients.
 type rowsOp struct {
-	name string
-	plan func(x *tensor.Tensor) ([]int, error)
-	src  []int // Forward's plan, for Backward
+	name  string
+	attrs Attrs // the offsets (starts, lengths) that plan reads, for Attrs
+	plan  func(x *tensor.Tensor) ([]int, error)
+	src   []int // Forward's plan, for Backward
 }
 
 func (o *rowsOp) Name() string { return o.name }

@@ -16,7 +16,7 @@ func init() {
 // padded form). The gradient reverses the upstream gradient the same way.
 func SequenceReverseOp(offsets []int) Op {
 	offsets = slices.Clone(offsets)
-	return &rowsOp{name: "sequence_reverse", plan: func(x *tensor.Tensor) ([]int, error) {
+	return &rowsOp{name: "sequence_reverse", attrs: Attrs{Offsets: offsets}, plan: func(x *tensor.Tensor) ([]int, error) {
 		if err := checkOffsets("sequence_reverse", []*tensor.Tensor{x}, offsets, x.Dim(0)); err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ func init() {
 // other steps get zero.
 func SequenceSliceOp(offsets, starts, lengths []int) Op {
 	offsets, starts, lengths = slices.Clone(offsets), slices.Clone(starts), slices.Clone(lengths)
-	return &rowsOp{name: "sequence_slice", plan: func(x *tensor.Tensor) ([]int, error) {
+	return &rowsOp{name: "sequence_slice", attrs: Attrs{Offsets: offsets, Starts: starts, Lengths: lengths}, plan: func(x *tensor.Tensor) ([]int, error) {
 		in := []*tensor.Tensor{x}
 		if err := checkOffsets("sequence_slice", in, offsets, x.Dim(0)); err != nil {
 			return nil, err

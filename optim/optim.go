@@ -198,6 +198,13 @@ func (o *optimizer) Step() error {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("optim: %s: learning rate schedule gave %v at step %d; want a finite value >= 0", o.rule.name, lr, done)
 	}
+	dev, err := o.device()
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		return o.stepDevice(dev, done, lr)
+	}
 	for _, i := range o.active {
 		if name, ok := finiteGrad(o.params[i]); !ok {
 			return fmt.Errorf("optim: %s: step %d: the gradient of %q holds NaN or Inf (the loss diverged, or the inputs hold NaN or Inf); no parameter was updated",

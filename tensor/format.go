@@ -17,6 +17,10 @@ const maxShown = 3
 //	 [4 5 6]]
 func (t *Tensor) String() string {
 	var b strings.Builder
+	if t.dev != nil {
+		fmt.Fprintf(&b, "%v%v on %v", t.dtype, t.shape, t.Device())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%v%v\n", t.dtype, t.shape)
 	if t.Rank() == 0 {
 		b.WriteString(t.formatElem(0))

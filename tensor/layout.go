@@ -30,11 +30,14 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 	if s.Size() != t.Size() {
 		return nil, fmt.Errorf("tensor: reshape %v (%d elements) to %v (%d elements)", t.shape, t.Size(), s, s.Size())
 	}
-	return &Tensor{dtype: t.dtype, shape: s, data: t.data}, nil
+	return &Tensor{dtype: t.dtype, shape: s, data: t.data, dev: t.dev}, nil
 }
 
 // SliceRows returns the view of rows [from, to) along axis 0.
 func (t *Tensor) SliceRows(from, to int) (*Tensor, error) {
+	if t.dev != nil {
+		return nil, t.onDevice("SliceRows")
+	}
 	if t.Rank() == 0 {
 		return nil, fmt.Errorf("tensor: SliceRows on a scalar")
 	}
@@ -73,6 +76,9 @@ func subslice(data any, from, to int) any {
 // Transpose returns a copy with the axes permuted: output axis i is input
 // axis perm[i]. With no perm, the axes are reversed.
 func (t *Tensor) Transpose(perm ...int) (*Tensor, error) {
+	if t.dev != nil {
+		return nil, t.onDevice("Transpose")
+	}
 	r := t.Rank()
 	if len(perm) == 0 {
 		perm = make([]int, r)
@@ -134,6 +140,9 @@ func permute[T Elem](dst, src []T, shape Shape, strides []int) {
 
 // Slice returns a copy of t restricted to [from, to) along axis.
 func (t *Tensor) Slice(axis, from, to int) (*Tensor, error) {
+	if t.dev != nil {
+		return nil, t.onDevice("Slice")
+	}
 	ax, err := Axis(axis, t.Rank())
 	if err != nil {
 		return nil, fmt.Errorf("tensor: slice of shape %v: %w", t.shape, err)
@@ -160,6 +169,11 @@ func Concat(axis int, ts ...*Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("tensor: concat of no tensors")
 	}
 	first := ts[0]
+	for _, t := range ts {
+		if t != nil && t.dev != nil {
+			return nil, t.onDevice("Concat")
+		}
+	}
 	ax, err := Axis(axis, first.Rank())
 	if err != nil {
 		return nil, fmt.Errorf("tensor: concat of shape %v: %w", first.shape, err)
@@ -196,6 +210,11 @@ func Concat(axis int, ts ...*Tensor) (*Tensor, error) {
 func Stack(axis int, ts ...*Tensor) (*Tensor, error) {
 	if len(ts) == 0 {
 		return nil, fmt.Errorf("tensor: stack of no tensors")
+	}
+	for _, t := range ts {
+		if t != nil && t.dev != nil {
+			return nil, t.onDevice("Stack")
+		}
 	}
 	ax, err := Axis(axis, ts[0].Rank()+1)
 	if err != nil {

@@ -242,6 +242,12 @@ func alloc(dt DType, shape Shape, zero bool) *Tensor {
 
 // recycle puts t, which nothing else uses any more, into its pool.
 func recycle(t *Tensor) {
+	if t.dev != nil {
+		if t.owned {
+			t.dev.Free()
+		}
+		return
+	}
 	if !t.owned || t.dtype < Float32 || t.dtype > Int64 {
 		return
 	}
@@ -309,6 +315,9 @@ func clearData(data any) {
 // storage returns the address range [lo, hi) of t's backing array from its
 // first element to the end of its capacity; lo == hi when it has none.
 func storage(t *Tensor) (lo, hi uintptr) {
+	if t.dev != nil {
+		return t.dev.Span()
+	}
 	var p unsafe.Pointer
 	switch s := t.data.(type) {
 	case []float32:

@@ -107,6 +107,9 @@ func (r *Ragged) ToPadded(pad float64) (*Tensor, []int, error) {
 	if err := r.check(); err != nil {
 		return nil, nil, err
 	}
+	if r.Values.dev != nil {
+		return nil, nil, r.Values.onDevice("ToPadded")
+	}
 	b, t := r.BatchSize(), r.MaxLen()
 	inner := r.Values.shape[1:]
 	out, err := Full(r.Values.dtype, pad, append([]int{b, t}, inner...)...)
@@ -125,6 +128,9 @@ func (r *Ragged) ToPadded(pad float64) (*Tensor, []int, error) {
 func RaggedFromPadded(padded *Tensor, lengths []int) (*Ragged, error) {
 	if padded == nil {
 		return nil, fmt.Errorf("tensor: RaggedFromPadded of a nil tensor")
+	}
+	if padded.dev != nil {
+		return nil, padded.onDevice("RaggedFromPadded")
 	}
 	if padded.Rank() < 2 {
 		return nil, fmt.Errorf("tensor: padded batch must be [B, T, ...], got shape %v", padded.shape)

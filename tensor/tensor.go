@@ -24,8 +24,9 @@ import (
 type Tensor struct {
 	dtype DType
 	shape Shape
-	data  any  // []float32, []float64, []int32 or []int64 of exactly shape.Size() elements
-	owned bool // data was allocated here (not a caller's slice), so a Recycler may pool it
+	data  any           // []float32, []float64, []int32 or []int64 of exactly shape.Size() elements; nil on a device
+	dev   DeviceStorage // the storage when it is on a device (see Device), else nil
+	owned bool          // data (or dev) was allocated here, not a caller's slice, so a Recycler may pool (or free) it
 }
 
 // New returns a zero-filled tensor of the given dtype and shape. Its
@@ -109,11 +110,15 @@ func Scalar[T Elem](v T) *Tensor {
 	return &Tensor{dtype: DTypeOf[T](), shape: Shape{}, data: []T{v}}
 }
 
-// Data returns t's backing slice as []T. It panics if T does not match t's
+// Data returns t's backing slice as []T, nil for a tensor on a device
+// (which has no host slice; see To). It panics if T does not match t's
 // dtype: that is a programming error, never a user's data error.
 func Data[T Elem](t *Tensor) []T {
 	s, ok := t.data.([]T)
 	if !ok {
+		if t.dev != nil && t.dtype == DTypeOf[T]() {
+			return nil
+		}
 		panic(fmt.Sprintf("tensor: Data[%T] on a %v tensor", *new(T), t.dtype))
 	}
 	return s
@@ -139,7 +144,8 @@ func (t *Tensor) Dim(i int) int {
 	return t.shape[i]
 }
 
-// Raw returns the backing slice as an interface ([]float32, []float64, []int32 or []int64).
+// Raw returns the backing slice as an interface ([]float32, []float64, []int32 or []int64),
+// nil for a tensor on a device.
 func (t *Tensor) Raw() any { return t.data }
 
 // Float32s returns the backing []float32; it panics on another dtype.
@@ -166,7 +172,7 @@ func (t *Tensor) At(i int) float64 {
 	case []int64:
 		return float64(s[i])
 	}
-	panic("unreachable")
+	panic(t.onDevice("At").Error())
 }
 
 // SetAt sets element i of the flat storage from a float64 (truncated for ints).
@@ -188,11 +194,21 @@ func (t *Tensor) Item() (float64, error) {
 	if t.Size() != 1 {
 		return 0, fmt.Errorf("tensor: Item on shape %v, want exactly one element", t.shape)
 	}
+	if t.dev != nil {
+		return 0, t.onDevice("Item")
+	}
 	return t.At(0), nil
 }
 
-// Fill sets every element to v.
+// Fill sets every element to v. On a device it panics if the device
+// fails (its storage was freed), as a kernel's failure would.
 func (t *Tensor) Fill(v float64) {
+	if t.dev != nil {
+		if err := t.dev.Fill(v); err != nil {
+			panic(fmt.Sprintf("tensor: Fill on %v: %v", t.Device(), err))
+		}
+		return
+	}
 	switch s := t.data.(type) {
 	case []float32:
 		fill(s, float32(v))
@@ -220,6 +236,9 @@ func fill[T Elem](s []T, v T) {
 // Ints returns the elements of an integer tensor as []int (a copy), for
 // labels and indices. Float tensors are an error.
 func (t *Tensor) Ints() ([]int, error) {
+	if t.dev != nil {
+		return nil, t.onDevice("Ints")
+	}
 	out := make([]int, t.Size())
 	switch s := t.data.(type) {
 	case []int32:
@@ -236,14 +255,24 @@ func (t *Tensor) Ints() ([]int, error) {
 	return out, nil
 }
 
-// Clone returns a deep copy.
+// Clone returns a deep copy, on t's device. On a device it panics if the
+// device cannot allocate the copy, as Zeros does for an impossible shape.
 func (t *Tensor) Clone() *Tensor {
+	if t.dev != nil {
+		s, err := t.dev.Clone()
+		if err != nil {
+			panic(fmt.Sprintf("tensor: Clone on %v: %v", t.Device(), err))
+		}
+		return OnDevice(t.dtype, t.shape, s)
+	}
 	c := alloc(t.dtype, t.shape, false)
 	copyData(c.data, t.data)
 	return c
 }
 
-// CopyFrom copies src's elements into t; dtypes and sizes must match.
+// CopyFrom copies src's elements into t; dtypes and sizes must match. Either
+// may be on a device: this is also how data moves into existing storage
+// (a checkpoint restored into parameters on a GPU).
 func (t *Tensor) CopyFrom(src *Tensor) error {
 	if t == nil || src == nil {
 		return fmt.Errorf("tensor: CopyFrom with a nil tensor")
@@ -251,8 +280,18 @@ func (t *Tensor) CopyFrom(src *Tensor) error {
 	if t.dtype != src.dtype || t.Size() != src.Size() {
 		return fmt.Errorf("tensor: CopyFrom %v %v into %v %v", src.dtype, src.shape, t.dtype, t.shape)
 	}
-	copyData(t.data, src.data)
-	return nil
+	switch {
+	case t.dev == nil && src.dev == nil:
+		copyData(t.data, src.data)
+		return nil
+	case t.dev == nil:
+		return src.dev.Download(t)
+	case src.dev == nil:
+		return t.dev.Upload(src)
+	case t.Device() != src.Device():
+		return fmt.Errorf("tensor: CopyFrom %v into %v: move it with To first", src.Device(), t.Device())
+	}
+	return t.dev.CopyFrom(src.dev)
 }
 
 func copyData(dst, src any) {
@@ -272,6 +311,9 @@ func copyData(dst, src any) {
 func (t *Tensor) Cast(dt DType) (*Tensor, error) {
 	if dt == t.dtype {
 		return t, nil
+	}
+	if t.dev != nil {
+		return nil, t.onDevice("Cast")
 	}
 	out, err := New(dt, t.shape...)
 	if err != nil {

@@ -1,0 +1,101 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/testdev"
+	_ "github.com/plumbml/plumb/internal/testdev/kernels"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// step is a small model's training step: two linear layers, a value read
+// twice (its gradient accumulates), a reshape (a view) and the softmax
+// cross-entropy loss. It returns the loss and the parameters' gradients,
+// on the host.
+func deviceStep(t *testing.T, dev tensor.Device, steps int) (float64, []*tensor.Tensor, *testdev.Device) {
+	rng := tensor.NewRNG(7)
+	mk := func(shape ...int) *tensor.Tensor {
+		x, err := tensor.RandNormal(rng, tensor.Float32, 0, 0.5, shape...)
+		require.NoError(t, err)
+		return x
+	}
+	w1, b1, w2 := graph.NewParam("w1", mk(4, 6)), graph.NewParam("b1", mk(6)), graph.NewParam("w2", mk(6, 3))
+	ps := []*graph.Param{w1, b1, w2}
+	x, labels := mk(5, 4), tensor.MustFromSlice([]int32{0, 2, 1, 1, 0})
+	if dev != nil {
+		require.NoError(t, graph.ParamsTo(ps, dev))
+		var err error
+		x, err = x.To(dev)
+		require.NoError(t, err)
+		labels, err = labels.To(dev)
+		require.NoError(t, err)
+	}
+	tape := graph.NewTape()
+	var loss float64
+	for range steps {
+		graph.ZeroGrads(ps)
+		h := graph.Relu(graph.Linear(tape.Const(x), tape.Param(w1), tape.Param(b1)))
+		h = graph.Add(h, graph.Reshape(graph.Mul(h, h), 5, 6)) // h read three times
+		l := graph.SoftmaxCrossEntropy(graph.Linear(h, tape.Param(w2), nil), labels)
+		require.NoError(t, tape.Backward(l))
+		var err error
+		loss, err = l.Item()
+		require.NoError(t, err)
+		tape.Release()
+	}
+	var grads []*tensor.Tensor
+	for _, p := range ps {
+		require.NotNil(t, p.Grad, p.Name)
+		assert.Equal(t, dev, p.Grad.Device(), "%s's gradient stays where the model is", p.Name)
+		g, err := p.Grad.To(nil)
+		require.NoError(t, err)
+		grads = append(grads, g)
+	}
+	td, _ := dev.(*testdev.Device)
+	return loss, grads, td
+}
+
+func TestTapeOnDeviceMatchesHost(t *testing.T) {
+	wantLoss, want, _ := deviceStep(t, nil, 2)
+	gotLoss, got, dev := deviceStep(t, testdev.New("test:0"), 2)
+	assert.InDelta(t, wantLoss, gotLoss, 1e-6)
+	for i := range want {
+		assert.InDeltaSlice(t, want[i].Float32s(), got[i].Float32s(), 1e-5, "gradient %d", i)
+	}
+	// Release gave the step's device storage back: what is still held is
+	// the parameters, their gradients, the inputs and the tensors handed
+	// out (the loss), a bounded number whatever the number of steps.
+	_, _, dev3 := deviceStep(t, testdev.New("test:1"), 4)
+	assert.Equal(t, dev.Allocs-dev.Frees, dev3.Allocs-dev3.Frees, "device storage leaks across steps")
+	assert.Greater(t, dev.Frees, 10)
+}
+
+func TestTapeRefusesMixedDevices(t *testing.T) {
+	dev := testdev.New("test:0")
+	p := graph.NewParam("w", tensor.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2))
+	require.NoError(t, p.To(dev))
+	tape := graph.NewTape()
+	y := graph.MatMul(tape.Const(tensor.MustFromSlice([]float32{1, 2}, 1, 2)), tape.Param(p), false, false)
+	assert.EqualError(t, y.Err(), "matmul: input 0 is on cpu but input 1 is on test:0; move them to one device with To")
+
+	require.NoError(t, p.To(nil))
+	assert.Nil(t, p.Value.Device())
+	assert.Equal(t, []float32{1, 2, 3, 4}, p.Value.Float32s())
+	assert.Error(t, (*graph.Param)(nil).To(dev))
+}
+
+func TestNoKernelOnDeviceIsAnError(t *testing.T) {
+	dev := testdev.New("test:0")
+	x, err := tensor.MustFromSlice([]int64{1, 2}).To(dev)
+	require.NoError(t, err)
+	tape := graph.NewTape()
+	_, err = graph.Add(tape.Const(x), tape.Const(x)).Tensor()
+	assert.EqualError(t, err, "op add has no testdev int64 kernel (inputs on test:0)")
+	_ = ops.Kernels
+}
+
