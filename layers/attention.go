@@ -369,12 +369,5 @@ func (d *AttentionDecoder) features(inputs *graph.Value, m Memory, init *graph.L
 
 // Params returns the cell's, the attention's and the output layer's parameters.
 func (d *AttentionDecoder) Params() []*graph.Param {
-	ps := []*graph.Param{d.Cell.W, d.Cell.U, d.Cell.B}
-	if d.Attn != nil {
-		ps = append(ps, d.Attn.Params()...)
-	}
-	if d.Out != nil {
-		ps = append(ps, d.Out.Params()...)
-	}
-	return ps
+	return Params(d.Cell, d.Attn, d.Out)
 }

@@ -28,6 +28,8 @@ var (
 	_ Module     = (*BahdanauAttention)(nil)
 	_ Module     = (*AttentionDecoder)(nil)
 	_ Module     = Modules{}
+	_ Module     = LSTMParams{}
+	_ Module     = GRUParams{}
 )
 
 func TestParamsListsModulesInOrder(t *testing.T) {

@@ -153,6 +153,14 @@ func (p LSTMParams) Weights(t *graph.Tape) graph.LSTMWeights {
 	return w
 }
 
+// Params returns W, U, B and, with peepholes, P.
+func (p LSTMParams) Params() []*graph.Param {
+	if p.P == nil {
+		return []*graph.Param{p.W, p.U, p.B}
+	}
+	return []*graph.Param{p.W, p.U, p.B, p.P}
+}
+
 func newLSTMParams(name string, in, units int, peep bool, rng *rand.Rand, dt tensor.DType) (LSTMParams, error) {
 	w, err := tensor.GlorotUniform(rng, dt, in, 4*units)
 	if err != nil {
@@ -238,16 +246,11 @@ func (l *LSTM) Final(x graph.Seq) *graph.Value {
 
 // Params returns every layer's parameters.
 func (l *LSTM) Params() []*graph.Param {
-	var ps []*graph.Param
+	var ms Modules
 	for _, dirs := range l.W {
-		for _, p := range dirs {
-			ps = append(ps, p.W, p.U, p.B)
-			if p.P != nil {
-				ps = append(ps, p.P)
-			}
-		}
+		ms = append(ms, List(dirs))
 	}
-	return ps
+	return ms.Params()
 }
 
 // concatLast concatenates one or two [B, H] states along the features.
@@ -273,6 +276,9 @@ type GRUParams struct {
 	W, U, B    *graph.Param
 	ResetAfter bool
 }
+
+// Params returns W, U and B.
+func (p GRUParams) Params() []*graph.Param { return []*graph.Param{p.W, p.U, p.B} }
 
 // Weights puts the parameters on the tape.
 func (p GRUParams) Weights(t *graph.Tape) graph.GRUWeights {
@@ -352,13 +358,11 @@ func (g *GRU) Final(x graph.Seq) *graph.Value {
 
 // Params returns every layer's parameters.
 func (g *GRU) Params() []*graph.Param {
-	var ps []*graph.Param
+	var ms Modules
 	for _, dirs := range g.W {
-		for _, p := range dirs {
-			ps = append(ps, p.W, p.U, p.B)
-		}
+		ms = append(ms, List(dirs))
 	}
-	return ps
+	return ms.Params()
 }
 
 // orthogonal returns a [rows, cols] matrix with orthonormal rows (rows <=

@@ -86,7 +86,10 @@ func (k KPI) Limit() float64 {
 // pass unnoticed.
 func Check(ks []KPI, runs []*runlog.Run) ([]Result, error) {
 	var out []Result
-	for _, r := range runs {
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("kpi: Check: run %d is nil", i)
+		}
 		if r.Meta.Framework != "plumb" {
 			continue
 		}
@@ -126,6 +129,9 @@ var ErrFailed = errors.New("kpi: a KPI is worse than its baseline by more than i
 // Report prints results as a markdown table and a verdict, and returns
 // ErrFailed when any failed.
 func Report(w io.Writer, results []Result) error {
+	if w == nil {
+		return errors.New("kpi: Report: nil writer")
+	}
 	fmt.Fprintln(w, "| run | metric | value | baseline | worst accepted | verdict |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|")
 	failed := 0

@@ -80,9 +80,9 @@ func cifarNet(model string, depth, width int, rng *rand.Rand) (*cifar.Net, error
 	}
 	switch model {
 	case "resnet32":
-		return cifar.NewResNet(cmpOr(depth, 32), cmpOr(width, 16), cifar.Classes, rng)
+		return cifar.NewResNet(cifar.Sizes{Depth: cmpOr(depth, 32), Width: cmpOr(width, 16), Classes: cifar.Classes}, rng)
 	case "vgg":
-		return cifar.NewVGG(cmpOr(depth, 16), cmpOr(width, 64), cifar.Classes, rng)
+		return cifar.NewVGG(cifar.Sizes{Depth: cmpOr(depth, 16), Width: cmpOr(width, 64), Classes: cifar.Classes}, rng)
 	}
 	return cifar.New(model, rng) // the unknown-model error
 }

@@ -42,6 +42,7 @@ func trainSRL(args []string, stdout, stderr io.Writer) error {
 	book := srl.BookConfig()
 	f := newChapterFlags("train srl", stderr, book.Epochs, book.Batch, book.LR, "conll05/ (CoNLL-05 test.wsj and Paddle's dictionaries)")
 	f.saveBest("held-out F1")
+	f.fs.Lookup("log-every").Usage = "print the running cost every N steps (with --log, also a step record)"
 	crfLR := f.fs.Float64("crf-lr", book.CRFLR, "factor on the learning rate of the CRF's parameters")
 	sf := srlFlags{dir: &f.dir, seed: &f.seed,
 		heldOut: f.fs.Float64("heldout", 0.1, "fraction of the propositions held out for evaluation")}

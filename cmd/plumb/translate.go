@@ -88,6 +88,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 	def := translate.DefaultConfig()
 	f := newChapterFlags("train translate", stderr, def.Epochs, def.Batch, def.LR, "multi30k/")
 	f.saveBest("BLEU")
+	f.fs.Lookup("log-every").Usage = "print the running loss every N steps (with --log, also a step record)"
 	f.fs.Lookup("save").Usage = "write the model here (sizes and vocabularies beside it; the parameters after every epoch that improves the BLEU)"
 	beam := f.fs.Int("beam", def.Beam, "beam width of the BLEU evaluation")
 	evalLimit := f.fs.Int("eval-limit", 0, "compute BLEU on only the first N test2016 sentences (0: all 1000)")

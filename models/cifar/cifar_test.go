@@ -49,10 +49,10 @@ func TestModelsMapImagesToLogits(t *testing.T) {
 		name string
 		make func(rng *rand.Rand) (*Net, error)
 	}{
-		{"resnet8_w4", func(rng *rand.Rand) (*Net, error) { return NewResNet(8, 4, 10, rng) }},
-		{"resnet14_w2_3class", func(rng *rand.Rand) (*Net, error) { return NewResNet(14, 2, 3, rng) }},
-		{"vgg11_w2", func(rng *rand.Rand) (*Net, error) { return NewVGG(11, 2, 10, rng) }},
-		{"vgg19_w1_5class", func(rng *rand.Rand) (*Net, error) { return NewVGG(19, 1, 5, rng) }},
+		{"resnet8_w4", func(rng *rand.Rand) (*Net, error) { return NewResNet(Sizes{Depth: 8, Width: 4, Classes: 10}, rng) }},
+		{"resnet14_w2_3class", func(rng *rand.Rand) (*Net, error) { return NewResNet(Sizes{Depth: 14, Width: 2, Classes: 3}, rng) }},
+		{"vgg11_w2", func(rng *rand.Rand) (*Net, error) { return NewVGG(Sizes{Depth: 11, Width: 2, Classes: 10}, rng) }},
+		{"vgg19_w1_5class", func(rng *rand.Rand) (*Net, error) { return NewVGG(Sizes{Depth: 19, Width: 1, Classes: 5}, rng) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			net, err := tc.make(tensor.NewRNG(1))
@@ -79,11 +79,11 @@ func TestBadModelSizesFail(t *testing.T) {
 		make func() (*Net, error)
 		want string
 	}{
-		{"resnet depth 30", func() (*Net, error) { return NewResNet(30, 16, 10, rng) }, "depth 30"},
-		{"resnet depth 2", func() (*Net, error) { return NewResNet(2, 16, 10, rng) }, "depth 2"},
-		{"resnet width 0", func() (*Net, error) { return NewResNet(32, 0, 10, rng) }, "width 0"},
-		{"vgg depth 15", func() (*Net, error) { return NewVGG(15, 64, 10, rng) }, "depth 15"},
-		{"vgg classes 0", func() (*Net, error) { return NewVGG(16, 64, 0, rng) }, "classes 0"},
+		{"resnet depth 30", func() (*Net, error) { return NewResNet(Sizes{Depth: 30, Width: 16, Classes: 10}, rng) }, "depth 30"},
+		{"resnet depth 2", func() (*Net, error) { return NewResNet(Sizes{Depth: 2, Width: 16, Classes: 10}, rng) }, "depth 2"},
+		{"resnet width 0", func() (*Net, error) { return NewResNet(Sizes{Depth: 32, Width: 0, Classes: 10}, rng) }, "width 0"},
+		{"vgg depth 15", func() (*Net, error) { return NewVGG(Sizes{Depth: 15, Width: 64, Classes: 10}, rng) }, "depth 15"},
+		{"vgg classes 0", func() (*Net, error) { return NewVGG(Sizes{Depth: 16, Width: 64, Classes: 0}, rng) }, "classes 0"},
 		{"unknown name", func() (*Net, error) { return New("resnet50", rng) }, "resnet50"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestBadModelSizesFail(t *testing.T) {
 
 // A wrong input shape surfaces as an error naming the op, not a panic.
 func TestWrongImageShapeIsAnError(t *testing.T) {
-	net, err := NewResNet(8, 2, 10, tensor.NewRNG(1))
+	net, err := NewResNet(Sizes{Depth: 8, Width: 2, Classes: 10}, tensor.NewRNG(1))
 	require.NoError(t, err)
 	x := tensor.Zeros(tensor.Float32, 2, 1, 32, 32)
 	_, err = net.Forward(graph.NewTape().Const(x)).Tensor()
@@ -133,8 +133,8 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 		make    func(rng *rand.Rand) (*Net, error)
 		augment bool
 	}{
-		{"resnet8", func(rng *rand.Rand) (*Net, error) { return NewResNet(8, 4, 4, rng) }, true},
-		{"vgg11", func(rng *rand.Rand) (*Net, error) { return NewVGG(11, 8, 4, rng) }, false},
+		{"resnet8", func(rng *rand.Rand) (*Net, error) { return NewResNet(Sizes{Depth: 8, Width: 4, Classes: 4}, rng) }, true},
+		{"vgg11", func(rng *rand.Rand) (*Net, error) { return NewVGG(Sizes{Depth: 11, Width: 8, Classes: 4}, rng) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pcg := rand.NewPCG(7, 7)
@@ -157,7 +157,7 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 
 func TestTrainChecksItsConfig(t *testing.T) {
 	ds := tinySet(t, 4, 2, 1)
-	net, err := NewResNet(8, 2, 2, tensor.NewRNG(1))
+	net, err := NewResNet(Sizes{Depth: 8, Width: 2, Classes: 2}, tensor.NewRNG(1))
 	require.NoError(t, err)
 	opt, err := optim.NewAdam(net.Params())
 	require.NoError(t, err)

@@ -49,7 +49,7 @@ func TestInputErrors(t *testing.T) {
 		{"norm of ints", func() error { _, err := ChannelNorm(ints); return err }, "want float32 [N, C, H, W]"},
 		{"norm of nil", func() error { _, err := ChannelNorm(nil); return err }, "images nil"},
 		{"norm with wrong channels", func() error {
-			net, err := NewResNet(8, 1, 2, rng)
+			net, err := NewResNet(Sizes{Depth: 8, Width: 1, Classes: 2}, rng)
 			require.NoError(t, err)
 			return net.SetNorm(Norm{Mean: []float64{0}, Std: []float64{1}})
 		}, "1 means and 1 deviations for a net with 3 input channels"},

@@ -95,14 +95,20 @@ func errNotBuilt(method string) error {
 	return fmt.Errorf("cifar: Net.%s: a net not built by New, NewResNet or NewVGG", method)
 }
 
+// Sizes shapes NewResNet and NewVGG: the depth in weight layers, the
+// width (the first stage's channels) and the number of classes.
+type Sizes struct {
+	Depth, Width, Classes int
+}
+
 // New returns the book model called name: "resnet32" (NewResNet depth 32,
 // width 16) or "vgg" (NewVGG depth 16, width 64), with 10 classes.
 func New(name string, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	switch name {
 	case "resnet32":
-		return NewResNet(32, 16, Classes, rng, opts...)
+		return NewResNet(Sizes{Depth: 32, Width: 16, Classes: Classes}, rng, opts...)
 	case "vgg":
-		return NewVGG(16, 64, Classes, rng, opts...)
+		return NewVGG(Sizes{Depth: 16, Width: 64, Classes: Classes}, rng, opts...)
 	}
 	return nil, fmt.Errorf("cifar: unknown model %q (want resnet32 or vgg)", name)
 }

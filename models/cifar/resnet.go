@@ -100,7 +100,8 @@ func (blk *basicBlock) Params() []*graph.Param { return layers.Params(blk.a, blk
 // layers see the same windows as there. Kernels are Glorot-uniform
 // (Keras' and Paddle's default); batch norm has the book's (Paddle's)
 // momentum 0.9 and epsilon 1e-5.
-func NewResNet(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
+func NewResNet(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
+	depth, width, classes := s.Depth, s.Width, s.Classes
 	if depth < 8 || (depth-2)%6 != 0 || width < 1 || classes < 1 {
 		return nil, fmt.Errorf("cifar: resnet depth %d, width %d, classes %d: want depth 6n+2 with n >= 1 (20, 32, 44, 56, 110), width and classes >= 1",
 			depth, width, classes)

@@ -31,7 +31,8 @@ var vggGroups = map[int][5]int{
 // inference) where Paddle's default scales at inference; the expectation
 // is the same. Batch norm has the book's momentum 0.9 and epsilon 1e-5.
 // rng draws the initial weights and, later, the dropout masks.
-func NewVGG(depth, width, classes int, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
+func NewVGG(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
+	depth, width, classes := s.Depth, s.Width, s.Classes
 	groups, ok := vggGroups[depth]
 	if !ok || width < 1 || classes < 1 {
 		return nil, fmt.Errorf("cifar: vgg depth %d, width %d, classes %d: want depth 11, 13, 16 or 19, width and classes >= 1",

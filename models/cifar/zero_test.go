@@ -24,6 +24,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Types: []any{
 			(*cifar.Config)(nil),
 			(*cifar.Net)(nil),
+			(*cifar.Sizes)(nil),
 			(*cifar.Norm)(nil),
 		},
 	})

@@ -88,6 +88,11 @@ func Runs(runs []*runlog.Run, path string) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("plot: no runs to draw")
 	}
+	for i, r := range runs {
+		if r == nil {
+			return fmt.Errorf("plot: run %d is nil", i)
+		}
+	}
 	ps := panels(runs)
 	const cols = 2
 	rows := (len(ps) + cols - 1) / cols
