@@ -11,6 +11,7 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/mnist/embedded"
+	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/runlog"
@@ -37,7 +38,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	save := fs.String("save", "", "write a checkpoint (safetensors) here after training")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
-	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	device := fs.String("device", "cpu", "where to train: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
@@ -61,10 +62,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("train mnist: --log-every %d, want at least 1", *logEvery)
 	case *df.on && *device != "cpu":
 		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
-	case *device == "cuda" && (*state != "" || *resume != ""):
-		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
-	if err := checkDevice(*device, *model); err != nil {
+	if err := checkDevice(*device); err != nil {
 		return err
 	}
 	net, err := mnist.New(*model, tensor.NewRNG(*seed))
@@ -82,6 +81,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if *limit > 0 {
 		train = train.Take(*limit)
+	}
+	dev, closeDev, err := openDevice(*device, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
+	if err := graph.ParamsTo(net.Params(), dev); err != nil { // the model trains where its parameters are
+		return err
 	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
@@ -104,7 +111,6 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := trainpkg.NewBar(stderr)
-	var logErr error
 	var log *runlog.Writer
 	if *logDir != "" && leader {
 		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
@@ -114,26 +120,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 		defer log.Close()
-		if *device != "cuda" {
-			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
-		}
+		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
 	}
 	epochEnd := func(e mnist.Epoch) {
 		bar.Clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
-		if log != nil && *device == "cuda" { // the GPU trainer has no step hooks: epochs only
-			logErr = errors.Join(logErr, log.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Loss: e.TrainLoss,
-				Examples: int64(e.Epoch * train.Len()), SamplesPerSec: e.SamplesPerSec,
-				Metrics: map[string]float64{"accuracy": e.TestAccuracy, "loss": e.TestLoss}}))
-		}
 	}
-	if *device == "cuda" {
-		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.Update, epochEnd, stdout)
-	} else {
-		err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
-	}
-	err = errors.Join(err, logErr)
+	err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
 	if err != nil {
 		bar.Clear()
 		if *save != "" {
@@ -170,20 +164,20 @@ func runModel(model string, limit, epochs, batch int) string {
 	return name
 }
 
-func evalMNIST(args []string, stdout, stderr io.Writer) error {
+func evalMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("eval mnist", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "cnn", "network the checkpoint holds: cnn or mlp")
 	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
-	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *load == "" {
 		return fmt.Errorf("eval mnist: --load FILE is required")
 	}
-	if err := checkDevice(*device, *model); err != nil {
+	if err := checkDevice(*device); err != nil {
 		return err
 	}
 	net, err := mnist.New(*model, tensor.NewRNG(0))
@@ -197,12 +191,15 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var acc, loss float64
-	if *device == "cuda" {
-		acc, loss, err = evalCUDA(net, test, stdout)
-	} else {
-		acc, loss, err = mnist.Evaluate(net, test, 500)
+	dev, closeDev, err := openDevice(*device, stdout)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, closeDev()) }()
+	if err := graph.ParamsTo(net.Params(), dev); err != nil {
+		return err
+	}
+	acc, loss, err := mnist.Evaluate(net, test, 500)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -106,8 +107,23 @@ const evalBatch = 500
 // logits on a batch (fields "image" and "label"), and the batch's size.
 func Loss(net Model) train.LossFunc[*data.Batch] {
 	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
+		x, y, err := onDevice(t, net, b)
+		if err != nil {
+			return t.Fail(err), b.Len()
+		}
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
 	}
+}
+
+// onDevice returns the batch's images and labels on net's device, copies
+// that the tape's Release frees (graph.Tape.Move).
+func onDevice(t *graph.Tape, net Model, b *data.Batch) (x, y *tensor.Tensor, err error) {
+	dev := graph.DeviceOf(net.Params())
+	if x, err = t.Move(b.Tensor("image"), dev); err != nil {
+		return nil, nil, err
+	}
+	y, err = t.Move(b.Tensor("label"), dev)
+	return x, y, err
 }
 
 // Evaluator returns the evaluation of net on ds, in batches of size
@@ -149,14 +165,26 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 		if err != nil {
 			return 0, 0, err
 		}
-		logits := net.Forward(tape.Const(b.Tensor("image")))
-		l, err := graph.SoftmaxCrossEntropy(logits, b.Tensor("label")).Item()
+		x, y, err := onDevice(tape, net, b)
+		if err != nil {
+			return 0, 0, err
+		}
+		logits := net.Forward(tape.Const(x))
+		l, err := graph.SoftmaxCrossEntropy(logits, y).Item()
 		if err != nil {
 			return 0, 0, err
 		}
 		lt, err := logits.Tensor()
 		if err != nil {
 			return 0, 0, err
+		}
+		if dev := lt.Storage(); dev != nil { // the accuracy is counted on the host
+			h, err := lt.To(nil)
+			dev.Free() // handed out, so Release keeps it: nothing else reads it
+			if err != nil {
+				return 0, 0, err
+			}
+			lt = h
 		}
 		acc, err := ops.Accuracy(lt, b.Tensor("label"))
 		if err != nil {
