@@ -103,7 +103,7 @@ func init() {
 			registerErrs = append(registerErrs, err)
 		}
 	}
-	if err := ops.RegisterUpdate("cuda", update); err != nil {
+	if err := ops.RegisterUpdate("cuda", update, clip); err != nil {
 		registerErrs = append(registerErrs, err)
 	}
 }

@@ -3,12 +3,15 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/plumbml/plumb/ops"
@@ -145,9 +148,11 @@ func (r reference) want(golden *tensor.Tensor, name string, tl tol) *tensor.Tens
 
 // TestEveryCUDAKernelIsTested fails for a kernel of this package that ops
 // refused to register, for an op with a registered CUDA kernel but no
-// float32 golden for TestParityGoldens to run it on, or no builder, and
-// for a launcher (an exported method of Device that makes or runs an op)
-// that no kernel registration uses.
+// float32 golden for TestParityGoldens to run it on, or no builder, for an
+// op with neither a kernel nor a listed fallback, for a launcher (an
+// exported method of Device that makes or runs an op) that no kernel
+// registration uses, and for a kernel in kernels/*.cu that no launcher
+// launches.
 func TestEveryCUDAKernelIsTested(t *testing.T) {
 	require.Empty(t, registerErrs, "kernels that ops refused")
 	cases, err := parity.LoadCases(os.DirFS(parityDir))
@@ -181,6 +186,25 @@ func TestEveryCUDAKernelIsTested(t *testing.T) {
 	for _, m := range useRE.FindAllSubmatch(src, -1) {
 		registrationUses[string(m[1])] = true
 	}
+	var gosrc []byte
+	for _, f := range sourceFiles(t) {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		gosrc = append(gosrc, b...)
+	}
+	ptxs, err := filepath.Glob("kernels/*.ptx")
+	require.NoError(t, err)
+	for _, ptx := range ptxs {
+		b, err := os.ReadFile(ptx)
+		require.NoError(t, err)
+		for _, m := range entryRE.FindAllSubmatch(b, -1) {
+			// A name with a numeric suffix (attn_fwd_64) may be built from
+			// its stem and a tile size.
+			stem := tileRE.ReplaceAllString(string(m[1]), "_")
+			used := bytes.Contains(gosrc, []byte(`"`+string(m[1])+`"`)) || stem != string(m[1]) && bytes.Contains(gosrc, []byte(`"`+stem))
+			assert.Truef(t, used, "kernel %s of %s is launched by no launcher: remove it or register its op", m[1], ptx)
+		}
+	}
 	for _, m := range launchers(t) {
 		assert.Truef(t, registrationUses[m], "Device.%s makes or runs an op but no kernel registration (kernels.go) uses it: register the op or remove the launcher", m)
 	}
@@ -189,13 +213,8 @@ func TestEveryCUDAKernelIsTested(t *testing.T) {
 // launchers returns the exported methods of *Device declared in this
 // package's non-test files that are not plumbing (moves, memory, setup).
 func launchers(t *testing.T) []string {
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
 	var names []string
-	for _, f := range files {
-		if filepath.Ext(f) != ".go" || len(f) > 8 && f[len(f)-8:] == "_test.go" {
-			continue
-		}
+	for _, f := range sourceFiles(t) {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
 		for _, m := range launcherRE.FindAllSubmatch(src, -1) {
@@ -210,12 +229,20 @@ func launchers(t *testing.T) []string {
 
 var (
 	launcherRE = regexp.MustCompile(`(?m)^func \(d \*Device\) ([A-Z]\w*)\(`)
+	tileRE     = regexp.MustCompile(`_\d+$`)
 	useRE      = regexp.MustCompile(`\bd\.([A-Z]\w*)\b`)
 	// plumbing are the Device methods that move data, manage memory and
 	// settings, or serve the launchers (Gemm), rather than run an op.
 	plumbing = map[string]bool{"Close": true, "Name": true, "MemStats": true, "ReleaseCache": true, "Zeros": true,
 		"Upload": true, "String": true, "Kind": true, "Alloc": true, "Gemm": true, "SetTF32": true}
 )
+
+// sourceFiles returns this package's non-test Go files.
+func sourceFiles(t *testing.T) []string {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+}
 
 // onCUDA reports whether op runs on the device: a kernel, or a fallback.
 func onCUDA(op string) bool {

@@ -75,3 +75,59 @@ func update(u ops.Update, v, g *tensor.Tensor, slots []*tensor.Tensor) error {
 		return fmt.Errorf("cuda: no update kernel for rule %q", u.Rule)
 	})
 }
+
+// clip is the device's ops.ClipKernel: L2·v added into each gradient, then
+// tf.clip_by_global_norm, with the norm summed in double on the device
+// (kernels/optim.cu: optim_l2, sum_squares, clip_scale) and never read
+// back to the host.
+func clip(values, grads []*tensor.Tensor, l2, maxNorm float64) error {
+	if len(grads) == 0 {
+		return nil
+	}
+	d, ok := grads[0].Device().(*Device)
+	if !ok || len(values) != len(grads) {
+		return fmt.Errorf("cuda: clip of %d gradients for %d values on %s", len(grads), len(values), tensor.DeviceName(grads[0].Device()))
+	}
+	vs, gs := make([]*Buffer, len(grads)), make([]*Buffer, len(grads))
+	for i := range grads {
+		vs[i], gs[i] = view(values[i]), view(grads[i])
+		if err := d.checkInputs("clip", vs[i], gs[i]); err != nil {
+			return err
+		}
+		if vs[i].Size() != gs[i].Size() {
+			return fmt.Errorf("cuda: clip: value %v with gradient %v", vs[i], gs[i])
+		}
+	}
+	return d.do(func() error {
+		normSq, err := d.newBuffer(tensor.Float64, tensor.Shape{1})
+		if err != nil {
+			return err
+		}
+		defer normSq.Free()
+		if err := d.zero(normSq); err != nil {
+			return err
+		}
+		for i, g := range gs {
+			n := g.Size()
+			if n == 0 {
+				continue
+			}
+			if l2 > 0 {
+				if err := d.launch("optim_l2", grid1(n), block1, ptr(g), ptr(vs[i]), i64(n), f64(l2)); err != nil {
+					return err
+				}
+			}
+			if err := d.launch("sum_squares", grid1(n), block1, ptr(g), i64(n), ptr(normSq)); err != nil {
+				return err
+			}
+		}
+		for _, g := range gs {
+			if n := g.Size(); n > 0 {
+				if err := d.launch("clip_scale", grid1(n), block1, ptr(g), i64(n), ptr(normSq), f64(maxNorm)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -83,7 +83,7 @@ func host(in []*tensor.Tensor) []*tensor.Tensor {
 }
 
 func init() {
-	if err := ops.RegisterUpdate("testdev", sgd); err != nil {
+	if err := ops.RegisterUpdate("testdev", sgd, nil); err != nil {
 		panic(err)
 	}
 }
