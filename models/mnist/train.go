@@ -174,17 +174,9 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 		if err != nil {
 			return 0, 0, err
 		}
-		lt, err := logits.Tensor()
+		lt, err := logits.Host() // the accuracy is counted on the host
 		if err != nil {
 			return 0, 0, err
-		}
-		if dev := lt.Storage(); dev != nil { // the accuracy is counted on the host
-			h, err := lt.To(nil)
-			dev.Free() // handed out, so Release keeps it: nothing else reads it
-			if err != nil {
-				return 0, 0, err
-			}
-			lt = h
 		}
 		acc, err := ops.Accuracy(lt, b.Tensor("label"))
 		if err != nil {
