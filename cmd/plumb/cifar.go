@@ -12,7 +12,6 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
-	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/runlog"
@@ -159,14 +158,11 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 	if err := net.SetNorm(nm); err != nil {
 		return err
 	}
-	dev, closeDev, err := openDevice(*device, stdout)
+	closeDev, err := moveModel(*device, net.Params(), stdout)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeDev()) }()
-	if err := graph.ParamsTo(net.Params(), dev); err != nil { // the model trains where its parameters are
-		return err
-	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/mnist/embedded"
-	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/runlog"
@@ -82,14 +81,11 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	if *limit > 0 {
 		train = train.Take(*limit)
 	}
-	dev, closeDev, err := openDevice(*device, stdout)
+	closeDev, err := moveModel(*device, net.Params(), stdout)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeDev()) }()
-	if err := graph.ParamsTo(net.Params(), dev); err != nil { // the model trains where its parameters are
-		return err
-	}
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
 		return err
@@ -191,14 +187,11 @@ func evalMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	dev, closeDev, err := openDevice(*device, stdout)
+	closeDev, err := moveModel(*device, net.Params(), stdout)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeDev()) }()
-	if err := graph.ParamsTo(net.Params(), dev); err != nil {
-		return err
-	}
 	acc, loss, err := mnist.Evaluate(net, test, 500)
 	if err != nil {
 		return err
