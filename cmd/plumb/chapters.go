@@ -34,6 +34,7 @@ type chapterFlags struct {
 	lr                          float64
 	seed                        uint64
 	save, load, dir, logDir     string
+	device                      string
 }
 
 // newChapterFlags declares the common flags with the chapter's recipe as
@@ -51,6 +52,7 @@ func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float6
 	f.fs.IntVar(&f.limit, "limit", 0, "train on only the first N training examples (0: all), for quick runs")
 	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	f.fs.IntVar(&f.every, "log-every", 50, "with --log, a step record every N steps")
+	f.fs.StringVar(&f.device, "device", "cpu", "where to train: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	return f
 }
 
@@ -72,6 +74,9 @@ func (f *chapterFlags) parse(args []string) error {
 		return fmt.Errorf("%s: --lr %g, want a positive finite number", name, f.lr)
 	case f.every < 1:
 		return fmt.Errorf("%s: --log-every %d, want at least 1", name, f.every)
+	}
+	if err := checkDevice(f.device); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if f.save != "" {
 		if err := checkpoint.CheckPath(f.save); err != nil {
