@@ -46,6 +46,13 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	if err != nil {
 		return err
 	}
+	for i, e := range entries { // a checkpoint holds host copies of tensors on a device
+		if e.t.Device() != nil {
+			if entries[i].t, err = e.t.To(nil); err != nil {
+				return fmt.Errorf("checkpoint: tensor %q: %w", e.name, err)
+			}
+		}
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -234,7 +241,15 @@ func load(r io.ReaderAt, size int64, params []*graph.Param, opt optim.Optimizer)
 		}
 	}
 	for i, e := range entries {
-		decodeInto(e.t, data[i])
+		if e.t.Device() == nil {
+			decodeInto(e.t, data[i])
+			continue
+		}
+		h := tensor.Empty(e.t.DType(), e.t.Shape()...) // a tensor on a device loads through a host copy
+		decodeInto(h, data[i])
+		if err := e.t.CopyFrom(h); err != nil {
+			return fmt.Errorf("tensor %q: %w", e.name, err)
+		}
 	}
 	return nil
 }

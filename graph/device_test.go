@@ -29,21 +29,21 @@ func deviceStep(t *testing.T, dev tensor.Device, steps int) (float64, []*tensor.
 	x, labels := mk(5, 4), tensor.MustFromSlice([]int32{0, 2, 1, 1, 0})
 	if dev != nil {
 		require.NoError(t, graph.ParamsTo(ps, dev))
-		var err error
-		x, err = x.To(dev)
-		require.NoError(t, err)
-		labels, err = labels.To(dev)
-		require.NoError(t, err)
 	}
+	assert.Equal(t, dev, graph.DeviceOf(ps))
 	tape := graph.NewTape()
 	var loss float64
 	for range steps {
 		graph.ZeroGrads(ps)
+		// The batch moves to the model's device each step; Release frees the copies.
+		x, err := tape.Move(x, graph.DeviceOf(ps))
+		require.NoError(t, err)
+		labels, err := tape.Move(labels, graph.DeviceOf(ps))
+		require.NoError(t, err)
 		h := graph.Relu(graph.Linear(tape.Const(x), tape.Param(w1), tape.Param(b1)))
 		h = graph.Add(h, graph.Reshape(graph.Mul(h, h), 5, 6)) // h read three times
 		l := graph.SoftmaxCrossEntropy(graph.Linear(h, tape.Param(w2), nil), labels)
 		require.NoError(t, tape.Backward(l))
-		var err error
 		loss, err = l.Item()
 		require.NoError(t, err)
 		tape.Release()
@@ -98,4 +98,3 @@ func TestNoKernelOnDeviceIsAnError(t *testing.T) {
 	assert.EqualError(t, err, "op add has no testdev int64 kernel (inputs on test:0)")
 	_ = ops.Kernels
 }
-

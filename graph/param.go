@@ -153,6 +153,18 @@ func ParamsTo(ps []*Param, dev tensor.Device) error {
 	return nil
 }
 
+// DeviceOf returns the device of the first of ps with a value (nil: host
+// memory), the device of a model given its Params: where a training step
+// moves its batch (Tape.Move).
+func DeviceOf(ps []*Param) tensor.Device {
+	for _, p := range ps {
+		if p != nil && p.Value != nil {
+			return p.Value.Device()
+		}
+	}
+	return nil
+}
+
 // ZeroGrads clears the gradients of every parameter in ps.
 func ZeroGrads(ps []*Param) {
 	for _, p := range ps {

@@ -70,6 +70,7 @@ type Tape struct {
 	slab   []Value          // where new values are cut from
 	grads  []*tensor.Tensor // every gradient Backward made this step
 	keep   []*tensor.Tensor // tensors of callers: never recycled
+	moved  []*tensor.Tensor // copies Move made for this step, recycled as op outputs
 	args   []*Value         // node inputs, cut per node
 	tins   []*tensor.Tensor // op input tensors, cut per op call
 	needs  []bool           // Backward's need flags, cut per node
@@ -177,7 +178,30 @@ func (t *Tape) Const(x *tensor.Tensor) *Value {
 	if x == nil {
 		return t.fail(errors.New("graph: Const of a nil tensor"))
 	}
-	return t.newValue(x) // not made by an op: Release keeps it
+	v := t.newValue(x)
+	v.made = t != nil && len(t.moved) > 0 && slices.Contains(t.moved, x) // a copy of the step's (Move), else kept by Release
+	return v
+}
+
+// Move returns x on dev (nil: host memory) for this step: x itself when it
+// is there already, else a copy that belongs to the step, so that Release
+// frees it as it does the ops' outputs (unless it was handed out). It is
+// how a training step moves its batch to the model's device (see
+// DeviceOf); the copy may be passed to Const or to a graph function that
+// takes labels or ids as a tensor.
+func (t *Tape) Move(x *tensor.Tensor, dev tensor.Device) (*tensor.Tensor, error) {
+	switch {
+	case t == nil || x == nil:
+		return nil, errors.New("graph: Move of a nil tensor or on a nil tape")
+	case x.Device() == dev:
+		return x, nil
+	}
+	c, err := x.To(dev)
+	if err != nil {
+		return nil, err
+	}
+	t.moved = append(t.moved, c)
+	return c, nil
 }
 
 // Var wraps a tensor as a leaf whose gradient Backward computes; read it
@@ -546,6 +570,9 @@ func (t *Tape) Release() {
 	for _, g := range t.grads {
 		t.rec.Add(g)
 	}
+	for _, m := range t.moved {
+		t.rec.Add(m)
+	}
 	for _, k := range t.keep {
 		t.rec.Keep(k)
 	}
@@ -562,6 +589,8 @@ func (t *Tape) Release() {
 	t.grads = t.grads[:0]
 	clear(t.keep)
 	t.keep = t.keep[:0]
+	clear(t.moved)
+	t.moved = t.moved[:0]
 	clear(t.args)
 	t.args = t.args[:0]
 	clear(t.tins)

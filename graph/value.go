@@ -41,6 +41,20 @@ func (v *Value) Tensor() (*tensor.Tensor, error) {
 	return v.t, nil
 }
 
+// Host returns the computed tensor in host memory: as Tensor for a value
+// on the host, else a copy, while the device storage stays the step's, so
+// Release frees it. It is how a loop reads a model's outputs (logits for
+// an accuracy) whatever the model's device.
+func (v *Value) Host() (*tensor.Tensor, error) {
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if v.t.Device() == nil {
+		return v.Tensor()
+	}
+	return v.t.To(nil)
+}
+
 // Err returns the error that failed this value, or nil; for a value whose
 // tape was released since, the error says so.
 func (v *Value) Err() error {

@@ -77,6 +77,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewState":                  graph.NewState,
 			"ZeroGrads":                 graph.ZeroGrads,
 			"ParamsTo":                  graph.ParamsTo,
+			"DeviceOf":                  graph.DeviceOf,
 			"Sum":                       graph.Sum,
 			"SumKeep":                   graph.SumKeep,
 			"Mean":                      graph.Mean,

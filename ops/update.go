@@ -32,23 +32,39 @@ type Update struct {
 // shape, updated in place.
 type UpdateKernel func(u Update, v, g *tensor.Tensor, slots []*tensor.Tensor) error
 
-var updateKernels = map[string]UpdateKernel{}
+// ClipKernel adds L2·v into each gradient g (when l2 > 0) and then scales
+// the gradients, on a device, so that their global norm is at most
+// maxNorm (tf.clip_by_global_norm), in place: values and grads pair up,
+// all float tensors on one device.
+type ClipKernel func(values, grads []*tensor.Tensor, l2, maxNorm float64) error
+
+// deviceUpdate is what a device registered for optim.
+type deviceUpdate struct {
+	update UpdateKernel
+	clip   ClipKernel
+}
+
+var updateKernels = map[string]deviceUpdate{}
 
 // RegisterUpdate records, at init time, the update kernel of the device
-// kind device. A second registration or a nil kernel is an error.
-func RegisterUpdate(device string, k UpdateKernel) error {
+// kind device and its gradient clipping (nil: none, and optim's
+// GlobalClipNorm is an error there). A second registration or a nil
+// update is an error.
+func RegisterUpdate(device string, update UpdateKernel, clip ClipKernel) error {
 	switch {
-	case k == nil:
+	case update == nil:
 		return fmt.Errorf("ops: RegisterUpdate(%q): nil kernel", device)
-	case updateKernels[device] != nil:
+	case updateKernels[device].update != nil:
 		return fmt.Errorf("ops: RegisterUpdate(%q): registered twice", device)
 	}
-	updateKernels[device] = k
+	updateKernels[device] = deviceUpdate{update, clip}
 	return nil
 }
 
-// UpdateOn returns the update kernel of the device kind device.
-func UpdateOn(device string) (UpdateKernel, bool) {
+// UpdateOn returns the update kernel of the device kind device and its
+// clipping (nil when it registered none); ok is false when it registered
+// nothing.
+func UpdateOn(device string) (update UpdateKernel, clip ClipKernel, ok bool) {
 	k, ok := updateKernels[device]
-	return k, ok
+	return k.update, k.clip, ok
 }

@@ -164,6 +164,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*ops.Freer)(nil),
 			(*ops.Update)(nil),
 			(*ops.UpdateKernel)(nil),
+			(*ops.ClipKernel)(nil),
 			(*ops.RNNActivation)(nil),
 			(*ops.AttentionAttrs)(nil),
 			(*ops.BatchNormAttrs)(nil),

@@ -30,11 +30,11 @@ func (o *optimizer) device() (tensor.Device, error) {
 // the model moved) follow their parameter on the first step. done is the
 // number of steps taken and lr the step's learning rate.
 func (o *optimizer) stepDevice(dev tensor.Device, done int64, lr float64) error {
-	kernel, ok := ops.UpdateOn(dev.Kind())
+	kernel, clip, ok := ops.UpdateOn(dev.Kind())
 	switch {
 	case !ok:
 		return fmt.Errorf("optim: %s: no update kernel on %v", o.rule.name, dev)
-	case o.cfg.clipNorm > 0:
+	case o.cfg.clipNorm > 0 && clip == nil:
 		return fmt.Errorf("optim: %s: GlobalClipNorm is not implemented on %v", o.rule.name, dev)
 	}
 	for _, i := range o.active {
@@ -58,9 +58,21 @@ func (o *optimizer) stepDevice(dev tensor.Device, done int64, lr float64) error 
 			}
 		}
 	}
+	l2 := o.cfg.l2
+	if o.cfg.clipNorm > 0 { // as on the host: L2 into the gradients, then clip them together
+		values, grads := make([]*tensor.Tensor, len(o.active)), make([]*tensor.Tensor, len(o.active))
+		for k, i := range o.active {
+			values[k], grads[k] = o.params[i].Value, o.params[i].Grad
+		}
+		if err := clip(values, grads, l2, o.cfg.clipNorm); err != nil {
+			return fmt.Errorf("optim: %s: %w", o.rule.name, err)
+		}
+		l2 = 0
+	}
 	for _, i := range o.active {
 		p := o.params[i]
 		u := o.update(lr*o.lrMult[i], done+1)
+		u.L2 = l2
 		slots := make([]*tensor.Tensor, len(o.slots[i]))
 		for j, s := range o.slots[i] {
 			slots[j] = s.Value

@@ -94,11 +94,15 @@ func Classification(logits *graph.Value, labels *tensor.Tensor) (Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-	lt, err := logits.Tensor()
+	lt, err := logits.Host() // the accuracy is counted on the host
 	if err != nil {
 		return nil, err
 	}
-	acc, err := ops.Accuracy(lt, labels)
+	lh, err := labels.To(nil)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := ops.Accuracy(lt, lh)
 	if err != nil {
 		return nil, err
 	}

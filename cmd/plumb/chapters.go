@@ -37,6 +37,7 @@ type chapterFlags struct {
 	seed                        uint64
 	save, load, dir, logDir     string
 	dist                        bool
+	device                      string
 
 	// best, when set (saveBest), names the metric whose best epoch --save
 	// keeps: the parameters are written after every epoch that improves
@@ -71,6 +72,7 @@ func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float6
 	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	f.fs.IntVar(&f.every, "log-every", 50, "with --log, a step record every N steps")
 	f.fs.BoolVar(&f.dist, "dist", dist.Launched() > 1, distUsage)
+	f.fs.StringVar(&f.device, "device", "cpu", "where to train: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	return f
 }
 
@@ -92,6 +94,9 @@ func (f *chapterFlags) parse(args []string) error {
 		return fmt.Errorf("%s: --lr %g, want a positive finite number", name, f.lr)
 	case f.every < 1:
 		return fmt.Errorf("%s: --log-every %d, want at least 1", name, f.every)
+	}
+	if err := checkDevice(f.device); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if f.save != "" {
 		if err := checkpoint.CheckPath(f.save); err != nil {

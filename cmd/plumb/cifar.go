@@ -111,7 +111,7 @@ func (c *cifarFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.testLimit, "test-limit", 0, "test on only the first N test images (0: all)")
 }
 
-func trainCIFAR(args []string, stdout, stderr io.Writer) error {
+func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("train cifar10", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c cifarFlags
@@ -123,7 +123,7 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	best := fs.String("best", "", "write the parameters of the epoch with the best test accuracy here")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
 	augment := fs.Bool("augment", false, "pad 4, random 32x32 crop and horizontal flip of each training image (off in the book's recipe)")
-	device := fs.String("device", "cpu", "where to train: cpu (the CUDA backend does not run these models yet)")
+	device := fs.String("device", "cpu", "where to train: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	logEvery := fs.Int("log-every", 20, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step, RNG) to this file")
@@ -132,8 +132,8 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *device != "cpu" {
-		return fmt.Errorf("train cifar10: --device %s: only cpu runs the CIFAR models for now", *device)
+	if err := checkDevice(*device); err != nil {
+		return fmt.Errorf("train cifar10: %w", err)
 	}
 	if *logEvery < 1 {
 		return fmt.Errorf("train cifar10: --log-every %d, want at least 1", *logEvery)
@@ -160,6 +160,11 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) error {
 	if err := net.SetNorm(nm); err != nil {
 		return err
 	}
+	closeDev, err := moveModel(*device, net.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
 		return err

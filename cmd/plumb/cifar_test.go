@@ -137,7 +137,7 @@ func TestCIFARUsageErrors(t *testing.T) {
 		{[]string{"train", "cifar10", "--data", empty, "--format", "png"}, `--format "png": want bin or jpeg`},
 		{[]string{"train", "cifar10", "--data", empty}, "no data_batch_*.bin or data_batch_*.bin.gz"},
 		{[]string{"train", "cifar10", "--data", empty, "--format", "jpeg"}, "no JPEG tree in"},
-		{[]string{"train", "cifar10", "--device", "cuda"}, "only cpu runs the CIFAR models"},
+		{[]string{"train", "cifar10", "--device", "cuda"}, "this plumb was built without CUDA"},
 		{[]string{"train", "cifar10", "--data", empty, "--model", "alexnet"}, `unknown model "alexnet"`},
 		{[]string{"train", "cifar10", "--model", "vgg", "--depth", "12"}, "vgg depth 12"},
 		{[]string{"eval", "cifar10", "--load", "x", "--model", "resnet32", "--depth", "33"}, "resnet depth 33"},

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/plumbml/plumb/data"
-	"github.com/plumbml/plumb/models/mnist"
-	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
 )
 
 // checkDevice accepts only the CPU: this binary was built without the
 // `cuda` tag, so it holds no GPU code (see ops/cuda).
-func checkDevice(device, _ string) error {
+func checkDevice(device string) error {
 	switch device {
 	case "cpu":
 		return nil
@@ -24,12 +22,10 @@ func checkDevice(device, _ string) error {
 	return fmt.Errorf("--device %q: want cpu or cuda", device)
 }
 
-// trainCUDA is never reached in this build: checkDevice refuses cuda.
-func trainCUDA(mnist.Model, optim.Optimizer, float64, *data.Dataset, *data.Dataset, mnist.Config, func(mnist.Progress), func(mnist.Epoch), io.Writer) error {
-	return checkDevice("cuda", "")
-}
-
-// evalCUDA is never reached in this build: checkDevice refuses cuda.
-func evalCUDA(mnist.Model, *data.Dataset, io.Writer) (float64, float64, error) {
-	return 0, 0, checkDevice("cuda", "")
+// openDevice returns nil (host memory) for cpu; checkDevice refuses the rest.
+func openDevice(device string, _ io.Writer) (tensor.Device, func() error, error) {
+	if err := checkDevice(device); err != nil {
+		return nil, nil, err
+	}
+	return nil, func() error { return nil }, nil
 }

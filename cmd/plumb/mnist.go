@@ -51,7 +51,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	save := fs.String("save", "", "write a checkpoint (safetensors) here after training")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
 	limit := fs.Int("limit", 0, "train on only the first N training images (0: all), for quick runs")
-	device := fs.String("device", "cpu", "where to train: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	device := fs.String("device", "cpu", "where to train: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	logDir := fs.String("log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	logEvery := fs.Int("log-every", 50, "with --log, a step record every N steps")
 	state := fs.String("state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step) to this file")
@@ -82,10 +82,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("train mnist: --dist trains on the CPU; drop --device %s", *device)
 	case *device == "cuda" && dt != tensor.Float32:
 		return fmt.Errorf("train mnist: --device cuda trains in float32; drop --dtype %s", *dtype)
-	case *device == "cuda" && (*state != "" || *resume != ""):
-		return fmt.Errorf("train mnist: --state and --resume need --device cpu (the GPU trainer does not save its state yet)")
 	}
-	if err := checkDevice(*device, *model); err != nil {
+	if err := checkDevice(*device); err != nil {
 		return err
 	}
 	net, err := mnist.New(*model, tensor.NewRNG(*seed), layers.DType(dt))
@@ -110,6 +108,11 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	if test, err = imagesAs(test, dt); err != nil {
 		return err
 	}
+	closeDev, err := moveModel(*device, net.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	opt, err := optim.NewAdam(net.Params(), optim.LR(*lr))
 	if err != nil {
 		return err
@@ -131,7 +134,6 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "training %s on %d images, testing on %d (Adam lr %g, batch %d, seed %d)\n",
 		*model, train.Len(), test.Len(), *lr, *batch, *seed)
 	bar := trainpkg.NewBar(stderr)
-	var logErr error
 	var log *runlog.Writer
 	if *logDir != "" && leader {
 		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
@@ -141,26 +143,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 		defer log.Close()
-		if *device != "cuda" {
-			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
-		}
+		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
 	}
 	epochEnd := func(e mnist.Epoch) {
 		bar.Clear()
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
-		if log != nil && *device == "cuda" { // the GPU trainer has no step hooks: epochs only
-			logErr = errors.Join(logErr, log.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Loss: e.TrainLoss,
-				Examples: int64(e.Epoch * train.Len()), SamplesPerSec: e.SamplesPerSec,
-				Metrics: map[string]float64{"accuracy": e.TestAccuracy, "loss": e.TestLoss}}))
-		}
 	}
-	if *device == "cuda" {
-		err = trainCUDA(net, opt, *lr, train, test, cfg, bar.Update, epochEnd, stdout)
-	} else {
-		err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
-	}
-	err = errors.Join(err, logErr)
+	err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
 	if err != nil {
 		bar.Clear()
 		if *save != "" {
@@ -197,20 +187,20 @@ func runModel(model string, limit, epochs, batch int) string {
 	return name
 }
 
-func evalMNIST(args []string, stdout, stderr io.Writer) error {
+func evalMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("eval mnist", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "cnn", "network the checkpoint holds: cnn or mlp")
 	load := fs.String("load", "", "checkpoint written by plumb train mnist --save")
 	dir := fs.String("data", "", "directory with the MNIST IDX files (default $PLUMB_DATA, else the embedded copy)")
-	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (the cnn on GPU 0; needs a binary built with -tags cuda)")
+	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *load == "" {
 		return fmt.Errorf("eval mnist: --load FILE is required")
 	}
-	if err := checkDevice(*device, *model); err != nil {
+	if err := checkDevice(*device); err != nil {
 		return err
 	}
 	net, err := mnist.New(*model, tensor.NewRNG(0))
@@ -224,12 +214,12 @@ func evalMNIST(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var acc, loss float64
-	if *device == "cuda" {
-		acc, loss, err = evalCUDA(net, test, stdout)
-	} else {
-		acc, loss, err = mnist.Evaluate(net, test, 500)
+	closeDev, err := moveModel(*device, net.Params(), stdout)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, closeDev()) }()
+	acc, loss, err := mnist.Evaluate(net, test, 500)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -14,7 +15,7 @@ import (
 // trainRecommender is plumb train recommender: the book's two-tower model
 // on MovieLens (1M if present, else 100K), tested on a fixed 10% of the
 // ratings after each pass.
-func trainRecommender(args []string, stdout, stderr io.Writer) error {
+func trainRecommender(args []string, stdout, stderr io.Writer) (err error) {
 	f := newChapterFlags("train recommender", stderr, 5, recommender.Batch, recommender.LR, "MovieLens (ml-1m or ml-100k, folder or archive)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -31,6 +32,11 @@ func trainRecommender(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(f.device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	opt, err := recommender.NewOptimizer(m, f.lr)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -13,7 +14,7 @@ import (
 
 // trainSentiment is plumb train sentiment [--model cnn|lstm]: the book's
 // IMDB classifiers, evaluated on the 25,000 test reviews after each pass.
-func trainSentiment(args []string, stdout, stderr io.Writer) error {
+func trainSentiment(args []string, stdout, stderr io.Writer) (err error) {
 	f := newChapterFlags("train sentiment", stderr, 1, sentiment.Batch, sentiment.LR, "IMDB (aclImdb, or its .tar.gz)")
 	model := f.fs.String("model", "cnn", "network: cnn (text CNN) or lstm (stacked LSTM)")
 	testLimit := f.fs.Int("test-limit", 0, "evaluate on only the first N test reviews of each label (0: all)")
@@ -35,6 +36,11 @@ func trainSentiment(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(f.device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	opt, err := sentiment.NewOptimizer(m, f.lr)
 	if err != nil {
 		return err

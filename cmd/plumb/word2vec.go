@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // trainWord2Vec is plumb train word2vec: the book's N-gram model on PTB,
 // evaluated after each pass on PTB's valid and test files.
-func trainWord2Vec(args []string, stdout, stderr io.Writer) error {
+func trainWord2Vec(args []string, stdout, stderr io.Writer) (err error) {
 	f := newChapterFlags("train word2vec", stderr, 3, word2vec.Batch, word2vec.LR, "PTB (ptb.{train,valid,test}.txt[.gz])")
 	if err := f.parse(args); err != nil {
 		return err
@@ -32,6 +33,11 @@ func trainWord2Vec(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(f.device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	opt, err := word2vec.NewOptimizer(m, f.lr)
 	if err != nil {
 		return err
@@ -73,6 +79,8 @@ func word2vecCommand(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case word == "":
 		return fmt.Errorf("word2vec similar: no WORD given")
+	case f.device != "cpu":
+		return fmt.Errorf("word2vec similar: --device %s: the query runs on the CPU", f.device)
 	case f.load == "":
 		return fmt.Errorf("word2vec similar: %w", errNoLoad)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/metrics"
 	"github.com/plumbml/plumb/optim"
+	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -66,7 +67,11 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 					return t.Fail(err), b.Len()
 				}
 			}
-			return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), b.Tensor("label")), b.Len()
+			x, y, err := onDevice(t, net, x, b.Tensor("label"))
+			if err != nil {
+				return t.Fail(err), b.Len()
+			}
+			return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
 		},
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			acc, loss, err := evaluate(net, testSet, cfg.Batch, report)
@@ -83,6 +88,18 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 		Replicas:   cfg.Replicas,
 	}
 	return train.Run(tc)
+}
+
+// onDevice returns the batch's images x and labels y on net's device,
+// copies that the tape's Release frees (graph.Tape.Move).
+func onDevice(t *graph.Tape, net *Net, x, y *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
+	dev := graph.DeviceOf(net.Params())
+	x, err := t.Move(x, dev)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err = t.Move(y, dev)
+	return x, y, err
 }
 
 // Evaluate returns net's accuracy and mean cross-entropy on ds, in batches
@@ -106,13 +123,17 @@ func evaluate(net *Net, ds *data.Dataset, batch int, report func(done, total int
 		if err != nil {
 			return 0, 0, err
 		}
-		y := b.Tensor("label")
-		logits := net.Forward(tape.Const(b.Tensor("image")))
-		l, err := graph.SoftmaxCrossEntropy(logits, y).Item()
+		x, yd, err := onDevice(tape, net, b.Tensor("image"), b.Tensor("label"))
 		if err != nil {
 			return 0, 0, err
 		}
-		lt, err := logits.Tensor()
+		y := b.Tensor("label")
+		logits := net.Forward(tape.Const(x))
+		l, err := graph.SoftmaxCrossEntropy(logits, yd).Item()
+		if err != nil {
+			return 0, 0, err
+		}
+		lt, err := logits.Host()
 		if err != nil {
 			return 0, 0, err
 		}

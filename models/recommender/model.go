@@ -8,6 +8,7 @@
 package recommender
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -171,6 +172,9 @@ func (m *Model) Predict(t *graph.Tape, in Inputs) *graph.Value {
 	if err != nil { // u failed: its error flows on
 		return u
 	}
+	if scale, err = t.Move(scale, graph.DeviceOf(m.Params())); err != nil {
+		return t.Fail(err)
+	}
 	return graph.Mul(graph.Div(dot, norms), t.Const(scale))
 }
 
@@ -180,5 +184,37 @@ func (m *Model) Loss(t *graph.Tape, in Inputs, targets *tensor.Tensor) *graph.Va
 	if targets == nil {
 		return t.Fail(fmt.Errorf("recommender: no scores in the batch"))
 	}
+	if dev := graph.DeviceOf(m.Params()); dev != nil { // the batch moves to the model's device for the step
+		var err error
+		if in, err = in.to(t, dev); err != nil {
+			return t.Fail(err)
+		}
+		if targets, err = t.Move(targets, dev); err != nil {
+			return t.Fail(err)
+		}
+	}
 	return graph.MSE(m.Predict(t, in), t.Const(targets))
+}
+
+// to returns the inputs with their ids on dev (graph.Tape.Move); the
+// ragged fields keep their offsets on the host, where the ops read them.
+func (in Inputs) to(t *graph.Tape, dev tensor.Device) (Inputs, error) {
+	var errs []error
+	move := func(x *tensor.Tensor) *tensor.Tensor {
+		if x == nil {
+			return nil
+		}
+		y, err := t.Move(x, dev)
+		errs = append(errs, err)
+		return y
+	}
+	ragged := func(r *tensor.Ragged) *tensor.Ragged {
+		if r == nil {
+			return nil
+		}
+		return &tensor.Ragged{Values: move(r.Values), Offsets: r.Offsets}
+	}
+	out := Inputs{User: move(in.User), Gender: move(in.Gender), Age: move(in.Age), Job: move(in.Job), Movie: move(in.Movie),
+		Genres: ragged(in.Genres), Title: ragged(in.Title)}
+	return out, errors.Join(errs...)
 }

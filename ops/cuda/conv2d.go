@@ -280,5 +280,5 @@ func (c *Conv2D) filterGrad(dw, gout *Buffer, og, kg, p, z int) error {
 		c: part, ldc: kg, strideC: og * kg}).run(d); err != nil {
 		return err
 	}
-	return d.launch("channel_sum", rowGrid(c.o*kg), block1, ptr(part), ptr(dw), i64(c.n), i64(c.o*kg), i64(1))
+	return d.colSum(part, c.n, c.o*kg, dw)
 }

@@ -56,6 +56,12 @@ func requireClose(t *testing.T, want *tensor.Tensor, got *Buffer, tl tol, what s
 	require.NotNil(t, got, what)
 	h, err := got.Download()
 	require.NoError(t, err, what)
+	requireCloseHost(t, want, h, tl, what)
+}
+
+// requireCloseHost compares the host tensors got and want.
+func requireCloseHost(t *testing.T, want, h *tensor.Tensor, tl tol, what string) {
+	t.Helper()
 	require.Equal(t, want.Shape(), h.Shape(), what)
 	worst, at := 0.0, -1
 	for i := 0; i < want.Size(); i++ {

@@ -176,7 +176,7 @@ func (d *Device) BinaryGrad(name string, a, b, y, dy *Buffer, needA, needB bool)
 			return err
 		}
 		if needB && nb != n {
-			return d.launch("channel_sum", rowGrid(nb), block1, ptr(dbFull), ptr(db), i64(n/nb), i64(nb), i64(1))
+			return d.colSum(dbFull, n/nb, nb, db)
 		}
 		return nil
 	})

@@ -202,7 +202,7 @@ func (d *Device) MatMulGrad(a, b, dc *Buffer, transA, transB, needA, needB bool)
 				return err
 			}
 			if shared {
-				return d.launch("channel_sum", rowGrid(k*n), block1, ptr(out), ptr(db), i64(dm.batch), i64(k*n), i64(1))
+				return d.colSum(out, dm.batch, k*n, db)
 			}
 		}
 		return nil

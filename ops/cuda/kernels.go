@@ -3,40 +3,633 @@
 package cuda
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
-// kernelOps names the ops of package ops that this package has float32
-// kernels for, besides the elementwise ops and reductions (unaryCodes,
-// binaryCodes, reduceCodes). Each must have a device test: a run in
-// parityRuns that TestParityGoldens drives over the op's goldens
-// (TestEveryCUDAKernelIsTested checks both ways).
-var kernelOps = []string{
-	"softmax", "log_softmax", "softmax_cross_entropy", "softmax_cross_entropy_soft",
-	"matmul", "conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d",
-	"batch_norm", "layer_norm", "embedding", "attention",
-	"lstm", "lstm_cell", "gru", "gru_cell",
-	"sequence_pool", "sequence_softmax", "sequence_expand", "sequence_reverse", "sequence_slice", "sequence_concat",
+// factory builds an op's kernel on d from the CPU op's attributes.
+type factory func(d *Device, a ops.Attrs) (kernel, error)
+
+// kernels maps each op of package ops that has a CUDA float32 kernel to
+// its factory; init adds the elementwise ops and reductions from their
+// code tables and registers every entry with ops, so that ops.Dispatch
+// runs the op here for inputs on a Device. Each must have a float32 golden
+// that TestParityGoldens runs on the device (TestEveryCUDAKernelIsTested).
+var kernels = map[string]factory{
+	"softmax":                    softmaxKernel(false),
+	"log_softmax":                softmaxKernel(true),
+	"softmax_cross_entropy":      xentKernel(false),
+	"softmax_cross_entropy_soft": xentKernel(true),
+	"matmul":                     matmulKernel,
+	"linear":                     linearKernel,
+	"conv2d":                     convKernel,
+	"conv2d_transpose":           convTransposeKernel,
+	"max_pool2d":                 poolKernel(true),
+	"avg_pool2d":                 poolKernel(false),
+	"batch_norm":                 batchNormKernel,
+	"layer_norm":                 layerNormKernel,
+	"embedding":                  embeddingKernel,
+	"attention":                  attentionKernel,
+	"lstm":                       lstmKernel,
+	"lstm_cell":                  lstmCellKernel,
+	"gru":                        gruKernel,
+	"gru_cell":                   gruCellKernel,
+	"sequence_pool":              seqPoolKernel,
+	"sequence_softmax":           seqSoftmaxKernel,
+	"sequence_expand":            seqRowsKernel("sequence_expand"),
+	"sequence_reverse":           seqRowsKernel("sequence_reverse"),
+	"sequence_slice":             seqRowsKernel("sequence_slice"),
+	"sequence_concat":            seqConcatKernel,
+}
+
+// layoutOps run their CPU op on device tensors, which only relabels the
+// storage's shape (see layoutOp).
+var layoutOps = []string{"reshape"}
+
+// fallbacks are the ops with no CUDA kernel yet: they run on a Device
+// through their CPU kernel on host copies of the inputs (ops.RegisterFallback),
+// so that every model runs on the GPU, paying a copy each way for these.
+// ops.Kernels lists them as fallbacks, not as CUDA kernels.
+var fallbacks = []string{
+	"additive_attention", "concat", "crf", "dropout", "gather", "global_avg_pool2d",
+	"linear_softmax_cross_entropy", "lstm_projected", "mse", "rnn_final_state", "sequence_conv",
+	"sigmoid_cross_entropy", "slice", "transpose", "where",
 }
 
 // registerErrs holds the registrations ops refused (a name it does not
 // know); TestEveryCUDAKernelIsTested fails on any.
 var registerErrs []error
 
-// init registers the kernels with ops' registry, so that ops.Kernels lists
-// them in a program built with the tag cuda.
 func init() {
-	for _, codes := range []map[string]int{unaryCodes, binaryCodes, reduceCodes} {
-		for name := range codes {
-			if err := ops.RegisterKernel(name, "cuda", tensor.Float32); err != nil {
-				registerErrs = append(registerErrs, err)
-			}
-		}
+	for name := range unaryCodes {
+		kernels[name] = unaryKernel(name)
 	}
-	for _, name := range kernelOps {
-		if err := ops.RegisterKernel(name, "cuda", tensor.Float32); err != nil {
+	for name := range binaryCodes {
+		kernels[name] = binaryKernel(name)
+	}
+	for name := range reduceCodes {
+		kernels[name] = reduceKernel(name)
+	}
+	for name, f := range kernels {
+		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
+			d, ok := dev.(*Device)
+			if !ok {
+				return nil, fmt.Errorf("cuda: kernel of %s asked for device %v", name, dev)
+			}
+			k, err := f(d, a)
+			if err != nil {
+				return nil, err
+			}
+			return &op{name: name, d: d, k: k}, nil
+		})
+		if err != nil {
 			registerErrs = append(registerErrs, err)
 		}
 	}
+	for _, name := range layoutOps {
+		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
+			cpu, err := ops.Build(name, a)
+			return &layoutOp{Op: cpu, d: dev.(*Device)}, err
+		})
+		if err != nil {
+			registerErrs = append(registerErrs, err)
+		}
+	}
+	for _, name := range fallbacks {
+		if err := ops.RegisterFallback(name, "cuda", tensor.Float32); err != nil {
+			registerErrs = append(registerErrs, err)
+		}
+	}
+	if err := ops.RegisterUpdate("cuda", update, clip); err != nil {
+		registerErrs = append(registerErrs, err)
+	}
+}
+
+// one returns the single gradient g as a gradient list.
+func one(g *Buffer, err error) ([]*Buffer, error) { return []*Buffer{g}, err }
+
+func unaryKernel(name string) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		p := a.UnaryParams(name)
+		return kernel{
+			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+				if len(in) != 1 {
+					return nil, opError(name, in, "want 1 input")
+				}
+				return d.Unary(name, in[0], p...)
+			},
+			backward: func(in []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
+				return one(d.UnaryGrad(name, in[0], out, gout, p...))
+			},
+		}, nil
+	}
+}
+
+func binaryKernel(name string) factory {
+	return func(d *Device, _ ops.Attrs) (kernel, error) {
+		return kernel{
+			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+				if len(in) != 2 || in[0] == nil || in[1] == nil {
+					return nil, opError(name, in, "want 2 inputs")
+				}
+				as, bs := in[0].shape, in[1].shape
+				if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
+					return nil, fmt.Errorf("%s of %v and %v: %w (b of a's shape or of its trailing dims)", name, as, bs, errUnsupported)
+				}
+				return d.Binary(name, in[0], in[1])
+			},
+			backward: func(in []*Buffer, out, gout *Buffer, need []bool) ([]*Buffer, error) {
+				da, db, err := d.BinaryGrad(name, in[0], in[1], out, gout, at(need, 0), at(need, 1))
+				return []*Buffer{da, db}, err
+			},
+		}, nil
+	}
+}
+
+func reduceKernel(name string) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		o := d.ReduceOp(name, a.Axes, a.KeepDims)
+		return kernel{
+			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+				if len(in) != 1 {
+					return nil, opError(name, in, "want 1 input")
+				}
+				return o.Forward(in[0])
+			},
+			backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(o.Backward(gout)) },
+			free:     o.Free,
+		}, nil
+	}
+}
+
+func softmaxKernel(log bool) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		fwd, bwd, name := d.Softmax, d.SoftmaxGrad, "softmax"
+		if log {
+			fwd, bwd, name = d.LogSoftmax, d.LogSoftmaxGrad, "log_softmax"
+		}
+		return kernel{
+			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+				if len(in) != 1 {
+					return nil, opError(name, in, "want 1 input")
+				}
+				return fwd(in[0], a.Axis)
+			},
+			backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(out, gout, a.Axis)) },
+		}, nil
+	}
+}
+
+func xentKernel(soft bool) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		r, err := a.LossReduction()
+		if err != nil {
+			return kernel{}, err
+		}
+		o := d.SoftmaxCrossEntropyOp(r)
+		if soft {
+			o = d.SoftmaxCrossEntropySoftOp(r)
+		}
+		return kernel{
+			forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+				if len(in) != 2 {
+					return nil, opError(o.name(), in, "want logits and labels")
+				}
+				if soft {
+					return o.ForwardSoft(in[0], in[1])
+				}
+				labels, err := host(1) // the kernel takes the labels from the host, as ops reads them
+				if err != nil {
+					return nil, err
+				}
+				return o.Forward(in[0], labels)
+			},
+			backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+				dz, dy, err := o.Backward(gout, soft && at(need, 1))
+				return []*Buffer{dz, dy}, err
+			},
+			free: o.Free,
+		}, nil
+	}
+}
+
+func matmulKernel(d *Device, a ops.Attrs) (kernel, error) {
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 {
+				return nil, opError("matmul", in, "want 2 inputs")
+			}
+			return d.MatMul(in[0], in[1], a.TransposeA, a.TransposeB)
+		},
+		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			da, db, err := d.MatMulGrad(in[0], in[1], gout, a.TransposeA, a.TransposeB, at(need, 0), at(need, 1))
+			return []*Buffer{da, db}, err
+		},
+	}, nil
+}
+
+// linearKernel is x·W (+ b) as ops.LinearOp: x [..., In] flattened to
+// [N, In] for the GEMM, the bias added along the last axis, and its
+// gradient the column sums of gout.
+func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
+	const name = "linear"
+	rows := func(b *Buffer) *Buffer {
+		n := b.shape[len(b.shape)-1]
+		return &Buffer{dev: b.dev, ptr: b.ptr, dtype: b.dtype, shape: tensor.Shape{b.Size() / max(n, 1), n}, gone: b.gone}
+	}
+	var sum *Reduce
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 && len(in) != 3 {
+				return nil, opError(name, in, "want x, W and an optional b")
+			}
+			if err := d.checkInputs(name, in...); err != nil {
+				return nil, err
+			}
+			x, w := in[0], in[1]
+			if len(x.shape) < 1 || len(w.shape) != 2 || x.shape[len(x.shape)-1] != w.shape[0] ||
+				(len(in) == 3 && (len(in[2].shape) != 1 || in[2].shape[0] != w.shape[1])) {
+				return nil, opError(name, in, "want x [..., In], W [In, Out] and b [Out]")
+			}
+			y, err := d.MatMul(rows(x), w, false, false)
+			if err != nil {
+				return nil, err
+			}
+			if len(in) == 3 {
+				yb, err := d.Binary("add", y, in[2])
+				freeAll(y)
+				if y = yb; err != nil {
+					return nil, err
+				}
+			}
+			y.shape = append(x.shape[:len(x.shape)-1:len(x.shape)-1], w.shape[1])
+			return y, nil
+		},
+		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			g := rows(gout)
+			dx, dw, err := d.MatMulGrad(rows(in[0]), in[1], g, false, false, at(need, 0), at(need, 1))
+			if err != nil {
+				return nil, err
+			}
+			if dx != nil {
+				dx.shape = in[0].shape.Clone()
+			}
+			grads := []*Buffer{dx, dw}
+			if len(in) == 3 && at(need, 2) {
+				sum = d.ReduceOp("sum", []int{0}, false)
+				db, err := sum.Forward(g)
+				sum.Free()
+				if err != nil {
+					freeAll(dx, dw)
+					return nil, err
+				}
+				grads = append(grads, db)
+			}
+			return grads, nil
+		},
+	}, nil
+}
+
+// convLike is the kernel of an op with inputs x, w and an optional bias
+// and a Forward(x, w, b) / Backward(gout, need) pair.
+func convLike(name string, fwd func(x, w, b *Buffer) (*Buffer, error), bwd func(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error)) kernel {
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 && len(in) != 3 {
+				return nil, opError(name, in, "want x, w and an optional b")
+			}
+			var b *Buffer
+			if len(in) == 3 {
+				b = in[2]
+			}
+			return fwd(in[0], in[1], b)
+		},
+		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			dx, dw, db, err := bwd(gout, [3]bool{at(need, 0), at(need, 1), len(in) == 3 && at(need, 2)})
+			return []*Buffer{dx, dw, db}, err
+		},
+	}
+}
+
+func convKernel(d *Device, a ops.Attrs) (kernel, error) {
+	c, err := a.Conv2D()
+	if err != nil {
+		return kernel{}, err
+	}
+	o := d.Conv2DOp(c)
+	return convLike("conv2d", o.Forward, o.Backward), nil
+}
+
+func convTransposeKernel(d *Device, a ops.Attrs) (kernel, error) {
+	c, err := a.Conv2DTranspose()
+	if err != nil {
+		return kernel{}, err
+	}
+	o := d.Conv2DTransposeOp(c)
+	return convLike("conv2d_transpose", o.Forward, o.Backward), nil
+}
+
+func poolKernel(isMax bool) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		p, err := a.Pool2D()
+		if err != nil {
+			return kernel{}, err
+		}
+		o := d.AvgPool2DOp(p)
+		if isMax {
+			o = d.MaxPool2DOp(p)
+		}
+		return single(o.name(), o.Forward, o.Backward, o.Free), nil
+	}
+}
+
+// single is the kernel of a one-input op with a Forward(x) / Backward(gout)
+// pair and saved state that free releases.
+func single(name string, fwd func(x *Buffer) (*Buffer, error), bwd func(gout *Buffer) (*Buffer, error), free func()) kernel {
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 1 {
+				return nil, opError(name, in, "want 1 input")
+			}
+			return fwd(in[0])
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(gout)) },
+		free:     free,
+	}
+}
+
+func batchNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.BatchNormOp(a.BatchNorm())
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 5 {
+				return nil, opError("batch_norm", in, "want x, gamma, beta, moving mean and moving variance")
+			}
+			return o.Forward(in[0], in[1], in[2], in[3], in[4])
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			dx, dg, db, err := o.Backward(gout, [3]bool{at(need, 0), at(need, 1), at(need, 2)})
+			return []*Buffer{dx, dg, db}, err
+		},
+		free: o.Free,
+	}, nil
+}
+
+func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.LayerNormOp(a.NormAxes, a.Epsilon)
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 3 {
+				return nil, opError("layer_norm", in, "want x, gamma and beta")
+			}
+			return o.Forward(in[0], in[1], in[2])
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			dx, dg, db, err := o.Backward(gout, [3]bool{at(need, 0), at(need, 1), at(need, 2)})
+			return []*Buffer{dx, dg, db}, err
+		},
+		free: o.Free,
+	}, nil
+}
+
+func embeddingKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.EmbeddingOp(a.PaddingIdx)
+	return kernel{
+		forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 {
+				return nil, opError("embedding", in, "want a table and ids")
+			}
+			ids, err := host(1) // the lookup plan is made on the host, as ops makes it
+			if err != nil {
+				return nil, err
+			}
+			return o.Forward(in[0], ids)
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(o.Backward(gout)) },
+	}, nil
+}
+
+func attentionKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.AttentionOp(a.Attention())
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 3 && len(in) != 4 {
+				return nil, opError("attention", in, "want q, k, v and an optional mask")
+			}
+			var mask *Buffer
+			if len(in) == 4 {
+				mask = in[3]
+			}
+			return o.Forward(in[0], in[1], in[2], mask)
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) {
+			dq, dk, dv, err := o.Backward(gout)
+			return []*Buffer{dq, dk, dv}, err
+		},
+		free: o.Free,
+	}, nil
+}
+
+// rnnKernel is the kernel of a fused recurrent op whose inputs map onto
+// the launcher's argument slots (slots[i] is input i's slot) and whose
+// Backward returns the gradients by slot.
+func rnnKernel[G [5]*Buffer | [7]*Buffer, N [5]bool | [7]bool](name string, slots func(n int) ([]int, error),
+	fwd func(b []*Buffer) (*Buffer, error), bwd func(gout *Buffer, need N) (G, error), free func()) kernel {
+	var order []int
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			var err error
+			if order, err = slots(len(in)); err != nil {
+				return nil, opError(name, in, "%v", err)
+			}
+			var b [7]*Buffer
+			for i, s := range order {
+				b[s] = in[i]
+			}
+			return fwd(b[:])
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			var n N
+			for i, s := range order {
+				n[s] = at(need, i)
+			}
+			g, err := bwd(gout, n)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]*Buffer, len(order))
+			for i, s := range order {
+				out[i], g[s] = g[s], nil
+			}
+			for i := range len(g) {
+				g[i].Free()
+			}
+			return out, nil
+		},
+		free: free,
+	}
+}
+
+// lstmSlots maps lstm's inputs x, W, U, b, [peephole], [h0, c0] onto the
+// launcher's slots.
+func lstmSlots(n int) ([]int, error) {
+	s := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
+	switch n {
+	case 4:
+	case 5:
+		s = append(s, LSTMGradPeephole)
+	case 6:
+		s = append(s, LSTMGradH0, LSTMGradC0)
+	case 7:
+		s = append(s, LSTMGradPeephole, LSTMGradH0, LSTMGradC0)
+	default:
+		return nil, fmt.Errorf("want x, W, U, b, an optional peephole and optional h0, c0; got %d inputs", n)
+	}
+	return s, nil
+}
+
+func lstmOp(d *Device, a ops.Attrs) (*LSTM, error) {
+	if a.Candidate != 0 || a.Cell != 0 {
+		return nil, fmt.Errorf("lstm activations %v, %v: %w (tanh only)", a.Candidate, a.Cell, errUnsupported)
+	}
+	return d.LSTMOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
+}
+
+func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o, err := lstmOp(d, a)
+	if err != nil {
+		return kernel{}, err
+	}
+	return rnnKernel("lstm", lstmSlots, func(b []*Buffer) (*Buffer, error) { return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6]) },
+		o.Backward, o.Free), nil
+}
+
+// lstmCellKernel is one step of the fused LSTM over B one-step sequences;
+// its inputs are x, h, c, W, U, b and an optional peephole.
+func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
+	if _, err := lstmOp(d, a); err != nil {
+		return kernel{}, err
+	}
+	var o *LSTM
+	slots := func(n int) ([]int, error) {
+		s := []int{LSTMGradX, LSTMGradH0, LSTMGradC0, LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole}
+		if n != 6 && n != 7 {
+			return nil, fmt.Errorf("want x, h, c, W, U, b and an optional peephole; got %d inputs", n)
+		}
+		return s[:n], nil
+	}
+	fwd := func(b []*Buffer) (*Buffer, error) {
+		if b[0] == nil || len(b[0].shape) == 0 {
+			return nil, opError("lstm_cell", b, "want x [B, In]")
+		}
+		o = d.LSTMOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0])})
+		return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+	}
+	bwd := func(gout *Buffer, need [7]bool) ([7]*Buffer, error) { return o.Backward(gout, need) }
+	return rnnKernel("lstm_cell", slots, fwd, bwd, func() {
+		if o != nil {
+			o.Free()
+		}
+	}), nil
+}
+
+// steps returns the offsets of n one-step sequences.
+func steps(n int) []int {
+	off := make([]int, n+1)
+	for i := range off {
+		off[i] = i
+	}
+	return off
+}
+
+func gruKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.GRUOp(ops.GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter})
+	slots := func(n int) ([]int, error) {
+		if n != 4 && n != 5 {
+			return nil, fmt.Errorf("want x, W, U, b and an optional h0; got %d inputs", n)
+		}
+		return []int{GRUGradX, GRUGradW, GRUGradU, GRUGradB, GRUGradH0}[:n], nil
+	}
+	return rnnKernel("gru", slots, func(b []*Buffer) (*Buffer, error) { return o.Forward(b[0], b[1], b[2], b[3], b[4]) },
+		o.Backward, o.Free), nil
+}
+
+// gruCellKernel is one step of the fused GRU over B one-step sequences;
+// its inputs are x, h, W, U, b.
+func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
+	var o *GRU
+	slots := func(n int) ([]int, error) {
+		if n != 5 {
+			return nil, fmt.Errorf("want x, h, W, U and b; got %d inputs", n)
+		}
+		return []int{GRUGradX, GRUGradH0, GRUGradW, GRUGradU, GRUGradB}, nil
+	}
+	fwd := func(b []*Buffer) (*Buffer, error) {
+		if b[0] == nil || len(b[0].shape) == 0 {
+			return nil, opError("gru_cell", b, "want x [B, In]")
+		}
+		o = d.GRUOp(ops.GRUAttrs{Offsets: steps(b[0].shape[0]), ResetAfter: a.ResetAfter})
+		return o.Forward(b[0], b[1], b[2], b[3], b[4])
+	}
+	bwd := func(gout *Buffer, need [5]bool) ([5]*Buffer, error) { return o.Backward(gout, need) }
+	return rnnKernel("gru_cell", slots, fwd, bwd, func() {
+		if o != nil {
+			o.Free()
+		}
+	}), nil
+}
+
+func seqPoolKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.SequencePoolOp(ops.SequencePoolType(a.Pool), a.Pad, a.Offsets)
+	return single("sequence_pool", o.Forward, o.Backward, o.Free), nil
+}
+
+func seqSoftmaxKernel(d *Device, a ops.Attrs) (kernel, error) {
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 1 {
+				return nil, opError("sequence_softmax", in, "want 1 input")
+			}
+			return d.SequenceSoftmax(in[0], a.Offsets)
+		},
+		backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
+			return one(d.SequenceSoftmaxGrad(out, gout, a.Offsets))
+		},
+	}, nil
+}
+
+// seqRowsKernel serves sequence_expand, sequence_reverse and
+// sequence_slice, which move whole rows.
+func seqRowsKernel(name string) factory {
+	return func(d *Device, a ops.Attrs) (kernel, error) {
+		var o *SequenceRows
+		switch name {
+		case "sequence_expand":
+			o = d.SequenceExpandOp(a.Offsets)
+		case "sequence_reverse":
+			o = d.SequenceReverseOp(a.Offsets)
+		default:
+			o = d.SequenceSliceOp(a.Offsets, a.Starts, a.Lengths)
+		}
+		return single(name, o.Forward, o.Backward, nil), nil
+	}
+}
+
+func seqConcatKernel(d *Device, a ops.Attrs) (kernel, error) {
+	o := d.SequenceConcatOp(a.Offsets, a.OffsetsB)
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 {
+				return nil, opError("sequence_concat", in, "want 2 inputs")
+			}
+			return o.Forward(in[0], in[1])
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			da, db, err := o.Backward(gout, [2]bool{at(need, 0), at(need, 1)})
+			return []*Buffer{da, db}, err
+		},
+	}, nil
 }

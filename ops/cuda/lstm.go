@@ -231,7 +231,7 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 			}
 		}
 		if dpp != nil {
-			return d.launch("channel_sum", rowGrid(3*h), block1, ptr(dpp), ptr(g[LSTMGradPeephole]), i64(s.total), i64(3*h), i64(1))
+			return d.colSum(dpp, s.total, 3*h, g[LSTMGradPeephole])
 		}
 		return nil
 	})

@@ -3,10 +3,15 @@
 package cuda
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/plumbml/plumb/ops"
@@ -19,63 +24,137 @@ import (
 // parityDir holds the TensorFlow goldens (parity/testdata).
 const parityDir = "../../parity/testdata"
 
-// gpuRun runs one golden case's op on the device: forward on the inputs
-// and backward with gout. It returns the output and the gradients of the
-// case's differentiable inputs by index, or skip with the reason the GPU
-// path does not cover the case.
-type gpuRun func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (out *Buffer, grads map[int]*Buffer, skip string)
-
-// TestParityGoldens runs the float32 goldens of every op the kernels cover
-// through the GPU path. The goldens' own bounds are for the CPU kernels;
-// the GPU is held to the tolerance of its op family (cuda_test.go) widened
-// to 1e-4 relative, as float32 sums in another order than TensorFlow's.
+// TestParityGoldens runs the float32 goldens of every op with a registered
+// CUDA kernel (or host fallback) on the device, with no code per op: each case's op is built
+// by ops.Build from the case's name and attributes (as the parity harness
+// and the gradient checks build it), its inputs move to the device with
+// To, and ops.Dispatch picks the op's kernel from the registry. The
+// goldens' own bounds are for the CPU kernels; the GPU is held to 1e-4
+// relative, 1e-5 absolute, as float32 sums run in another order than
+// TensorFlow's. A case in a form the kernel does not implement (a
+// broadcast beyond trailing dims) is skipped with the kernel's reason.
 func TestParityGoldens(t *testing.T) {
 	cases, err := parity.LoadCases(os.DirFS(parityDir))
 	require.NoError(t, err)
-	ran := 0
+	ran := map[string]int{}
 	for _, c := range cases {
-		run, ok := parityRuns(c.Op)
-		if !ok || c.DType != "float32" || c.Kind != "op" {
+		if !onCUDA(c.Op) || c.DType != "float32" || c.Kind != "op" {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
-			// The case's attributes must make the op through ops.Build, the
-			// builder the parity harness and the gradient checks use; the
-			// runs read the same attributes through ops.Attrs' views.
-			_, err := ops.Build(c.Op, c.Attrs.Attrs)
+			a := c.Attrs.Attrs
+			a.Seed = uint64(c.Seed) // dropout's mask comes from Plumb's generator, as in the parity harness
+			cpu, err := ops.Build(c.Op, a)
 			require.NoError(t, err)
 			load := func(name string) *tensor.Tensor { return loadGolden(t, c, name) }
+			ref := cpuReference(t, c, a)
 			in := make([]*tensor.Tensor, c.Inputs)
 			for i := range in {
-				in[i] = load(fmt.Sprintf("in%d", i))
+				in[i] = onDevice(t, load(fmt.Sprintf("in%d", i)))
 			}
-			var gout *tensor.Tensor
-			if len(c.Grads) > 0 {
-				gout = load("gout")
+			k, err := ops.Dispatch(cpu, in)
+			require.NoError(t, err)
+			kd, ok := k.(interface{ Device() tensor.Device })
+			require.True(t, ok && kd.Device() == tensor.Device(dev), "ops.Dispatch ran %s somewhere else than its CUDA kernel", c.Op)
+			out, err := k.Forward(in)
+			if errors.Is(err, errUnsupported) {
+				t.Skip(err)
 			}
-			out, grads, skip := run(t, c, in, gout)
-			if skip != "" {
-				t.Skip(skip)
+			require.NoError(t, err)
+			if f, ok := k.(ops.Freer); ok {
+				t.Cleanup(f.Free)
 			}
 			tl := tol{rtol: 1e-4, atol: 1e-5}
-			requireClose(t, load("out"), out, tl, "out")
-			for _, i := range c.Grads {
-				requireClose(t, load(fmt.Sprintf("grad%d", i)), grads[i], tl, fmt.Sprintf("grad%d", i))
+			requireCloseHost(t, ref.want(load("out"), "out", tl), toHost(t, out), tl, "out")
+			if len(c.Grads) > 0 {
+				need := make([]bool, len(in))
+				for _, i := range c.Grads {
+					need[i] = true
+				}
+				grads, err := k.Backward(in, out, onDevice(t, load("gout")), need)
+				require.NoError(t, err)
+				for _, i := range c.Grads {
+					name := fmt.Sprintf("grad%d", i)
+					requireCloseHost(t, ref.want(load(name), name, tl), toHost(t, grads[i]), tl, name)
+				}
 			}
-			ran++
+			for _, i := range c.After { // state updated in place (batch norm's moving statistics)
+				name := fmt.Sprintf("after%d", i)
+				requireCloseHost(t, ref.want(load(name), name, tl), toHost(t, in[i]), tl, name)
+			}
+			ran[c.Op]++
 		})
 	}
-	require.NotZero(t, ran, "no golden case ran on the GPU")
-	t.Logf("%d float32 golden cases ran on the GPU", ran)
+	require.NotEmpty(t, ran, "no golden case ran on the GPU")
+	n := 0
+	for _, c := range ran {
+		n += c
+	}
+	t.Logf("%d float32 golden cases of %d ops ran on the GPU", n, len(ran))
 }
 
-// TestEveryCUDAKernelIsTested fails for an op whose CUDA kernel is
-// registered with ops (kernels.go) but has no device test (no run in
-// parityRuns, or no float32 golden for the run to check), and for an op
-// that has a run but whose kernel is not registered; and for a registered
-// kernel of an op that ops.Build cannot make.
+// reference is the CPU op's results on a golden case's inputs, by the
+// golden's array names (out, grad0, after3, ...).
+type reference map[string]*tensor.Tensor
+
+// cpuReference runs the case's op on the CPU, built from a.
+func cpuReference(t *testing.T, c *parity.Case, a ops.Attrs) reference {
+	cpu, err := ops.Build(c.Op, a)
+	require.NoError(t, err)
+	in := make([]*tensor.Tensor, c.Inputs)
+	for i := range in {
+		in[i] = loadGolden(t, c, fmt.Sprintf("in%d", i))
+	}
+	out, err := cpu.Forward(in)
+	require.NoError(t, err)
+	r := reference{"out": out}
+	if len(c.Grads) > 0 {
+		need := make([]bool, len(in))
+		for _, i := range c.Grads {
+			need[i] = true
+		}
+		grads, err := cpu.Backward(in, out, loadGolden(t, c, "gout"), need)
+		require.NoError(t, err)
+		for _, i := range c.Grads {
+			r[fmt.Sprintf("grad%d", i)] = grads[i]
+		}
+	}
+	for _, i := range c.After {
+		r[fmt.Sprintf("after%d", i)] = in[i]
+	}
+	return r
+}
+
+// want returns the golden, which the device must match; or, where the CPU
+// op itself does not match the golden within tl (dropout, whose mask is
+// Plumb's, not TensorFlow's; the parity harness compares it on the
+// elements both keep), the CPU op's result.
+func (r reference) want(golden *tensor.Tensor, name string, tl tol) *tensor.Tensor {
+	cpu := r[name]
+	if cpu == nil || !cpu.Shape().Equal(golden.Shape()) {
+		return golden
+	}
+	for i := 0; i < golden.Size(); i++ {
+		w, g := golden.At(i), cpu.At(i)
+		if math.IsNaN(w) && math.IsNaN(g) || w == g {
+			continue
+		}
+		if !(math.Abs(g-w) <= tl.atol+tl.rtol*math.Abs(w)) {
+			return cpu
+		}
+	}
+	return golden
+}
+
+// TestEveryCUDAKernelIsTested fails for a kernel of this package that ops
+// refused to register, for an op with a registered CUDA kernel but no
+// float32 golden for TestParityGoldens to run it on, or no builder, for an
+// op with neither a kernel nor a listed fallback, for a launcher (an
+// exported method of Device that makes or runs an op) that no kernel
+// registration uses, and for a kernel in kernels/*.cu that no launcher
+// launches.
 func TestEveryCUDAKernelIsTested(t *testing.T) {
-	require.Empty(t, registerErrs, "kernels registered under names ops does not know")
+	require.Empty(t, registerErrs, "kernels that ops refused")
 	cases, err := parity.LoadCases(os.DirFS(parityDir))
 	require.NoError(t, err)
 	goldens := map[string]bool{}
@@ -84,263 +163,114 @@ func TestEveryCUDAKernelIsTested(t *testing.T) {
 			goldens[c.Op] = true
 		}
 	}
-	kernels := 0
+	registered := 0
 	for _, s := range ops.Registered() {
-		registered := ops.HasKernel(s.Name, "cuda", tensor.Float32)
-		_, run := parityRuns(s.Name)
-		switch {
-		case registered && !run:
-			t.Errorf("op %s has a registered CUDA kernel but no device test: add its run to parityRuns", s.Name)
-		case run && !registered:
-			t.Errorf("op %s has a CUDA run in parityRuns but its kernel is not registered: add it to ops/cuda/kernels.go", s.Name)
-		case registered && !goldens[s.Name]:
-			t.Errorf("op %s has a CUDA kernel but no float32 golden for its device test to run", s.Name)
+		if !ops.HasKernel(s.Name, "cuda", tensor.Float32) {
+			continue
 		}
-		if registered {
-			kernels++
-			_, err := ops.Build(s.Name, ops.Attrs{})
-			assert.NoErrorf(t, err, "op %s has a CUDA kernel but no builder", s.Name)
+		registered++
+		assert.Truef(t, goldens[s.Name], "op %s has a CUDA kernel but no float32 golden for its device test to run", s.Name)
+		_, err := ops.Build(s.Name, ops.Attrs{})
+		assert.NoErrorf(t, err, "op %s has a CUDA kernel but no builder", s.Name)
+	}
+	require.Equal(t, len(kernels)+len(layoutOps), registered, "every kernel of this package is registered")
+	for _, name := range ops.Buildable() {
+		assert.Truef(t, onCUDA(name), "op %s has neither a CUDA kernel nor a listed fallback (kernels.go): a model using it cannot run on the GPU", name)
+	}
+	for _, name := range fallbacks {
+		assert.Falsef(t, ops.HasKernel(name, "cuda", tensor.Float32), "op %s is both a kernel and a fallback", name)
+	}
+	src, err := os.ReadFile("kernels.go")
+	require.NoError(t, err)
+	registrationUses := map[string]bool{}
+	for _, m := range useRE.FindAllSubmatch(src, -1) {
+		registrationUses[string(m[1])] = true
+	}
+	var gosrc []byte
+	for _, f := range sourceFiles(t) {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		gosrc = append(gosrc, b...)
+	}
+	ptxs, err := filepath.Glob("kernels/*.ptx")
+	require.NoError(t, err)
+	for _, ptx := range ptxs {
+		b, err := os.ReadFile(ptx)
+		require.NoError(t, err)
+		for _, m := range entryRE.FindAllSubmatch(b, -1) {
+			// A name with a numeric suffix (attn_fwd_64) may be built from
+			// its stem and a tile size.
+			stem := tileRE.ReplaceAllString(string(m[1]), "_")
+			used := bytes.Contains(gosrc, []byte(`"`+string(m[1])+`"`)) || stem != string(m[1]) && bytes.Contains(gosrc, []byte(`"`+stem))
+			assert.Truef(t, used, "kernel %s of %s is launched by no launcher: remove it or register its op", m[1], ptx)
 		}
 	}
-	require.NotZero(t, kernels, "no CUDA kernel is registered")
+	for _, m := range launchers(t) {
+		assert.Truef(t, registrationUses[m], "Device.%s makes or runs an op but no kernel registration (kernels.go) uses it: register the op or remove the launcher", m)
+	}
 }
 
-// parityRuns returns the GPU run of op, and false for ops without kernels.
-func parityRuns(op string) (gpuRun, bool) {
-	if _, ok := unaryCodes[op]; ok {
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			p := c.Attrs.UnaryParams(op)
-			x := up(t, in[0])
-			y, err := dev.Unary(op, x, p...)
-			require.NoError(t, err)
-			t.Cleanup(func() { y.Free() })
-			dx, err := dev.UnaryGrad(op, x, y, up(t, gout), p...)
-			require.NoError(t, err)
-			t.Cleanup(func() { dx.Free() })
-			return y, map[int]*Buffer{0: dx}, ""
-		}, true
+// launchers returns the exported methods of *Device declared in this
+// package's non-test files that are not plumbing (moves, memory, setup).
+func launchers(t *testing.T) []string {
+	var names []string
+	for _, f := range sourceFiles(t) {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range launcherRE.FindAllSubmatch(src, -1) {
+			if name := string(m[1]); !plumbing[name] {
+				names = append(names, name)
+			}
+		}
 	}
-	if _, ok := binaryCodes[op]; ok {
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			as, bs := in[0].Shape(), in[1].Shape()
-			if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
-				return nil, nil, fmt.Sprintf("broadcast of %v with %v is beyond the CUDA kernel's trailing-dims form", as, bs)
-			}
-			a, b := up(t, in[0]), up(t, in[1])
-			y, err := dev.Binary(op, a, b)
-			require.NoError(t, err)
-			da, db, err := dev.BinaryGrad(op, a, b, y, up(t, gout), true, true)
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, da, db) })
-			return y, map[int]*Buffer{0: da, 1: db}, ""
-		}, true
+	require.NotEmpty(t, names)
+	return names
+}
+
+var (
+	launcherRE = regexp.MustCompile(`(?m)^func \(d \*Device\) ([A-Z]\w*)\(`)
+	tileRE     = regexp.MustCompile(`_\d+$`)
+	useRE      = regexp.MustCompile(`\bd\.([A-Z]\w*)\b`)
+	// plumbing are the Device methods that move data, manage memory and
+	// settings, or serve the launchers (Gemm), rather than run an op.
+	plumbing = map[string]bool{"Close": true, "Name": true, "MemStats": true, "ReleaseCache": true, "Zeros": true,
+		"Upload": true, "String": true, "Kind": true, "Alloc": true, "Gemm": true, "SetTF32": true}
+)
+
+// sourceFiles returns this package's non-test Go files.
+func sourceFiles(t *testing.T) []string {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+}
+
+// onCUDA reports whether op runs on the device: a kernel, or a fallback.
+func onCUDA(op string) bool {
+	for _, k := range ops.Kernels(op) {
+		if k.Device == "cuda" && k.DType == tensor.Float32 {
+			return true
+		}
 	}
-	switch op {
-	case "softmax", "log_softmax":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			fwd, bwd := dev.Softmax, dev.SoftmaxGrad
-			if op == "log_softmax" {
-				fwd, bwd = dev.LogSoftmax, dev.LogSoftmaxGrad
-			}
-			y, err := fwd(up(t, in[0]), c.Attrs.Axis)
-			require.NoError(t, err)
-			dx, err := bwd(y, up(t, gout), c.Attrs.Axis)
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dx) })
-			return y, map[int]*Buffer{0: dx}, ""
-		}, true
-	case "softmax_cross_entropy", "softmax_cross_entropy_soft":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			r, err := c.Attrs.LossReduction()
-			require.NoError(t, err)
-			var o *SoftmaxXent
-			var loss *Buffer
-			if op == "softmax_cross_entropy" {
-				o = dev.SoftmaxCrossEntropyOp(r)
-				loss, err = o.Forward(up(t, in[0]), in[1])
-			} else {
-				o = dev.SoftmaxCrossEntropySoftOp(r)
-				loss, err = o.ForwardSoft(up(t, in[0]), up(t, in[1]))
-			}
-			require.NoError(t, err)
-			dz, dy, err := o.Backward(up(t, gout), true)
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(loss, dz, dy); o.Free() })
-			return loss, map[int]*Buffer{0: dz, 1: dy}, ""
-		}, true
-	case "sequence_pool":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			o := dev.SequencePoolOp(ops.SequencePoolType(c.Attrs.Pool), c.Attrs.Pad, c.Attrs.Offsets)
-			y, err := o.Forward(up(t, in[0]))
-			require.NoError(t, err)
-			dx, err := o.Backward(up(t, gout))
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dx); o.Free() })
-			return y, map[int]*Buffer{0: dx}, ""
-		}, true
-	case "matmul":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			a, b := up(t, in[0]), up(t, in[1])
-			y, err := dev.MatMul(a, b, c.Attrs.TransposeA, c.Attrs.TransposeB)
-			require.NoError(t, err)
-			da, db, err := dev.MatMulGrad(a, b, up(t, gout), c.Attrs.TransposeA, c.Attrs.TransposeB, true, true)
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, da, db) })
-			return y, map[int]*Buffer{0: da, 1: db}, ""
-		}, true
-	case "conv2d":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			a, err := c.Attrs.Conv2D()
-			require.NoError(t, err)
-			o := dev.Conv2DOp(a)
-			var b *Buffer
-			if len(in) == 3 {
-				b = up(t, in[2])
-			}
-			y, err := o.Forward(up(t, in[0]), up(t, in[1]), b)
-			require.NoError(t, err)
-			dx, dw, db, err := o.Backward(up(t, gout), [3]bool{true, true, true})
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dx, dw, db) })
-			return y, map[int]*Buffer{0: dx, 1: dw, 2: db}, ""
-		}, true
-	case "batch_norm":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			o := dev.BatchNormOp(c.Attrs.BatchNorm())
-			bufs := make([]*Buffer, len(in))
-			for i, x := range in {
-				bufs[i] = up(t, x)
-			}
-			y, err := o.Forward(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
-			require.NoError(t, err)
-			dx, dgamma, dbeta, err := o.Backward(up(t, gout), [3]bool{true, true, true})
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dx, dgamma, dbeta); o.Free() })
-			for _, i := range c.After { // the moving statistics, updated in place
-				f, err := os.Open(filepath.Join(parityDir, c.Op, c.Name, fmt.Sprintf("after%d.npy", i)))
-				require.NoError(t, err)
-				want, err := parity.ReadNpy(f)
-				f.Close()
-				require.NoError(t, err)
-				requireClose(t, want, bufs[i], tol{rtol: 1e-4, atol: 1e-5}, fmt.Sprintf("after%d", i))
-			}
-			return y, map[int]*Buffer{0: dx, 1: dgamma, 2: dbeta}, ""
-		}, true
-	case "max_pool2d", "avg_pool2d":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			a, err := c.Attrs.Pool2D()
-			require.NoError(t, err)
-			o := dev.AvgPool2DOp(a)
-			if op == "max_pool2d" {
-				o = dev.MaxPool2DOp(a)
-			}
-			y, err := o.Forward(up(t, in[0]))
-			require.NoError(t, err)
-			dx, err := o.Backward(up(t, gout))
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dx); o.Free() })
-			return y, map[int]*Buffer{0: dx}, ""
-		}, true
-	case "lstm":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			// Inputs x, W, U, b, then peephole (5 or 7) and h0, c0 (6 or 7).
-			var b [7]*Buffer
-			slots := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
-			if len(in)%2 == 1 {
-				slots = append(slots, LSTMGradPeephole)
-			}
-			if len(in) >= 6 {
-				slots = append(slots, LSTMGradH0, LSTMGradC0)
-			}
-			var need [7]bool
-			for i, s := range slots {
-				b[s], need[s] = up(t, in[i]), true
-			}
-			o := dev.LSTMOp(ops.LSTMAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse})
-			y, err := o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
-			require.NoError(t, err)
-			g, err := o.Backward(up(t, gout), need)
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
-			grads := map[int]*Buffer{}
-			for i, s := range slots {
-				grads[i] = g[s]
-			}
-			return y, grads, ""
-		}, true
-	case "gru":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			var h0 *Buffer
-			if len(in) == 5 {
-				h0 = up(t, in[4])
-			}
-			o := dev.GRUOp(ops.GRUAttrs{Offsets: c.Attrs.Offsets, Reverse: c.Attrs.Reverse, ResetAfter: c.Attrs.ResetAfter})
-			y, err := o.Forward(up(t, in[0]), up(t, in[1]), up(t, in[2]), up(t, in[3]), h0)
-			require.NoError(t, err)
-			g, err := o.Backward(up(t, gout), [5]bool{true, true, true, true, true})
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
-			grads := map[int]*Buffer{}
-			for i := range in {
-				grads[i] = g[i]
-			}
-			return y, grads, ""
-		}, true
-	case "lstm_cell", "gru_cell":
-		// One step of the fused ops over B one-step sequences.
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			off := make([]int, in[0].Dim(0)+1)
-			for i := range off {
-				off[i] = i
-			}
-			b := make([]*Buffer, len(in))
-			for i := range in {
-				b[i] = up(t, in[i])
-			}
-			grads := map[int]*Buffer{}
-			if op == "gru_cell" { // x, h, W, U, b
-				o := dev.GRUOp(ops.GRUAttrs{Offsets: off, ResetAfter: c.Attrs.ResetAfter})
-				y, err := o.Forward(b[0], b[2], b[3], b[4], b[1])
-				require.NoError(t, err)
-				g, err := o.Backward(up(t, gout), [5]bool{true, true, true, true, true})
-				require.NoError(t, err)
-				t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
-				for i, s := range []int{GRUGradX, GRUGradH0, GRUGradW, GRUGradU, GRUGradB} {
-					grads[i] = g[s]
-				}
-				return y, grads, ""
-			}
-			var p *Buffer // x, h, c, W, U, b, [peephole]
-			if len(in) == 7 {
-				p = b[6]
-			}
-			o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
-			y, err := o.Forward(b[0], b[3], b[4], b[5], p, b[1], b[2])
-			require.NoError(t, err)
-			g, err := o.Backward(up(t, gout), [7]bool{true, true, true, true, true, true, true})
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(append(g[:], y)...); o.Free() })
-			for i, s := range []int{LSTMGradX, LSTMGradH0, LSTMGradC0, LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole}[:len(in)] {
-				grads[i] = g[s]
-			}
-			return y, grads, ""
-		}, true
-	case "attention":
-		return func(t *testing.T, c *parity.Case, in []*tensor.Tensor, gout *tensor.Tensor) (*Buffer, map[int]*Buffer, string) {
-			var mask *Buffer
-			if len(in) == 4 {
-				mask = up(t, in[3])
-			}
-			o := dev.AttentionOp(c.Attrs.Attention())
-			y, err := o.Forward(up(t, in[0]), up(t, in[1]), up(t, in[2]), mask)
-			require.NoError(t, err)
-			dq, dk, dv, err := o.Backward(up(t, gout))
-			require.NoError(t, err)
-			t.Cleanup(func() { freeAll(y, dq, dk, dv); o.Free() })
-			return y, map[int]*Buffer{0: dq, 1: dk, 2: dv}, ""
-		}, true
-	}
-	return parityRunsA(op)
+	return false
+}
+
+// onDevice moves x to the test device; it is freed at cleanup.
+func onDevice(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	d, err := x.To(dev)
+	require.NoError(t, err)
+	t.Cleanup(d.Storage().Free)
+	return d
+}
+
+// toHost copies the device tensor x to the host.
+func toHost(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	require.NotNil(t, x)
+	require.Equal(t, tensor.Device(dev), x.Device())
+	h, err := x.To(nil)
+	require.NoError(t, err)
+	return h
 }
 
 // loadGolden reads the array name (in0, out, gout, ...) of golden case c.

@@ -300,3 +300,24 @@ func (o *Reduce) Free() {
 	freeAll(o.mean)
 	o.mean, o.x, o.y = nil, nil, nil
 }
+
+// colSum writes y[j] = Σ_i x[i, j] for the first n·m elements of x read as
+// [n, m] (a bias gradient, or per-image partial sums); called inside do.
+// The reduction's planner picks its path from the shape: a thread per
+// column when n is short (a few images), the tiled path when it is long
+// (a sequence batch's rows). Both accumulate in double.
+func (d *Device) colSum(x *Buffer, n, m int, y *Buffer) error {
+	switch {
+	case m == 0:
+		return nil
+	case n == 0:
+		return d.zero(y)
+	}
+	o := d.ReduceOp("sum", []int{0}, false)
+	xv := &Buffer{dev: d, ptr: x.ptr, dtype: tensor.Float32, shape: tensor.Shape{n, m}}
+	if _, err := o.plan(xv); err != nil {
+		return err
+	}
+	o.x = xv
+	return o.launch(reduceCodes["sum"], y, nil)
+}

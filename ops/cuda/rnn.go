@@ -186,7 +186,7 @@ func (d *Device) inputGrads(x, w, dz *Buffer, total, nIn, gates int, dx, dw, db 
 		}
 	}
 	if db != nil {
-		return d.launch("channel_sum", rowGrid(gates), block1, ptr(dz), ptr(db), i64(total), i64(gates), i64(1))
+		return d.colSum(dz, total, gates, db)
 	}
 	return nil
 }

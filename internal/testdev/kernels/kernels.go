@@ -1,6 +1,8 @@
 // Package kernels registers a kernel on the test device (internal/testdev)
 // for every op that ops.Build makes, in float32 and float64: the CPU op run
-// on the storage's private host tensors, its results moved to the device.
+// on the storage's private host tensors, its results moved to the device;
+// an op that does not give its attributes (ops.Attributed) gets a host
+// fallback instead.
 // Importing it lets the tests of graph, layers and optim run a whole model
 // "on a device" and check the tape, the pools and the optimizers there
 // against the CPU, without a GPU.
@@ -17,6 +19,14 @@ import (
 func init() {
 	for _, name := range ops.Buildable() {
 		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+			if op, err := ops.Build(name, ops.Attrs{}); err == nil {
+				if _, ok := op.(ops.Attributed); !ok { // no attributes to build a kernel from: a fallback, as a GPU lists them
+					if err := ops.RegisterFallback(name, "testdev", dt); err != nil {
+						panic(err)
+					}
+					continue
+				}
+			}
 			err := ops.RegisterKernel(name, "testdev", dt, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
 				cpu, err := ops.Build(name, a)
 				if err != nil {
@@ -83,7 +93,7 @@ func host(in []*tensor.Tensor) []*tensor.Tensor {
 }
 
 func init() {
-	if err := ops.RegisterUpdate("testdev", sgd); err != nil {
+	if err := ops.RegisterUpdate("testdev", sgd, nil); err != nil {
 		panic(err)
 	}
 }
