@@ -163,22 +163,26 @@ func requireBits[T tensor.Float](t *testing.T, want, got []T, msg string, args .
 	}
 }
 
-// The Adagrad assembly gives the Go loop's bits over several steps on
-// every length; float64 (Go only) is checked against the formula.
-func TestAdagradAssemblyMatchesGo(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
+// updateMatchesGo runs an optimizer's update on the same float32 state
+// (nslots slices: the parameters first, the last one squared so that it
+// is never negative, like a squared-gradient accumulator) through the
+// assembly and through the Go loop (forced), for several steps on every
+// length, and requires the same bits.
+func updateMatchesGo(t *testing.T, name string, seed uint64, nslots int, update func(s [][]float32, g []float32, step int)) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	for _, n := range lengths {
-		var a [3][]float32
+		a := make([][]float32, nslots)
 		for k := range a {
 			a[k] = make([]float32, n)
 			for i := range a[k] {
 				a[k][i] = float32(rng.NormFloat64())
 			}
 		}
-		for i := range a[2] {
-			a[2][i] *= a[2][i] // accumulator ≥ 0
+		for i := range a[nslots-1] {
+			a[nslots-1][i] *= a[nslots-1][i]
 		}
-		var b [3][]float32
+		b := make([][]float32, nslots)
 		for k := range b {
 			b[k] = append([]float32(nil), a[k]...)
 		}
@@ -187,17 +191,24 @@ func TestAdagradAssemblyMatchesGo(t *testing.T) {
 			for i := range g {
 				g[i] = float32(rng.NormFloat64())
 			}
-			lr := float32(3e-3 * (1 + float64(step)))
-			Adagrad(a[0], g, a[2], lr, 1e-7)
+			update(a, g, step)
 			old := hasAVX
 			setAVX(false)
-			Adagrad(b[0], g, b[2], lr, 1e-7)
+			update(b, g, step)
 			setAVX(old)
 			for k := range a {
-				requireBits(t, b[k], a[k], "Adagrad n=%d step %d state %d", n, step, k)
+				requireBits(t, b[k], a[k], "%s n=%d step %d state %d", name, n, step, k)
 			}
 		}
 	}
+}
+
+// The Adagrad assembly gives the Go loop's bits over several steps on
+// every length; float64 (Go only) is checked against the formula.
+func TestAdagradAssemblyMatchesGo(t *testing.T) {
+	updateMatchesGo(t, "Adagrad", 11, 2, func(s [][]float32, g []float32, step int) {
+		Adagrad(s[0], g, s[1], float32(3e-3*(1+float64(step))), 1e-7)
+	})
 	p, g, acc := []float64{1, -2}, []float64{0.5, -3}, []float64{0.1, 0}
 	Adagrad(p, g, acc, 0.01, 1e-7)
 	for i, gi := range []float64{0.5, -3} {
@@ -207,47 +218,13 @@ func TestAdagradAssemblyMatchesGo(t *testing.T) {
 	}
 }
 
-// TestAdamAssemblyMatchesGo runs Adam's step on the same float32 state
-// through the assembly and through the Go loop (forced), for several steps
-// on every length, and requires the same bits; float64 (Go only) is
-// checked against the formula.
+// TestAdamAssemblyMatchesGo runs Adam's step through the assembly and
+// the Go loop (updateMatchesGo); float64 (Go only) is checked against the
+// formula.
 func TestAdamAssemblyMatchesGo(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, n := range lengths {
-		state := func() [4][]float32 {
-			var s [4][]float32
-			for k := range s {
-				s[k] = make([]float32, n)
-				for i := range s[k] {
-					s[k][i] = float32(rng.NormFloat64())
-				}
-			}
-			for i := range s[3] {
-				s[3][i] *= s[3][i] // v ≥ 0
-			}
-			return s
-		}
-		a := state()
-		var b [4][]float32
-		for k := range b {
-			b[k] = append([]float32(nil), a[k]...)
-		}
-		for step := range 3 {
-			g := make([]float32, n)
-			for i := range g {
-				g[i] = float32(rng.NormFloat64())
-			}
-			lrT := float32(1e-3 * (1 + float64(step)))
-			Adam(a[0], g, a[2], a[3], lrT, 0.9, 0.999, 1e-7)
-			old := hasAVX
-			setAVX(false)
-			Adam(b[0], g, b[2], b[3], lrT, 0.9, 0.999, 1e-7)
-			setAVX(old)
-			for k := range a {
-				requireBits(t, b[k], a[k], "Adam n=%d step %d state %d", n, step, k)
-			}
-		}
-	}
+	updateMatchesGo(t, "Adam", 9, 3, func(s [][]float32, g []float32, step int) {
+		Adam(s[0], g, s[1], s[2], float32(1e-3*(1+float64(step))), 0.9, 0.999, 1e-7)
+	})
 	p, g, m, v := []float64{1, -2}, []float64{0.5, -3}, []float64{0.1, 0.2}, []float64{0.01, 0.04}
 	Adam(p, g, m, v, 0.01, 0.9, 0.999, 1e-7)
 	for i, gi := range []float64{0.5, -3} {
