@@ -45,8 +45,7 @@ var kernels = map[string]factory{
 	"sequence_concat":            seqConcatKernel,
 }
 
-// layoutOps run their CPU op on device tensors, which only relabels the
-// storage's shape (see layoutOp).
+// layoutOps relabel the storage's shape and run no kernel (reshapeOp).
 var layoutOps = []string{"reshape"}
 
 // fallbacks are the ops with no CUDA kernel yet: they run on a Device
@@ -91,8 +90,7 @@ func init() {
 	}
 	for _, name := range layoutOps {
 		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
-			cpu, err := ops.Build(name, a)
-			return &layoutOp{Op: cpu, d: dev.(*Device)}, err
+			return &reshapeOp{d: dev.(*Device), shape: a.Shape}, nil
 		})
 		if err != nil {
 			registerErrs = append(registerErrs, err)
