@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/ops"
@@ -31,6 +32,7 @@ var kernels = map[string]factory{
 	"avg_pool2d":                 poolKernel(false),
 	"batch_norm":                 batchNormKernel,
 	"layer_norm":                 layerNormKernel,
+	"rms_norm":                   rmsNormKernel,
 	"embedding":                  embeddingKernel,
 	"attention":                  attentionKernel,
 	"lstm":                       lstmKernel,
@@ -390,6 +392,79 @@ func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 			return []*Buffer{dx, dg, db}, err
 		},
 		free: o.Free,
+	}, nil
+}
+
+// rmsNormKernel is ops.RMSNormOp on the device: rms_fwd and rms_bwd_dx
+// (kernels/layernorm.cu), and dgamma through layer norm's parameter sums
+// with the means held at zero.
+func rmsNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+	const name = "rms_norm"
+	ln := d.LayerNormOp(1, a.Epsilon) // holds x, gamma and the saved statistics for Backward
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 {
+				return nil, opError(name, in, "want x and gamma")
+			}
+			if err := d.checkInputs(name, in...); err != nil {
+				return nil, err
+			}
+			x, gamma := in[0], in[1]
+			switch {
+			case len(x.shape) < 1:
+				return nil, opError(name, in, "want x of rank 1 or more")
+			case !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 1):
+				return nil, opError(name, in, "epsilon %v must be positive and finite (Keras' default is %v)", a.Epsilon, ops.DefaultRMSNormEpsilon)
+			case len(gamma.shape) != 1 || gamma.shape[0] != x.shape[len(x.shape)-1]:
+				return nil, opError(name, in, "want gamma of shape [%d]", x.shape[len(x.shape)-1])
+			}
+			ln.Free()
+			ln.dim = gamma.shape[0]
+			ln.rows, ln.x, ln.gamma = x.Size()/max(ln.dim, 1), x, gamma
+			var y *Buffer
+			err := d.do(func() error {
+				var err error
+				if y, err = d.newBuffer(tensor.Float32, x.shape); err != nil {
+					return err
+				}
+				if ln.mean, err = d.newBuffer(tensor.Float64, tensor.Shape{ln.rows}); err != nil {
+					return err
+				}
+				if err := d.zero(ln.mean); err != nil { // RMS norm is layer norm about zero
+					return err
+				}
+				if ln.invStd, err = d.newBuffer(tensor.Float64, tensor.Shape{ln.rows}); err != nil || ln.rows == 0 || ln.dim == 0 {
+					return err
+				}
+				return d.launch("rms_fwd", rowGrid(ln.rows), rowBlock(ln.dim), ptr(x), ptr(gamma), ptr(y), ptr(ln.invStd),
+					i64(ln.rows), i64(ln.dim), f64(a.Epsilon))
+			})
+			if err != nil {
+				ln.Free()
+			}
+			return done(y, err)
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			_, dgamma, _, err := ln.Backward(gout, [3]bool{false, at(need, 1), false})
+			if err != nil || !at(need, 0) {
+				return []*Buffer{nil, dgamma}, err
+			}
+			var dx *Buffer
+			err = d.do(func() error {
+				var err error
+				if dx, err = d.newBuffer(tensor.Float32, ln.x.shape); err != nil || ln.rows == 0 || ln.dim == 0 {
+					return err
+				}
+				return d.launch("rms_bwd_dx", rowGrid(ln.rows), rowBlock(ln.dim), ptr(ln.x), ptr(ln.gamma), ptr(gout),
+					ptr(ln.invStd), ptr(dx), i64(ln.rows), i64(ln.dim))
+			})
+			if err != nil {
+				freeAll(dx, dgamma)
+				return nil, err
+			}
+			return []*Buffer{dx, dgamma}, nil
+		},
+		free: ln.Free,
 	}, nil
 }
 
