@@ -119,6 +119,10 @@ func TestDispatch(t *testing.T) {
 		assert.EqualError(t, err, "op softmax has no testdev float64 kernel (inputs on test:0)")
 		_, err = Dispatch(nil, nil)
 		assert.Error(t, err)
+		_, err = SoftmaxOp(0).Forward([]*tensor.Tensor{xd})
+		assert.ErrorContains(t, err, "input on test:0: the CPU kernel reads host memory", "a CPU kernel never reads a device tensor")
+		_, err = Accuracy(xd, tensor.MustFromSlice([]int32{0, 1}))
+		assert.ErrorContains(t, err, "the CPU kernel reads host memory")
 	})
 }
 

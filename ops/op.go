@@ -85,6 +85,9 @@ func checkArity(op string, in []*tensor.Tensor, n int) error {
 		if t == nil {
 			return Errorf(op, in, "nil input")
 		}
+		if t.Storage() != nil { // the CPU kernels read host memory; Dispatch picks a device's kernel
+			return Errorf(op, in, "input on %v: the CPU kernel reads host memory; move it with To(nil), or run the op through ops.Run or a tape", t.Device())
+		}
 	}
 	return nil
 }

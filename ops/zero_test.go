@@ -25,6 +25,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"LinearSoftmaxCrossEntropy":   ops.LinearSoftmaxCrossEntropy,
 			"LinearSoftmaxCrossEntropyOp": ops.LinearSoftmaxCrossEntropyOp,
 			"RegisterKernel":              ops.RegisterKernel,
+			"RMSNorm":                     ops.RMSNorm,
+			"RMSNormOp":                   ops.RMSNormOp,
 			"RegisterFallback":            ops.RegisterFallback,
 			"RegisterUpdate":              ops.RegisterUpdate,
 			"UpdateOn":                    ops.UpdateOn,

@@ -13,7 +13,7 @@ import (
 // maxHeadDim is the largest head dim (d and dv) the attention kernels take.
 const maxHeadDim = 128
 
-// Attention is one application of ops.AttentionOp on the device: scaled
+// attnOp is one application of ops.AttentionOp on the device: scaled
 // dot-product attention softmax(scale·q·kᵀ over the allowed keys)·v for
 // q [B, H, Tq, d], k [B, H, Tk, d], v [B, H, Tk, dv] (or without the heads
 // axis), with ops.AttentionAttrs' key lengths, causal mask and scale, and
@@ -28,7 +28,7 @@ const maxHeadDim = 128
 // may attend no key outputs zeros and passes no gradient, as ops' does.
 // Forward keeps references to its inputs and its output, which must stay
 // unchanged until Backward.
-type Attention struct {
+type attnOp struct {
 	d     *Device
 	attrs ops.AttentionAttrs
 
@@ -39,14 +39,14 @@ type Attention struct {
 	lse, klen                 *Buffer
 }
 
-// AttentionOp returns the op of ops.AttentionOp(attrs) on the device.
-func (d *Device) AttentionOp(attrs ops.AttentionAttrs) *Attention {
+// attentionOp returns the op of ops.AttentionOp(attrs) on the device.
+func (d *Device) attentionOp(attrs ops.AttentionAttrs) *attnOp {
 	attrs.KeyLengths = slices.Clone(attrs.KeyLengths)
-	return &Attention{d: d, attrs: attrs}
+	return &attnOp{d: d, attrs: attrs}
 }
 
 // check validates the inputs as ops' attention does and saves the sizes.
-func (o *Attention) check(q, k, v, mask *Buffer) error {
+func (o *attnOp) check(q, k, v, mask *Buffer) error {
 	const op = "attention"
 	in := []*Buffer{q, k, v}
 	if mask != nil {
@@ -91,7 +91,7 @@ func (o *Attention) check(q, k, v, mask *Buffer) error {
 
 // tile returns the kernels' suffix and their rows per block for the head
 // dims (kernels/attention.cu).
-func (o *Attention) tile() (string, int) {
+func (o *attnOp) tile() (string, int) {
 	if max(o.dk, o.dv) <= 64 {
 		return "64", 32
 	}
@@ -100,10 +100,10 @@ func (o *Attention) tile() (string, int) {
 
 // grid is the launch grid of a kernel with a block per (batch·head, tile
 // of n rows).
-func (o *Attention) grid(n, tile int) [3]int { return [3]int{o.bh * ((n + tile - 1) / tile), 1, 1} }
+func (o *attnOp) grid(n, tile int) [3]int { return [3]int{o.bh * ((n + tile - 1) / tile), 1, 1} }
 
 // Forward returns the attention of q, k, v; mask may be nil.
-func (o *Attention) Forward(q, k, v, mask *Buffer) (*Buffer, error) {
+func (o *attnOp) Forward(q, k, v, mask *Buffer) (*Buffer, error) {
 	o.Free()
 	if err := o.check(q, k, v, mask); err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (o *Attention) Forward(q, k, v, mask *Buffer) (*Buffer, error) {
 // gout of Forward's output shape: D = rowsum(gout∘out), then dK and dV in
 // a kernel parallel over key tiles and dQ in one parallel over query
 // tiles, both recomputing the probabilities from the saved log-sum-exp.
-func (o *Attention) Backward(gout *Buffer) (dq, dk, dv *Buffer, err error) {
+func (o *attnOp) Backward(gout *Buffer) (dq, dk, dv *Buffer, err error) {
 	const op = "attention"
 	if o.lse == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -211,7 +211,7 @@ func (o *Attention) Backward(gout *Buffer) (dq, dk, dv *Buffer, err error) {
 
 // Free releases what Forward saved on the device (the log-sum-exp and the
 // key lengths); the inputs and the output stay the caller's.
-func (o *Attention) Free() {
+func (o *attnOp) Free() {
 	freeAll(o.lse, o.klen)
 	o.lse, o.klen = nil, nil
 	o.q, o.k, o.v, o.mask, o.out = nil, nil, nil, nil, nil

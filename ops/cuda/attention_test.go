@@ -62,7 +62,7 @@ func TestAttention(t *testing.T) {
 			grads, err := op.Backward(in, out, gout, need)
 			require.NoError(t, err)
 
-			o := dev.AttentionOp(attrs)
+			o := dev.attentionOp(attrs)
 			defer o.Free()
 			y, err := o.Forward(up(t, q), up(t, k), up(t, v), mb)
 			require.NoError(t, err)
@@ -96,13 +96,13 @@ func TestAttentionErrors(t *testing.T) {
 		{"mask", up(t, randn(t, rng, 2, 4, 8)), up(t, randn(t, rng, 2, 4, 3)), up(t, randn(t, rng, 2, 5)), ops.AttentionAttrs{}, "want mask [2 4]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := dev.AttentionOp(c.attrs).Forward(q, c.k, c.v, c.mask)
+			_, err := dev.attentionOp(c.attrs).Forward(q, c.k, c.v, c.mask)
 			var oe *ops.Error
 			require.ErrorAs(t, err, &oe)
 			require.ErrorContains(t, err, c.message)
 		})
 	}
-	_, _, _, err := dev.AttentionOp(ops.AttentionAttrs{}).Backward(q)
+	_, _, _, err := dev.attentionOp(ops.AttentionAttrs{}).Backward(q)
 	require.ErrorContains(t, err, "Backward before Forward")
 }
 
@@ -122,7 +122,7 @@ func BenchmarkAttention(b *testing.B) {
 			name, flops = "forward_backward", 3.5*fwd
 		}
 		b.Run(name, func(b *testing.B) {
-			o := dev.AttentionOp(ops.AttentionAttrs{})
+			o := dev.attentionOp(ops.AttentionAttrs{})
 			b.Cleanup(o.Free)
 			for b.Loop() {
 				y, err := o.Forward(q, k, v, nil)

@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// BatchNorm is one application of ops.BatchNormOp on the device: batch
+// batchNormLauncher is one application of ops.BatchNormOp on the device: batch
 // normalisation over axis 1 of x [N, C, ...] (Keras' BatchNormalization,
 // TF's FusedBatchNorm), y = gamma·(x - mean)/sqrt(var + eps) + beta. In
 // training, mean and var are the batch's (biased variance, summed in
@@ -18,7 +18,7 @@ import (
 // saves each channel's mean and 1/sqrt(var + eps) and keeps references to
 // x and gamma, which must stay unchanged until Backward; Free releases the
 // saved state.
-type BatchNorm struct {
+type batchNormLauncher struct {
 	d     *Device
 	attrs ops.BatchNormAttrs
 
@@ -28,13 +28,13 @@ type BatchNorm struct {
 	mean, invStd *Buffer // float64 [C]
 }
 
-// BatchNormOp returns the op of ops.BatchNormOp(attrs) on the device.
-func (d *Device) BatchNormOp(attrs ops.BatchNormAttrs) *BatchNorm {
-	return &BatchNorm{d: d, attrs: attrs}
+// batchNormOp returns the op of ops.BatchNormOp(attrs) on the device.
+func (d *Device) batchNormOp(attrs ops.BatchNormAttrs) *batchNormLauncher {
+	return &batchNormLauncher{d: d, attrs: attrs}
 }
 
 // check validates the inputs and attributes as ops' batch_norm does.
-func (o *BatchNorm) check(x, gamma, beta, movingMean, movingVar *Buffer) error {
+func (o *batchNormLauncher) check(x, gamma, beta, movingMean, movingVar *Buffer) error {
 	const op = "batch_norm"
 	in := []*Buffer{x, gamma, beta, movingMean, movingVar}
 	if err := o.d.checkInputs(op, in...); err != nil {
@@ -64,7 +64,7 @@ func (o *BatchNorm) check(x, gamma, beta, movingMean, movingVar *Buffer) error {
 
 // Forward returns the normalised x; in training it also updates
 // movingMean and movingVar in place.
-func (o *BatchNorm) Forward(x, gamma, beta, movingMean, movingVar *Buffer) (*Buffer, error) {
+func (o *batchNormLauncher) Forward(x, gamma, beta, movingMean, movingVar *Buffer) (*Buffer, error) {
 	if err := o.check(x, gamma, beta, movingMean, movingVar); err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (o *BatchNorm) Forward(x, gamma, beta, movingMean, movingVar *Buffer) (*Buf
 
 // forward saves the state and launches bn_fwd into y, of x's shape, on
 // validated inputs; called inside do.
-func (o *BatchNorm) forward(x, gamma, beta, movingMean, movingVar, y *Buffer) error {
+func (o *batchNormLauncher) forward(x, gamma, beta, movingMean, movingVar, y *Buffer) error {
 	d := o.d
 	o.Free()
 	o.n, o.c, o.hw = x.shape[0], x.shape[1], x.shape[2:].Size()
@@ -105,7 +105,7 @@ func (o *BatchNorm) forward(x, gamma, beta, movingMean, movingVar, y *Buffer) er
 // shape) of the inputs the need flags ask for (x, gamma, beta; nil for the
 // others), as ops' batch_norm: through the batch statistics in training,
 // through the fixed moving statistics in inference.
-func (o *BatchNorm) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
+func (o *batchNormLauncher) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
 	const op = "batch_norm"
 	if o.mean == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -146,7 +146,7 @@ func (o *BatchNorm) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buf
 
 // backward launches bn_bwd into the non-nil outputs; called inside do
 // after forward.
-func (o *BatchNorm) backward(gout, dx, dgamma, dbeta *Buffer) error {
+func (o *batchNormLauncher) backward(gout, dx, dgamma, dbeta *Buffer) error {
 	if o.c == 0 || (dx == nil && dgamma == nil && dbeta == nil) {
 		return nil
 	}
@@ -155,7 +155,7 @@ func (o *BatchNorm) backward(gout, dx, dgamma, dbeta *Buffer) error {
 }
 
 // Free releases the statistics Forward saved.
-func (o *BatchNorm) Free() {
+func (o *batchNormLauncher) Free() {
 	freeAll(o.mean, o.invStd)
 	o.mean, o.invStd, o.x, o.gamma = nil, nil, nil, nil
 }

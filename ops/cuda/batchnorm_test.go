@@ -54,7 +54,7 @@ func TestBatchNorm(t *testing.T) {
 			grads, err := op.Backward(in, out, gout, []bool{true, true, true})
 			require.NoError(t, err)
 
-			g := dev.BatchNormOp(attrs)
+			g := dev.batchNormOp(attrs)
 			defer g.Free()
 			y, err := g.Forward(gx, gg, gb, grm, grv)
 			require.NoError(t, err)
@@ -98,14 +98,14 @@ func TestBatchNormErrors(t *testing.T) {
 		{"nil input", keras, []*Buffer{x, nil, p3, p3, p3}, "nil input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := dev.BatchNormOp(c.attrs).Forward(c.in[0], c.in[1], c.in[2], c.in[3], c.in[4])
+			_, err := dev.batchNormOp(c.attrs).Forward(c.in[0], c.in[1], c.in[2], c.in[3], c.in[4])
 			var oe *ops.Error
 			require.ErrorAs(t, err, &oe)
 			require.Equal(t, "batch_norm", oe.Op)
 			require.ErrorContains(t, err, c.want)
 		})
 	}
-	o := dev.BatchNormOp(keras)
+	o := dev.batchNormOp(keras)
 	_, _, _, err := o.Backward(x, [3]bool{true, true, true})
 	require.ErrorContains(t, err, "Backward before Forward")
 	y, err := o.Forward(x, p3, p3, p3, up(t, uniform(t, rng, 0.5, 1, 3)))

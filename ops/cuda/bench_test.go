@@ -43,7 +43,7 @@ func BenchmarkSoftmax(b *testing.B) {
 	x := upB(b, 4096, 1000)
 	b.ResetTimer()
 	for b.Loop() {
-		y, err := dev.Softmax(x, -1)
+		y, err := dev.softmaxFwd(x, -1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func BenchmarkConv2DResNet32(b *testing.B) {
 			flops := 3 * 2 * float64(128*s.c*s.hw*s.hw*s.c*9) // forward, data and filter gradients
 			b.ResetTimer()
 			for b.Loop() {
-				o := dev.Conv2DOp(ops.Conv2DAttrs{Padding: ops.PadSame})
+				o := dev.conv2dOp(ops.Conv2DAttrs{Padding: ops.PadSame})
 				y, err := o.Forward(x, w, nil)
 				if err != nil {
 					b.Fatal(err)

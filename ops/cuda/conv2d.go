@@ -59,12 +59,12 @@ func (g *geom) pad(mode ops.PadMode, pad [4]int) ([4]int, error) {
 	return pad, nil
 }
 
-// Conv2D is one application of ops.Conv2DOp on the device: x [N, C, H, W]
+// conv2dLauncher is one application of ops.Conv2DOp on the device: x [N, C, H, W]
 // convolved with w [O, C/groups, KH, KW] plus an optional bias [O]. Each
 // image is lowered by im2col and multiplied by its group's weights in one
 // batched SGEMM launch over images and groups. Forward keeps references
 // to its inputs, which must stay unchanged until Backward.
-type Conv2D struct {
+type conv2dLauncher struct {
 	d     *Device
 	attrs ops.Conv2DAttrs
 
@@ -74,11 +74,13 @@ type Conv2D struct {
 	x, w, b     *Buffer
 }
 
-// Conv2DOp returns the op of ops.Conv2DOp(attrs) on the device.
-func (d *Device) Conv2DOp(attrs ops.Conv2DAttrs) *Conv2D { return &Conv2D{d: d, attrs: attrs} }
+// conv2dOp returns the op of ops.Conv2DOp(attrs) on the device.
+func (d *Device) conv2dOp(attrs ops.Conv2DAttrs) *conv2dLauncher {
+	return &conv2dLauncher{d: d, attrs: attrs}
+}
 
 // check validates the inputs as ops' conv2d does and saves the geometry.
-func (c *Conv2D) check(x, w, b *Buffer) error {
+func (c *conv2dLauncher) check(x, w, b *Buffer) error {
 	const op = "conv2d"
 	in := []*Buffer{x, w}
 	if b != nil {
@@ -120,7 +122,7 @@ func (c *Conv2D) check(x, w, b *Buffer) error {
 
 // Forward returns the convolution of x with w plus b (which may be nil),
 // [N, O, OH, OW].
-func (c *Conv2D) Forward(x, w, b *Buffer) (*Buffer, error) {
+func (c *conv2dLauncher) Forward(x, w, b *Buffer) (*Buffer, error) {
 	if err := c.check(x, w, b); err != nil {
 		return nil, err
 	}
@@ -138,7 +140,7 @@ func (c *Conv2D) Forward(x, w, b *Buffer) (*Buffer, error) {
 
 // forward writes the convolution of the inputs check saved into y
 // [N, O, OH, OW]; called inside do.
-func (c *Conv2D) forward(y *Buffer) error {
+func (c *conv2dLauncher) forward(y *Buffer) error {
 	d, g := c.d, c.g
 	if y.Size() == 0 {
 		return nil
@@ -163,7 +165,7 @@ func (c *Conv2D) forward(y *Buffer) error {
 }
 
 // im2col lowers x into a new [N, C·KH·KW, OH·OW] buffer; called inside do.
-func (c *Conv2D) im2col(x *Buffer) (*Buffer, error) {
+func (c *conv2dLauncher) im2col(x *Buffer) (*Buffer, error) {
 	g := c.g
 	col, err := c.d.newBuffer(tensor.Float32, tensor.Shape{c.n, g.rows(), g.cols()})
 	if err != nil || col.Size() == 0 {
@@ -182,7 +184,7 @@ func (c *Conv2D) im2col(x *Buffer) (*Buffer, error) {
 // the others): dx = col2im(wᵀ·dy), dw = Σ_images dy·im2col(x)ᵀ and
 // db = Σ_{images, pixels} dy. The weight gradient is summed over images
 // from per-image partials, so no two threads add into one element.
-func (c *Conv2D) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
+func (c *conv2dLauncher) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
 	const op = "conv2d"
 	if c.x == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -232,7 +234,7 @@ func (c *Conv2D) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err e
 
 // dataGrad writes dx = col2im(col) with col[i, k] = w[k]ᵀ·dy[i, k];
 // called inside do.
-func (c *Conv2D) dataGrad(dx, gout *Buffer, og, kg, p, z int) error {
+func (c *conv2dLauncher) dataGrad(dx, gout *Buffer, og, kg, p, z int) error {
 	d, g := c.d, c.g
 	if dx.Size() == 0 {
 		return nil
@@ -256,7 +258,7 @@ func (c *Conv2D) dataGrad(dx, gout *Buffer, og, kg, p, z int) error {
 }
 
 // filterGrad writes dw[k] = Σ_i dy[i, k]·col[i, k]ᵀ; called inside do.
-func (c *Conv2D) filterGrad(dw, gout *Buffer, og, kg, p, z int) error {
+func (c *conv2dLauncher) filterGrad(dw, gout *Buffer, og, kg, p, z int) error {
 	d := c.d
 	if dw.Size() == 0 {
 		return nil

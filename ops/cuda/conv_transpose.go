@@ -7,7 +7,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Conv2DTranspose is one application of ops.Conv2DTransposeOp(attrs) on
+// conv2dTransposeLauncher is one application of ops.Conv2DTransposeOp(attrs) on
 // the device: the transposed convolution of x [N, C, H, W] with w [C,
 // O/groups, KH, KW] plus an optional bias [O], giving [N, O, OH, OW], the
 // gradient of conv2d with respect to its input (PyTorch's
@@ -18,28 +18,28 @@ import (
 // conv2d's with the upstream gradient as the convolution's input and x as
 // its output gradient. Forward keeps references to its inputs, which must
 // stay unchanged until Backward.
-type Conv2DTranspose struct {
+type conv2dTransposeLauncher struct {
 	d     *Device
 	attrs ops.Conv2DTransposeAttrs
 
 	// Saved by Forward: the convolution this op is the data gradient of,
 	// whose input is this op's output, with its padding resolved.
-	conv    *Conv2D
+	conv    *conv2dLauncher
 	pad     [4]int
 	x, w, b *Buffer
 }
 
-// Conv2DTransposeOp returns the op of ops.Conv2DTransposeOp(attrs) on the
+// conv2dTransposeOp returns the op of ops.Conv2DTransposeOp(attrs) on the
 // device.
-func (d *Device) Conv2DTransposeOp(attrs ops.Conv2DTransposeAttrs) *Conv2DTranspose {
-	return &Conv2DTranspose{d: d, attrs: attrs}
+func (d *Device) conv2dTransposeOp(attrs ops.Conv2DTransposeAttrs) *conv2dTransposeLauncher {
+	return &conv2dTransposeLauncher{d: d, attrs: attrs}
 }
 
 // check validates the inputs as ops' conv2d_transpose does and saves the
 // geometry: OH = (H−1)·stride − pad_top − pad_bottom + (KH−1)·dilation + 1
 // + output_padding with explicit or VALID padding (PyTorch's rule), and
 // OH = H·stride with SAME padding (TF's), likewise OW.
-func (o *Conv2DTranspose) check(x, w, b *Buffer) error {
+func (o *conv2dTransposeLauncher) check(x, w, b *Buffer) error {
 	const op = "conv2d_transpose"
 	in := []*Buffer{x, w}
 	if b != nil {
@@ -104,7 +104,7 @@ func (o *Conv2DTranspose) check(x, w, b *Buffer) error {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != g.C) {
 		return opError(op, in, "want bias [%d]", g.C)
 	}
-	o.conv = &Conv2D{d: o.d, g: g, n: xs[0], o: xs[1], group: a.Groups, w: w,
+	o.conv = &conv2dLauncher{d: o.d, g: g, n: xs[0], o: xs[1], group: a.Groups, w: w,
 		attrs: ops.Conv2DAttrs{Stride: a.Stride, Dilation: a.Dilation, Pad: pad, Padding: ops.PadExplicit, Groups: a.Groups}}
 	o.pad, o.x, o.w, o.b = pad, x, w, b
 	return nil
@@ -112,7 +112,7 @@ func (o *Conv2DTranspose) check(x, w, b *Buffer) error {
 
 // Forward returns the transposed convolution of x with w plus b (which
 // may be nil), [N, O, OH, OW].
-func (o *Conv2DTranspose) Forward(x, w, b *Buffer) (*Buffer, error) {
+func (o *conv2dTransposeLauncher) Forward(x, w, b *Buffer) (*Buffer, error) {
 	if err := o.check(x, w, b); err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (o *Conv2DTranspose) Forward(x, w, b *Buffer) (*Buffer, error) {
 // [N, O, OH, OW] of the inputs the need flags ask for (x, w, b; nil for
 // the others): dx = conv2d(gout, w), dw = conv2d's filter gradient of
 // input gout and output gradient x, and db = Σ_{images, pixels} gout.
-func (o *Conv2DTranspose) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
+func (o *conv2dTransposeLauncher) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
 	const op = "conv2d_transpose"
 	if o.conv == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -155,7 +155,7 @@ func (o *Conv2DTranspose) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buff
 	}
 	// The convolution of gout by w; its Backward with x as the upstream
 	// gradient gives this op's filter gradient.
-	conv := o.d.Conv2DOp(o.conv.attrs)
+	conv := o.d.conv2dOp(o.conv.attrs)
 	if need[0] {
 		if dx, err = conv.Forward(gout, o.w, nil); err != nil {
 			return nil, nil, nil, err

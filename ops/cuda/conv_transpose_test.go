@@ -42,7 +42,7 @@ func TestConv2DTranspose(t *testing.T) {
 			gout := randn(t, rng, out.Shape()...)
 			need := [3]bool{true, true, c.bias}
 			_, grads := cpuOp(t, ops.Conv2DTransposeOp(c.attrs), in, gout, need[:])
-			g := dev.Conv2DTransposeOp(c.attrs)
+			g := dev.conv2dTransposeOp(c.attrs)
 			y, err := g.Forward(up(t, x), up(t, w), bb)
 			require.NoError(t, err)
 			defer y.Free()
@@ -62,11 +62,11 @@ func TestConv2DTranspose(t *testing.T) {
 		})
 	}
 	x, w := up(t, randn(t, rng, 1, 2, 3, 3)), up(t, randn(t, rng, 2, 1, 3, 3))
-	_, err := dev.Conv2DTransposeOp(attrs{OutputPadding: [2]int{1, 0}}).Forward(x, w, nil)
+	_, err := dev.conv2dTransposeOp(attrs{OutputPadding: [2]int{1, 0}}).Forward(x, w, nil)
 	require.ErrorContains(t, err, "output padding [1 0] must be non-negative and below the stride [1 1]")
-	_, err = dev.Conv2DTransposeOp(attrs{}).Forward(x, up(t, randn(t, rng, 3, 1, 3, 3)), nil)
+	_, err = dev.conv2dTransposeOp(attrs{}).Forward(x, up(t, randn(t, rng, 3, 1, 3, 3)), nil)
 	require.ErrorContains(t, err, "want w [C=2, O/groups, KH, KW]")
-	_, err = dev.Conv2DTransposeOp(attrs{Conv2DAttrs: conv{Pad: [4]int{3, 3, 0, 0}, Padding: ops.PadExplicit}}).Forward(x, w, nil)
+	_, err = dev.conv2dTransposeOp(attrs{Conv2DAttrs: conv{Pad: [4]int{3, 3, 0, 0}, Padding: ops.PadExplicit}}).Forward(x, w, nil)
 	require.ErrorContains(t, err, "leaves an empty output")
 }
 
@@ -79,7 +79,7 @@ func BenchmarkConv2DTranspose(b *testing.B) {
 	a := ops.Conv2DTransposeAttrs{Conv2DAttrs: ops.Conv2DAttrs{Stride: [2]int{2, 2}, Padding: ops.PadSame}}
 	b.ResetTimer()
 	for b.Loop() {
-		o := dev.Conv2DTransposeOp(a)
+		o := dev.conv2dTransposeOp(a)
 		y, err := o.Forward(x, w, nil)
 		if err != nil {
 			b.Fatal(err)

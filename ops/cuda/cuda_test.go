@@ -129,19 +129,19 @@ func TestRoundTripAndErrors(t *testing.T) {
 	require.Equal(t, x.Float32s(), h.Float32s())
 
 	empty := up(t, tensor.Zeros(tensor.Float32, 0, 4))
-	y, err := dev.Unary("relu", empty)
+	y, err := dev.unaryFwd("relu", empty)
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{0, 4}, y.Shape())
 
 	f64 := up(t, tensor.Zeros(tensor.Float64, 2))
-	_, err = dev.Unary("relu", f64)
+	_, err = dev.unaryFwd("relu", f64)
 	var oe *ops.Error
 	require.ErrorAs(t, err, &oe)
 	require.Contains(t, err.Error(), "float32")
 
 	c := up(t, randn(t, rng, 4))
 	require.NoError(t, c.Free())
-	_, err = dev.Unary("exp", c)
+	_, err = dev.unaryFwd("exp", c)
 	require.ErrorContains(t, err, "freed")
 	require.Error(t, b.CopyTo(tensor.Zeros(tensor.Float32, 4)))
 }
@@ -151,7 +151,7 @@ func TestAllocatorNoDriverAllocAfterWarmUp(t *testing.T) {
 	rng := tensor.NewRNG(2)
 	x, w := up(t, randn(t, rng, 4, 3, 9, 9)), up(t, randn(t, rng, 8, 3, 3, 3))
 	step := func() {
-		c := dev.Conv2DOp(ops.Conv2DAttrs{Padding: ops.PadSame})
+		c := dev.conv2dOp(ops.Conv2DAttrs{Padding: ops.PadSame})
 		y, err := c.Forward(x, w, nil)
 		require.NoError(t, err)
 		dx, dw, _, err := c.Backward(y, [3]bool{true, true, false})
@@ -180,11 +180,11 @@ func TestUnary(t *testing.T) {
 			p := params[name]
 			want, grads := cpuOp(t, ops.UnaryOp(name, p...), []*tensor.Tensor{x}, gout, []bool{true})
 			xb := up(t, x)
-			y, err := dev.Unary(name, xb, p...)
+			y, err := dev.unaryFwd(name, xb, p...)
 			require.NoError(t, err)
 			defer y.Free()
 			requireClose(t, want, y, tolElementwise, "forward")
-			dx, err := dev.UnaryGrad(name, xb, y, up(t, gout), p...)
+			dx, err := dev.unaryBwd(name, xb, y, up(t, gout), p...)
 			require.NoError(t, err)
 			defer dx.Free()
 			requireClose(t, grads[0], dx, tolElementwise, "backward")
@@ -204,11 +204,11 @@ func TestBinary(t *testing.T) {
 				gout := randn(t, rng, 5, 3, 17)
 				want, grads := cpuOp(t, ops.BinaryOp(name), []*tensor.Tensor{a, b}, gout, []bool{true, true})
 				ab, bb := up(t, a), up(t, b)
-				y, err := dev.Binary(name, ab, bb)
+				y, err := dev.binaryFwd(name, ab, bb)
 				require.NoError(t, err)
 				defer y.Free()
 				requireClose(t, want, y, tolElementwise, "forward")
-				da, db, err := dev.BinaryGrad(name, ab, bb, y, up(t, gout), true, true)
+				da, db, err := dev.binaryBwd(name, ab, bb, y, up(t, gout), true, true)
 				require.NoError(t, err)
 				defer freeAll(da, db)
 				requireClose(t, grads[0], da, tolElementwise, "da")
@@ -216,7 +216,7 @@ func TestBinary(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.Binary("add", up(t, randn(t, rng, 2, 3)), up(t, randn(t, rng, 2)))
+	_, err := dev.binaryFwd("add", up(t, randn(t, rng, 2, 3)), up(t, randn(t, rng, 2)))
 	require.ErrorContains(t, err, "trailing dims")
 }
 
@@ -231,9 +231,9 @@ func TestSoftmax(t *testing.T) {
 				x := randn(t, rng, c.shape...)
 				x.Float32s()[0] = 80 // a large logit: the shift must keep exp finite
 				gout := randn(t, rng, c.shape...)
-				op, fwd, bwd := ops.SoftmaxOp(c.axis), dev.Softmax, dev.SoftmaxGrad
+				op, fwd, bwd := ops.SoftmaxOp(c.axis), dev.softmaxFwd, dev.softmaxBwd
 				if log {
-					op, fwd, bwd = ops.LogSoftmaxOp(c.axis), dev.LogSoftmax, dev.LogSoftmaxGrad
+					op, fwd, bwd = ops.LogSoftmaxOp(c.axis), dev.logSoftmaxFwd, dev.logSoftmaxBwd
 				}
 				want, grads := cpuOp(t, op, []*tensor.Tensor{x}, gout, []bool{true})
 				y, err := fwd(up(t, x), c.axis)
@@ -267,7 +267,7 @@ func TestSoftmaxCrossEntropy(t *testing.T) {
 				}
 				gout := randn(t, rng, gshape...)
 				want, grads := cpuOp(t, ops.SoftmaxCrossEntropyOp(r), []*tensor.Tensor{z, lab}, gout, []bool{true, false})
-				o := dev.SoftmaxCrossEntropyOp(r)
+				o := dev.softmaxXentOp(r)
 				defer o.Free()
 				loss, err := o.Forward(up(t, z), lab)
 				require.NoError(t, err)
@@ -282,7 +282,7 @@ func TestSoftmaxCrossEntropy(t *testing.T) {
 				y, err := ops.Softmax(randn(t, rng, n, c), -1)
 				require.NoError(t, err)
 				want, grads = cpuOp(t, ops.SoftmaxCrossEntropySoftOp(r), []*tensor.Tensor{z, y}, gout, []bool{true, true})
-				so := dev.SoftmaxCrossEntropySoftOp(r)
+				so := dev.softmaxXentSoftOp(r)
 				defer so.Free()
 				loss2, err := so.ForwardSoft(up(t, z), up(t, y))
 				require.NoError(t, err)
@@ -296,7 +296,7 @@ func TestSoftmaxCrossEntropy(t *testing.T) {
 			})
 		}
 	}
-	o := dev.SoftmaxCrossEntropyOp(ops.LossMean)
+	o := dev.softmaxXentOp(ops.LossMean)
 	_, err := o.Forward(up(t, randn(t, rng, 2, 3)), tensor.MustFromSlice([]int32{0, 3}))
 	require.ErrorContains(t, err, "out of range")
 }
@@ -310,7 +310,7 @@ func TestSequencePool(t *testing.T) {
 				x := randn(t, rng, total, 3, 7)
 				gout := randn(t, rng, len(off)-1, 3, 7)
 				want, grads := cpuOp(t, ops.SequencePoolOp(kind, -1.5, off), []*tensor.Tensor{x}, gout, []bool{true})
-				o := dev.SequencePoolOp(kind, -1.5, off)
+				o := dev.sequencePoolOp(kind, -1.5, off)
 				defer o.Free()
 				y, err := o.Forward(up(t, x))
 				require.NoError(t, err)
@@ -323,7 +323,7 @@ func TestSequencePool(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.SequencePoolOp(ops.SequencePoolSum, 0, []int{0, 2}).Forward(up(t, randn(t, rng, 3, 2)))
+	_, err := dev.sequencePoolOp(ops.SequencePoolSum, 0, []int{0, 2}).Forward(up(t, randn(t, rng, 3, 2)))
 	require.ErrorContains(t, err, "end at 2")
 }
 
@@ -373,11 +373,11 @@ func TestMatMul(t *testing.T) {
 				gout := randn(t, rng, out.Shape()...)
 				_, grads := cpuOp(t, op, []*tensor.Tensor{a, b}, gout, []bool{true, true})
 				ab, bb := up(t, a), up(t, b)
-				y, err := dev.MatMul(ab, bb, tr[0], tr[1])
+				y, err := dev.matMul(ab, bb, tr[0], tr[1])
 				require.NoError(t, err)
 				defer y.Free()
 				requireClose(t, out, y, tolGEMM, "forward")
-				da, db, err := dev.MatMulGrad(ab, bb, up(t, gout), tr[0], tr[1], true, true)
+				da, db, err := dev.matMulGrad(ab, bb, up(t, gout), tr[0], tr[1], true, true)
 				require.NoError(t, err)
 				defer freeAll(da, db)
 				requireClose(t, grads[0], da, tolGEMM, "da")
@@ -415,7 +415,7 @@ func TestConv2D(t *testing.T) {
 			gout := randn(t, rng, out.Shape()...)
 			need := []bool{true, true, c.bias}
 			_, grads := cpuOp(t, ops.Conv2DOp(c.attrs), in, gout, need)
-			g := dev.Conv2DOp(c.attrs)
+			g := dev.conv2dOp(c.attrs)
 			y, err := g.Forward(up(t, x), up(t, w), bb)
 			require.NoError(t, err)
 			defer y.Free()
@@ -443,9 +443,9 @@ func TestPool2D(t *testing.T) {
 		for _, isMax := range []bool{true, false} {
 			t.Run(fmt.Sprint(a, isMax), func(t *testing.T) {
 				x := randn(t, rng, 2, 3, 9, 8)
-				op, g := ops.AvgPool2DOp(a), dev.AvgPool2DOp(a)
+				op, g := ops.AvgPool2DOp(a), dev.avgPool2DOp(a)
 				if isMax {
-					op, g = ops.MaxPool2DOp(a), dev.MaxPool2DOp(a)
+					op, g = ops.MaxPool2DOp(a), dev.maxPool2DOp(a)
 				}
 				defer g.Free()
 				out, err := op.Forward([]*tensor.Tensor{x})

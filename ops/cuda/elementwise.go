@@ -40,9 +40,9 @@ func unaryParams(name string, in []*Buffer, p []float64) (int, [2]float64, error
 	return code, attrs, nil
 }
 
-// Unary returns the elementwise op name of ops/unary.go ("relu", "exp",
+// unaryFwd returns the elementwise op name of ops/unary.go ("relu", "exp",
 // ...) applied to x, with the scalar attributes p of ops.UnaryOp.
-func (d *Device) Unary(name string, x *Buffer, p ...float64) (*Buffer, error) {
+func (d *Device) unaryFwd(name string, x *Buffer, p ...float64) (*Buffer, error) {
 	in := []*Buffer{x}
 	code, attrs, err := unaryParams(name, in, p)
 	if err != nil {
@@ -63,9 +63,9 @@ func (d *Device) Unary(name string, x *Buffer, p ...float64) (*Buffer, error) {
 	return done(y, err)
 }
 
-// UnaryGrad returns dx = dy·f'(x) for the unary op name, from its input x,
+// unaryBwd returns dx = dy·f'(x) for the unary op name, from its input x,
 // its output y and the upstream gradient dy, all of one shape.
-func (d *Device) UnaryGrad(name string, x, y, dy *Buffer, p ...float64) (*Buffer, error) {
+func (d *Device) unaryBwd(name string, x, y, dy *Buffer, p ...float64) (*Buffer, error) {
 	in := []*Buffer{x, y, dy}
 	code, attrs, err := unaryParams(name, in, p)
 	if err != nil {
@@ -104,9 +104,9 @@ func binaryShapes(name string, a, b *Buffer) (int, error) {
 	return code, nil
 }
 
-// Binary returns the elementwise op name of ops/binary.go ("add", "mul",
+// binaryFwd returns the elementwise op name of ops/binary.go ("add", "mul",
 // ...) of a and b, where b has a's shape or its trailing dims.
-func (d *Device) Binary(name string, a, b *Buffer) (*Buffer, error) {
+func (d *Device) binaryFwd(name string, a, b *Buffer) (*Buffer, error) {
 	if err := d.checkInputs(name, a, b); err != nil {
 		return nil, err
 	}
@@ -126,11 +126,11 @@ func (d *Device) Binary(name string, a, b *Buffer) (*Buffer, error) {
 	return done(y, err)
 }
 
-// BinaryGrad returns the gradients of the binary op name for the inputs
+// binaryBwd returns the gradients of the binary op name for the inputs
 // the need flags ask for (nil for the others), from its inputs a and b,
 // its output y and the upstream gradient dy. A broadcast b's gradient is
 // summed over a's leading dims.
-func (d *Device) BinaryGrad(name string, a, b, y, dy *Buffer, needA, needB bool) (da, db *Buffer, err error) {
+func (d *Device) binaryBwd(name string, a, b, y, dy *Buffer, needA, needB bool) (da, db *Buffer, err error) {
 	in := []*Buffer{a, b, y, dy}
 	if err := d.checkInputs(name, in...); err != nil {
 		return nil, nil, err

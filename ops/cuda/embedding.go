@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Embedding is one application of ops.EmbeddingOp(padding) on the device:
+// embeddingLauncher is one application of ops.EmbeddingOp(padding) on the device:
 // table [V, D] on the device and ids (int32 or int64, any shape) on the
 // host give [ids..., D], row ids[i] of the table for each id, zeros for
 // the padding id. The ids are checked on the host, as ops does, and kept
@@ -21,7 +21,7 @@ import (
 // gradients, as ops' SparseGrad and graph.SparseRows represent it; Backward
 // returns the dense [V, D] gradient. Repeated ids add up in the order of
 // the ids, as ops does, so both forms match the CPU kernel bit for bit.
-type Embedding struct {
+type embeddingLauncher struct {
 	d       *Device
 	padding int
 
@@ -31,12 +31,14 @@ type Embedding struct {
 	table *Buffer
 }
 
-// EmbeddingOp returns the op of ops.EmbeddingOp(padding) on the device; a
+// embeddingOp returns the op of ops.EmbeddingOp(padding) on the device; a
 // negative padding (ops.NoPadding) means none.
-func (d *Device) EmbeddingOp(padding int) *Embedding { return &Embedding{d: d, padding: padding} }
+func (d *Device) embeddingOp(padding int) *embeddingLauncher {
+	return &embeddingLauncher{d: d, padding: padding}
+}
 
 // Forward looks up ids in table; see Embedding.
-func (o *Embedding) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer, error) {
+func (o *embeddingLauncher) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer, error) {
 	const op = "embedding"
 	in := []*Buffer{table}
 	if err := o.d.checkInputs(op, in...); err != nil {
@@ -78,7 +80,7 @@ func (o *Embedding) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer, error) 
 
 // plan returns the touched rows and the CSR plan of which gradient rows
 // add into each, after checking gout against the lookup's output.
-func (o *Embedding) plan(gout *Buffer) (rows []int, seg, list []int64, err error) {
+func (o *embeddingLauncher) plan(gout *Buffer) (rows []int, seg, list []int64, err error) {
 	const op = "embedding"
 	if o.table == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -108,7 +110,7 @@ func (o *Embedding) plan(gout *Buffer) (rows []int, seg, list []int64, err error
 // [ids..., D] as the rows the lookup touched (unique, ascending, without
 // the padding row) and their summed gradients [len(rows), D], without a
 // [V, D] buffer.
-func (o *Embedding) SparseGrad(gout *Buffer) (rows []int, values *Buffer, err error) {
+func (o *embeddingLauncher) SparseGrad(gout *Buffer) (rows []int, values *Buffer, err error) {
 	rows, seg, list, err := o.plan(gout)
 	if err != nil {
 		return nil, nil, err
@@ -129,7 +131,7 @@ func (o *Embedding) SparseGrad(gout *Buffer) (rows []int, values *Buffer, err er
 
 // Backward returns the dense gradient [V, D] of the table for the
 // upstream gradient gout: SparseGrad's rows in place, zeros elsewhere.
-func (o *Embedding) Backward(gout *Buffer) (*Buffer, error) {
+func (o *embeddingLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	rows, seg, list, err := o.plan(gout)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func TestEmbedding(t *testing.T) {
 					rows, vals, ok := op.(ops.SparseGrader).SparseGrad(in, gout, 0)
 					require.True(t, ok)
 
-					o := dev.EmbeddingOp(padding)
+					o := dev.embeddingOp(padding)
 					y, err := o.Forward(up(t, table), idt)
 					require.NoError(t, err)
 					defer y.Free()
@@ -55,7 +55,7 @@ func TestEmbedding(t *testing.T) {
 		}
 	}
 	table := up(t, randn(t, rng, 4, 2))
-	o := dev.EmbeddingOp(ops.NoPadding)
+	o := dev.embeddingOp(ops.NoPadding)
 	_, err := o.Forward(table, tensor.MustFromSlice([]int32{1, 4}))
 	require.ErrorContains(t, err, "id 4 at position 1 out of range [0, 4)")
 	_, err = o.Forward(table, tensor.MustFromSlice([]float32{1}))
@@ -77,7 +77,7 @@ func BenchmarkEmbeddingSparseGrad(b *testing.B) {
 		ids[i] = int64(rng.IntN(100000))
 	}
 	table, gout := upB(b, 100000, 64), upB(b, 32, 20, 64)
-	o := dev.EmbeddingOp(ops.NoPadding)
+	o := dev.embeddingOp(ops.NoPadding)
 	y, err := o.Forward(table, tensor.MustFromSlice(ids, 32, 20))
 	if err != nil {
 		b.Fatal(err)

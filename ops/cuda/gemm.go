@@ -113,10 +113,10 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a *Buffer
 	})
 }
 
-// MatMul returns op(a)·op(b) as ops.MatMulOp(transA, transB) computes it:
+// matMul returns op(a)·op(b) as ops.MatMulOp(transA, transB) computes it:
 // a and b are 2-D, or batched [..., M, K] with equal leading dims, or a
 // batched a with a 2-D b shared by every batch.
-func (d *Device) MatMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
+func (d *Device) matMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
 	dm, err := d.matmulDims(a, b, transA, transB)
 	if err != nil {
 		return nil, err
@@ -137,11 +137,11 @@ func (d *Device) MatMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
 	return done(c, err)
 }
 
-// MatMulGrad returns the gradients of MatMul for the upstream gradient dc,
+// matMulGrad returns the gradients of MatMul for the upstream gradient dc,
 // for the inputs the need flags ask for (nil for the others):
 // dA = dC·op(B)ᵀ and dB = op(A)ᵀ·dC, each stored transposed when its
 // operand was, and a shared b's gradient summed over the batch.
-func (d *Device) MatMulGrad(a, b, dc *Buffer, transA, transB, needA, needB bool) (da, db *Buffer, err error) {
+func (d *Device) matMulGrad(a, b, dc *Buffer, transA, transB, needA, needB bool) (da, db *Buffer, err error) {
 	dm, err := d.matmulDims(a, b, transA, transB)
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// GRU is one application of ops.GRUOp on the device: the fused GRU over a
+// gruLauncher is one application of ops.GRUOp on the device: the fused GRU over a
 // ragged batch, gate blocks z, r, h̃ (Keras), with ResetAfter (Keras
 // reset_after=True, cuDNN's form, bias [2, 3H]) or without (Cho et al.
 // 2014, bias [3H]), optional initial state h0 [B, H], and Reverse. The
@@ -22,7 +22,7 @@ import (
 // reverse likewise, then whole-batch GEMMs for dx, dW and dU. Forward
 // keeps references to its inputs and its output, which must stay
 // unchanged until Backward.
-type GRU struct {
+type gruLauncher struct {
 	d     *Device
 	attrs ops.GRUAttrs
 
@@ -34,14 +34,14 @@ type GRU struct {
 	act, rech      *Buffer // [total, 3H] z, r, h̃; [total, H] h·Uh + b'h (ResetAfter)
 }
 
-// GRUOp returns the op of ops.GRUOp(attrs) on the device.
-func (d *Device) GRUOp(attrs ops.GRUAttrs) *GRU {
+// gruOp returns the op of ops.GRUOp(attrs) on the device.
+func (d *Device) gruOp(attrs ops.GRUAttrs) *gruLauncher {
 	attrs.Offsets = slices.Clone(attrs.Offsets)
-	return &GRU{d: d, attrs: attrs}
+	return &gruLauncher{d: d, attrs: attrs}
 }
 
 // check validates the inputs as ops' gru does and returns In and H.
-func (o *GRU) check(x, w, u, b, h0 *Buffer) (nIn, h int, err error) {
+func (o *gruLauncher) check(x, w, u, b, h0 *Buffer) (nIn, h int, err error) {
 	const op = "gru"
 	in := []*Buffer{x, w, u, b}
 	if h0 != nil {
@@ -75,7 +75,7 @@ func (o *GRU) check(x, w, u, b, h0 *Buffer) (nIn, h int, err error) {
 
 // Forward runs the GRU on x [total, In] with W [In, 3H], U [H, 3H] and b;
 // h0 may be nil.
-func (o *GRU) Forward(x, w, u, b, h0 *Buffer) (*Buffer, error) {
+func (o *gruLauncher) Forward(x, w, u, b, h0 *Buffer) (*Buffer, error) {
 	nIn, h, err := o.check(x, w, u, b, h0)
 	if err != nil {
 		return nil, err
@@ -155,18 +155,18 @@ func (o *GRU) Forward(x, w, u, b, h0 *Buffer) (*Buffer, error) {
 
 // GRU gradient slots, in the order of Backward's need and results.
 const (
-	GRUGradX = iota
-	GRUGradW
-	GRUGradU
-	GRUGradB
-	GRUGradH0
+	gruGradX = iota
+	gruGradW
+	gruGradU
+	gruGradB
+	gruGradH0
 )
 
 // Backward returns the gradients for the upstream gradient gout
 // [total, H] of Forward's output, indexed by GRUGradX ... GRUGradH0, for
 // the slots need asks for (nil for the others and for an h0 Forward did
 // not get). The formulas are ops.GRUOp's (kernels/rnn.cu, gru_bwd_step).
-func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
+func (o *gruLauncher) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 	const op = "gru"
 	var g [5]*Buffer
 	if o.act == nil {
@@ -184,7 +184,7 @@ func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 	shapes := [5]tensor.Shape{{s.total, nIn}, {nIn, g3}, {h, g3}, o.b.shape, {s.batch, h}}
 	err := d.do(func() error {
 		for i := range g {
-			if need[i] && (i != GRUGradH0 || o.h0 != nil) {
+			if need[i] && (i != gruGradH0 || o.h0 != nil) {
 				var err error
 				if g[i], err = d.newBuffer(tensor.Float32, shapes[i]); err != nil {
 					return err
@@ -235,22 +235,22 @@ func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 				return err
 			}
 		}
-		if g[GRUGradH0] != nil {
-			if err := d.launch("rnn_scatter_rows", grid1(s.batch*h), block1, ptr(dh), s.order(), ptr(g[GRUGradH0]), i64(s.batch), i64(h)); err != nil {
+		if g[gruGradH0] != nil {
+			if err := d.launch("rnn_scatter_rows", grid1(s.batch*h), block1, ptr(dh), s.order(), ptr(g[gruGradH0]), i64(s.batch), i64(h)); err != nil {
 				return err
 			}
 		}
-		if err := d.inputGrads(o.x, o.w, da, s.total, nIn, g3, g[GRUGradX], g[GRUGradW], g[GRUGradB]); err != nil {
+		if err := d.inputGrads(o.x, o.w, da, s.total, nIn, g3, g[gruGradX], g[gruGradW], g[gruGradB]); err != nil {
 			return err
 		}
 		// With reset_after, b is [2, 3H]: its second row is the recurrent
 		// bias, whose gradient is Σ_rows drec.
-		if db := g[GRUGradB]; db != nil && ra {
+		if db := g[gruGradB]; db != nil && ra {
 			if err := d.launch("channel_sum", rowGrid(g3), block1, ptr(drec), elemPtr(db, g3), i64(s.total), i64(g3), i64(1)); err != nil {
 				return err
 			}
 		}
-		du := g[GRUGradU]
+		du := g[gruGradU]
 		switch {
 		case du == nil:
 			return nil
@@ -274,7 +274,7 @@ func (o *GRU) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 
 // Free releases what Forward saved on the device (the gate activations,
 // h·Uh and the schedule); the inputs and the output stay the caller's.
-func (o *GRU) Free() {
+func (o *gruLauncher) Free() {
 	freeAll(o.act, o.rech)
 	o.s.free()
 	o.act, o.rech, o.s = nil, nil, nil

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/ops"
@@ -31,6 +32,7 @@ var kernels = map[string]factory{
 	"avg_pool2d":                 poolKernel(false),
 	"batch_norm":                 batchNormKernel,
 	"layer_norm":                 layerNormKernel,
+	"rms_norm":                   rmsNormKernel,
 	"embedding":                  embeddingKernel,
 	"attention":                  attentionKernel,
 	"lstm":                       lstmKernel,
@@ -45,8 +47,7 @@ var kernels = map[string]factory{
 	"sequence_concat":            seqConcatKernel,
 }
 
-// layoutOps run their CPU op on device tensors, which only relabels the
-// storage's shape (see layoutOp).
+// layoutOps relabel the storage's shape and run no kernel (reshapeOp).
 var layoutOps = []string{"reshape"}
 
 // fallbacks are the ops with no CUDA kernel yet: they run on a Device
@@ -91,8 +92,7 @@ func init() {
 	}
 	for _, name := range layoutOps {
 		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
-			cpu, err := ops.Build(name, a)
-			return &layoutOp{Op: cpu, d: dev.(*Device)}, err
+			return &reshapeOp{d: dev.(*Device), shape: a.Shape}, nil
 		})
 		if err != nil {
 			registerErrs = append(registerErrs, err)
@@ -119,10 +119,10 @@ func unaryKernel(name string) factory {
 				if len(in) != 1 {
 					return nil, opError(name, in, "want 1 input")
 				}
-				return d.Unary(name, in[0], p...)
+				return d.unaryFwd(name, in[0], p...)
 			},
 			backward: func(in []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
-				return one(d.UnaryGrad(name, in[0], out, gout, p...))
+				return one(d.unaryBwd(name, in[0], out, gout, p...))
 			},
 		}, nil
 	}
@@ -139,10 +139,10 @@ func binaryKernel(name string) factory {
 				if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
 					return nil, fmt.Errorf("%s of %v and %v: %w (b of a's shape or of its trailing dims)", name, as, bs, errUnsupported)
 				}
-				return d.Binary(name, in[0], in[1])
+				return d.binaryFwd(name, in[0], in[1])
 			},
 			backward: func(in []*Buffer, out, gout *Buffer, need []bool) ([]*Buffer, error) {
-				da, db, err := d.BinaryGrad(name, in[0], in[1], out, gout, at(need, 0), at(need, 1))
+				da, db, err := d.binaryBwd(name, in[0], in[1], out, gout, at(need, 0), at(need, 1))
 				return []*Buffer{da, db}, err
 			},
 		}, nil
@@ -151,7 +151,7 @@ func binaryKernel(name string) factory {
 
 func reduceKernel(name string) factory {
 	return func(d *Device, a ops.Attrs) (kernel, error) {
-		o := d.ReduceOp(name, a.Axes, a.KeepDims)
+		o := d.reduceOp(name, a.Axes, a.KeepDims)
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 				if len(in) != 1 {
@@ -167,9 +167,9 @@ func reduceKernel(name string) factory {
 
 func softmaxKernel(log bool) factory {
 	return func(d *Device, a ops.Attrs) (kernel, error) {
-		fwd, bwd, name := d.Softmax, d.SoftmaxGrad, "softmax"
+		fwd, bwd, name := d.softmaxFwd, d.softmaxBwd, "softmax"
 		if log {
-			fwd, bwd, name = d.LogSoftmax, d.LogSoftmaxGrad, "log_softmax"
+			fwd, bwd, name = d.logSoftmaxFwd, d.logSoftmaxBwd, "log_softmax"
 		}
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
@@ -189,9 +189,9 @@ func xentKernel(soft bool) factory {
 		if err != nil {
 			return kernel{}, err
 		}
-		o := d.SoftmaxCrossEntropyOp(r)
+		o := d.softmaxXentOp(r)
 		if soft {
-			o = d.SoftmaxCrossEntropySoftOp(r)
+			o = d.softmaxXentSoftOp(r)
 		}
 		return kernel{
 			forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
@@ -222,10 +222,10 @@ func matmulKernel(d *Device, a ops.Attrs) (kernel, error) {
 			if len(in) != 2 {
 				return nil, opError("matmul", in, "want 2 inputs")
 			}
-			return d.MatMul(in[0], in[1], a.TransposeA, a.TransposeB)
+			return d.matMul(in[0], in[1], a.TransposeA, a.TransposeB)
 		},
 		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
-			da, db, err := d.MatMulGrad(in[0], in[1], gout, a.TransposeA, a.TransposeB, at(need, 0), at(need, 1))
+			da, db, err := d.matMulGrad(in[0], in[1], gout, a.TransposeA, a.TransposeB, at(need, 0), at(need, 1))
 			return []*Buffer{da, db}, err
 		},
 	}, nil
@@ -240,7 +240,7 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 		n := b.shape[len(b.shape)-1]
 		return &Buffer{dev: b.dev, ptr: b.ptr, dtype: b.dtype, shape: tensor.Shape{b.Size() / max(n, 1), n}, gone: b.gone}
 	}
-	var sum *Reduce
+	var sum *reduceLauncher
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 2 && len(in) != 3 {
@@ -254,12 +254,12 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 				(len(in) == 3 && (len(in[2].shape) != 1 || in[2].shape[0] != w.shape[1])) {
 				return nil, opError(name, in, "want x [..., In], W [In, Out] and b [Out]")
 			}
-			y, err := d.MatMul(rows(x), w, false, false)
+			y, err := d.matMul(rows(x), w, false, false)
 			if err != nil {
 				return nil, err
 			}
 			if len(in) == 3 {
-				yb, err := d.Binary("add", y, in[2])
+				yb, err := d.binaryFwd("add", y, in[2])
 				freeAll(y)
 				if y = yb; err != nil {
 					return nil, err
@@ -270,7 +270,7 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 		},
 		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
 			g := rows(gout)
-			dx, dw, err := d.MatMulGrad(rows(in[0]), in[1], g, false, false, at(need, 0), at(need, 1))
+			dx, dw, err := d.matMulGrad(rows(in[0]), in[1], g, false, false, at(need, 0), at(need, 1))
 			if err != nil {
 				return nil, err
 			}
@@ -279,7 +279,7 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 			}
 			grads := []*Buffer{dx, dw}
 			if len(in) == 3 && at(need, 2) {
-				sum = d.ReduceOp("sum", []int{0}, false)
+				sum = d.reduceOp("sum", []int{0}, false)
 				db, err := sum.Forward(g)
 				sum.Free()
 				if err != nil {
@@ -319,7 +319,7 @@ func convKernel(d *Device, a ops.Attrs) (kernel, error) {
 	if err != nil {
 		return kernel{}, err
 	}
-	o := d.Conv2DOp(c)
+	o := d.conv2dOp(c)
 	return convLike("conv2d", o.Forward, o.Backward), nil
 }
 
@@ -328,7 +328,7 @@ func convTransposeKernel(d *Device, a ops.Attrs) (kernel, error) {
 	if err != nil {
 		return kernel{}, err
 	}
-	o := d.Conv2DTransposeOp(c)
+	o := d.conv2dTransposeOp(c)
 	return convLike("conv2d_transpose", o.Forward, o.Backward), nil
 }
 
@@ -338,9 +338,9 @@ func poolKernel(isMax bool) factory {
 		if err != nil {
 			return kernel{}, err
 		}
-		o := d.AvgPool2DOp(p)
+		o := d.avgPool2DOp(p)
 		if isMax {
-			o = d.MaxPool2DOp(p)
+			o = d.maxPool2DOp(p)
 		}
 		return single(o.name(), o.Forward, o.Backward, o.Free), nil
 	}
@@ -362,7 +362,7 @@ func single(name string, fwd func(x *Buffer) (*Buffer, error), bwd func(gout *Bu
 }
 
 func batchNormKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.BatchNormOp(a.BatchNorm())
+	o := d.batchNormOp(a.BatchNorm())
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 5 {
@@ -379,7 +379,7 @@ func batchNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 }
 
 func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.LayerNormOp(a.NormAxes, a.Epsilon)
+	o := d.layerNormOp(a.NormAxes, a.Epsilon)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 3 {
@@ -395,8 +395,81 @@ func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 	}, nil
 }
 
+// rmsNormKernel is ops.RMSNormOp on the device: rms_fwd and rms_bwd_dx
+// (kernels/layernorm.cu), and dgamma through layer norm's parameter sums
+// with the means held at zero.
+func rmsNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+	const name = "rms_norm"
+	ln := d.layerNormOp(1, a.Epsilon) // holds x, gamma and the saved statistics for Backward
+	return kernel{
+		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
+			if len(in) != 2 {
+				return nil, opError(name, in, "want x and gamma")
+			}
+			if err := d.checkInputs(name, in...); err != nil {
+				return nil, err
+			}
+			x, gamma := in[0], in[1]
+			switch {
+			case len(x.shape) < 1:
+				return nil, opError(name, in, "want x of rank 1 or more")
+			case !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 1):
+				return nil, opError(name, in, "epsilon %v must be positive and finite (Keras' default is %v)", a.Epsilon, ops.DefaultRMSNormEpsilon)
+			case len(gamma.shape) != 1 || gamma.shape[0] != x.shape[len(x.shape)-1]:
+				return nil, opError(name, in, "want gamma of shape [%d]", x.shape[len(x.shape)-1])
+			}
+			ln.Free()
+			ln.dim = gamma.shape[0]
+			ln.rows, ln.x, ln.gamma = x.Size()/max(ln.dim, 1), x, gamma
+			var y *Buffer
+			err := d.do(func() error {
+				var err error
+				if y, err = d.newBuffer(tensor.Float32, x.shape); err != nil {
+					return err
+				}
+				if ln.mean, err = d.newBuffer(tensor.Float64, tensor.Shape{ln.rows}); err != nil {
+					return err
+				}
+				if err := d.zero(ln.mean); err != nil { // RMS norm is layer norm about zero
+					return err
+				}
+				if ln.invStd, err = d.newBuffer(tensor.Float64, tensor.Shape{ln.rows}); err != nil || ln.rows == 0 || ln.dim == 0 {
+					return err
+				}
+				return d.launch("rms_fwd", rowGrid(ln.rows), rowBlock(ln.dim), ptr(x), ptr(gamma), ptr(y), ptr(ln.invStd),
+					i64(ln.rows), i64(ln.dim), f64(a.Epsilon))
+			})
+			if err != nil {
+				ln.Free()
+			}
+			return done(y, err)
+		},
+		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
+			_, dgamma, _, err := ln.Backward(gout, [3]bool{false, at(need, 1), false})
+			if err != nil || !at(need, 0) {
+				return []*Buffer{nil, dgamma}, err
+			}
+			var dx *Buffer
+			err = d.do(func() error {
+				var err error
+				if dx, err = d.newBuffer(tensor.Float32, ln.x.shape); err != nil || ln.rows == 0 || ln.dim == 0 {
+					return err
+				}
+				return d.launch("rms_bwd_dx", rowGrid(ln.rows), rowBlock(ln.dim), ptr(ln.x), ptr(ln.gamma), ptr(gout),
+					ptr(ln.invStd), ptr(dx), i64(ln.rows), i64(ln.dim))
+			})
+			if err != nil {
+				freeAll(dx, dgamma)
+				return nil, err
+			}
+			return []*Buffer{dx, dgamma}, nil
+		},
+		free: ln.Free,
+	}, nil
+}
+
 func embeddingKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.EmbeddingOp(a.PaddingIdx)
+	o := d.embeddingOp(a.PaddingIdx)
 	return kernel{
 		forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 2 {
@@ -413,7 +486,7 @@ func embeddingKernel(d *Device, a ops.Attrs) (kernel, error) {
 }
 
 func attentionKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.AttentionOp(a.Attention())
+	o := d.attentionOp(a.Attention())
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 3 && len(in) != 4 {
@@ -476,30 +549,30 @@ func rnnKernel[G [5]*Buffer | [7]*Buffer, N [5]bool | [7]bool](name string, slot
 // lstmSlots maps lstm's inputs x, W, U, b, [peephole], [h0, c0] onto the
 // launcher's slots.
 func lstmSlots(n int) ([]int, error) {
-	s := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
+	s := []int{lstmGradX, lstmGradW, lstmGradU, lstmGradB}
 	switch n {
 	case 4:
 	case 5:
-		s = append(s, LSTMGradPeephole)
+		s = append(s, lstmGradPeephole)
 	case 6:
-		s = append(s, LSTMGradH0, LSTMGradC0)
+		s = append(s, lstmGradH0, lstmGradC0)
 	case 7:
-		s = append(s, LSTMGradPeephole, LSTMGradH0, LSTMGradC0)
+		s = append(s, lstmGradPeephole, lstmGradH0, lstmGradC0)
 	default:
 		return nil, fmt.Errorf("want x, W, U, b, an optional peephole and optional h0, c0; got %d inputs", n)
 	}
 	return s, nil
 }
 
-func lstmOp(d *Device, a ops.Attrs) (*LSTM, error) {
+func lstmFor(d *Device, a ops.Attrs) (*lstmLauncher, error) {
 	if a.Candidate != 0 || a.Cell != 0 {
 		return nil, fmt.Errorf("lstm activations %v, %v: %w (tanh only)", a.Candidate, a.Cell, errUnsupported)
 	}
-	return d.LSTMOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
+	return d.lstmOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
 }
 
 func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o, err := lstmOp(d, a)
+	o, err := lstmFor(d, a)
 	if err != nil {
 		return kernel{}, err
 	}
@@ -510,12 +583,12 @@ func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
 // lstmCellKernel is one step of the fused LSTM over B one-step sequences;
 // its inputs are x, h, c, W, U, b and an optional peephole.
 func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
-	if _, err := lstmOp(d, a); err != nil {
+	if _, err := lstmFor(d, a); err != nil {
 		return kernel{}, err
 	}
-	var o *LSTM
+	var o *lstmLauncher
 	slots := func(n int) ([]int, error) {
-		s := []int{LSTMGradX, LSTMGradH0, LSTMGradC0, LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole}
+		s := []int{lstmGradX, lstmGradH0, lstmGradC0, lstmGradW, lstmGradU, lstmGradB, lstmGradPeephole}
 		if n != 6 && n != 7 {
 			return nil, fmt.Errorf("want x, h, c, W, U, b and an optional peephole; got %d inputs", n)
 		}
@@ -525,7 +598,7 @@ func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 		if b[0] == nil || len(b[0].shape) == 0 {
 			return nil, opError("lstm_cell", b, "want x [B, In]")
 		}
-		o = d.LSTMOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0])})
+		o = d.lstmOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0])})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
 	}
 	bwd := func(gout *Buffer, need [7]bool) ([7]*Buffer, error) { return o.Backward(gout, need) }
@@ -546,12 +619,12 @@ func steps(n int) []int {
 }
 
 func gruKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.GRUOp(ops.GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter})
+	o := d.gruOp(ops.GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter})
 	slots := func(n int) ([]int, error) {
 		if n != 4 && n != 5 {
 			return nil, fmt.Errorf("want x, W, U, b and an optional h0; got %d inputs", n)
 		}
-		return []int{GRUGradX, GRUGradW, GRUGradU, GRUGradB, GRUGradH0}[:n], nil
+		return []int{gruGradX, gruGradW, gruGradU, gruGradB, gruGradH0}[:n], nil
 	}
 	return rnnKernel("gru", slots, func(b []*Buffer) (*Buffer, error) { return o.Forward(b[0], b[1], b[2], b[3], b[4]) },
 		o.Backward, o.Free), nil
@@ -560,18 +633,18 @@ func gruKernel(d *Device, a ops.Attrs) (kernel, error) {
 // gruCellKernel is one step of the fused GRU over B one-step sequences;
 // its inputs are x, h, W, U, b.
 func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
-	var o *GRU
+	var o *gruLauncher
 	slots := func(n int) ([]int, error) {
 		if n != 5 {
 			return nil, fmt.Errorf("want x, h, W, U and b; got %d inputs", n)
 		}
-		return []int{GRUGradX, GRUGradH0, GRUGradW, GRUGradU, GRUGradB}, nil
+		return []int{gruGradX, gruGradH0, gruGradW, gruGradU, gruGradB}, nil
 	}
 	fwd := func(b []*Buffer) (*Buffer, error) {
 		if b[0] == nil || len(b[0].shape) == 0 {
 			return nil, opError("gru_cell", b, "want x [B, In]")
 		}
-		o = d.GRUOp(ops.GRUAttrs{Offsets: steps(b[0].shape[0]), ResetAfter: a.ResetAfter})
+		o = d.gruOp(ops.GRUAttrs{Offsets: steps(b[0].shape[0]), ResetAfter: a.ResetAfter})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4])
 	}
 	bwd := func(gout *Buffer, need [5]bool) ([5]*Buffer, error) { return o.Backward(gout, need) }
@@ -583,7 +656,7 @@ func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 }
 
 func seqPoolKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.SequencePoolOp(ops.SequencePoolType(a.Pool), a.Pad, a.Offsets)
+	o := d.sequencePoolOp(ops.SequencePoolType(a.Pool), a.Pad, a.Offsets)
 	return single("sequence_pool", o.Forward, o.Backward, o.Free), nil
 }
 
@@ -593,10 +666,10 @@ func seqSoftmaxKernel(d *Device, a ops.Attrs) (kernel, error) {
 			if len(in) != 1 {
 				return nil, opError("sequence_softmax", in, "want 1 input")
 			}
-			return d.SequenceSoftmax(in[0], a.Offsets)
+			return d.sequenceSoftmaxFwd(in[0], a.Offsets)
 		},
 		backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
-			return one(d.SequenceSoftmaxGrad(out, gout, a.Offsets))
+			return one(d.sequenceSoftmaxBwd(out, gout, a.Offsets))
 		},
 	}, nil
 }
@@ -605,21 +678,21 @@ func seqSoftmaxKernel(d *Device, a ops.Attrs) (kernel, error) {
 // sequence_slice, which move whole rows.
 func seqRowsKernel(name string) factory {
 	return func(d *Device, a ops.Attrs) (kernel, error) {
-		var o *SequenceRows
+		var o *sequenceRowsLauncher
 		switch name {
 		case "sequence_expand":
-			o = d.SequenceExpandOp(a.Offsets)
+			o = d.sequenceExpandOp(a.Offsets)
 		case "sequence_reverse":
-			o = d.SequenceReverseOp(a.Offsets)
+			o = d.sequenceReverseOp(a.Offsets)
 		default:
-			o = d.SequenceSliceOp(a.Offsets, a.Starts, a.Lengths)
+			o = d.sequenceSliceOp(a.Offsets, a.Starts, a.Lengths)
 		}
 		return single(name, o.Forward, o.Backward, nil), nil
 	}
 }
 
 func seqConcatKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.SequenceConcatOp(a.Offsets, a.OffsetsB)
+	o := d.sequenceConcatOp(a.Offsets, a.OffsetsB)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
 			if len(in) != 2 {

@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// LayerNorm is one application of ops.LayerNormOp(axes, epsilon) on the
+// layerNormLauncher is one application of ops.LayerNormOp(axes, epsilon) on the
 // device: layer normalisation of x over its last axes axes, as Keras'
 // LayerNormalization,
 //
@@ -20,7 +20,7 @@ import (
 // and 1/sqrt(variance + epsilon) (in float64, as ops) and keeps references
 // to x and gamma, which must stay unchanged until Backward; Free releases
 // the saved statistics.
-type LayerNorm struct {
+type layerNormLauncher struct {
 	d       *Device
 	axes    int
 	epsilon float64
@@ -31,14 +31,14 @@ type LayerNorm struct {
 	mean, invStd *Buffer
 }
 
-// LayerNormOp returns the op of ops.LayerNormOp(axes, epsilon) on the
+// layerNormOp returns the op of ops.LayerNormOp(axes, epsilon) on the
 // device.
-func (d *Device) LayerNormOp(axes int, epsilon float64) *LayerNorm {
-	return &LayerNorm{d: d, axes: axes, epsilon: epsilon}
+func (d *Device) layerNormOp(axes int, epsilon float64) *layerNormLauncher {
+	return &layerNormLauncher{d: d, axes: axes, epsilon: epsilon}
 }
 
 // Forward normalises x with gamma and beta; see LayerNorm.
-func (o *LayerNorm) Forward(x, gamma, beta *Buffer) (*Buffer, error) {
+func (o *layerNormLauncher) Forward(x, gamma, beta *Buffer) (*Buffer, error) {
 	const op = "layer_norm"
 	in := []*Buffer{x, gamma, beta}
 	if err := o.d.checkInputs(op, in...); err != nil {
@@ -93,7 +93,7 @@ const (
 // x̂ = (x - mean)/std and g = gout·gamma per row,
 // dx = (g - mean(g) - x̂·mean(g·x̂))/std, dgamma = Σ_rows gout·x̂ and
 // dbeta = Σ_rows gout (ops' layerNormGrad).
-func (o *LayerNorm) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
+func (o *layerNormLauncher) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
 	const op = "layer_norm"
 	if o.mean == nil {
 		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -163,7 +163,7 @@ func (o *LayerNorm) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buf
 }
 
 // Free releases the statistics Forward saved.
-func (o *LayerNorm) Free() {
+func (o *layerNormLauncher) Free() {
 	freeAll(o.mean, o.invStd)
 	o.mean, o.invStd, o.x, o.gamma = nil, nil, nil, nil
 }

@@ -36,7 +36,7 @@ func TestLayerNorm(t *testing.T) {
 			gamma, beta, gout := randn(t, rng, norm...), randn(t, rng, norm...), randn(t, rng, c.shape...)
 			in := []*tensor.Tensor{x, gamma, beta}
 			want, grads := cpuOp(t, ops.LayerNormOp(c.axes, 1e-3), in, gout, c.need[:])
-			o := dev.LayerNormOp(c.axes, 1e-3)
+			o := dev.layerNormOp(c.axes, 1e-3)
 			defer o.Free()
 			y, err := o.Forward(up(t, x), up(t, gamma), up(t, beta))
 			require.NoError(t, err)
@@ -55,11 +55,11 @@ func TestLayerNorm(t *testing.T) {
 		})
 	}
 	x := up(t, randn(t, rng, 2, 3))
-	_, err := dev.LayerNormOp(1, 1e-3).Forward(x, up(t, randn(t, rng, 2)), up(t, randn(t, rng, 3)))
+	_, err := dev.layerNormOp(1, 1e-3).Forward(x, up(t, randn(t, rng, 2)), up(t, randn(t, rng, 3)))
 	require.ErrorContains(t, err, "want gamma and beta of shape [3]")
-	_, err = dev.LayerNormOp(3, 1e-3).Forward(x, up(t, randn(t, rng, 3)), up(t, randn(t, rng, 3)))
+	_, err = dev.layerNormOp(3, 1e-3).Forward(x, up(t, randn(t, rng, 3)), up(t, randn(t, rng, 3)))
 	require.ErrorContains(t, err, "last 3 axes of a rank-2 x")
-	_, _, _, err = dev.LayerNormOp(1, 1e-3).Backward(x, [3]bool{true, false, false})
+	_, _, _, err = dev.layerNormOp(1, 1e-3).Backward(x, [3]bool{true, false, false})
 	require.ErrorContains(t, err, "Backward before Forward")
 }
 
@@ -71,7 +71,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 	x, gamma, beta := upB(b, 4096, 1024), upB(b, 1024), upB(b, 1024)
 	b.ResetTimer()
 	for b.Loop() {
-		o := dev.LayerNormOp(1, 1e-3)
+		o := dev.layerNormOp(1, 1e-3)
 		y, err := o.Forward(x, gamma, beta)
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// LSTM is one application of ops.LSTMOp on the device: the fused LSTM over
+// lstmLauncher is one application of ops.LSTMOp on the device: the fused LSTM over
 // a ragged batch, gate blocks i, f, c (g), o (Keras, cuDNN), optional
 // diagonal peepholes [3H] (i, f, o; TF's LSTMCell(use_peepholes=True)),
 // optional initial state h0, c0 [B, H], and Reverse. The output is
@@ -23,7 +23,7 @@ import (
 // sums for the bias and peephole gradients. The step GEMMs split K over
 // the grid when a step's few rows would leave the GPU idle (stepGemm). Forward keeps references to
 // its inputs and its output, which must stay unchanged until Backward.
-type LSTM struct {
+type lstmLauncher struct {
 	d     *Device
 	attrs ops.LSTMAttrs
 
@@ -35,14 +35,14 @@ type LSTM struct {
 	act                   *Buffer // [total, 4H] gate activations
 }
 
-// LSTMOp returns the op of ops.LSTMOp(attrs) on the device.
-func (d *Device) LSTMOp(attrs ops.LSTMAttrs) *LSTM {
+// lstmOp returns the op of ops.LSTMOp(attrs) on the device.
+func (d *Device) lstmOp(attrs ops.LSTMAttrs) *lstmLauncher {
 	attrs.Offsets = slices.Clone(attrs.Offsets)
-	return &LSTM{d: d, attrs: attrs}
+	return &lstmLauncher{d: d, attrs: attrs}
 }
 
 // check validates the inputs as ops' lstm does and returns In and H.
-func (o *LSTM) check(x, w, u, b, p, h0, c0 *Buffer) (nIn, h int, err error) {
+func (o *lstmLauncher) check(x, w, u, b, p, h0, c0 *Buffer) (nIn, h int, err error) {
 	const op = "lstm"
 	in := []*Buffer{x, w, u, b}
 	if p != nil {
@@ -81,7 +81,7 @@ func (o *LSTM) check(x, w, u, b, p, h0, c0 *Buffer) (nIn, h int, err error) {
 
 // Forward runs the LSTM on x [total, In] with W [In, 4H], U [H, 4H],
 // b [4H]; peephole may be nil, h0 and c0 both nil or both given.
-func (o *LSTM) Forward(x, w, u, b, peephole, h0, c0 *Buffer) (*Buffer, error) {
+func (o *lstmLauncher) Forward(x, w, u, b, peephole, h0, c0 *Buffer) (*Buffer, error) {
 	nIn, h, err := o.check(x, w, u, b, peephole, h0, c0)
 	if err != nil {
 		return nil, err
@@ -142,13 +142,13 @@ func (o *LSTM) Forward(x, w, u, b, peephole, h0, c0 *Buffer) (*Buffer, error) {
 
 // LSTM gradient slots, in the order of Backward's need and results.
 const (
-	LSTMGradX = iota
-	LSTMGradW
-	LSTMGradU
-	LSTMGradB
-	LSTMGradPeephole
-	LSTMGradH0
-	LSTMGradC0
+	lstmGradX = iota
+	lstmGradW
+	lstmGradU
+	lstmGradB
+	lstmGradPeephole
+	lstmGradH0
+	lstmGradC0
 )
 
 // Backward returns the gradients for the upstream gradient gout
@@ -156,7 +156,7 @@ const (
 // for the slots need asks for (nil for the others and for inputs Forward
 // did not get). The formulas are ops.LSTMOp's (kernels/rnn.cu,
 // lstm_bwd_step).
-func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
+func (o *lstmLauncher) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 	const op = "lstm"
 	var g [7]*Buffer
 	if o.act == nil {
@@ -183,7 +183,7 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 			}
 		}
 		sc := []tensor.Shape{{s.total, g4}, {s.batch, g4}, {s.batch, h}, {s.batch, h}}
-		if g[LSTMGradPeephole] != nil {
+		if g[lstmGradPeephole] != nil {
 			sc = append(sc, tensor.Shape{s.total, 3 * h})
 		}
 		st, err := d.zeroBuffers(sc...)
@@ -206,17 +206,17 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 				return err
 			}
 		}
-		for _, sg := range [][2]*Buffer{{dh, g[LSTMGradH0]}, {dc, g[LSTMGradC0]}} {
+		for _, sg := range [][2]*Buffer{{dh, g[lstmGradH0]}, {dc, g[lstmGradC0]}} {
 			if sg[1] != nil {
 				if err := d.launch("rnn_scatter_rows", grid1(s.batch*h), block1, ptr(sg[0]), s.order(), ptr(sg[1]), i64(s.batch), i64(h)); err != nil {
 					return err
 				}
 			}
 		}
-		if err := d.inputGrads(o.x, o.w, dz, s.total, nIn, g4, g[LSTMGradX], g[LSTMGradW], g[LSTMGradB]); err != nil {
+		if err := d.inputGrads(o.x, o.w, dz, s.total, nIn, g4, g[lstmGradX], g[lstmGradW], g[lstmGradB]); err != nil {
 			return err
 		}
-		if g[LSTMGradU] != nil {
+		if g[lstmGradU] != nil {
 			hp, err := d.newBuffer(tensor.Float32, tensor.Shape{s.total, h})
 			if err != nil {
 				return err
@@ -226,12 +226,12 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 				ptr(hp), i64(s.total), i64(h)); err != nil {
 				return err
 			}
-			if err := d.gemmRows(true, false, h, g4, s.total, hp, 0, h, dz, 0, g4, 0, g[LSTMGradU], 0, g4); err != nil {
+			if err := d.gemmRows(true, false, h, g4, s.total, hp, 0, h, dz, 0, g4, 0, g[lstmGradU], 0, g4); err != nil {
 				return err
 			}
 		}
 		if dpp != nil {
-			return d.colSum(dpp, s.total, 3*h, g[LSTMGradPeephole])
+			return d.colSum(dpp, s.total, 3*h, g[lstmGradPeephole])
 		}
 		return nil
 	})
@@ -244,7 +244,7 @@ func (o *LSTM) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 
 // Free releases what Forward saved on the device (the gate activations
 // and the schedule); the inputs and the output stay the caller's.
-func (o *LSTM) Free() {
+func (o *lstmLauncher) Free() {
 	freeAll(o.act)
 	o.s.free()
 	o.act, o.s = nil, nil

@@ -105,11 +105,28 @@ func at(need []bool, i int) bool { return i < len(need) && need[i] }
 // implement (and the CPU op does): the golden runs skip such cases.
 var errUnsupported = errors.New("not implemented by the CUDA kernel")
 
-// layoutOp runs an op that only relabels its input's shape (reshape) on the
-// device as on the host: tensor.Reshape keeps the storage, wherever it is.
-type layoutOp struct {
-	ops.Op
-	d *Device
+// reshapeOp is reshape on the device: a view of the same storage with the
+// new shape (tensor.Reshape keeps the device), as the CPU op's.
+type reshapeOp struct {
+	d     *Device
+	shape []int
 }
 
-func (o *layoutOp) Device() tensor.Device { return o.d }
+func (o *reshapeOp) Name() string          { return "reshape" }
+func (o *reshapeOp) Device() tensor.Device { return o.d }
+
+func (o *reshapeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 1 || in[0] == nil {
+		return nil, ops.Errorf("reshape", in, "want 1 input")
+	}
+	y, err := in[0].Reshape(o.shape...)
+	if err != nil {
+		return nil, ops.Errorf("reshape", in, "%v", err)
+	}
+	return y, nil
+}
+
+func (o *reshapeOp) Backward(in []*tensor.Tensor, _, gout *tensor.Tensor, _ []bool) ([]*tensor.Tensor, error) {
+	g, err := gout.Reshape(in[0].Shape()...)
+	return []*tensor.Tensor{g}, err
+}

@@ -23,7 +23,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 	ids := tensor.MustFromSlice([]int64{3, 1, 3, 0, 8}, 5)
 	for name, step := range map[string]func() []*Buffer{
 		"layer_norm": func() []*Buffer {
-			o := dev.LayerNormOp(1, 1e-3)
+			o := dev.layerNormOp(1, 1e-3)
 			defer o.Free()
 			y, err := o.Forward(x, gamma, beta)
 			require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, dx, dg, db}
 		},
 		"max": func() []*Buffer {
-			o := dev.ReduceOp("max", []int{0}, true)
+			o := dev.reduceOp("max", []int{0}, true)
 			defer o.Free()
 			y, err := o.Forward(x)
 			require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, dx}
 		},
 		"variance": func() []*Buffer {
-			o := dev.ReduceOp("variance", []int{1}, false)
+			o := dev.reduceOp("variance", []int{1}, false)
 			defer o.Free()
 			y, err := o.Forward(x)
 			require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, dx}
 		},
 		"embedding": func() []*Buffer {
-			o := dev.EmbeddingOp(0)
+			o := dev.embeddingOp(0)
 			y, err := o.Forward(x, ids)
 			require.NoError(t, err)
 			_, vals, err := o.SparseGrad(y)
@@ -60,7 +60,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, vals, dense}
 		},
 		"sequence_expand": func() []*Buffer {
-			o := dev.SequenceExpandOp([]int{0, 40, 40, 41, 70, 80, 80, 81, 90, 100, 130})
+			o := dev.sequenceExpandOp([]int{0, 40, 40, 41, 70, 80, 80, 81, 90, 100, 130})
 			y, err := o.Forward(perSeq)
 			require.NoError(t, err)
 			dx, err := o.Backward(y)
@@ -68,7 +68,7 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, dx}
 		},
 		"sequence_concat": func() []*Buffer {
-			o := dev.SequenceConcatOp(off, off)
+			o := dev.sequenceConcatOp(off, off)
 			y, err := o.Forward(x, x)
 			require.NoError(t, err)
 			da, db, err := o.Backward(y, [2]bool{true, true})
@@ -76,14 +76,14 @@ func TestOpsAFreeTemporaries(t *testing.T) {
 			return []*Buffer{y, da, db}
 		},
 		"sequence_softmax": func() []*Buffer {
-			y, err := dev.SequenceSoftmax(col, []int{0, 300, 300, 630})
+			y, err := dev.sequenceSoftmaxFwd(col, []int{0, 300, 300, 630})
 			require.NoError(t, err)
-			dx, err := dev.SequenceSoftmaxGrad(y, col, []int{0, 300, 300, 630})
+			dx, err := dev.sequenceSoftmaxBwd(y, col, []int{0, 300, 300, 630})
 			require.NoError(t, err)
 			return []*Buffer{y, dx}
 		},
 		"conv2d_transpose": func() []*Buffer {
-			o := dev.Conv2DTransposeOp(ops.Conv2DTransposeAttrs{Conv2DAttrs: ops.Conv2DAttrs{Stride: [2]int{2, 2}}})
+			o := dev.conv2dTransposeOp(ops.Conv2DTransposeAttrs{Conv2DAttrs: ops.Conv2DAttrs{Stride: [2]int{2, 2}}})
 			y, err := o.Forward(img, w, nil)
 			require.NoError(t, err)
 			dx, dw, _, err := o.Backward(y, [3]bool{true, true, false})

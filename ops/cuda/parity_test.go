@@ -149,10 +149,9 @@ func (r reference) want(golden *tensor.Tensor, name string, tl tol) *tensor.Tens
 // TestEveryCUDAKernelIsTested fails for a kernel of this package that ops
 // refused to register, for an op with a registered CUDA kernel but no
 // float32 golden for TestParityGoldens to run it on, or no builder, for an
-// op with neither a kernel nor a listed fallback, for a launcher (an
-// exported method of Device that makes or runs an op) that no kernel
-// registration uses, and for a kernel in kernels/*.cu that no launcher
-// launches.
+// op with neither a kernel nor a listed fallback, for a launcher (a
+// method of Device that makes or runs an op) that no kernel registration
+// uses, and for a kernel in kernels/*.ptx that no launcher launches.
 func TestEveryCUDAKernelIsTested(t *testing.T) {
 	require.Empty(t, registerErrs, "kernels that ops refused")
 	cases, err := parity.LoadCases(os.DirFS(parityDir))
@@ -210,17 +209,15 @@ func TestEveryCUDAKernelIsTested(t *testing.T) {
 	}
 }
 
-// launchers returns the exported methods of *Device declared in this
-// package's non-test files that are not plumbing (moves, memory, setup).
+// launchers returns the methods of *Device declared in this package's
+// non-test files that make an op's launcher (…Op) or run one (…Fwd).
 func launchers(t *testing.T) []string {
 	var names []string
 	for _, f := range sourceFiles(t) {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
 		for _, m := range launcherRE.FindAllSubmatch(src, -1) {
-			if name := string(m[1]); !plumbing[name] {
-				names = append(names, name)
-			}
+			names = append(names, string(m[1]))
 		}
 	}
 	require.NotEmpty(t, names)
@@ -228,13 +225,9 @@ func launchers(t *testing.T) []string {
 }
 
 var (
-	launcherRE = regexp.MustCompile(`(?m)^func \(d \*Device\) ([A-Z]\w*)\(`)
+	launcherRE = regexp.MustCompile(`(?m)^func \(d \*Device\) (\w+(?:Op|Fwd))\(`)
 	tileRE     = regexp.MustCompile(`_\d+$`)
-	useRE      = regexp.MustCompile(`\bd\.([A-Z]\w*)\b`)
-	// plumbing are the Device methods that move data, manage memory and
-	// settings, or serve the launchers (Gemm), rather than run an op.
-	plumbing = map[string]bool{"Close": true, "Name": true, "MemStats": true, "ReleaseCache": true, "Zeros": true,
-		"Upload": true, "String": true, "Kind": true, "Alloc": true, "Gemm": true, "SetTF32": true}
+	useRE      = regexp.MustCompile(`\bd\.(\w+)\b`)
 )
 
 // sourceFiles returns this package's non-test Go files.

@@ -7,12 +7,12 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Pool2D is one application of ops.MaxPool2DOp or ops.AvgPool2DOp on the
+// pool2dLauncher is one application of ops.MaxPool2DOp or ops.AvgPool2DOp on the
 // device, over x [N, C, H, W]. Padded cells never count: the max takes the
 // first maximum of the clipped window, the average divides by the cells
 // inside it. Forward saves, for max, each output's flat input index; Free
 // releases it.
-type Pool2D struct {
+type pool2dLauncher struct {
 	d     *Device
 	max   bool
 	attrs ops.Pool2DAttrs
@@ -22,15 +22,17 @@ type Pool2D struct {
 	x, arg *Buffer
 }
 
-// MaxPool2DOp returns the op of ops.MaxPool2DOp(attrs) on the device.
-func (d *Device) MaxPool2DOp(attrs ops.Pool2DAttrs) *Pool2D {
-	return &Pool2D{d: d, max: true, attrs: attrs}
+// maxPool2DOp returns the op of ops.MaxPool2DOp(attrs) on the device.
+func (d *Device) maxPool2DOp(attrs ops.Pool2DAttrs) *pool2dLauncher {
+	return &pool2dLauncher{d: d, max: true, attrs: attrs}
 }
 
-// AvgPool2DOp returns the op of ops.AvgPool2DOp(attrs) on the device.
-func (d *Device) AvgPool2DOp(attrs ops.Pool2DAttrs) *Pool2D { return &Pool2D{d: d, attrs: attrs} }
+// avgPool2DOp returns the op of ops.AvgPool2DOp(attrs) on the device.
+func (d *Device) avgPool2DOp(attrs ops.Pool2DAttrs) *pool2dLauncher {
+	return &pool2dLauncher{d: d, attrs: attrs}
+}
 
-func (o *Pool2D) name() string {
+func (o *pool2dLauncher) name() string {
 	if o.max {
 		return "max_pool2d"
 	}
@@ -38,13 +40,13 @@ func (o *Pool2D) name() string {
 }
 
 // params are the kernels' is_max flag and POOL_PARAMS.
-func (o *Pool2D) params() []uint64 {
+func (o *pool2dLauncher) params() []uint64 {
 	g := o.g
 	return []uint64{i64(g.C), i64(g.H), i64(g.W), i64(g.KH), i64(g.KW), i64(g.SH), i64(g.SW), i64(g.PT), i64(g.PL), i64(g.OH), i64(g.OW)}
 }
 
 // Forward returns the pool of x, [N, C, OH, OW].
-func (o *Pool2D) Forward(x *Buffer) (*Buffer, error) {
+func (o *pool2dLauncher) Forward(x *Buffer) (*Buffer, error) {
 	op, in, a := o.name(), []*Buffer{x}, o.attrs
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (o *Pool2D) Forward(x *Buffer) (*Buffer, error) {
 // Backward returns the gradient of x for the upstream gradient gout: each
 // output's gradient goes to its window's maximum, or spread evenly over
 // its window's cells.
-func (o *Pool2D) Backward(gout *Buffer) (*Buffer, error) {
+func (o *pool2dLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	op := o.name()
 	if o.x == nil {
 		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -122,7 +124,7 @@ func (o *Pool2D) Backward(gout *Buffer) (*Buffer, error) {
 }
 
 // Free releases the argmax indices Forward saved.
-func (o *Pool2D) Free() {
+func (o *pool2dLauncher) Free() {
 	freeAll(o.arg)
 	o.arg, o.x = nil, nil
 }

@@ -27,7 +27,7 @@ const (
 	redTiles        // reduce_part + reduce_fin: tiles of adjacent outputs over chunks of the reduced elements
 )
 
-// Reduce is one application of ops.ReduceOp(name, axes, keepDims) on the
+// reduceLauncher is one application of ops.ReduceOp(name, axes, keepDims) on the
 // device: sum, mean, max, min, variance (population, ddof 0) or logsumexp
 // of x over axes, with TF's semantics as ops: negative axes count from the
 // end, no axes means every axis, keepDims keeps each reduced axis with
@@ -40,7 +40,7 @@ const (
 // exp(x - y). Forward keeps references to x and to its output, which
 // must stay unchanged until Backward, and for variance saves the means;
 // Free releases them.
-type Reduce struct {
+type reduceLauncher struct {
 	d        *Device
 	name     string
 	axes     []int
@@ -55,17 +55,17 @@ type Reduce struct {
 	path    int // redRows, redCols or redTiles
 }
 
-// ReduceOp returns the op of ops.ReduceOp(name, axes, keepDims) on the
+// reduceOp returns the op of ops.ReduceOp(name, axes, keepDims) on the
 // device; an unknown name is an error of Forward.
-func (d *Device) ReduceOp(name string, axes []int, keepDims bool) *Reduce {
-	return &Reduce{d: d, name: name, axes: slices.Clone(axes), keepDims: keepDims}
+func (d *Device) reduceOp(name string, axes []int, keepDims bool) *reduceLauncher {
+	return &reduceLauncher{d: d, name: name, axes: slices.Clone(axes), keepDims: keepDims}
 }
 
 // plan checks the axes as ops does and returns the output shape, saving
 // the merged geometry: axes of size 1 are dropped and adjacent axes that
 // are both reduced or both kept merge into one, so a reduction over the
 // last axis is [kept, reduced] whatever x's rank.
-func (o *Reduce) plan(x *Buffer) (tensor.Shape, error) {
+func (o *reduceLauncher) plan(x *Buffer) (tensor.Shape, error) {
 	in := []*Buffer{x}
 	rank := len(x.shape)
 	reduced := make([]bool, rank)
@@ -153,7 +153,7 @@ const redBlocks = 2048
 
 // chunks returns how the tiled path cuts the n reduced elements: chunks
 // of chunk elements each, at least one chunk.
-func (o *Reduce) chunks() (chunks, chunk int) {
+func (o *reduceLauncher) chunks() (chunks, chunk int) {
 	tiles := (o.nout + redTile - 1) / redTile
 	chunks = max(1, min((redBlocks+tiles-1)/tiles, (o.n+redTile-1)/redTile))
 	chunk = max(1, (o.n+chunks-1)/chunks)
@@ -163,7 +163,7 @@ func (o *Reduce) chunks() (chunks, chunk int) {
 // launch runs the forward path for op code, or with redTies the count of
 // the elements equal to the forward output y into aux; y and aux are as
 // reduce_rows takes them. Called inside do.
-func (o *Reduce) launch(code int, y, aux *Buffer) error {
+func (o *reduceLauncher) launch(code int, y, aux *Buffer) error {
 	d := o.d
 	geo, err := d.upIndex(o.geo)
 	if err != nil {
@@ -210,7 +210,7 @@ func (o *Reduce) launch(code int, y, aux *Buffer) error {
 }
 
 // Forward returns the reduction of x; see Reduce.
-func (o *Reduce) Forward(x *Buffer) (*Buffer, error) {
+func (o *reduceLauncher) Forward(x *Buffer) (*Buffer, error) {
 	in := []*Buffer{x}
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func (o *Reduce) Forward(x *Buffer) (*Buffer, error) {
 
 // Backward returns the gradient of x for the upstream gradient gout of
 // the output's shape; see Reduce.
-func (o *Reduce) Backward(gout *Buffer) (*Buffer, error) {
+func (o *reduceLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	if o.y == nil {
 		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
 	}
@@ -296,7 +296,7 @@ func (o *Reduce) Backward(gout *Buffer) (*Buffer, error) {
 
 // Free releases the means Forward saved for variance and drops its
 // references to x and the output.
-func (o *Reduce) Free() {
+func (o *reduceLauncher) Free() {
 	freeAll(o.mean)
 	o.mean, o.x, o.y = nil, nil, nil
 }
@@ -313,7 +313,7 @@ func (d *Device) colSum(x *Buffer, n, m int, y *Buffer) error {
 	case n == 0:
 		return d.zero(y)
 	}
-	o := d.ReduceOp("sum", []int{0}, false)
+	o := d.reduceOp("sum", []int{0}, false)
 	xv := &Buffer{dev: d, ptr: x.ptr, dtype: tensor.Float32, shape: tensor.Shape{n, m}}
 	if _, err := o.plan(xv); err != nil {
 		return err

@@ -52,7 +52,7 @@ func TestReduce(t *testing.T) {
 					require.NoError(t, err)
 					gout := randn(t, rng, out.Shape()...)
 					want, grads := cpuOp(t, ops.ReduceOp(name, c.axes, keep), []*tensor.Tensor{x}, gout, []bool{true})
-					o := dev.ReduceOp(name, c.axes, keep)
+					o := dev.reduceOp(name, c.axes, keep)
 					defer o.Free()
 					y, err := o.Forward(up(t, x))
 					require.NoError(t, err)
@@ -67,13 +67,13 @@ func TestReduce(t *testing.T) {
 		}
 	}
 	x := up(t, randn(t, rng, 2, 3))
-	_, err := dev.ReduceOp("sum", []int{1, -1}, false).Forward(x)
+	_, err := dev.reduceOp("sum", []int{1, -1}, false).Forward(x)
 	require.ErrorContains(t, err, "repeated")
-	_, err = dev.ReduceOp("sum", []int{2}, false).Forward(x)
+	_, err = dev.reduceOp("sum", []int{2}, false).Forward(x)
 	require.Error(t, err)
-	_, err = dev.ReduceOp("median", nil, false).Forward(x)
+	_, err = dev.reduceOp("median", nil, false).Forward(x)
 	require.ErrorContains(t, err, "unknown reduction")
-	o := dev.ReduceOp("sum", []int{0}, false)
+	o := dev.reduceOp("sum", []int{0}, false)
 	y, err := o.Forward(x)
 	require.NoError(t, err)
 	defer y.Free()
@@ -88,7 +88,7 @@ func BenchmarkReduceSum(b *testing.B) {
 	x := upB(b, 4096, 1024)
 	for _, axis := range []int{1, 0} {
 		b.Run(fmt.Sprint("axis", axis), func(b *testing.B) {
-			o := dev.ReduceOp("sum", []int{axis}, false)
+			o := dev.reduceOp("sum", []int{axis}, false)
 			b.ResetTimer()
 			for b.Loop() {
 				y, err := o.Forward(x)

@@ -44,15 +44,15 @@ func TestLSTM(t *testing.T) {
 						x, w, u := randn(t, rng, total, c.nIn), uniform(t, rng, -0.3, 0.3, c.nIn, 4*h), uniform(t, rng, -0.3, 0.3, h, 4*h)
 						bias := uniform(t, rng, -0.5, 0.5, 4*h)
 						in := []*tensor.Tensor{x, w, u, bias}
-						slot := []int{LSTMGradX, LSTMGradW, LSTMGradU, LSTMGradB}
+						slot := []int{lstmGradX, lstmGradW, lstmGradU, lstmGradB}
 						var pb, h0b, c0b *Buffer
 						if peep {
 							p := uniform(t, rng, -0.5, 0.5, 3*h)
-							in, slot, pb = append(in, p), append(slot, LSTMGradPeephole), up(t, p)
+							in, slot, pb = append(in, p), append(slot, lstmGradPeephole), up(t, p)
 						}
 						if init {
 							h0, c0 := uniform(t, rng, -1, 1, b, h), uniform(t, rng, -1, 1, b, h)
-							in, slot = append(in, h0, c0), append(slot, LSTMGradH0, LSTMGradC0)
+							in, slot = append(in, h0, c0), append(slot, lstmGradH0, lstmGradC0)
 							h0b, c0b = up(t, h0), up(t, c0)
 						}
 						gout := randn(t, rng, total, 2*h)
@@ -63,7 +63,7 @@ func TestLSTM(t *testing.T) {
 						}
 						attrs := ops.LSTMAttrs{Offsets: c.off, Reverse: rev}
 						want, grads := cpuOp(t, ops.LSTMOp(attrs), in, gout, need)
-						o := dev.LSTMOp(attrs)
+						o := dev.lstmOp(attrs)
 						defer o.Free()
 						y, err := o.Forward(up(t, x), up(t, w), up(t, u), up(t, bias), pb, h0b, c0b)
 						require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestGRU(t *testing.T) {
 						}
 						attrs := ops.GRUAttrs{Offsets: c.off, Reverse: rev, ResetAfter: ra}
 						want, grads := cpuOp(t, ops.GRUOp(attrs), in, gout, need)
-						o := dev.GRUOp(attrs)
+						o := dev.gruOp(attrs)
 						defer o.Free()
 						y, err := o.Forward(up(t, x), up(t, w), up(t, u), up(t, bias), h0b)
 						require.NoError(t, err)
@@ -139,33 +139,33 @@ func TestRNNPartialGrads(t *testing.T) {
 	lin := []*tensor.Tensor{x, uniform(t, rng, -0.3, 0.3, nIn, 4*h), uniform(t, rng, -0.3, 0.3, h, 4*h),
 		uniform(t, rng, -0.5, 0.5, 4*h), uniform(t, rng, -0.5, 0.5, 3*h), uniform(t, rng, -1, 1, b, h), uniform(t, rng, -1, 1, b, h)}
 	_, grads := cpuOp(t, ops.LSTMOp(ops.LSTMAttrs{Offsets: off}), lin, gout, []bool{true, false, false, false, false, true, false})
-	o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
+	o := dev.lstmOp(ops.LSTMAttrs{Offsets: off})
 	defer o.Free()
 	y, err := o.Forward(up(t, lin[0]), up(t, lin[1]), up(t, lin[2]), up(t, lin[3]), up(t, lin[4]), up(t, lin[5]), up(t, lin[6]))
 	require.NoError(t, err)
 	defer y.Free()
-	g, err := o.Backward(up(t, gout), [7]bool{LSTMGradX: true, LSTMGradH0: true})
+	g, err := o.Backward(up(t, gout), [7]bool{lstmGradX: true, lstmGradH0: true})
 	require.NoError(t, err)
 	defer freeAll(g[:]...)
-	requireClose(t, grads[0], g[LSTMGradX], tolRNN, "lstm dx")
-	requireClose(t, grads[5], g[LSTMGradH0], tolRNN, "lstm dh0")
-	for _, i := range []int{LSTMGradW, LSTMGradU, LSTMGradB, LSTMGradPeephole, LSTMGradC0} {
+	requireClose(t, grads[0], g[lstmGradX], tolRNN, "lstm dx")
+	requireClose(t, grads[5], g[lstmGradH0], tolRNN, "lstm dh0")
+	for _, i := range []int{lstmGradW, lstmGradU, lstmGradB, lstmGradPeephole, lstmGradC0} {
 		require.Nil(t, g[i], "lstm gradient slot %d", i)
 	}
 
 	gin := []*tensor.Tensor{x, uniform(t, rng, -0.3, 0.3, nIn, 3*h), uniform(t, rng, -0.3, 0.3, h, 3*h), uniform(t, rng, -0.5, 0.5, 3*h)}
 	gg := randn(t, rng, total, h)
 	_, grads = cpuOp(t, ops.GRUOp(ops.GRUAttrs{Offsets: off}), gin, gg, []bool{false, false, true, false})
-	og := dev.GRUOp(ops.GRUAttrs{Offsets: off})
+	og := dev.gruOp(ops.GRUAttrs{Offsets: off})
 	defer og.Free()
 	yg, err := og.Forward(up(t, gin[0]), up(t, gin[1]), up(t, gin[2]), up(t, gin[3]), nil)
 	require.NoError(t, err)
 	defer yg.Free()
-	gr, err := og.Backward(up(t, gg), [5]bool{GRUGradU: true, GRUGradH0: true})
+	gr, err := og.Backward(up(t, gg), [5]bool{gruGradU: true, gruGradH0: true})
 	require.NoError(t, err)
 	defer freeAll(gr[:]...)
-	requireClose(t, grads[2], gr[GRUGradU], tolRNN, "gru dU")
-	for _, i := range []int{GRUGradX, GRUGradW, GRUGradB, GRUGradH0} {
+	requireClose(t, grads[2], gr[gruGradU], tolRNN, "gru dU")
+	for _, i := range []int{gruGradX, gruGradW, gruGradB, gruGradH0} {
 		require.Nil(t, gr[i], "gru gradient slot %d (h0 was not given)", i)
 	}
 }
@@ -180,23 +180,23 @@ func TestRNNErrors(t *testing.T) {
 		msg  string
 	}{
 		{"lstm offsets", func() error {
-			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 3}}).Forward(x, w, u, b, nil, nil, nil)
+			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 3}}).Forward(x, w, u, b, nil, nil, nil)
 			return err
 		}, "end at 3"},
 		{"lstm U", func() error {
-			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, b, b, nil, nil, nil)
+			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, b, b, nil, nil, nil)
 			return err
 		}, "want U [2 8]"},
 		{"lstm h0 without c0", func() error {
-			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, u, b, nil, up(t, randn(t, rng, 1, 2)), nil)
+			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, u, b, nil, up(t, randn(t, rng, 1, 2)), nil)
 			return err
 		}, "nil input"},
 		{"lstm backward first", func() error {
-			_, err := dev.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Backward(x, [7]bool{true})
+			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Backward(x, [7]bool{true})
 			return err
 		}, "Backward before Forward"},
 		{"gru bias", func() error {
-			_, err := dev.GRUOp(ops.GRUAttrs{Offsets: []int{0, 4}, ResetAfter: true}).Forward(x, up(t, randn(t, rng, 3, 6)), up(t, randn(t, rng, 2, 6)), up(t, randn(t, rng, 6)), nil)
+			_, err := dev.gruOp(ops.GRUAttrs{Offsets: []int{0, 4}, ResetAfter: true}).Forward(x, up(t, randn(t, rng, 3, 6)), up(t, randn(t, rng, 2, 6)), up(t, randn(t, rng, 6)), nil)
 			return err
 		}, "want bias [2 6]"},
 	} {
@@ -222,7 +222,7 @@ func BenchmarkLSTM(b *testing.B) {
 	x, w, u, bias := upB(b, batch*steps, nIn), upB(b, nIn, 4*h), upB(b, h, 4*h), upB(b, 4*h)
 	gout := upB(b, batch*steps, 2*h)
 	flops := 3 * 2 * float64(batch*steps) * 4 * h * (nIn + h)
-	o := dev.LSTMOp(ops.LSTMAttrs{Offsets: off})
+	o := dev.lstmOp(ops.LSTMAttrs{Offsets: off})
 	b.Cleanup(o.Free)
 	b.ResetTimer()
 	for b.Loop() {

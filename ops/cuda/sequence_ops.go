@@ -9,7 +9,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// SequenceRows is one application on the device of a sequence op whose
+// sequenceRowsLauncher is one application on the device of a sequence op whose
 // output rows are copies of input rows, over a ragged batch x [rows, D...]
 // (see ops/sequence.go): ops.SequenceExpandOp, ops.SequenceReverseOp or
 // ops.SequenceSliceOp. The plan (the input row of each output row) is
@@ -18,7 +18,7 @@ import (
 // so a row expanded over many steps gets their sum and a row no output
 // took gets zero. Forward keeps a reference to x, which must stay alive
 // until Backward.
-type SequenceRows struct {
+type sequenceRowsLauncher struct {
 	d    *Device
 	name string
 	plan func(in []*Buffer, rows int) ([]int, error)
@@ -28,12 +28,12 @@ type SequenceRows struct {
 	x   *Buffer
 }
 
-// SequenceExpandOp returns ops.SequenceExpandOp(offsets) on the device:
+// sequenceExpandOp returns ops.SequenceExpandOp(offsets) on the device:
 // row b of x [B, D...] repeated over the offsets[b+1]-offsets[b] steps of
 // sequence b.
-func (d *Device) SequenceExpandOp(offsets []int) *SequenceRows {
+func (d *Device) sequenceExpandOp(offsets []int) *sequenceRowsLauncher {
 	offsets = slices.Clone(offsets)
-	return &SequenceRows{d: d, name: "sequence_expand", plan: func(in []*Buffer, rows int) ([]int, error) {
+	return &sequenceRowsLauncher{d: d, name: "sequence_expand", plan: func(in []*Buffer, rows int) ([]int, error) {
 		const op = "sequence_expand"
 		if len(offsets) == 0 || len(offsets)-1 != rows {
 			return nil, opError(op, in, "offsets %v describe %d sequences, want one per row of x (%d)", offsets, len(offsets)-1, rows)
@@ -51,11 +51,11 @@ func (d *Device) SequenceExpandOp(offsets []int) *SequenceRows {
 	}}
 }
 
-// SequenceReverseOp returns ops.SequenceReverseOp(offsets) on the device:
+// sequenceReverseOp returns ops.SequenceReverseOp(offsets) on the device:
 // each sequence reversed in time, the offsets kept.
-func (d *Device) SequenceReverseOp(offsets []int) *SequenceRows {
+func (d *Device) sequenceReverseOp(offsets []int) *sequenceRowsLauncher {
 	offsets = slices.Clone(offsets)
-	return &SequenceRows{d: d, name: "sequence_reverse", plan: func(in []*Buffer, rows int) ([]int, error) {
+	return &sequenceRowsLauncher{d: d, name: "sequence_reverse", plan: func(in []*Buffer, rows int) ([]int, error) {
 		if err := checkOffsets("sequence_reverse", in, offsets, rows); err != nil {
 			return nil, err
 		}
@@ -69,12 +69,12 @@ func (d *Device) SequenceReverseOp(offsets []int) *SequenceRows {
 	}}
 }
 
-// SequenceSliceOp returns ops.SequenceSliceOp(offsets, starts, lengths) on
+// sequenceSliceOp returns ops.SequenceSliceOp(offsets, starts, lengths) on
 // the device: steps starts[b] to starts[b]+lengths[b] of each sequence b,
 // a ragged batch with offsets tensor.OffsetsFromLengths(lengths).
-func (d *Device) SequenceSliceOp(offsets, starts, lengths []int) *SequenceRows {
+func (d *Device) sequenceSliceOp(offsets, starts, lengths []int) *sequenceRowsLauncher {
 	offsets, starts, lengths = slices.Clone(offsets), slices.Clone(starts), slices.Clone(lengths)
-	return &SequenceRows{d: d, name: "sequence_slice", plan: func(in []*Buffer, rows int) ([]int, error) {
+	return &sequenceRowsLauncher{d: d, name: "sequence_slice", plan: func(in []*Buffer, rows int) ([]int, error) {
 		const op = "sequence_slice"
 		if err := checkOffsets(op, in, offsets, rows); err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func (d *Device) SequenceSliceOp(offsets, starts, lengths []int) *SequenceRows {
 }
 
 // Forward returns the planned rows of x [rows, D...]; see SequenceRows.
-func (o *SequenceRows) Forward(x *Buffer) (*Buffer, error) {
+func (o *sequenceRowsLauncher) Forward(x *Buffer) (*Buffer, error) {
 	in := []*Buffer{x}
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (o *SequenceRows) Forward(x *Buffer) (*Buffer, error) {
 // Backward returns the gradient of x for the upstream gradient gout of
 // the output's shape: each row of x gets the sum of the upstream rows
 // copied from it, zero if none.
-func (o *SequenceRows) Backward(gout *Buffer) (*Buffer, error) {
+func (o *sequenceRowsLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	if o.x == nil {
 		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
 	}
@@ -150,11 +150,11 @@ func (o *SequenceRows) Backward(gout *Buffer) (*Buffer, error) {
 	return done(dx, err)
 }
 
-// SequenceConcat is one application of ops.SequenceConcatOp(offA, offB)
+// sequenceConcatLauncher is one application of ops.SequenceConcatOp(offA, offB)
 // on the device: two ragged batches a [ta, D...] and b [tb, D...] with the
 // same number of sequences joined sequence by sequence, a's steps first.
 // The output has the offsets ops.SequenceConcatOffsets(offA, offB).
-type SequenceConcat struct {
+type sequenceConcatLauncher struct {
 	d          *Device
 	offA, offB []int
 
@@ -163,13 +163,13 @@ type SequenceConcat struct {
 	a, b *Buffer
 }
 
-// SequenceConcatOp returns ops.SequenceConcatOp(offA, offB) on the device.
-func (d *Device) SequenceConcatOp(offA, offB []int) *SequenceConcat {
-	return &SequenceConcat{d: d, offA: slices.Clone(offA), offB: slices.Clone(offB)}
+// sequenceConcatOp returns ops.SequenceConcatOp(offA, offB) on the device.
+func (d *Device) sequenceConcatOp(offA, offB []int) *sequenceConcatLauncher {
+	return &sequenceConcatLauncher{d: d, offA: slices.Clone(offA), offB: slices.Clone(offB)}
 }
 
 // Forward joins a and b; see SequenceConcat.
-func (o *SequenceConcat) Forward(a, b *Buffer) (*Buffer, error) {
+func (o *sequenceConcatLauncher) Forward(a, b *Buffer) (*Buffer, error) {
 	const op = "sequence_concat"
 	in := []*Buffer{a, b}
 	if err := o.d.checkInputs(op, in...); err != nil {
@@ -218,7 +218,7 @@ func (o *SequenceConcat) Forward(a, b *Buffer) (*Buffer, error) {
 // Backward returns the gradients of a and b that need asks for (nil for
 // the others) for the upstream gradient gout: each input row gets the
 // upstream row it went to.
-func (o *SequenceConcat) Backward(gout *Buffer, need [2]bool) (da, db *Buffer, err error) {
+func (o *sequenceConcatLauncher) Backward(gout *Buffer, need [2]bool) (da, db *Buffer, err error) {
 	const op = "sequence_concat"
 	if o.a == nil {
 		return nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -255,16 +255,16 @@ func (o *SequenceConcat) Backward(gout *Buffer, need [2]bool) (da, db *Buffer, e
 	return grads[0], grads[1], nil
 }
 
-// SequenceSoftmax returns ops.SequenceSoftmaxOp(offsets) of x [total] or
+// sequenceSoftmaxFwd returns ops.SequenceSoftmaxOp(offsets) of x [total] or
 // [total, 1] on the device: the softmax over the steps of each sequence,
 // stable as Softmax; an empty sequence has no steps.
-func (d *Device) SequenceSoftmax(x *Buffer, offsets []int) (*Buffer, error) {
+func (d *Device) sequenceSoftmaxFwd(x *Buffer, offsets []int) (*Buffer, error) {
 	return d.seqSoftmax(x, nil, offsets)
 }
 
-// SequenceSoftmaxGrad returns dx = y·(dy - Σ dy·y) per sequence for
+// sequenceSoftmaxBwd returns dx = y·(dy - Σ dy·y) per sequence for
 // SequenceSoftmax's output y and the upstream gradient dy.
-func (d *Device) SequenceSoftmaxGrad(y, dy *Buffer, offsets []int) (*Buffer, error) {
+func (d *Device) sequenceSoftmaxBwd(y, dy *Buffer, offsets []int) (*Buffer, error) {
 	if dy == nil {
 		return nil, opError("sequence_softmax", []*Buffer{y, dy}, "nil input")
 	}

@@ -18,7 +18,7 @@ import (
 var raggedOffsets = [][]int{{0, 3, 3, 4, 9}, {0, 0}, {0, 1}, {0, 0, 5, 5, 12, 13, 13}, {0, 1029, 1046}}
 
 // runRows checks a SequenceRows op against its CPU op on x.
-func runRows(t *testing.T, rng *rand.Rand, cpu ops.Op, gpu *SequenceRows, x *tensor.Tensor) {
+func runRows(t *testing.T, rng *rand.Rand, cpu ops.Op, gpu *sequenceRowsLauncher, x *tensor.Tensor) {
 	t.Helper()
 	out, err := cpu.Forward([]*tensor.Tensor{x})
 	require.NoError(t, err)
@@ -41,10 +41,10 @@ func TestSequenceRows(t *testing.T) {
 		total, batch := off[len(off)-1], len(off)-1
 		for _, inner := range [][]int{{3, 7}, {}, {17}} {
 			t.Run(fmt.Sprint("expand", off, inner), func(t *testing.T) {
-				runRows(t, rng, ops.SequenceExpandOp(off), dev.SequenceExpandOp(off), randn(t, rng, append([]int{batch}, inner...)...))
+				runRows(t, rng, ops.SequenceExpandOp(off), dev.sequenceExpandOp(off), randn(t, rng, append([]int{batch}, inner...)...))
 			})
 			t.Run(fmt.Sprint("reverse", off, inner), func(t *testing.T) {
-				runRows(t, rng, ops.SequenceReverseOp(off), dev.SequenceReverseOp(off), randn(t, rng, append([]int{total}, inner...)...))
+				runRows(t, rng, ops.SequenceReverseOp(off), dev.sequenceReverseOp(off), randn(t, rng, append([]int{total}, inner...)...))
 			})
 			t.Run(fmt.Sprint("slice", off, inner), func(t *testing.T) {
 				starts, lengths := make([]int, batch), make([]int, batch)
@@ -53,17 +53,17 @@ func TestSequenceRows(t *testing.T) {
 					starts[b] = rng.IntN(n + 1)
 					lengths[b] = rng.IntN(n - starts[b] + 1)
 				}
-				runRows(t, rng, ops.SequenceSliceOp(off, starts, lengths), dev.SequenceSliceOp(off, starts, lengths),
+				runRows(t, rng, ops.SequenceSliceOp(off, starts, lengths), dev.sequenceSliceOp(off, starts, lengths),
 					randn(t, rng, append([]int{total}, inner...)...))
 			})
 		}
 	}
 	x := up(t, randn(t, rng, 3, 2))
-	_, err := dev.SequenceReverseOp([]int{0, 2}).Forward(x)
+	_, err := dev.sequenceReverseOp([]int{0, 2}).Forward(x)
 	require.ErrorContains(t, err, "end at 2")
-	_, err = dev.SequenceExpandOp([]int{0, 1, 2}).Forward(x)
+	_, err = dev.sequenceExpandOp([]int{0, 1, 2}).Forward(x)
 	require.ErrorContains(t, err, "want one per row of x (3)")
-	_, err = dev.SequenceSliceOp([]int{0, 3}, []int{2}, []int{2}).Forward(x)
+	_, err = dev.sequenceSliceOp([]int{0, 3}, []int{2}, []int{2}).Forward(x)
 	require.ErrorContains(t, err, "sequence 0 of length 3: start 2, length 2 out of range")
 }
 
@@ -87,7 +87,7 @@ func TestSequenceConcat(t *testing.T) {
 				gout := randn(t, rng, out.Shape()...)
 				grads, err := op.Backward(in, out, gout, need[:])
 				require.NoError(t, err)
-				o := dev.SequenceConcatOp(offA, offB)
+				o := dev.sequenceConcatOp(offA, offB)
 				y, err := o.Forward(up(t, a), up(t, b))
 				require.NoError(t, err)
 				defer y.Free()
@@ -105,9 +105,9 @@ func TestSequenceConcat(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.SequenceConcatOp([]int{0, 1}, []int{0, 1, 2}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 2, 2)))
+	_, err := dev.sequenceConcatOp([]int{0, 1}, []int{0, 1, 2}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 2, 2)))
 	require.ErrorContains(t, err, "different numbers of sequences")
-	_, err = dev.SequenceConcatOp([]int{0, 1}, []int{0, 1}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 1, 3)))
+	_, err = dev.sequenceConcatOp([]int{0, 1}, []int{0, 1}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 1, 3)))
 	require.ErrorContains(t, err, "with the same D")
 }
 
@@ -123,19 +123,19 @@ func TestSequenceSoftmax(t *testing.T) {
 				}
 				gout := randn(t, rng, shape...)
 				want, grads := cpuOp(t, ops.SequenceSoftmaxOp(off), []*tensor.Tensor{x}, gout, []bool{true})
-				y, err := dev.SequenceSoftmax(up(t, x), off)
+				y, err := dev.sequenceSoftmaxFwd(up(t, x), off)
 				require.NoError(t, err)
 				defer y.Free()
 				requireClose(t, want, y, tolReduce, "forward")
-				dx, err := dev.SequenceSoftmaxGrad(y, up(t, gout), off)
+				dx, err := dev.sequenceSoftmaxBwd(y, up(t, gout), off)
 				require.NoError(t, err)
 				defer dx.Free()
 				requireClose(t, grads[0], dx, tolReduce, "backward")
 			})
 		}
 	}
-	_, err := dev.SequenceSoftmax(up(t, randn(t, rng, 4, 2)), []int{0, 4})
+	_, err := dev.sequenceSoftmaxFwd(up(t, randn(t, rng, 4, 2)), []int{0, 4})
 	require.ErrorContains(t, err, "want x [total] or [total, 1]")
-	_, err = dev.SequenceSoftmaxGrad(up(t, randn(t, rng, 4)), nil, []int{0, 4})
+	_, err = dev.sequenceSoftmaxBwd(up(t, randn(t, rng, 4)), nil, []int{0, 4})
 	require.ErrorContains(t, err, "nil input")
 }

@@ -16,12 +16,12 @@ var poolCodes = map[ops.SequencePoolType]int{
 	ops.SequencePoolMax: 3, ops.SequencePoolFirst: 4, ops.SequencePoolLast: 5,
 }
 
-// SequencePool is one application of ops.SequencePoolOp on the device:
+// sequencePoolLauncher is one application of ops.SequencePoolOp on the device:
 // it pools each sequence of a ragged batch x [total, D...] over its steps
 // into one row of [B, D...], an empty sequence giving pad. Forward uploads
 // the offsets and, for max, saves the row of each output's first maximum;
 // Free releases them.
-type SequencePool struct {
+type sequencePoolLauncher struct {
 	d       *Device
 	kind    ops.SequencePoolType
 	pad     float64
@@ -32,14 +32,14 @@ type SequencePool struct {
 	off, arg *Buffer
 }
 
-// SequencePoolOp returns the op of ops.SequencePoolOp(kind, pad, offsets)
+// sequencePoolOp returns the op of ops.SequencePoolOp(kind, pad, offsets)
 // on the device.
-func (d *Device) SequencePoolOp(kind ops.SequencePoolType, pad float64, offsets []int) *SequencePool {
-	return &SequencePool{d: d, kind: kind, pad: pad, offsets: slices.Clone(offsets)}
+func (d *Device) sequencePoolOp(kind ops.SequencePoolType, pad float64, offsets []int) *sequencePoolLauncher {
+	return &sequencePoolLauncher{d: d, kind: kind, pad: pad, offsets: slices.Clone(offsets)}
 }
 
 // Forward pools x; see SequencePool.
-func (o *SequencePool) Forward(x *Buffer) (*Buffer, error) {
+func (o *sequencePoolLauncher) Forward(x *Buffer) (*Buffer, error) {
 	const op = "sequence_pool"
 	in := []*Buffer{x}
 	if err := o.d.checkInputs(op, in...); err != nil {
@@ -89,7 +89,7 @@ func (o *SequencePool) Forward(x *Buffer) (*Buffer, error) {
 // [B, D...]: sum, average and sqrt spread each row over the steps scaled
 // by 1, 1/len and 1/sqrt(len); max, first and last send it to their step;
 // empty sequences pass nothing back.
-func (o *SequencePool) Backward(gout *Buffer) (*Buffer, error) {
+func (o *sequencePoolLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	const op = "sequence_pool"
 	if o.off == nil {
 		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
@@ -119,7 +119,7 @@ func (o *SequencePool) Backward(gout *Buffer) (*Buffer, error) {
 }
 
 // Free releases the offsets and arg buffers Forward saved.
-func (o *SequencePool) Free() {
+func (o *sequencePoolLauncher) Free() {
 	freeAll(o.off, o.arg)
 	o.off, o.arg, o.x = nil, nil, nil
 }

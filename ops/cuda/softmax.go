@@ -7,28 +7,28 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Softmax returns softmax(x) along axis, as ops.SoftmaxOp: stable, with
+// softmaxFwd returns softmax(x) along axis, as ops.SoftmaxOp: stable, with
 // the row maximum subtracted, over any axis (negative counts from the
 // end).
-func (d *Device) Softmax(x *Buffer, axis int) (*Buffer, error) {
+func (d *Device) softmaxFwd(x *Buffer, axis int) (*Buffer, error) {
 	return d.softmax("softmax", x, nil, axis)
 }
 
-// LogSoftmax returns log(softmax(x)) along axis, as ops.LogSoftmaxOp:
+// logSoftmaxFwd returns log(softmax(x)) along axis, as ops.LogSoftmaxOp:
 // shifted - log Σ exp(shifted) with shifted = x - max.
-func (d *Device) LogSoftmax(x *Buffer, axis int) (*Buffer, error) {
+func (d *Device) logSoftmaxFwd(x *Buffer, axis int) (*Buffer, error) {
 	return d.softmax("log_softmax", x, nil, axis)
 }
 
-// SoftmaxGrad returns dx = y·(dy - Σ dy·y) along axis for softmax's output
+// softmaxBwd returns dx = y·(dy - Σ dy·y) along axis for softmax's output
 // y and upstream gradient dy.
-func (d *Device) SoftmaxGrad(y, dy *Buffer, axis int) (*Buffer, error) {
+func (d *Device) softmaxBwd(y, dy *Buffer, axis int) (*Buffer, error) {
 	return d.softmax("softmax", y, dy, axis)
 }
 
-// LogSoftmaxGrad returns dx = dy - exp(y)·Σ dy along axis for
+// logSoftmaxBwd returns dx = dy - exp(y)·Σ dy along axis for
 // log-softmax's output y and upstream gradient dy.
-func (d *Device) LogSoftmaxGrad(y, dy *Buffer, axis int) (*Buffer, error) {
+func (d *Device) logSoftmaxBwd(y, dy *Buffer, axis int) (*Buffer, error) {
 	return d.softmax("log_softmax", y, dy, axis)
 }
 
@@ -65,12 +65,12 @@ func (d *Device) softmax(op string, x, dy *Buffer, axis int) (*Buffer, error) {
 	return done(out, err)
 }
 
-// SoftmaxXent is one application of the fused softmax cross-entropy of
+// softmaxXentLauncher is one application of the fused softmax cross-entropy of
 // ops.SoftmaxCrossEntropyOp (integer labels) or ops.SoftmaxCrossEntropySoftOp
 // (probability labels) on the device. Forward saves each row's max and
 // log-sum-exp and keeps references to its inputs, which must stay
 // unchanged until Backward; Free releases the saved state.
-type SoftmaxXent struct {
+type softmaxXentLauncher struct {
 	d    *Device
 	r    ops.LossReduction
 	soft bool
@@ -81,19 +81,19 @@ type SoftmaxXent struct {
 	rowMax, logSum *Buffer
 }
 
-// SoftmaxCrossEntropyOp returns the op of ops.SoftmaxCrossEntropyOp with
+// softmaxXentOp returns the op of ops.SoftmaxCrossEntropyOp with
 // reduction r on the device; run it with Forward.
-func (d *Device) SoftmaxCrossEntropyOp(r ops.LossReduction) *SoftmaxXent {
-	return &SoftmaxXent{d: d, r: r}
+func (d *Device) softmaxXentOp(r ops.LossReduction) *softmaxXentLauncher {
+	return &softmaxXentLauncher{d: d, r: r}
 }
 
-// SoftmaxCrossEntropySoftOp returns the op of ops.SoftmaxCrossEntropySoftOp
+// softmaxXentSoftOp returns the op of ops.SoftmaxCrossEntropySoftOp
 // with reduction r on the device; run it with ForwardSoft.
-func (d *Device) SoftmaxCrossEntropySoftOp(r ops.LossReduction) *SoftmaxXent {
-	return &SoftmaxXent{d: d, r: r, soft: true}
+func (d *Device) softmaxXentSoftOp(r ops.LossReduction) *softmaxXentLauncher {
+	return &softmaxXentLauncher{d: d, r: r, soft: true}
 }
 
-func (o *SoftmaxXent) name() string {
+func (o *softmaxXentLauncher) name() string {
 	if o.soft {
 		return "softmax_cross_entropy_soft"
 	}
@@ -101,7 +101,7 @@ func (o *SoftmaxXent) name() string {
 }
 
 // reduction checks the op's reduction as ops does.
-func (o *SoftmaxXent) reduction(in []*Buffer) error {
+func (o *softmaxXentLauncher) reduction(in []*Buffer) error {
 	if o.r != ops.LossMean && o.r != ops.LossSum && o.r != ops.LossNone {
 		return opError(o.name(), in, "unknown reduction %v (want LossMean, LossSum or LossNone)", o.r)
 	}
@@ -111,7 +111,7 @@ func (o *SoftmaxXent) reduction(in []*Buffer) error {
 // Forward returns the loss of logits [N, C] with int32 or int64 class
 // labels [N] in [0, C), given on the host: they are checked there, with
 // ops' error for a label out of range, and uploaded as int32.
-func (o *SoftmaxXent) Forward(logits *Buffer, labels *tensor.Tensor) (*Buffer, error) {
+func (o *softmaxXentLauncher) Forward(logits *Buffer, labels *tensor.Tensor) (*Buffer, error) {
 	in := []*Buffer{logits}
 	if o.soft {
 		return nil, opError(o.name(), in, "the soft-label op takes its labels on the device; use ForwardSoft")
@@ -143,7 +143,7 @@ func (o *SoftmaxXent) Forward(logits *Buffer, labels *tensor.Tensor) (*Buffer, e
 
 // ForwardSoft returns the loss of logits [N, C] with probability labels
 // [N, C] on the device.
-func (o *SoftmaxXent) ForwardSoft(logits, labels *Buffer) (*Buffer, error) {
+func (o *softmaxXentLauncher) ForwardSoft(logits, labels *Buffer) (*Buffer, error) {
 	in := []*Buffer{logits, labels}
 	if !o.soft {
 		return nil, opError(o.name(), in, "the integer-label op takes its labels on the host; use Forward")
@@ -158,7 +158,7 @@ func (o *SoftmaxXent) ForwardSoft(logits, labels *Buffer) (*Buffer, error) {
 }
 
 // checkLogits checks the reduction, the inputs' dtype and the logits' rank.
-func (o *SoftmaxXent) checkLogits(in []*Buffer) error {
+func (o *softmaxXentLauncher) checkLogits(in []*Buffer) error {
 	if err := o.reduction(in); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (o *SoftmaxXent) checkLogits(in []*Buffer) error {
 
 // forward runs xent_fwd and the reduction; the op owns an int32 labels
 // buffer from Forward.
-func (o *SoftmaxXent) forward(logits, labels *Buffer) (*Buffer, error) {
+func (o *softmaxXentLauncher) forward(logits, labels *Buffer) (*Buffer, error) {
 	d := o.d
 	o.Free()
 	o.n, o.c, o.logits, o.labels = logits.shape[0], logits.shape[1], logits, labels
@@ -220,7 +220,7 @@ func (o *SoftmaxXent) forward(logits, labels *Buffer) (*Buffer, error) {
 
 // softLabels returns the labels as the kernels take them: soft labels
 // or integer labels, the other nil.
-func (o *SoftmaxXent) softLabels() (soft, ints *Buffer) {
+func (o *softmaxXentLauncher) softLabels() (soft, ints *Buffer) {
 	if o.soft {
 		return o.labels, nil
 	}
@@ -230,7 +230,7 @@ func (o *SoftmaxXent) softLabels() (soft, ints *Buffer) {
 // Backward returns the gradients for the upstream gradient gout of the
 // loss (of the loss's shape): the logits' gradient, and for the soft op
 // when needLabels the labels' gradient -log softmax(z) times gout.
-func (o *SoftmaxXent) Backward(gout *Buffer, needLabels bool) (dlogits, dlabels *Buffer, err error) {
+func (o *softmaxXentLauncher) Backward(gout *Buffer, needLabels bool) (dlogits, dlabels *Buffer, err error) {
 	if o.rowMax == nil {
 		return nil, nil, opError(o.name(), []*Buffer{gout}, "Backward before Forward")
 	}
@@ -275,7 +275,7 @@ func (o *SoftmaxXent) Backward(gout *Buffer, needLabels bool) (dlogits, dlabels 
 }
 
 // Free releases the state Forward saved (and the uploaded integer labels).
-func (o *SoftmaxXent) Free() {
+func (o *softmaxXentLauncher) Free() {
 	freeAll(o.rowMax, o.logSum)
 	if !o.soft {
 		freeAll(o.labels)

@@ -475,6 +475,21 @@ add("layer_norm", "rank3_last", ln_make((2, 3, 5), 1), layer_norm(1, 1e-5), attr
 add("layer_norm", "last_two", ln_make((2, 3, 4), 2), layer_norm(2, 1e-3), attrs={"norm_axes": 2, "epsilon": 1e-3},
     grads=(0, 1, 2))
 
+
+def rms_norm(epsilon):
+    def fn(xs):
+        layer = keras.layers.RMSNormalization(axis=-1, epsilon=epsilon, dtype=xs[0].dtype.name)
+        layer.build(xs[0].shape)
+        layer.set_weights([xs[1].numpy()])
+        return layer(xs[0]), {1: layer.scale}, {}
+
+    return fn
+
+
+add("rms_norm", "last", lambda rng: ln_make((4, 6), 1)(rng)[:2], rms_norm(1e-6),
+    attrs={"epsilon": 1e-6}, grads=(0, 1))
+add("rms_norm", "rank3", lambda rng: ln_make((2, 3, 5), 1)(rng)[:2], rms_norm(1e-3), attrs={"epsilon": 1e-3}, grads=(0, 1))
+
 # Dropout draws its mask from TF's stateless RNG, which Plumb cannot
 # reproduce; the Go side compares only where both masks keep an element,
 # which checks the inverted scaling of the output and of the gradient.

@@ -97,3 +97,34 @@ extern "C" __global__ void ln_param_sum(const double* part_g, const double* part
         if (dbeta) dbeta[j] = (float)b;
     }
 }
+
+// rms_fwd is RMS normalisation (ops/rms_norm.go, Keras' RMSNormalization):
+// y = gamma·x·inv with inv = 1/sqrt(mean(x²) + eps) of each row of x
+// [rows, d], in double; one block per row. It saves inv in inv_std, so
+// that ln_param_part, given zero means, sums dgamma = Σ_rows dy·x·inv.
+extern "C" __global__ void rms_fwd(const float* x, const float* gamma, float* y, double* inv_std, i64 rows, i64 d,
+                                   double eps) {
+    for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float* xr = x + r * d;
+        double s = 0;
+        for (i64 j = threadIdx.x; j < d; j += blockDim.x) s += (double)xr[j] * xr[j];
+        double inv = 1.0 / sqrt(block_reduce(s, SumOp(), 0.0) / (double)d + eps);
+        for (i64 j = threadIdx.x; j < d; j += blockDim.x) y[r * d + j] = (float)((double)gamma[j] * xr[j] * inv);
+        if (threadIdx.x == 0) inv_std[r] = inv;
+    }
+}
+
+// rms_bwd_dx writes, per row with x̂ = x·inv and g = dy·gamma,
+// dx = inv·(g - x̂·Σ(g·x̂)/d): ln_bwd_dx without the mean's term.
+extern "C" __global__ void rms_bwd_dx(const float* x, const float* gamma, const float* dy, const double* inv_std,
+                                      float* dx, i64 rows, i64 d) {
+    for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+        double inv = inv_std[r], sgx = 0;
+        for (i64 j = threadIdx.x; j < d; j += blockDim.x) sgx += (double)dy[r * d + j] * gamma[j] * (x[r * d + j] * inv);
+        sgx = block_reduce(sgx, SumOp(), 0.0) / (double)d;
+        for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
+            double g = (double)dy[r * d + j] * gamma[j];
+            dx[r * d + j] = (float)(inv * (g - x[r * d + j] * inv * sgx));
+        }
+    }
+}
