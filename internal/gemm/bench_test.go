@@ -45,6 +45,7 @@ func reportGFLOPS(b *testing.B, s benchShape) {
 }
 
 func BenchmarkSgemm(b *testing.B) {
+	b.Log(Path())
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
@@ -58,6 +59,7 @@ func BenchmarkSgemm(b *testing.B) {
 }
 
 func BenchmarkDgemm(b *testing.B) {
+	b.Log(Path())
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
@@ -66,6 +68,31 @@ func BenchmarkDgemm(b *testing.B) {
 			}
 			reportGFLOPS(b, s)
 		})
+	}
+}
+
+// BenchmarkSgemmPaths times 1024³ and the cube the choice is timed on
+// with each assembly path this CPU has, whichever was chosen.
+func BenchmarkSgemmPaths(b *testing.B) {
+	b.Log(Path())
+	for _, s := range []benchShape{benchShapes[0], {"timed", false, false, timedSize, timedSize, timedSize}} {
+		for _, p := range []path{pathAVX2, pathAVX512} {
+			b.Run(s.name+"/"+pathNames[p], func(b *testing.B) {
+				if configs32[p] == nil {
+					b.Skipf("this CPU lacks %s", pathNeeds[p])
+				}
+				chooseOnce()
+				old := active
+				active = p
+				defer func() { active = old }()
+				a, bb, c, lda, ldb := s.operands()
+				a32, b32, c32 := f32(a), f32(bb), f32(c)
+				for b.Loop() {
+					Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
+				}
+				reportGFLOPS(b, s)
+			})
+		}
 	}
 }
 
