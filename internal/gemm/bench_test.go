@@ -1,7 +1,10 @@
 package gemm
 
 import (
+	"flag"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -27,6 +30,17 @@ var benchShapes = []benchShape{
 	{"1x784x128", false, false, 1, 128, 784},      // batch-1 inference
 }
 
+// TestMain prints the path this process chose, with its timings, at the
+// top of a benchmark run's output, so that every figure below it says
+// which kernels it timed.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		fmt.Println(Path())
+	}
+	os.Exit(m.Run())
+}
+
 // operands returns A, B, C for s with leading dimensions as stored.
 func (s benchShape) operands() (a, b, c []float64, lda, ldb int) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -45,7 +59,6 @@ func reportGFLOPS(b *testing.B, s benchShape) {
 }
 
 func BenchmarkSgemm(b *testing.B) {
-	b.Log(Path())
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
@@ -59,7 +72,6 @@ func BenchmarkSgemm(b *testing.B) {
 }
 
 func BenchmarkDgemm(b *testing.B) {
-	b.Log(Path())
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
@@ -74,7 +86,6 @@ func BenchmarkDgemm(b *testing.B) {
 // BenchmarkSgemmPaths times 1024³ and the cube the choice is timed on
 // with each assembly path this CPU has, whichever was chosen.
 func BenchmarkSgemmPaths(b *testing.B) {
-	b.Log(Path())
 	for _, s := range []benchShape{benchShapes[0], {"timed", false, false, timedSize, timedSize, timedSize}} {
 		for _, p := range []path{pathAVX2, pathAVX512} {
 			b.Run(s.name+"/"+pathNames[p], func(b *testing.B) {
