@@ -29,6 +29,9 @@ type config[T tensor.Float] struct {
 	kernel               microKernel[T]
 	// row, where set, computes the m = 1 product with B untransposed.
 	row rowKernel[T]
+	// narrow, where set, runs the products at most narrow.nr columns wide,
+	// in which this config's wider tile would compute mostly padding.
+	narrow *config[T]
 }
 
 // rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one

@@ -83,9 +83,13 @@ func dgemvRowAVX2(k int, a []float64, csA int, b []float64, rsB int, y []float64
 // block (144-192 KiB) well inside L2; NC keeps the B slab (3-4 MiB) in L3.
 //
 // AVX-512F: 12×32 float32 and 12×16 float64, 24 zmm accumulators; KC = 192
-// keeps its twice as wide B panel (24 KiB) in L1. Its m = 1 products run on
-// the AVX2 row kernels: a row product is bound by how fast B streams from
-// cache, not by the width of the FMAs, and a CPU with AVX-512F has AVX2.
+// keeps its twice as wide B panel (24 KiB) in L1. A CPU with AVX-512F has
+// AVX2, which the path borrows twice: its m = 1 products run on the AVX2
+// row kernels (a row product is bound by how fast B streams from cache,
+// not by the width of the FMAs), and products at most one AVX2 tile wide
+// (n <= 16 float32, 8 float64: the 16-channel convolutions of a ResNet,
+// their weight gradients) on the AVX2 micro-kernels, where half of every
+// AVX-512 tile would be padding.
 func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
@@ -100,6 +104,7 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: sgemmAVX512, row: sgemvRowAVX2}
 		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
 			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX512, row: dgemvRowAVX2}
+		c32[pathAVX512].narrow, c64[pathAVX512].narrow = c32[pathAVX2], c64[pathAVX2]
 	}
 	return c32, c64
 }

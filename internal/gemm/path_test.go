@@ -155,3 +155,28 @@ func TestPathChoice(t *testing.T) {
 		}
 	}
 }
+
+// On the AVX-512 path, products at most one AVX2 tile wide run on the AVX2
+// kernels (an AVX-512 tile would be half padding), wider ones on AVX-512,
+// in both element types.
+func TestNarrowProductsOnAVX2(t *testing.T) {
+	if configs32[pathAVX512] == nil {
+		t.Skipf("this CPU lacks %s", pathNeeds[pathAVX512])
+	}
+	usePath(t, pathAVX512)
+	for _, tc := range []struct {
+		n      int
+		want32 string
+		want64 string
+	}{
+		{1, "avx2", "avx2"}, {8, "avx2", "avx2"}, {9, "avx2", "avx512"}, {16, "avx2", "avx512"}, {17, "avx512", "avx512"}, {64, "avx512", "avx512"},
+	} {
+		m, k := 40, 30
+		j32, ok := newJob(false, false, m, tc.n, k, 1, make([]float32, m*k), k, make([]float32, k*tc.n), tc.n, 0, make([]float32, m*tc.n), tc.n)
+		require.True(t, ok)
+		require.Equal(t, tc.want32, j32.cfg.name, "float32 n=%d", tc.n)
+		j64, ok := newJob(false, false, m, tc.n, k, 1, make([]float64, m*k), k, make([]float64, k*tc.n), tc.n, 0, make([]float64, m*tc.n), tc.n)
+		require.True(t, ok)
+		require.Equal(t, tc.want64, j64.cfg.name, "float64 n=%d", tc.n)
+	}
+}
