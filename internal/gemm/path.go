@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +55,9 @@ func (c Choice) String() string {
 // it first if no product has yet.
 func Path() Choice {
 	chooseOnce()
-	return choice
+	c := choice
+	c.Timings = slices.Clone(c.Timings)
+	return c
 }
 
 var (
