@@ -1,7 +1,10 @@
 package gemm
 
 import (
+	"flag"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -25,6 +28,17 @@ var benchShapes = []benchShape{
 	{"32x256x1024", false, false, 32, 1024, 256},  // LSTM input projection
 	{"32x1024x256", false, false, 32, 256, 1024},  // LSTM recurrent-sized product
 	{"1x784x128", false, false, 1, 128, 784},      // batch-1 inference
+}
+
+// TestMain prints the path this process chose, with its timings, at the
+// top of a benchmark run's output, so that every figure below it says
+// which kernels it timed.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		fmt.Println(Path())
+	}
+	os.Exit(m.Run())
 }
 
 // operands returns A, B, C for s with leading dimensions as stored.
@@ -66,6 +80,30 @@ func BenchmarkDgemm(b *testing.B) {
 			}
 			reportGFLOPS(b, s)
 		})
+	}
+}
+
+// BenchmarkSgemmPaths times 1024³ and the cube the choice is timed on
+// with each assembly path this CPU has, whichever was chosen.
+func BenchmarkSgemmPaths(b *testing.B) {
+	for _, s := range []benchShape{benchShapes[0], {"timed", false, false, timedSize, timedSize, timedSize}} {
+		for _, p := range []path{pathAVX2, pathAVX512} {
+			b.Run(s.name+"/"+pathNames[p], func(b *testing.B) {
+				if configs32[p] == nil {
+					b.Skipf("this CPU lacks %s", pathNeeds[p])
+				}
+				chooseOnce()
+				old := active
+				active = p
+				defer func() { active = old }()
+				a, bb, c, lda, ldb := s.operands()
+				a32, b32, c32 := f32(a), f32(bb), f32(c)
+				for b.Loop() {
+					Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
+				}
+				reportGFLOPS(b, s)
+			})
+		}
 	}
 }
 

@@ -24,6 +24,10 @@
 //
 // m = 1 products (batch-1 inference) with B untransposed go to a row kernel
 // instead, which streams B once (gemv), on one core.
+//
+// The micro-kernels come in paths (pure Go, AVX2+FMA, AVX-512F); the one
+// a process runs is chosen once, at its first product, by PLUMB_GEMM or by
+// timing the paths this CPU has (path.go), and reported by Path.
 package gemm
 
 import (
@@ -68,7 +72,11 @@ func newJob[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, ld
 		scale(c, m, n, ldc, beta)
 		return job[T]{}, false
 	}
-	return job[T]{cfg: current[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+	cfg := current[T]()
+	if cfg.narrow != nil && n <= cfg.narrow.nr {
+		cfg = cfg.narrow
+	}
+	return job[T]{cfg: cfg, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}, true
 }
 

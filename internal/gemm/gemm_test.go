@@ -45,19 +45,23 @@ func randSlice(rng *rand.Rand, n int) []float64 {
 	return s
 }
 
-// supportedPaths lists the micro-kernel paths this build and CPU can run.
-func supportedPaths() []path {
-	var ps []path
+// eachPath runs test as one subtest per path, skipped with the reason on
+// a build or CPU without it.
+func eachPath(t *testing.T, test func(t *testing.T, p path)) {
 	for p := range numPaths {
-		if configs32[p] != nil {
-			ps = append(ps, p)
-		}
+		t.Run(pathNames[p], func(t *testing.T) {
+			if configs32[p] == nil {
+				t.Skipf("this CPU lacks %s, which the %s kernels need", pathNeeds[p], pathNames[p])
+			}
+			test(t, p)
+		})
 	}
-	return ps
 }
 
-// usePath makes Gemm use path p until the test ends.
+// usePath makes Gemm use path p until the test ends (after the process's
+// own choice, so that a first use later does not override it).
 func usePath(t *testing.T, p path) {
+	chooseOnce()
 	old := active
 	active = p
 	t.Cleanup(func() { active = old })
@@ -140,22 +144,20 @@ var testShapes = [][3]int{
 }
 
 func TestGemmMatchesNaive(t *testing.T) {
-	for _, p := range supportedPaths() {
-		t.Run(configs32[p].name, func(t *testing.T) {
-			usePath(t, p)
-			rng := rand.New(rand.NewPCG(1, 2))
-			for _, s := range testShapes {
-				for _, ta := range []bool{false, true} {
-					for _, tb := range []bool{false, true} {
-						for _, ab := range [][2]float64{{1, 0}, {0.5, 2}, {-1.5, 1}, {0, 0.5}} {
-							gemmCase{ta, tb, s[0], s[1], s[2], ab[0], ab[1], false}.check(t, rng)
-						}
-						gemmCase{ta, tb, s[0], s[1], s[2], 0.75, 0, true}.check(t, rng)
+	eachPath(t, func(t *testing.T, p path) {
+		usePath(t, p)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, s := range testShapes {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					for _, ab := range [][2]float64{{1, 0}, {0.5, 2}, {-1.5, 1}, {0, 0.5}} {
+						gemmCase{ta, tb, s[0], s[1], s[2], ab[0], ab[1], false}.check(t, rng)
 					}
+					gemmCase{ta, tb, s[0], s[1], s[2], 0.75, 0, true}.check(t, rng)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // The pure-Go kernel is what non-amd64 builds and older CPUs run: force it
@@ -178,7 +180,7 @@ func TestPureGoFallback(t *testing.T) {
 // Cutting C across cores, by rows or by columns, with either operand
 // transposed, gives the serial result on every path.
 func TestParallelParts(t *testing.T) {
-	for _, p := range supportedPaths() {
+	eachPath(t, func(t *testing.T, p path) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}} {
 			for _, ta := range []bool{false, true} {
@@ -201,7 +203,7 @@ func TestParallelParts(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func f32(s []float64) []float32 {

@@ -29,6 +29,9 @@ type config[T tensor.Float] struct {
 	kernel               microKernel[T]
 	// row, where set, computes the m = 1 product with B untransposed.
 	row rowKernel[T]
+	// narrow, where set, runs the products at most narrow.nr columns wide,
+	// in which this config's wider tile would compute mostly padding.
+	narrow *config[T]
 }
 
 // rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one
@@ -58,6 +61,7 @@ type path int
 const (
 	pathGo path = iota
 	pathAVX2
+	pathAVX512
 	numPaths
 )
 
@@ -66,22 +70,14 @@ const (
 // assembly ones on amd64.
 var configs32, configs64 = archConfigs()
 
-// active is the path Gemm uses: the fastest the CPU supports. Tests
-// switch it to check every supported path against the reference.
-var active = best()
-
-func best() path {
-	p := pathGo
-	for q := range numPaths {
-		if configs32[q] != nil {
-			p = q
-		}
-	}
-	return p
-}
+// active is the path Gemm uses, set once by choose (path.go) on first use.
+// Tests switch it, after choose has run, to check every supported path
+// against the reference.
+var active path
 
 // current returns the active path's configuration for T.
 func current[T tensor.Float]() *config[T] {
+	chooseOnce()
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return any(configs32[active]).(*config[T])

@@ -2,7 +2,7 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
-// The assembly micro-kernels (kernel_avx2_amd64.s);
+// The assembly micro-kernels (kernel_avx2_amd64.s, kernel_avx512_amd64.s);
 // each implements microKernel, see there for the arguments.
 
 //go:noescape
@@ -10,6 +10,12 @@ func sgemmAVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32,
 
 //go:noescape
 func dgemmAVX2(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
+
+//go:noescape
+func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 
 // The AVX2 row kernels for m = 1 (gemv_avx2_amd64.s): y[0:w] gets
 // Σ_p a[p*csA]·b[p*rsB + j], w = 64 or 16 float32, 32 or 8 float64 (256
@@ -67,23 +73,38 @@ func dgemvRowAVX2(k int, a []float64, csA int, b []float64, rsB int, y []float64
 }
 
 // archConfigs offers the pure-Go kernel and the assembly ones this CPU (and
-// its OS, which must save the wider registers) supports.
+// its OS, which must save the wider registers) supports; choose (path.go)
+// picks among them.
 //
 // AVX2+FMA: 6×16 float32 and 6×8 float64, the classic Haswell-class tile:
 // 12 ymm accumulators cover the FMA latency × 2 pipes, two ymm hold the B
 // row, one takes the A broadcast. KC = 256 keeps the KC×NR B panel
 // (16 KiB) in a 32 KiB L1 with the streaming A strip; MC keeps an MC×KC A
 // block (144-192 KiB) well inside L2; NC keeps the B slab (3-4 MiB) in L3.
-// There is no AVX-512 path: a wider kernel pays only where a measurement
-// on the CPU at hand says so (Zen 4 splits 512-bit instructions in two),
-// and it would need its own m = 1 row kernel.
+//
+// AVX-512F: 12×32 float32 and 12×16 float64, 24 zmm accumulators; KC = 192
+// keeps its twice as wide B panel (24 KiB) in L1. A CPU with AVX-512F has
+// AVX2, which the path borrows twice: its m = 1 products run on the AVX2
+// row kernels (a row product is bound by how fast B streams from cache,
+// not by the width of the FMAs), and products at most one AVX2 tile wide
+// (n <= 16 float32, 8 float64: the 16-channel convolutions of a ResNet,
+// their weight gradients) on the AVX2 micro-kernels, where half of every
+// AVX-512 tile would be padding.
 func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
-			packAMinN: 512, packBMinM: 96, packBMinStride: pageStride, kernel: sgemmAVX2, row: sgemvRowAVX2}
-		c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
-			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX2, row: dgemvRowAVX2}
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		return c32, c64
+	}
+	c32[pathAVX2] = &config[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 3072,
+		packAMinN: 512, packBMinM: 96, packBMinStride: pageStride, kernel: sgemmAVX2, row: sgemvRowAVX2}
+	c64[pathAVX2] = &config[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048,
+		packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX2, row: dgemvRowAVX2}
+	if cpu.X86.HasAVX512F {
+		c32[pathAVX512] = &config[float32]{name: "avx512", mr: 12, nr: 32, kc: 192, mc: 144, nc: 3072,
+			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: sgemmAVX512, row: sgemvRowAVX2}
+		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
+			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX512, row: dgemvRowAVX2}
+		c32[pathAVX512].narrow, c64[pathAVX512].narrow = c32[pathAVX2], c64[pathAVX2]
 	}
 	return c32, c64
 }
