@@ -47,7 +47,9 @@ func Run(t *testing.T, headroomMiB int, body func() error) string {
 		os.Exit(0) // the child's only job was body
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), envChild+"="+t.Name())
+	// The child exits without running the test's cleanups: its temporary
+	// directories go inside one of the parent's, which the parent removes.
+	cmd.Env = append(os.Environ(), envChild+"="+t.Name(), "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
