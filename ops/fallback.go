@@ -10,7 +10,8 @@ import (
 // fallbackOp runs a CPU op on inputs that live on a device: it copies them
 // to the host, runs the CPU kernel, and copies the output (in Backward, the
 // gradients) back to the device. Only ops a device registered with
-// RegisterFallback run this way.
+// RegisterFallback, and forms of an op whose kernel factory answered
+// ErrHostFallback, run this way.
 type fallbackOp struct {
 	cpu Op
 	dev tensor.Device

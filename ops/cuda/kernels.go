@@ -564,9 +564,13 @@ func lstmSlots(n int) ([]int, error) {
 	return s, nil
 }
 
+// lstmFor returns the fused LSTM's launcher for a's form. The kernels
+// compute tanh candidates and cell outputs only; for other activations
+// (Paddle's relu/sigmoid, as models/srl uses) the op runs as a host
+// fallback (ops.ErrHostFallback) rather than failing the run.
 func lstmFor(d *Device, a ops.Attrs) (*lstmLauncher, error) {
-	if a.Candidate != 0 || a.Cell != 0 {
-		return nil, fmt.Errorf("lstm activations %v, %v: %w (tanh only)", a.Candidate, a.Cell, errUnsupported)
+	if a.Candidate != ops.ActTanh || a.Cell != ops.ActTanh {
+		return nil, fmt.Errorf("lstm activations %v, %v: the CUDA kernel has tanh only: %w", a.Candidate, a.Cell, ops.ErrHostFallback)
 	}
 	return d.lstmOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
 }

@@ -82,6 +82,56 @@ func TestLSTM(t *testing.T) {
 	}
 }
 
+// TestLSTMActivationsFallBack: an lstm or lstm_cell with activations the
+// kernels lack (relu candidate, sigmoid cell output, as models/srl's) runs
+// on the Device as a host fallback, not as the CUDA kernel, and computes
+// the CPU op's output and gradients, on the Device.
+func TestLSTMActivationsFallBack(t *testing.T) {
+	rng := tensor.NewRNG(23)
+	b, n, h := 2, 3, 4
+	off := []int{0, 2, 5}
+	cases := []struct {
+		name   string
+		op     func() ops.Op // an op value serves one Forward: one for the CPU, one for the Device
+		shapes [][]int
+	}{
+		{"lstm", func() ops.Op {
+			return ops.LSTMOp(ops.LSTMAttrs{Offsets: off, Candidate: ops.ActRelu, Cell: ops.ActSigmoid})
+		},
+			[][]int{{5, n}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}}},
+		{"lstm_cell", func() ops.Op { return ops.LSTMCellActsOp(ops.ActSigmoid, ops.ActIdentity) },
+			[][]int{{b, n}, {b, h}, {b, h}, {n, 4 * h}, {h, 4 * h}, {4 * h}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var in, ind []*tensor.Tensor
+			for _, s := range c.shapes {
+				x := uniform(t, rng, -0.5, 0.5, s...)
+				in, ind = append(in, x), append(ind, onDevice(t, x))
+			}
+			need := make([]bool, len(in))
+			for i := range need {
+				need[i] = true
+			}
+			want, _ := cpuOp(t, c.op(), in, nil, need)
+			gout := uniform(t, rng, -1, 1, want.Shape()...)
+			want, wantG := cpuOp(t, c.op(), in, gout, need)
+			k, err := ops.Dispatch(c.op(), ind)
+			require.NoError(t, err)
+			_, isKernel := k.(*op)
+			require.False(t, isKernel, "the CUDA kernel cannot run these activations")
+			out, err := k.Forward(ind)
+			require.NoError(t, err)
+			requireCloseHost(t, want, toHost(t, out), tolRNN, "forward")
+			grads, err := k.Backward(ind, out, onDevice(t, gout), need)
+			require.NoError(t, err)
+			for i, g := range grads {
+				requireCloseHost(t, wantG[i], toHost(t, g), tolRNN, fmt.Sprint("gradient of input ", i))
+			}
+		})
+	}
+}
+
 func TestGRU(t *testing.T) {
 	rng := tensor.NewRNG(22)
 	for ci, c := range rnnCases {
