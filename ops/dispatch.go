@@ -17,9 +17,7 @@ import (
 // Inputs on two devices (host memory counts as one) are an error naming
 // the op and both devices; nothing is ever copied silently. So is an op
 // with no kernel on the device, unless the device registered a fallback
-// for it (RegisterFallback), or its kernel factory answered
-// ErrHostFallback for the op's attributes: then the CPU op runs on host
-// copies. Nil inputs are skipped.
+// for it (RegisterFallback). Nil inputs are skipped.
 func Dispatch(op Op, in []*tensor.Tensor) (Op, error) {
 	if op == nil {
 		return nil, errors.New("ops.Dispatch: nil op")
@@ -65,21 +63,11 @@ func dispatch(op Op, in []*tensor.Tensor) (Op, error) {
 		return nil, fmt.Errorf("op %s has a %s kernel but does not give its attributes (ops.Attributed)", op.Name(), dev.Kind())
 	}
 	kop, err := k.build(dev, a.Attrs())
-	if errors.Is(err, ErrHostFallback) {
-		return &fallbackOp{cpu: op, dev: dev}, nil
-	}
 	if err != nil {
 		return nil, fmt.Errorf("%s on %v: %w", op.Name(), dev, err)
 	}
 	return kop, nil
 }
-
-// ErrHostFallback is what a KernelFactory returns (wrapped) for a form of
-// its op that the device kernel does not implement (CUDA's lstm with
-// activations other than tanh): Dispatch then runs that op as a
-// RegisterFallback op, through its CPU kernel on host copies, rather than
-// failing the run.
-var ErrHostFallback = errors.New("ops: this form of the op runs as a host fallback")
 
 // deviceOp marks a device kernel, which Dispatch passes through.
 type deviceOp interface {

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,37 +103,6 @@ func TestDispatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.Float32s(), y.Float32s())
 		assert.Equal(t, wantG[0].Float32s(), dx.Float32s())
-	})
-	t.Run("a factory answering ErrHostFallback runs the CPU op on host copies", func(t *testing.T) {
-		var asked []Attrs
-		require.NoError(t, RegisterKernel("lstm", "testdev", tensor.Float32, func(d tensor.Device, a Attrs) (Op, error) {
-			asked = append(asked, a)
-			return nil, fmt.Errorf("lstm activations %v, %v: %w", a.Candidate, a.Cell, ErrHostFallback)
-		}))
-		t.Cleanup(func() { delete(deviceKernels, "lstm") })
-		rng := tensor.NewRNG(1)
-		var in, ind []*tensor.Tensor // x [3, 2], W and U [2, 8], b [8]: one sequence of 3 steps, 2 units
-		for _, shape := range [][]int{{3, 2}, {2, 8}, {2, 8}, {8}} {
-			x, err := tensor.RandNormal(rng, tensor.Float32, 0, 1, shape...)
-			require.NoError(t, err)
-			xd, err := x.To(dev)
-			require.NoError(t, err)
-			in, ind = append(in, x), append(ind, xd)
-		}
-		attrs := LSTMAttrs{Offsets: []int{0, 3}, Candidate: ActRelu, Cell: ActSigmoid}
-		yd, err := Run(LSTMOp(attrs), ind...)
-		require.NoError(t, err)
-		assert.Equal(t, tensor.Device(dev), yd.Device())
-		require.Len(t, asked, 1)
-		assert.Equal(t, ActRelu, asked[0].Candidate)
-		y, err := yd.To(nil)
-		require.NoError(t, err)
-		want, err := LSTMOp(attrs).Forward(in)
-		require.NoError(t, err)
-		assert.Equal(t, want.Float32s(), y.Float32s())
-
-		_, err = Run(LSTMOp(attrs), ind[0], ind[1], ind[2], in[3])
-		assert.ErrorContains(t, err, "lstm: input 0 is on test:0 but input 3 is on cpu", "a fallback still refuses mixed devices")
 	})
 	t.Run("errors", func(t *testing.T) {
 		_, err := Run(BinaryOp("add"), x, xd)

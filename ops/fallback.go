@@ -10,8 +10,7 @@ import (
 // fallbackOp runs a CPU op on inputs that live on a device: it copies them
 // to the host, runs the CPU kernel, and copies the output (in Backward, the
 // gradients) back to the device. Only ops a device registered with
-// RegisterFallback, and forms of an op whose kernel factory answered
-// ErrHostFallback, run this way.
+// RegisterFallback run this way.
 type fallbackOp struct {
 	cpu Op
 	dev tensor.Device

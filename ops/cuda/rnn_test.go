@@ -82,25 +82,32 @@ func TestLSTM(t *testing.T) {
 	}
 }
 
-// TestLSTMActivationsFallBack: an lstm or lstm_cell with activations the
-// kernels lack (relu candidate, sigmoid cell output, as models/srl's) runs
-// on the Device as a host fallback, not as the CUDA kernel, and computes
-// the CPU op's output and gradients, on the Device.
-func TestLSTMActivationsFallBack(t *testing.T) {
+// TestLSTMActivations: lstm (peepholes, h0/c0, reversed or not) and
+// lstm_cell with every pair of candidate and cell-output activations
+// (Paddle's; models/srl uses relu and sigmoid) dispatch to the CUDA
+// kernel and compute the CPU op's output and gradients.
+func TestLSTMActivations(t *testing.T) {
 	rng := tensor.NewRNG(23)
-	b, n, h := 2, 3, 4
-	off := []int{0, 2, 5}
-	cases := []struct {
+	b, n, h := 3, 5, 6
+	off := []int{0, 4, 4, 9}
+	acts := []ops.RNNActivation{ops.ActTanh, ops.ActSigmoid, ops.ActRelu, ops.ActIdentity}
+	type lstmCase struct {
 		name   string
 		op     func() ops.Op // an op value serves one Forward: one for the CPU, one for the Device
 		shapes [][]int
-	}{
-		{"lstm", func() ops.Op {
-			return ops.LSTMOp(ops.LSTMAttrs{Offsets: off, Candidate: ops.ActRelu, Cell: ops.ActSigmoid})
-		},
-			[][]int{{5, n}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}}},
-		{"lstm_cell", func() ops.Op { return ops.LSTMCellActsOp(ops.ActSigmoid, ops.ActIdentity) },
-			[][]int{{b, n}, {b, h}, {b, h}, {n, 4 * h}, {h, 4 * h}, {4 * h}}},
+	}
+	var cases []lstmCase
+	for _, cand := range acts {
+		for _, cell := range acts {
+			rev := cand == cell
+			cases = append(cases, lstmCase{fmt.Sprint("lstm ", cand, " ", cell, " rev ", rev),
+				func() ops.Op {
+					return ops.LSTMOp(ops.LSTMAttrs{Offsets: off, Reverse: rev, Candidate: cand, Cell: cell})
+				}, [][]int{{9, n}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}, {b, h}, {b, h}}})
+		}
+		cases = append(cases, lstmCase{fmt.Sprint("lstm_cell ", cand, " ", acts[3-int(cand)]),
+			func() ops.Op { return ops.LSTMCellActsOp(cand, acts[3-int(cand)]) },
+			[][]int{{b, n}, {b, h}, {b, h}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}}})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,9 +126,10 @@ func TestLSTMActivationsFallBack(t *testing.T) {
 			k, err := ops.Dispatch(c.op(), ind)
 			require.NoError(t, err)
 			_, isKernel := k.(*op)
-			require.False(t, isKernel, "the CUDA kernel cannot run these activations")
+			require.True(t, isKernel, "the CUDA kernel runs every activation")
 			out, err := k.Forward(ind)
 			require.NoError(t, err)
+			t.Cleanup(k.(ops.Freer).Free)
 			requireCloseHost(t, want, toHost(t, out), tolRNN, "forward")
 			grads, err := k.Backward(ind, out, onDevice(t, gout), need)
 			require.NoError(t, err)
