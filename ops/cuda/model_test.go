@@ -25,9 +25,10 @@ import (
 )
 
 // These tests run whole training steps of ordinary models (models/mnist's
-// CNN, and an LSTM classifier of layers) with the model on the device: no
-// code in them knows the device but the move of the parameters. Each is
-// compared with the same step on the CPU from the same initial weights.
+// CNN, an LSTM classifier of layers, models/srl and models/translate)
+// with the model on the device: no code in them knows the device but the
+// move of the parameters. Each is compared with the same step on the CPU
+// from the same initial weights.
 
 // stepResult is what one training step leaves: the loss, each trainable
 // parameter's gradient, and every parameter after the update, on the host.
