@@ -57,7 +57,17 @@ func PadSeq(s Seq) (*Value, []int) {
 			}
 		}
 	}
-	withZero := Concat(0, v, v.tape.Const(tensor.Zeros(v.t.DType(), 1, v.t.Dim(1))))
-	rows := Gather(withZero, tensor.MustFromSlice(idx, len(idx)), 0)
+	zero, ix := tensor.Zeros(v.t.DType(), 1, v.t.Dim(1)), tensor.MustFromSlice(idx, len(idx))
+	if dev := v.t.Device(); dev != nil { // the zero row and the indices go where the values are
+		var err error
+		if zero, err = v.tape.Move(zero, dev); err == nil {
+			ix, err = v.tape.Move(ix, dev)
+		}
+		if err != nil {
+			return failed(v, fmt.Errorf("graph: PadSeq: %w", err)), nil
+		}
+	}
+	withZero := Concat(0, v, v.tape.Const(zero))
+	rows := Gather(withZero, ix, 0)
 	return Reshape(rows, len(lengths), t, v.t.Dim(1)), lengths
 }

@@ -98,3 +98,33 @@ func TestNoKernelOnDeviceIsAnError(t *testing.T) {
 	assert.EqualError(t, err, "op add has no testdev int64 kernel (inputs on test:0)")
 	_ = ops.Kernels
 }
+
+// TestPadSeqOnDevice: PadSeq of values on a device moves its zero row and
+// gather indices there (it made them on the host), so it pads as on the
+// host, and its gradient reaches the values on the device.
+func TestPadSeqOnDevice(t *testing.T) {
+	x := tensor.MustFromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, 2)
+	offsets := []int{0, 3, 3, 5}
+	pad := func(dev tensor.Device) ([]float32, []float32, []int) {
+		p := graph.NewParam("x", x.Clone())
+		require.NoError(t, p.To(dev))
+		tape := graph.NewTape()
+		defer tape.Release()
+		y, lengths := graph.PadSeq(graph.NewSeq(tape.Param(p), offsets))
+		assert.Equal(t, dev, y.Device())
+		require.NoError(t, tape.Backward(graph.Sum(graph.Mul(y, y))))
+		h, err := y.Host()
+		require.NoError(t, err)
+		g, err := p.Grad.To(nil)
+		require.NoError(t, err)
+		return h.Float32s(), g.Float32s(), lengths
+	}
+	want, wantG, wantLengths := pad(nil)
+	got, gotG, lengths := pad(testdev.New("test:0"))
+	assert.Equal(t, []int{3, 0, 2}, wantLengths)
+	assert.Equal(t, wantLengths, lengths)
+	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0, 7, 8, 9, 10, 0, 0}, want)
+	assert.Equal(t, want, got)
+	assert.Equal(t, wantG, gotG)
+	assert.Nil(t, (*graph.Value)(nil).Device(), "a failed value has no device")
+}

@@ -87,6 +87,16 @@ func (v *Value) Shape() tensor.Shape {
 	return v.t.Shape()
 }
 
+// Device returns the device the value was computed on: nil for host
+// memory or a failed value. A layer that makes its own index tensor
+// (layers.Memory.Select) moves it there with Tape.Move.
+func (v *Value) Device() tensor.Device {
+	if v.Err() != nil {
+		return nil
+	}
+	return v.t.Device()
+}
+
 // DType returns the value's dtype, or 0 for a failed value.
 func (v *Value) DType() tensor.DType {
 	if v.Err() != nil {

@@ -181,6 +181,14 @@ func (m Memory) Select(rows []int) Memory {
 		idx[i], lengths[i] = int64(r), m.Lengths[r]
 	}
 	ix := tensor.MustFromSlice(idx, len(idx))
+	if dev := m.Keys.Device(); dev != nil { // the indices go where the memory is
+		t := m.Keys.Tape()
+		var err error
+		if ix, err = t.Move(ix, dev); err != nil {
+			v := t.Fail(fmt.Errorf("layers: Memory.Select: %w", err))
+			return Memory{Keys: v, Values: v, Lengths: m.Lengths}
+		}
+	}
 	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths}
 }
 

@@ -48,7 +48,9 @@ func (l *CRF) NegLogLikelihood(emissions graph.Seq, tags *tensor.Tensor) *graph.
 }
 
 // Decode returns the Viterbi best tag path of each sequence of emissions
-// and its score (ops.ViterbiDecode), or the emissions' error.
+// and its score (ops.ViterbiDecode), or the emissions' error. It decodes
+// on the host: for a CRF on a device it reads host copies of the
+// emissions and weights.
 func (l *CRF) Decode(emissions graph.Seq) (paths [][]int, scores []float64, err error) {
 	if err := emissions.Err(); err != nil {
 		return nil, nil, err
@@ -56,8 +58,17 @@ func (l *CRF) Decode(emissions graph.Seq) (paths [][]int, scores []float64, err 
 	if err := missing("crf", l.Transitions, l.Start, l.Stop); err != nil {
 		return nil, nil, err
 	}
-	e, _ := emissions.Values.Tensor()
-	return ops.ViterbiDecode(e, l.Transitions.Value, l.Start.Value, l.Stop.Value, emissions.Offsets)
+	e, err := emissions.Values.Host() // decoding runs on the host, wherever the model is
+	if err != nil {
+		return nil, nil, err
+	}
+	w := make([]*tensor.Tensor, 3)
+	for i, p := range l.Params() {
+		if w[i], err = p.Value.To(nil); err != nil {
+			return nil, nil, fmt.Errorf("layers: crf decode: %s: %w", p.Name, err)
+		}
+	}
+	return ops.ViterbiDecode(e, w[0], w[1], w[2], emissions.Offsets)
 }
 
 // Params returns the transitions, start and stop weights.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ func (f srlFlags) load() (*srl.Data, error) {
 	return srl.LoadData(dir, *f.heldOut, *f.seed)
 }
 
-func trainSRL(args []string, stdout, stderr io.Writer) error {
+func trainSRL(args []string, stdout, stderr io.Writer) (err error) {
 	book := srl.BookConfig()
 	f := newChapterFlags("train srl", stderr, book.Epochs, book.Batch, book.LR, "conll05/ (CoNLL-05 test.wsj and Paddle's dictionaries)")
 	f.saveBest("held-out F1")
@@ -58,6 +59,11 @@ func trainSRL(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(f.device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	fmt.Fprintf(stdout, "training db_lstm on %d propositions, holding out %d (%d words, %d verbs, %d tags; SGD lr %g, CRF x%g, batch %d, seed %d)\n",
 		d.Train.Len(), d.HeldOut.Len(), d.Words.Len(), d.Verbs.Len(), d.Labels.Len(), f.lr, *crfLR, f.batch, f.seed)
 	cfg, err := srl.TrainConfig(m, d, srl.Config{Epochs: f.epochs, Batch: f.batch, LR: f.lr, CRFLR: *crfLR, Seed: f.seed,

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ func loadTranslator(path string) (*translate.Model, *data.Vocab, *data.Vocab, er
 	return m, vocabs[0], vocabs[1], nil
 }
 
-func trainTranslate(args []string, stdout, stderr io.Writer) error {
+func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 	def := translate.DefaultConfig()
 	f := newChapterFlags("train translate", stderr, def.Epochs, def.Batch, def.LR, "multi30k/")
 	f.saveBest("BLEU")
@@ -118,6 +119,11 @@ func trainTranslate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(f.device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	fmt.Fprintf(stdout, "training on %d pairs (vocabularies %d en, %d de; emb %d, hidden %d; Adam lr %g, batch %d, seed %d)\n",
 		dat.Train.Len(), dat.Src.Len(), dat.Trg.Len(), sizes.Emb, sizes.Hidden, f.lr, f.batch, f.seed)
 	var sum float64

@@ -211,7 +211,11 @@ func Evaluate(m *Model, d *Data, ds *data.Dataset, batch int, report func(done, 
 		if labels == nil {
 			return Result{}, fmt.Errorf("srl: evaluate: the batch has no ragged field \"label\" (fields %v)", b.Names())
 		}
-		nll, err := m.CRF.NegLogLikelihood(em, labels.Values).Tensor()
+		tags, err := m.onDevice(tape, labels.Values)
+		if err != nil {
+			return Result{}, fmt.Errorf("srl: evaluate: labels: %w", err)
+		}
+		nll, err := m.CRF.NegLogLikelihood(em, tags).Host()
 		if err != nil {
 			return Result{}, err
 		}

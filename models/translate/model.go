@@ -5,6 +5,7 @@
 package translate
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -122,13 +123,21 @@ type State struct {
 	Mem layers.Memory
 }
 
-// Encode runs the encoder over a ragged batch of source ids and returns
-// the decoder's first state, one row per source.
+// Encode runs the encoder over a ragged batch of source ids in host
+// memory (moved to the model's device for the step) and returns the
+// decoder's first state, one row per source.
 func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Encode"))
 	}
-	x := m.SrcEmb.LookupSeq(t, src)
+	if src == nil {
+		return failed(t, errors.New("translate: encode: nil source batch"))
+	}
+	ids, err := m.onDevice(t, src.Values)
+	if err != nil {
+		return failed(t, fmt.Errorf("translate: encode: %w", err))
+	}
+	x := m.SrcEmb.LookupSeq(t, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {
 		return State{H: enc.Values, Mem: layers.Memory{Keys: enc.Values, Values: enc.Values}}
@@ -137,12 +146,16 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 }
 
 // Step runs one decoder step on the previous words prev (int32 or int64
-// ids [n], one per row of s) and returns the new state: the output
+// ids [n] in host memory, moved to the model's device, one per row of s) and returns the new state: the output
 // projection is left to the caller, applied once over every step in
 // training (Loss) and per step in decoding (LogProbs).
 func (m *Model) Step(t *graph.Tape, prev *tensor.Tensor, s State) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Step"))
+	}
+	prev, err := m.onDevice(t, prev)
+	if err != nil {
+		return failed(t, fmt.Errorf("translate: step: %w", err))
 	}
 	ctx := m.Attn.Attend(s.H, s.Mem)
 	x := graph.Concat(1, m.TrgEmb.Lookup(t, prev), ctx)
@@ -156,11 +169,28 @@ func (s State) Select(rows []int) State {
 		idx[i] = int64(r)
 	}
 	ix := tensor.MustFromSlice(idx, len(idx))
+	if dev := s.H.Device(); dev != nil { // the indices go where the state is
+		var err error
+		if ix, err = s.H.Tape().Move(ix, dev); err != nil {
+			return failed(s.H.Tape(), fmt.Errorf("translate: State.Select: %w", err))
+		}
+	}
 	return State{H: graph.Gather(s.H, ix, 0), Mem: s.Mem.Select(rows)}
 }
 
+// onDevice returns the host tensor x (a batch's ids) on the model's device
+// for the step (graph.Tape.Move; Release frees the copy), or x itself on
+// the host. Offsets stay on the host, where the ops read them.
+func (m *Model) onDevice(t *graph.Tape, x *tensor.Tensor) (*tensor.Tensor, error) {
+	dev := graph.DeviceOf([]*graph.Param{m.Out.W})
+	if dev == nil || x == nil {
+		return x, nil
+	}
+	return t.Move(x, dev)
+}
+
 // Loss returns the mean cross-entropy per target word of a batch of
-// ragged source ids src and, for teacher forcing, ragged decoder inputs
+// ragged host source ids src and, for teacher forcing, ragged decoder inputs
 // trg (<s> w1 … wn) and next words next (w1 … wn <e>), of equal lengths.
 // Every sequence runs to the batch's longest target; the steps past a
 // sequence's end are masked out of the loss. The decoder states of all
@@ -208,7 +238,11 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 		hs[st] = s.H
 	}
 	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)
-	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out.W), t.Param(m.Out.B), tensor.MustFromSlice(labels, len(labels))), words
+	y, err := m.onDevice(t, tensor.MustFromSlice(labels, len(labels)))
+	if err != nil {
+		return t.Fail(fmt.Errorf("translate: loss: %w", err)), 0
+	}
+	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out.W), t.Param(m.Out.B), y), words
 }
 
 // LogProbs returns the next-word log-probabilities [n, Trg] of a state.

@@ -229,7 +229,7 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 			ids[i] = int64(p)
 		}
 		next := m.Step(tape, tensor.MustFromSlice(ids, len(ids)), s)
-		lp, err := m.LogProbs(tape, next).Tensor()
+		lp, err := m.LogProbs(tape, next).Host() // beam search reads them on the host
 		return lp, next, err
 	}
 	reorder := func(s State, parents []int) (State, error) {

@@ -564,11 +564,15 @@ func lstmSlots(n int) ([]int, error) {
 	return s, nil
 }
 
+// lstmFor returns the fused LSTM's launcher for a's form; the kernels
+// take the four activations ops.RNNActivation names.
 func lstmFor(d *Device, a ops.Attrs) (*lstmLauncher, error) {
-	if a.Candidate != 0 || a.Cell != 0 {
-		return nil, fmt.Errorf("lstm activations %v, %v: %w (tanh only)", a.Candidate, a.Cell, errUnsupported)
+	for _, act := range []ops.RNNActivation{a.Candidate, a.Cell} {
+		if act < ops.ActTanh || act > ops.ActIdentity {
+			return nil, fmt.Errorf("lstm activation %v: want tanh, sigmoid, relu or identity", act)
+		}
 	}
-	return d.lstmOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse}), nil
+	return d.lstmOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse, Candidate: a.Candidate, Cell: a.Cell}), nil
 }
 
 func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
@@ -598,7 +602,7 @@ func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 		if b[0] == nil || len(b[0].shape) == 0 {
 			return nil, opError("lstm_cell", b, "want x [B, In]")
 		}
-		o = d.lstmOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0])})
+		o = d.lstmOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0]), Candidate: a.Candidate, Cell: a.Cell})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
 	}
 	bwd := func(gout *Buffer, need [7]bool) ([7]*Buffer, error) { return o.Backward(gout, need) }

@@ -12,7 +12,8 @@ import (
 // lstmLauncher is one application of ops.LSTMOp on the device: the fused LSTM over
 // a ragged batch, gate blocks i, f, c (g), o (Keras, cuDNN), optional
 // diagonal peepholes [3H] (i, f, o; TF's LSTMCell(use_peepholes=True)),
-// optional initial state h0, c0 [B, H], and Reverse. The output is
+// optional initial state h0, c0 [B, H], Reverse, and the candidate and
+// cell-output activations (tanh, sigmoid, relu, identity). The output is
 // [total, 2H], (h', c') per row, as ops' is.
 //
 // Forward runs one GEMM for every step's x·W, then per time step one GEMM
@@ -126,7 +127,7 @@ func (o *lstmLauncher) Forward(x, w, u, b, peephole, h0, c0 *Buffer) (*Buffer, e
 				return err
 			}
 			if err := d.launch("lstm_fwd_step", grid1(n*h), block1, ptr(o.act), ptr(z), ptr(b), ptr(peephole),
-				ptr(hs), ptr(cs), ptr(out), s.rows(t), i64(n), i64(h)); err != nil {
+				ptr(hs), ptr(cs), ptr(out), s.rows(t), i64(n), i64(h), i64(int(o.attrs.Candidate)), i64(int(o.attrs.Cell))); err != nil {
 				return err
 			}
 		}
@@ -199,7 +200,8 @@ func (o *lstmLauncher) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) 
 		for t := len(s.active) - 1; t >= 0; t-- {
 			n := s.active[t]
 			if err := d.launch("lstm_bwd_step", grid1(n*h), block1, ptr(o.act), ptr(o.out), ptr(o.c0), s.prev(),
-				ptr(gout), ptr(o.p), ptr(dh), ptr(dc), ptr(dz), ptr(dzs), ptr(dpp), s.rows(t), i64(n), i64(h)); err != nil {
+				ptr(gout), ptr(o.p), ptr(dh), ptr(dc), ptr(dz), ptr(dzs), ptr(dpp), s.rows(t), i64(n), i64(h),
+				i64(int(o.attrs.Candidate)), i64(int(o.attrs.Cell))); err != nil {
 				return err
 			}
 			if err := d.stepGemm(true, n, h, g4, dzs, 0, g4, o.u, 0, g4, 0, dh, 0, h); err != nil {

@@ -82,6 +82,64 @@ func TestLSTM(t *testing.T) {
 	}
 }
 
+// TestLSTMActivations: lstm (peepholes, h0/c0, reversed or not) and
+// lstm_cell with every pair of candidate and cell-output activations
+// (Paddle's; models/srl uses relu and sigmoid) dispatch to the CUDA
+// kernel and compute the CPU op's output and gradients.
+func TestLSTMActivations(t *testing.T) {
+	rng := tensor.NewRNG(23)
+	b, n, h := 3, 5, 6
+	off := []int{0, 4, 4, 9}
+	acts := []ops.RNNActivation{ops.ActTanh, ops.ActSigmoid, ops.ActRelu, ops.ActIdentity}
+	type lstmCase struct {
+		name   string
+		op     func() ops.Op // an op value serves one Forward: one for the CPU, one for the Device
+		shapes [][]int
+	}
+	var cases []lstmCase
+	for _, cand := range acts {
+		for _, cell := range acts {
+			rev := cand == cell
+			cases = append(cases, lstmCase{fmt.Sprint("lstm ", cand, " ", cell, " rev ", rev),
+				func() ops.Op {
+					return ops.LSTMOp(ops.LSTMAttrs{Offsets: off, Reverse: rev, Candidate: cand, Cell: cell})
+				}, [][]int{{9, n}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}, {b, h}, {b, h}}})
+		}
+		cases = append(cases, lstmCase{fmt.Sprint("lstm_cell ", cand, " ", acts[3-int(cand)]),
+			func() ops.Op { return ops.LSTMCellActsOp(cand, acts[3-int(cand)]) },
+			[][]int{{b, n}, {b, h}, {b, h}, {n, 4 * h}, {h, 4 * h}, {4 * h}, {3 * h}}})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var in, ind []*tensor.Tensor
+			for _, s := range c.shapes {
+				x := uniform(t, rng, -0.5, 0.5, s...)
+				in, ind = append(in, x), append(ind, onDevice(t, x))
+			}
+			need := make([]bool, len(in))
+			for i := range need {
+				need[i] = true
+			}
+			want, _ := cpuOp(t, c.op(), in, nil, need)
+			gout := uniform(t, rng, -1, 1, want.Shape()...)
+			want, wantG := cpuOp(t, c.op(), in, gout, need)
+			k, err := ops.Dispatch(c.op(), ind)
+			require.NoError(t, err)
+			_, isKernel := k.(*op)
+			require.True(t, isKernel, "the CUDA kernel runs every activation")
+			out, err := k.Forward(ind)
+			require.NoError(t, err)
+			t.Cleanup(k.(ops.Freer).Free)
+			requireCloseHost(t, want, toHost(t, out), tolRNN, "forward")
+			grads, err := k.Backward(ind, out, onDevice(t, gout), need)
+			require.NoError(t, err)
+			for i, g := range grads {
+				requireCloseHost(t, wantG[i], toHost(t, g), tolRNN, fmt.Sprint("gradient of input ", i))
+			}
+		})
+	}
+}
+
 func TestGRU(t *testing.T) {
 	rng := tensor.NewRNG(22)
 	for ci, c := range rnnCases {

@@ -16,6 +16,28 @@
 
 __device__ __forceinline__ float sigm(float x) { return 1.f / (1.f + expf(-x)); }
 
+// lstm_act is an LSTM's candidate or cell-output activation a(x), coded
+// as ops.RNNActivation: 0 tanh, 1 sigmoid, 2 relu, 3 identity (Paddle's
+// candidate_activation and cell_activation). lstm_act_grad is a'(x) from
+// y = a(x), as ops' RNNActivation.grad.
+__device__ __forceinline__ float lstm_act(i64 a, float x) {
+    switch (a) {
+    case 1: return sigm(x);
+    case 2: return fmaxf(x, 0.f);
+    case 3: return x;
+    }
+    return tanhf(x);
+}
+
+__device__ __forceinline__ float lstm_act_grad(i64 a, float y) {
+    switch (a) {
+    case 1: return y * (1.f - y);
+    case 2: return y > 0.f ? 1.f : 0.f;
+    case 3: return 1.f;
+    }
+    return 1.f - y * y;
+}
+
 // rnn_gather_rows copies rows idx[j] of src [·, w] to rows j of dst, for
 // j < n; rnn_scatter_rows copies rows j of src to rows idx[j] of dst.
 extern "C" __global__ void rnn_gather_rows(const float* src, const i64* idx, float* dst, i64 n, i64 w) {
@@ -54,12 +76,15 @@ extern "C" __global__ void rnn_prev_states(const float* states, i64 ld, const fl
 //	g = tanh(xWg + hUg + bg)       c' = f∘c + i∘g
 //	o = σ(xWo + hUo + bo + po∘c')  h' = o∘tanh(c')
 //
+// with the candidate's activation cand in place of g's tanh and the cell
+// output's, cell, in place of h's (lstm_act).
+//
 // act [total, 4H] holds x·W at the step's rows on entry and the gate
 // activations i, f, g, o on return; z [n, 4H] is h·U of the active rows;
 // hs, cs [B, H] are the packed state, updated in place; out [total, 2H]
 // gets (h', c') at each row. p (peepholes [3H]) may be null.
 extern "C" __global__ void lstm_fwd_step(float* act, const float* z, const float* b, const float* p, float* hs,
-                                         float* cs, float* out, const i64* rows, i64 n, i64 h) {
+                                         float* cs, float* out, const i64* rows, i64 n, i64 h, i64 cand, i64 cell) {
     FOR_EACH(t, n * h) {
         i64 j = t / h, k = t % h, r = rows[j];
         float* a = act + r * 4 * h;
@@ -71,10 +96,10 @@ extern "C" __global__ void lstm_fwd_step(float* act, const float* z, const float
             zi += p[k] * c;
             zf += p[h + k] * c;
         }
-        float i = sigm(zi), f = sigm(zf), g = tanhf(zg);
+        float i = sigm(zi), f = sigm(zf), g = lstm_act(cand, zg);
         float cn = f * c + i * g;
         if (p) zo += p[2 * h + k] * cn;
-        float o = sigm(zo), hn = o * tanhf(cn);
+        float o = sigm(zo), hn = o * lstm_act(cell, cn);
         a[k] = i;
         a[h + k] = f;
         a[2 * h + k] = g;
@@ -99,10 +124,12 @@ extern "C" __global__ void lstm_fwd_step(float* act, const float* z, const float
 // dz [total, 4H] and at row j of dzs [B, 4H] (the operand of the step's
 // δh = dzs·Uᵀ GEMM), δc into dc, and with peepholes the per-row terms of
 // their gradient (δi∘c, δf∘c, δo∘c') at row r of dpp [total, 3H], summed
-// over rows afterwards; p and dpp may be null, c0 too.
+// over rows afterwards; p and dpp may be null, c0 too. With activations
+// cand and cell (lstm_fwd_step), tanh(c') is cell's a(c'), 1-tanh²c' its
+// derivative and 1-g² cand's (lstm_act_grad).
 extern "C" __global__ void lstm_bwd_step(const float* act, const float* out, const float* c0, const i64* prev,
                                          const float* gout, const float* p, const float* dh, float* dc, float* dz,
-                                         float* dzs, float* dpp, const i64* rows, i64 n, i64 h) {
+                                         float* dzs, float* dpp, const i64* rows, i64 n, i64 h, i64 cand, i64 cell) {
     FOR_EACH(t, n * h) {
         i64 j = t / h, k = t % h, r = rows[j], pr = prev[r];
         float cp = 0.f;
@@ -112,13 +139,13 @@ extern "C" __global__ void lstm_bwd_step(const float* act, const float* out, con
             cp = c0[(-pr - 1) * h + k];
         const float* a = act + r * 4 * h;
         float i = a[k], f = a[h + k], g = a[2 * h + k], o = a[3 * h + k];
-        float c = out[r * 2 * h + h + k], tc = tanhf(c);
+        float c = out[r * 2 * h + h + k], tc = lstm_act(cell, c);
         float dhk = dh[t] + gout[r * 2 * h + k];
         float dck = dc[t] + gout[r * 2 * h + h + k];
         float d_o = dhk * tc * o * (1.f - o);
-        dck += dhk * o * (1.f - tc * tc);
+        dck += dhk * o * lstm_act_grad(cell, tc);
         if (p) dck += d_o * p[2 * h + k];
-        float di = dck * g * i * (1.f - i), df = dck * cp * f * (1.f - f), dg = dck * i * (1.f - g * g);
+        float di = dck * g * i * (1.f - i), df = dck * cp * f * (1.f - f), dg = dck * i * lstm_act_grad(cand, g);
         float dcp = dck * f;
         if (p) dcp += di * p[k] + df * p[h + k];
         if (dpp) {
