@@ -173,9 +173,6 @@ func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
 	if ranks < 1 || rank < 0 || rank >= ranks {
 		return nil, fmt.Errorf("data: Loader.Shard(%d, %d): want 0 <= rank < ranks", rank, ranks)
 	}
-	if l == nil || l.ds == nil {
-		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a Loader not made by NewLoader", rank, ranks)
-	}
 	if l.ranks > 1 {
 		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a loader that is already shard %d of %d", rank, ranks, l.rank, l.ranks)
 	}
