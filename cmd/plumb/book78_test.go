@@ -35,6 +35,8 @@ func TestChapterCommandErrors(t *testing.T) {
 		{[]string{"train", "translate"}, "translate: no data directory"},
 		{[]string{"train", "translate", "--data", empty}, "no Multi30k"},
 		{[]string{"eval", "translate"}, "unknown command"},
+		{[]string{"eval", "srl", "--load", "x", "--device", "tpu"}, `--device "tpu": want cpu or cuda`},
+		{[]string{"translate", "--load", "x", "--device", "tpu"}, `--device "tpu": want cpu or cuda`},
 	} {
 		err := run(c.args, &out, &errOut)
 		require.Error(t, err, c.args)

@@ -8,9 +8,9 @@
 //	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
 //	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
 //	plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
-//	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+//	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F] [--device cpu|cuda]
 //	plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
-//	plumb translate --load FILE [--beam N] [--batch N] < english.txt
+//	plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png]
 //	plumb compare RUN [RUN...] [-o out.png]
@@ -36,9 +36,9 @@ const usage = `usage:
   plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
   plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
   plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
-  plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F]
+  plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F] [--device cpu|cuda]
   plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
-  plumb translate --load FILE [--beam N] [--batch N] < english.txt
+  plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
   plumb parity [--dir DIR]
   plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table

@@ -83,16 +83,20 @@ func trainSRL(args []string, stdout, stderr io.Writer) (err error) {
 	return err
 }
 
-func evalSRL(args []string, stdout, stderr io.Writer) error {
+func evalSRL(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("eval srl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	load := fs.String("load", "", "parameters written by plumb train srl --save")
+	device := fs.String("device", "cpu", "where to evaluate: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	sf := addSRLFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *load == "" {
 		return fmt.Errorf("eval srl: --load FILE is required")
+	}
+	if err := checkDevice(*device); err != nil {
+		return err
 	}
 	d, err := sf.load()
 	if err != nil {
@@ -105,6 +109,11 @@ func evalSRL(args []string, stdout, stderr io.Writer) error {
 	if err := checkpoint.Load(*load, m.Params(), nil); err != nil {
 		return err
 	}
+	closeDev, err := moveModel(*device, m.Params(), stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	r, err := srl.Evaluate(m, d, d.HeldOut, 100, nil)
 	if err != nil {
 		return err

@@ -161,18 +161,22 @@ func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 
 // translateLines is plumb translate: English sentences from stdin, one
 // per line, German out, decoded batch by batch.
-func translateLines(args []string, stdout, stderr io.Writer) error {
+func translateLines(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	load := fs.String("load", "", "model written by plumb train translate --save")
 	beam := fs.Int("beam", 4, "beam width")
 	batch := fs.Int("batch", 64, "sentences decoded together")
 	maxLen := fs.Int("max-len", 80, "most words of a translation")
+	device := fs.String("device", "cpu", "where to decode: cpu, or cuda (GPU 0; needs a binary built with -tags cuda)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *load == "" {
 		return fmt.Errorf("translate: --load FILE is required")
+	}
+	if err := checkDevice(*device); err != nil {
+		return err
 	}
 	if *batch < 1 {
 		return fmt.Errorf("translate: --batch %d must be positive", *batch)
@@ -181,6 +185,11 @@ func translateLines(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeDev, err := moveModel(*device, m.Params(), stderr) // stdout carries only the translations
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeDev()) }()
 	cfg := decode.Config{BeamWidth: *beam, MaxLen: *maxLen, Norm: decode.Average}
 	var seqs [][]int64
 	flush := func() error {
