@@ -3,7 +3,6 @@ package gemm
 import (
 	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -130,9 +129,9 @@ func TestAssemblyPathsHaveRowKernels(t *testing.T) {
 }
 
 // The process's choice: printed with -v, on a path this CPU has, and, when
-// measured, the one decide gives for its own timings. Timing the paths
-// again gives the same choice whenever the first measurement was not
-// close to the margin, and takes milliseconds.
+// measured, the one decide gives for the timings it reports. (How long
+// the measurement takes and whether a second one agrees are timings, which
+// the benchmarks print rather than this test asserting them.)
 func TestPathChoice(t *testing.T) {
 	c := Path()
 	t.Log(c)
@@ -142,18 +141,7 @@ func TestPathChoice(t *testing.T) {
 		return
 	}
 	require.Len(t, c.Timings, 2)
-	first := c.Timings
-	gain := min(first[1].F32/first[0].F32, first[1].F64/first[0].F64)
-	for range 3 {
-		t0 := time.Now()
-		ts := measure([]path{pathAVX2, pathAVX512})
-		took := time.Since(t0)
-		t.Logf("again in %v: avx2 %.1f/%.1f, avx512 %.1f/%.1f GFLOP/s", took, ts[0].F32, ts[0].F64, ts[1].F32, ts[1].F64)
-		require.Less(t, took, time.Second, "the measurement must stay cheap")
-		if gain > 1.25*minGain || gain < minGain/1.25 {
-			require.Equal(t, c.Path, pathNames[decide(ts[0], ts[1])], "the choice flipped at a gain of %.2f", gain)
-		}
-	}
+	require.Equal(t, c.Path, pathNames[decide(c.Timings[0], c.Timings[1])])
 }
 
 // On the AVX-512 path, products at most one AVX2 tile wide run on the AVX2
