@@ -16,6 +16,7 @@ type options struct {
 	dropLast     bool
 	bucketField  string
 	bucketWindow int
+	balanceField string
 	buffer       int // Stream only
 	size         int // Stream only
 }
@@ -40,6 +41,17 @@ func DropLast() Option { return func(o *options) { o.dropLast = true } }
 func BucketBy(name string, window int) Option {
 	return func(o *options) { o.bucketField, o.bucketWindow = name, window }
 }
+
+// BalanceBy makes a sharded loader (Shard) deal each step's rows to the
+// ranks by the length of the ragged field name, so that every rank gets a
+// like share of the step's work: the rows of the step's batches are pooled,
+// sorted longest first and dealt in snake order (0, 1, …, R-1, R-1, …, 0,
+// 0, …), each rank keeping its batch's size. Then no rank of a
+// data-parallel step waits long for another that drew the long sequences,
+// since the ranks meet at every step's allreduce. BucketBy balances by its
+// own field unless BalanceBy names another. Without a sharded loader it
+// changes nothing.
+func BalanceBy(name string) Option { return func(o *options) { o.balanceField = name } }
 
 // ShuffleBuffer sets a Stream's shuffle buffer to n examples (default
 // 1024): as in tf.data's Dataset.shuffle, each arriving example goes into
@@ -104,6 +116,12 @@ func NewLoader(ds *Dataset, batchSize int, opts ...Option) (*Loader, error) {
 	if o.bucketField != "" && ds.Ragged(o.bucketField) == nil {
 		return nil, fmt.Errorf("data: NewLoader: BucketBy(%q): no ragged field of that name in %v", o.bucketField, ds.Names())
 	}
+	if o.balanceField != "" && ds.Ragged(o.balanceField) == nil {
+		return nil, fmt.Errorf("data: NewLoader: BalanceBy(%q): no ragged field of that name in %v", o.balanceField, ds.Names())
+	}
+	if o.balanceField == "" {
+		o.balanceField = o.bucketField
+	}
 	return &Loader{ds: ds, size: batchSize, opt: o}, nil
 }
 
@@ -162,10 +180,11 @@ func (l *Loader) examples() int {
 // every rank takes the same number of steps: the last len%ranks batches of
 // an epoch are left out. Over the ranks, step k's batches are the rows of
 // batches k·ranks to k·ranks+ranks-1, the rows one process with batch size
-// ranks·batch takes at its step k, and no row is seen twice. Only the
-// shard's own batches are gathered. (With BucketBy and Shuffle the short
-// last batch may land in any shard, so Len may be off by less than a
-// batch.)
+// ranks·batch takes at its step k, and no row is seen twice. With
+// BalanceBy (or BucketBy) those rows are dealt to the ranks by length
+// instead, and with BucketBy and Shuffle whole steps are shuffled, so a
+// step's ranks get neighbouring batches of a sorted window. Only the
+// shard's own batches are gathered.
 func (l *Loader) Shard(rank, ranks int) (*Loader, error) {
 	if l == nil || l.ds == nil {
 		return nil, fmt.Errorf("data: Loader.Shard(%d, %d) of a Loader not made by NewLoader", rank, ranks)
@@ -222,17 +241,68 @@ func (l *Loader) Order(epoch int) [][]int {
 	for from := 0; from < len(perm); from += l.size {
 		batches = append(batches, perm[from:min(from+l.size, len(perm))])
 	}
-	if l.opt.shuffle && l.opt.bucketField != "" {
-		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
-	}
-	if l.ranks > 1 {
-		mine := make([][]int, 0, len(batches)/l.ranks)
-		for i := l.rank; i+l.ranks-l.rank <= len(batches); i += l.ranks {
-			mine = append(mine, batches[i])
+	if l.ranks <= 1 {
+		if l.opt.shuffle && l.opt.bucketField != "" {
+			rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 		}
-		batches = mine
+		return batches
 	}
-	return batches
+	steps := len(batches) / l.ranks
+	if l.opt.shuffle && l.opt.bucketField != "" {
+		// Shuffle whole steps, so that a step's batches are neighbours in
+		// a sorted window and its ranks get sequences of like lengths.
+		rng.Shuffle(steps, func(i, j int) {
+			a, b := batches[i*l.ranks:(i+1)*l.ranks], batches[j*l.ranks:(j+1)*l.ranks]
+			for k := range a {
+				a[k], b[k] = b[k], a[k]
+			}
+		})
+	}
+	mine := make([][]int, steps)
+	for k := range mine {
+		step := batches[k*l.ranks : (k+1)*l.ranks]
+		if l.opt.balanceField == "" {
+			mine[k] = step[l.rank]
+		} else {
+			mine[k] = l.deal(step)
+		}
+	}
+	return mine
+}
+
+// deal pools the rows of one step's batches, sorts them longest first by
+// the balance field and deals them in snake order; it returns this rank's
+// rows, as many as its batch of the step holds (see BalanceBy).
+func (l *Loader) deal(step [][]int) []int {
+	off := l.ds.Ragged(l.opt.balanceField).Offsets
+	length := func(i int) int { return off[i+1] - off[i] }
+	pool := slices.Concat(step...)
+	slices.SortStableFunc(pool, func(a, b int) int { return length(b) - length(a) })
+	room := make([]int, len(step))
+	for r, b := range step {
+		room[r] = len(b)
+	}
+	mine := make([]int, 0, room[l.rank])
+	r, dir := 0, 1
+	for _, row := range pool {
+		for room[r] == 0 { // a short last batch is full: pass it by
+			r, dir = snake(r, dir, len(step))
+		}
+		room[r]--
+		if r == l.rank {
+			mine = append(mine, row)
+		}
+		r, dir = snake(r, dir, len(step))
+	}
+	return mine
+}
+
+// snake steps r through 0, 1, …, n-1, n-1, …, 0, 0, 1, … (dir is +1 or -1).
+func snake(r, dir, n int) (int, int) {
+	if next := r + dir; next >= 0 && next < n {
+		return next, dir
+	}
+	return r, -dir
 }
 
 // Batches yields epoch's batches (see Order); each batch is a fresh copy

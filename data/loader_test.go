@@ -290,3 +290,83 @@ func TestLoaderShardErrors(t *testing.T) {
 	_, err = sh.Shard(0, 2)
 	assert.ErrorContains(t, err, "already shard 0 of 2")
 }
+
+// skewedDataset holds n sequences of lengths from 1 to 97, spread
+// unevenly, as review lengths are.
+func skewedDataset(t testing.TB, n int) *Dataset {
+	t.Helper()
+	seqs := make([][]int64, n)
+	for i := range n {
+		seqs[i] = make([]int64, 1+(i*i*7)%97)
+	}
+	ds, err := NewDataset(SeqField("seq", seqs))
+	require.NoError(t, err)
+	return ds
+}
+
+// A balanced shard deals each step's rows so that the ranks' total lengths
+// differ by at most the step's longest row, every row is seen once, and
+// (without bucketing) a step holds the rows of the unsharded loader's
+// batches for that step.
+func TestLoaderShardBalance(t *testing.T) {
+	ds := skewedDataset(t, 61)
+	seq := ds.Ragged("seq")
+	length := func(i int) int { return seq.Offsets[i+1] - seq.Offsets[i] }
+	tests := []struct {
+		name        string
+		size, ranks int
+		opts        []Option
+		bucketed    bool
+	}{
+		{"2 ranks, shuffled", 8, 2, []Option{Shuffle(3), BalanceBy("seq")}, false},
+		{"3 ranks, short last batch", 5, 3, []Option{Shuffle(4), BalanceBy("seq")}, false},
+		{"2 ranks, in order", 6, 2, []Option{BalanceBy("seq")}, false},
+		{"2 ranks, bucketed", 4, 2, []Option{Shuffle(5), BucketBy("seq", 3)}, true},
+		{"3 ranks, bucketed, drop last", 4, 3, []Option{Shuffle(6), BucketBy("seq", 2), DropLast()}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			whole, err := NewLoader(ds, tc.size, tc.opts...)
+			require.NoError(t, err)
+			for epoch := range 2 {
+				steps := len(whole.Order(epoch)) / tc.ranks
+				shares := make([][][]int, tc.ranks) // rank, step, rows
+				for rank := range tc.ranks {
+					sh, err := whole.Shard(rank, tc.ranks)
+					require.NoError(t, err)
+					n := 0
+					for b, err := range sh.Batches(epoch) {
+						require.NoError(t, err)
+						shares[rank] = append(shares[rank], b.Index())
+						n += b.Len()
+					}
+					require.Len(t, shares[rank], steps)
+					assert.Equal(t, sh.Len(), n, "Len counts the shard's examples")
+				}
+				seen := map[int]bool{}
+				for k := range steps {
+					var step []int
+					sums, sizes := make([]int, tc.ranks), map[int]bool{}
+					longest := 0
+					for rank := range tc.ranks {
+						for _, id := range shares[rank][k] {
+							require.False(t, seen[id], "row %d seen twice", id)
+							seen[id] = true
+							sums[rank] += length(id)
+							longest = max(longest, length(id))
+						}
+						step = append(step, shares[rank][k]...)
+						sizes[len(shares[rank][k])] = true
+					}
+					if !tc.bucketed {
+						want := slices.Concat(whole.Order(epoch)[k*tc.ranks : (k+1)*tc.ranks]...)
+						assert.ElementsMatch(t, want, step, "step %d holds the unsharded batches' rows", k)
+					}
+					if len(sizes) == 1 { // equal batches: their lengths are balanced
+						assert.LessOrEqual(t, slices.Max(sums)-slices.Min(sums), longest, "step %d: total lengths %v", k, sums)
+					}
+				}
+			}
+		})
+	}
+}

@@ -28,6 +28,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"LineSource":        data.LineSource,
 			"Shuffle":           data.Shuffle,
 			"DropLast":          data.DropLast,
+			"BalanceBy":         data.BalanceBy,
 			"BucketBy":          data.BucketBy,
 			"ShuffleBuffer":     data.ShuffleBuffer,
 			"Size":              data.Size,

@@ -97,16 +97,20 @@ func bestPath(dir string, rank int) string {
 }
 
 // An error in rank 0's evaluation, and a NaN loss on one rank, end the run
-// on every rank with an error (none is left waiting for the others).
+// on every rank with an error (none is left waiting for the others), with
+// or without batch norm's cross-replica sums in the backward pass.
 func TestReplicasFailTogether(t *testing.T) {
 	tests := []struct {
 		name      string
 		evalErr   error
-		nanOnRank int // -1: none
+		nanOnRank int  // -1: none
+		bn        bool // a net with synchronised batch norm
 		want      string
 	}{
-		{"rank 0's evaluation fails", errors.New("test set missing"), -1, "on rank 0: test set missing"},
-		{"rank 1's loss is infinite", nil, 1, "(non-finite loss)"},
+		{"rank 0's evaluation fails", errors.New("test set missing"), -1, false, "on rank 0: test set missing"},
+		{"rank 1's loss is infinite", nil, 1, false, "(non-finite loss)"},
+		{"rank 0's loss is infinite, batch norm", nil, 0, true, "(non-finite loss)"},
+		{"rank 1's loss is infinite, batch norm", nil, 1, true, "(non-finite loss)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,9 +119,17 @@ func TestReplicasFailTogether(t *testing.T) {
 				c := s.config(regression{n: 16, size: 4, seed: 2}, 2)
 				c.Replicas = rp
 				c.Loss = s.plainLoss
-				if rank == tc.nanOnRank {
+				if tc.bn {
+					net, opt := bnNet(t)
+					c.Params, c.Optimizer = net.Params(), opt
 					c.Loss = func(t *graph.Tape, b pair) (*graph.Value, int) {
-						l, n := s.plainLoss(t, b)
+						return graph.MSE(net.Forward(t.Const(b.x)), t.Const(b.y)), b.x.Dim(0)
+					}
+				}
+				if rank == tc.nanOnRank {
+					plain := c.Loss
+					c.Loss = func(t *graph.Tape, b pair) (*graph.Value, int) {
+						l, n := plain(t, b)
 						return graph.Div(l, graph.Sub(l, l)), n // l/0
 					}
 				}

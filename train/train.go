@@ -253,6 +253,7 @@ type run[B any] struct {
 	lastLR     float64      // the learning rate of the last step
 	res        Result
 	leader     bool // rank 0, or the only process: reports, evaluates and saves
+	crossed    bool // the step's forward pass summed across the replicas
 }
 
 // replicate prepares a data-parallel run (Config.Replicas): this rank's
@@ -270,7 +271,10 @@ func (r *run[B]) replicate() error {
 	}
 	r.cfg.Train = src
 	if rp.Size() > 1 {
-		r.tape.SetCrossReplica(rp.SumAcross)
+		r.tape.SetCrossReplica(func(buf []float64) error {
+			r.crossed = true
+			return rp.SumAcross(buf)
+		})
 	}
 	all := append(r.cfg.Params[:len(r.cfg.Params):len(r.cfg.Params)], r.cfg.Optimizer.State()...)
 	if err := rp.SyncParams(append(all, r.st.ints, r.st.floats)); err != nil {
@@ -410,6 +414,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 // step trains on batch i of epoch e and returns its loss and examples.
 func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 	defer r.tape.Release()
+	r.crossed = false
 	lv, n := r.cfg.Loss(r.tape, b)
 	if lv == nil {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function returned no value", e, i)
@@ -422,16 +427,21 @@ func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function says the batch holds %d examples; want at least 1", e, i, n)
 	}
 	if rp := r.cfg.Replicas; rp != nil { // every rank must reach the allreduce, whatever its loss
-		// A non-finite loss has no gradient (Backward refuses it). The
-		// ranks first agree whether any has one: then none runs Backward
-		// (whose cross-replica sums every rank must reach), and the mean
-		// loss, non-finite too, stops every rank below.
+		// A non-finite loss has no gradient (Backward refuses it), and
+		// the mean loss, non-finite too, stops every rank below. A rank
+		// with one skips Backward, unless the backward pass sums across
+		// the replicas (synchronised batch norm), which every rank must
+		// reach: then the ranks first agree whether any has one, and none
+		// runs it. Without such sums the step meets the other ranks once,
+		// so none waits twice for a slower one.
 		bad := []float64{0}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			bad[0] = 1
 		}
-		if err := rp.SumAcross(bad); err != nil {
-			return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+		if r.crossed {
+			if err := rp.SumAcross(bad); err != nil {
+				return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+			}
 		}
 		if bad[0] == 0 {
 			if err := r.tape.Backward(lv); err != nil {

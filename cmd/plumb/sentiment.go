@@ -55,7 +55,7 @@ func trainSentiment(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	loader, err := data.NewLoader(trainSet, f.batch, data.Shuffle(f.seed))
+	loader, err := data.NewLoader(trainSet, f.batch, data.Shuffle(f.seed), data.BalanceBy("words"))
 	if err != nil {
 		return err
 	}

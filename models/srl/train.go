@@ -129,7 +129,7 @@ func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], erro
 	if d == nil {
 		return none, errors.New("srl: train: nil data (load it with LoadData)")
 	}
-	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed))
+	loader, err := data.NewLoader(d.Train, cfg.Batch, data.Shuffle(cfg.Seed), data.BalanceBy("word"))
 	if err != nil {
 		return none, err
 	}
