@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -309,15 +310,17 @@ func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out [
 		for i := 0; i < d.tq; i++ {
 			row := p[(b*d.tq+i)*d.tk : (b*d.tq+i+1)*d.tk]
 			qi := q[(b*d.tq+i)*a : (b*d.tq+i+1)*a]
+			// The row's tanh(q_i + k_j) for every j at once, so that the
+			// additions, tanh (vectorised for float32) and dot products
+			// each run over whole rows.
+			blk := th[(b*d.tq+i)*d.tk*a : (b*d.tq+i+1)*d.tk*a]
+			copy(blk, k[b*d.tk*a:(b+1)*d.tk*a])
 			for j := range row {
-				kj, tj := k[(b*d.tk+j)*a:(b*d.tk+j+1)*a], th[((b*d.tq+i)*d.tk+j)*a:]
-				s := 0.0
-				for c := range qi {
-					t := math.Tanh(float64(qi[c]) + float64(kj[c]))
-					tj[c] = T(t)
-					s += float64(v[c]) * t
-				}
-				row[j] = T(s)
+				vec.Add(blk[j*a:(j+1)*a], qi)
+			}
+			tanhInto(blk, blk)
+			for j := range row {
+				row[j] = vec.Dot(blk[j*a:(j+1)*a], v)
 			}
 			maskedSoftmax(row, func(j int) bool { return m.allowed(b, i, j) })
 		}
