@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/plumbml/plumb/internal/vec"
 	"math"
 
 	"github.com/plumbml/plumb/internal/par"
@@ -96,20 +97,33 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 // into y.
 func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	y = y[:len(x)]
-	m := float64(x[0])
-	for _, v := range x {
-		m = max(m, float64(v))
-	}
+	m := rowMax(x)
 	copy(y, x)
-	sum := expShift(y, m)
+	sum := expShift(y, float64(m))
 	if !log {
 		scaleRow(y, 1/sum)
 		return
 	}
-	ls := math.Log(sum)
-	for i, v := range x {
-		y[i] = T((float64(v) - m) - ls)
+	// (x - m) - log Σ, as two vector passes: x - m is exact where the
+	// log-probabilities are near 0, so they keep their relative accuracy.
+	copy(y, x)
+	vec.AddConst(y, -m)
+	vec.AddConst(y, T(-math.Log(sum)))
+}
+
+// rowMax returns the largest element of x (NaN if any is NaN), with four
+// running maxima so that the comparisons overlap.
+func rowMax[T tensor.Float](x []T) T {
+	m0 := x[0]
+	m1, m2, m3 := m0, m0, m0
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0, m1, m2, m3 = max(m0, x[i]), max(m1, x[i+1]), max(m2, x[i+2]), max(m3, x[i+3])
 	}
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(m0, m1, m2, m3)
 }
 
 // softmaxLanes writes the softmax or log-softmax along the rows of one
