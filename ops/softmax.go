@@ -97,7 +97,7 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 // into y.
 func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	y = y[:len(x)]
-	m := rowMax(x)
+	m := maxOf(x)
 	copy(y, x)
 	sum := expShift(y, float64(m))
 	if !log {
@@ -111,9 +111,9 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	vec.AddConst(y, T(-math.Log(sum)))
 }
 
-// rowMax returns the largest element of x (NaN if any is NaN), with four
+// maxOf returns the largest element of x (NaN if any is NaN), with four
 // running maxima so that the comparisons overlap.
-func rowMax[T tensor.Float](x []T) T {
+func maxOf[T tensor.Float](x []T) T {
 	m0 := x[0]
 	m1, m2, m3 := m0, m0, m0
 	i := 0

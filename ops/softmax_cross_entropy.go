@@ -142,10 +142,7 @@ func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				zr := z[i*c : (i+1)*c]
-				m := float64(zr[0])
-				for _, v := range zr {
-					m = max(m, float64(v))
-				}
+				m := float64(maxOf(zr))
 				copy(e, zr)
 				ls := math.Log(expShift(e, m))
 				rowMax[i], logSum[i] = m, ls
@@ -222,9 +219,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, 
 					} else {
 						l := labels[i]
 						el := float64(dr[l])
-						for j, e := range dr {
-							dr[j] = T(float64(e) * k)
-						}
+						scaleRow(dr, k)
 						dr[l] = T(el*k - w[i])
 					}
 				}

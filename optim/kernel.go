@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/plumbml/plumb/internal/vec"
 	"math"
 
 	"github.com/plumbml/plumb/tensor"
@@ -74,11 +75,9 @@ func axpy(a float64, x, y *tensor.Tensor) {
 	axpyT(a, x.Float64s(), y.Float64s())
 }
 
-func axpyT[T tensor.Float](a T, x, y []T) {
-	for i, xi := range x {
-		y[i] += a * xi
-	}
-}
+// axpyT is axpy on slices, through vec.Axpy (AVX for float32, the same
+// bits as the plain loop).
+func axpyT[T tensor.Float](a T, x, y []T) { vec.Axpy(y, x, a) }
 
 // scale sets t *= a for a float tensor.
 func scale(a float64, t *tensor.Tensor) {
