@@ -2,8 +2,10 @@ package ops
 
 import (
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/tensor"
@@ -109,4 +111,50 @@ func TestSoftmaxErrors(t *testing.T) {
 	require.ErrorContains(t, err, "softmax: inputs int32[2 3]")
 	_, err = Softmax(tensor.Zeros(tensor.Float32), -1)
 	require.ErrorContains(t, err, "softmax: inputs float32[]")
+}
+
+// maxOf agrees with slices.Max on rows of every length up to 11 (the
+// four-way loop and its tail), with the maximum anywhere in the row, and
+// is NaN when the row holds a NaN anywhere.
+func TestMaxOf(t *testing.T) {
+	rng := tensor.NewRNG(3)
+	for n := 1; n <= 11; n++ {
+		for at := range n {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			x[at] = 10
+			assert.Equal(t, float32(10), maxOf(x), "n %d, max at %d", n, at)
+			assert.Equal(t, slices.Max(x), maxOf(x))
+			x[at] = float32(math.NaN())
+			assert.True(t, math.IsNaN(float64(maxOf(x))), "n %d, NaN at %d", n, at)
+		}
+	}
+}
+
+// A NaN anywhere in a row makes that row's softmax, log-softmax and
+// cross-entropy NaN, and leaves the other row alone.
+func TestSoftmaxNaNRow(t *testing.T) {
+	for _, at := range []int{0, 4, 8} {
+		x := make([]float32, 2*9)
+		for i := range x {
+			x[i] = float32(i % 5)
+		}
+		x[at] = float32(math.NaN())
+		logits := tensor.MustFromSlice(x, 2, 9)
+		sm, err := Softmax(logits, -1)
+		require.NoError(t, err)
+		lsm, err := LogSoftmax(logits, -1)
+		require.NoError(t, err)
+		xent, err := SoftmaxCrossEntropy(logits, tensor.MustFromSlice([]int64{1, 2}, 2), LossNone)
+		require.NoError(t, err)
+		for _, y := range []*tensor.Tensor{sm, lsm} {
+			for i, v := range y.Float32s() {
+				assert.Equal(t, i < 9, math.IsNaN(float64(v)), "NaN at %d: element %d is %v", at, i, v)
+			}
+		}
+		assert.True(t, math.IsNaN(xent.At(0)), "NaN at %d: row 0's loss %v", at, xent.At(0))
+		assert.False(t, math.IsNaN(xent.At(1)), "NaN at %d: row 1's loss", at)
+	}
 }
