@@ -79,8 +79,8 @@ loop:
 	VMOVUPS      (DI), Y0
 	VSUBPS       Y15, Y0, Y0         // x - m
 	VCMPPS       $1, Y14, Y0, Y1     // mask of x < lo, whose exp is 0
-	VMAXPS       Y14, Y0, Y0
-	VMINPS       Y13, Y0, Y0
+	VMAXPS       Y0, Y14, Y0         // max(lo, x), NaN kept: the second operand wins on NaN
+	VMINPS       Y0, Y13, Y0         // min(hi, x), NaN kept
 	VMULPS       Y12, Y0, Y2
 	VCVTPS2DQ    Y2, Y6              // n = round(x·log2 e), to nearest even
 	VCVTDQ2PS    Y6, Y2

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,5 +62,34 @@ func TestExpShift32MatchesReference(t *testing.T) {
 			require.InDelta(t, w, float64(x[i]), expf32Tol*w, "n %d, element %d", n, i)
 		}
 		require.InEpsilon(t, wantSum, sum, expf32Tol, "n %d", n)
+	}
+}
+
+// The vector kernel gives what expf32 gives for NaN, ±Inf, and the ends of
+// the range, in every lane: NaN stays NaN (and makes the sum NaN), -Inf
+// and underflow give 0, +Inf and overflow +Inf.
+func TestExpShift32SpecialValues(t *testing.T) {
+	specials := []float32{float32(math.NaN()), float32(math.Inf(-1)), float32(math.Inf(1)), -200, 200, -87.5, 88.5, 0}
+	for lane := range 8 {
+		for _, v := range specials {
+			x := make([]float32, 16)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			x[lane], x[8+lane] = v, v
+			want := make([]float32, len(x))
+			for i, xv := range x {
+				want[i] = expf32(xv)
+			}
+			sum := expShift32(x, 0)
+			for i := range x {
+				if math.IsNaN(float64(want[i])) {
+					assert.True(t, math.IsNaN(float64(x[i])), "lane %d, value %v: element %d is %v", lane, v, i, x[i])
+				} else {
+					assert.Equal(t, want[i], x[i], "lane %d, value %v: element %d", lane, v, i)
+				}
+			}
+			assert.Equal(t, math.IsNaN(float64(v)), math.IsNaN(sum), "lane %d, value %v: sum %v", lane, v, sum)
+		}
 	}
 }
