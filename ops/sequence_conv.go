@@ -99,54 +99,147 @@ func padData[T tensor.Float](in []*tensor.Tensor) []T {
 // src is the x row the slot reads, or -1 outside the sequence, where pad
 // is the padding row it reads.
 func (o *sequenceConvOp) eachContext(f func(r, j, src, pad int)) {
-	up := max(0, -o.start)
 	for b := 0; b+1 < len(o.offsets); b++ {
 		s, e := o.offsets[b], o.offsets[b+1]
 		for r := s; r < e; r++ {
-			for j := 0; j < o.length; j++ {
-				switch c := r + o.start + j; {
-				case c < s:
-					f(r, j, -1, up-(s-c))
-				case c >= e:
-					f(r, j, -1, up+(c-e))
-				default:
-					f(r, j, c, 0)
-				}
+			o.contextOf(seqStep{r, s, e}, func(j, src, pad int) { f(r, j, src, pad) })
+		}
+	}
+}
+
+// seqStep is step r of the sequence of rows s..e-1.
+type seqStep struct{ r, s, e int }
+
+// contextOf calls f(j, src, pad) for each window slot j of step st (see
+// eachContext).
+func (o *sequenceConvOp) contextOf(st seqStep, f func(j, src, pad int)) {
+	up := max(0, -o.start)
+	for j := 0; j < o.length; j++ {
+		switch c := st.r + o.start + j; {
+		case c < st.s:
+			f(j, -1, up-(st.s-c))
+		case c >= st.e:
+			f(j, -1, up+(c-st.e))
+		default:
+			f(j, c, 0)
+		}
+	}
+}
+
+// fillSlot writes into dst (d values) the x row src, or padding row p
+// when src < 0 (zeros without padding).
+func fillSlot[T tensor.Float](dst []T, src, p, d int, x, pad []T) {
+	switch {
+	case src >= 0:
+		copy(dst, x[src*d:(src+1)*d])
+	case pad != nil:
+		copy(dst, pad[p*d:(p+1)*d])
+	default:
+		clear(dst)
+	}
+}
+
+// viewRows returns the rows lo..hi-1 whose windows, read as length
+// consecutive rows of x, lie inside x's total rows.
+func (o *sequenceConvOp) viewRows(total int) (lo, hi int) {
+	lo = max(0, -o.start)
+	return lo, max(lo, min(total, total-o.start-o.length+1))
+}
+
+// edgeSteps returns, in row order, the steps whose window leaves their
+// own sequence or lies outside lo..hi (viewRows): the steps the view of x
+// gets wrong.
+func (o *sequenceConvOp) edgeSteps(lo, hi int) []seqStep {
+	var edges []seqStep
+	for b := 0; b+1 < len(o.offsets); b++ {
+		s, e := o.offsets[b], o.offsets[b+1]
+		for r := s; r < e; r++ {
+			if r+o.start < s || r+o.start+o.length > e || r < lo || r >= hi {
+				edges = append(edges, seqStep{r, s, e})
 			}
 		}
 	}
+	return edges
 }
 
-// seqConvCols lays out the context rows of x [total, d] (with padding
-// rows from pad, or zeros if pad is nil) as col [total, length·d], a
-// pooled scratch buffer the caller gives back with putScratch: at a text
-// CNN's batch it is tens of megabytes, made again by every call otherwise.
-func seqConvCols[T tensor.Float](o *sequenceConvOp, d int, x, pad []T) *[]T {
+// seqConvEdgeCols lays out the context rows of the steps edges side by
+// side, [len(edges), length·d], in a pooled buffer the caller gives back
+// with putScratch.
+func seqConvEdgeCols[T tensor.Float](o *sequenceConvOp, edges []seqStep, d int, x, pad []T) *[]T {
 	w := o.length * d
-	buf := getScratch[T](len(x) / max(d, 1) * w)
+	buf := getScratch[T](len(edges) * w)
 	col := *buf
-	if d == 0 {
-		return buf
+	for i, st := range edges {
+		o.contextOf(st, func(j, src, p int) { fillSlot(col[i*w+j*d:i*w+(j+1)*d], src, p, d, x, pad) })
 	}
-	o.eachContext(func(r, j, src, p int) {
-		dst := col[r*w+j*d : r*w+(j+1)*d]
-		switch {
-		case src >= 0:
-			copy(dst, x[src*d:(src+1)*d])
-		case pad != nil:
-			copy(dst, pad[p*d:(p+1)*d])
-		default:
-			clear(dst)
-		}
-	})
 	return buf
 }
 
+// seqConvKernel computes y = col·filter, col being the context rows of
+// every step side by side, without laying col out for most steps: a
+// window inside its sequence is length consecutive rows of x, which lie
+// side by side in memory, so those rows of col are a view of x with row
+// stride d (Gemm's lda), each overlapping the next. One GEMM runs over the
+// view for the rows whose windows lie inside x, and the edge steps
+// (edgeSteps) are computed again from their own context rows.
 func seqConvKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T) {
-	col := seqConvCols(o, d, x, pad)
+	m, w := len(y)/max(n, 1), o.length*d
+	if d == 0 || n == 0 {
+		clear(y)
+		return
+	}
+	lo, hi := o.viewRows(m)
+	if hi > lo {
+		gemm.Gemm(false, false, hi-lo, n, w, 1, x[(lo+o.start)*d:], d, f, n, 0, y[lo*n:], n)
+	}
+	edges := o.edgeSteps(lo, hi)
+	if len(edges) == 0 {
+		return
+	}
+	col := seqConvEdgeCols(o, edges, d, x, pad)
 	defer putScratch(col)
-	m := len(y) / max(n, 1)
-	gemm.Gemm(false, false, m, n, o.length*d, 1, *col, o.length*d, f, n, 0, y, n)
+	out := getScratch[T](len(edges) * n)
+	defer putScratch(out)
+	gemm.Gemm(false, false, len(edges), n, w, 1, *col, w, f, n, 0, *out, n)
+	for i, st := range edges {
+		copy(y[st.r*n:(st.r+1)*n], (*out)[i*n:(i+1)*n])
+	}
+}
+
+// seqConvFilterGrad writes dfilter = colᵀ·dy by the view of
+// seqConvKernel: one GEMM over the view's rows, then one over the edge
+// steps with rows col - view (col alone outside the view), which takes
+// out what the view got wrong and puts in what col holds.
+func seqConvFilterGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, pad, dy, df []T) {
+	m, w := len(dy)/n, o.length*d
+	lo, hi := o.viewRows(m)
+	beta := T(0)
+	if hi > lo {
+		gemm.Gemm(true, false, w, n, hi-lo, 1, x[(lo+o.start)*d:], d, dy[lo*n:], n, 0, df, n)
+		beta = 1
+	}
+	edges := o.edgeSteps(lo, hi)
+	if len(edges) == 0 {
+		if beta == 0 {
+			clear(df)
+		}
+		return
+	}
+	col := seqConvEdgeCols(o, edges, d, x, pad)
+	defer putScratch(col)
+	dyE := getScratch[T](len(edges) * n)
+	defer putScratch(dyE)
+	c := *col
+	for i, st := range edges {
+		if st.r >= lo && st.r < hi {
+			v := x[(st.r+o.start)*d : (st.r+o.start)*d+w]
+			for k := range v {
+				c[i*w+k] -= v[k]
+			}
+		}
+		copy((*dyE)[i*n:(i+1)*n], dy[st.r*n:(st.r+1)*n])
+	}
+	gemm.Gemm(true, false, w, n, len(edges), 1, c, w, *dyE, n, beta, df, n)
 }
 
 func (o *sequenceConvOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -175,10 +268,12 @@ func seqConvGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, dy, dx,
 	if n == 0 {
 		m = len(x) / max(d, 1)
 	}
-	if df != nil {
-		col := seqConvCols(o, d, x, pad)
-		gemm.Gemm(true, false, w, n, m, 1, *col, w, dy, n, 0, df, n)
-		putScratch(col)
+	if df != nil && n > 0 {
+		if d == 0 {
+			clear(df)
+		} else {
+			seqConvFilterGrad(o, d, n, x, pad, dy, df)
+		}
 	}
 	if (dx == nil && dpad == nil) || d == 0 {
 		return

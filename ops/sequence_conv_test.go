@@ -103,3 +103,46 @@ func TestSequenceConvErrors(t *testing.T) {
 	_, err = run(SequenceConvOp([]int{0, 4}, 0, 1), x)
 	require.ErrorContains(t, err, "sequence_conv: inputs float64[4 2]: want inputs x, filter and optional padding")
 }
+
+// longOffsets holds sequences long enough that most steps' windows lie
+// inside their sequence (the kernels' view of x), beside empty and
+// one-step ones.
+var longOffsets = []int{0, 0, 1, 9, 40, 41, 77}
+
+func addLongSequenceConvGradCases() bool {
+	for _, w := range append(seqConvWindows, [2]int{0, 4}) {
+		start, length := w[0], w[1]
+		attrs := Attrs{Offsets: longOffsets, ContextStart: start, ContextLength: length}
+		name := tensor.Shape{start, length}.String()
+		addGradCases("sequence_conv",
+			gradCase{name: "long" + name, attrs: attrs, in: ins(randn(11, 77, 2), randn(12, 2*length, 3), randn(13, SequenceConvPadRows(start, length), 2)), wrt: []int{0, 1, 2}},
+		)
+	}
+	return true
+}
+
+var _ = addLongSequenceConvGradCases()
+
+// On long sequences the kernel, which reads most windows as a view of x,
+// matches the step-by-step reference, in float64 and float32, with zero
+// and trainable padding.
+func TestSequenceConvLongSequences(t *testing.T) {
+	x := randn(21, 77, 5)
+	for _, w := range append(seqConvWindows, [2]int{0, 4}, [2]int{-3, 4}) {
+		start, length := w[0], w[1]
+		f := randn(22, 5*length, 7)
+		for _, pad := range []*tensor.Tensor{nil, randn(23, SequenceConvPadRows(start, length), 5)} {
+			want := plainSeqConv(x, f, pad, longOffsets, start, length)
+			got, err := SequenceConv(x, f, pad, longOffsets, start, length)
+			require.NoError(t, err)
+			requireClose(t, want, got, 1e-13, 1e-12)
+			var pad32 *tensor.Tensor
+			if pad != nil {
+				pad32 = f32(pad)
+			}
+			got, err = SequenceConv(f32(x), f32(f), pad32, longOffsets, start, length)
+			require.NoError(t, err)
+			requireClose(t, want, got, 1e-5, 1e-5)
+		}
+	}
+}
