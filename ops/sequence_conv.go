@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/im2col"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -260,40 +262,85 @@ func (o *sequenceConvOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor,
 	return grads, nil
 }
 
-// seqConvGrad: dfilter = colᵀ·dy, dcol = dy·filterᵀ, and dcol's slots
-// scatter-add back into the x rows and padding rows they were read from.
+// seqConvGrad: dfilter = colᵀ·dy (seqConvFilterGrad), dx from a view of
+// dy (seqConvInputGrad), and dpadding from the edge steps' padding slots.
 func seqConvGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, dy, dx, df, dpad []T) {
-	w := o.length * d
-	m := len(dy) / max(n, 1)
-	if n == 0 {
-		m = len(x) / max(d, 1)
-	}
-	if df != nil && n > 0 {
-		if d == 0 {
-			clear(df)
-		} else {
-			seqConvFilterGrad(o, d, n, x, pad, dy, df)
-		}
-	}
-	if (dx == nil && dpad == nil) || d == 0 {
+	if n == 0 || d == 0 {
+		clear(df)
 		return
 	}
-	buf := getScratch[T](m * w) // every element written by the GEMM (beta 0)
+	if df != nil {
+		seqConvFilterGrad(o, d, n, x, pad, dy, df)
+	}
+	if dx != nil {
+		seqConvInputGrad(o, d, n, f, dy, dx)
+	}
+	if dpad != nil {
+		lo, hi := o.viewRows(len(dy) / n)
+		for _, st := range o.edgeSteps(lo, hi) {
+			o.contextOf(st, func(j, src, p int) {
+				if src >= 0 {
+					return
+				}
+				g := dy[st.r*n : (st.r+1)*n]
+				for k := range d {
+					dpad[p*d+k] += vec.Dot(f[(j*d+k)*n:(j*d+k+1)*n], g)
+				}
+			})
+		}
+	}
+}
+
+// seqConvInputGrad writes dx. Row c of x is read by slot j of step
+// c - start - j, so dx[c] = Σ_j dy[c-start-j]·filter_jᵀ (filter_j the
+// slot's [d, out] block), over the steps of c's own sequence. Where all
+// length of those steps are in c's sequence they are length consecutive
+// rows of dy, a view with row stride out: one GEMM of the view by the
+// slots' transposed blocks stacked in reverse, [length·out, d]. The other
+// rows (near a sequence's ends) gather their steps' dy rows, zeros for
+// steps outside the sequence, for one more GEMM.
+func seqConvInputGrad[T tensor.Float](o *sequenceConvOp, d, n int, f, dy, dx []T) {
+	m, l := len(dy)/n, o.length
+	back := getScratch[T](l * n * d) // row block i: filter_{l-1-i}ᵀ
+	defer putScratch(back)
+	fb := *back
+	for i := range l {
+		im2col.Transpose(fb[i*n*d:], d, f[(l-1-i)*d*n:], n, d, n, false)
+	}
+	first := o.start + l - 1 // the view's rows: c - first >= 0 and c - start < m
+	lo, hi := max(0, first), min(m, m+o.start)
+	if hi > lo {
+		gemm.Gemm(false, false, hi-lo, d, l*n, 1, dy[(lo-first)*n:], n, fb, d, 0, dx[lo*d:], d)
+	}
+	var edges []seqStep
+	for b := 0; b+1 < len(o.offsets); b++ {
+		s, e := o.offsets[b], o.offsets[b+1]
+		for c := s; c < e; c++ {
+			if c-first < s || c-o.start >= e || c < lo || c >= hi {
+				edges = append(edges, seqStep{c, s, e})
+			}
+		}
+	}
+	if len(edges) == 0 {
+		return
+	}
+	buf := getScratch[T](len(edges) * l * n)
 	defer putScratch(buf)
-	dcol := *buf
-	gemm.Gemm(false, true, m, w, n, 1, dy, n, f, n, 0, dcol, w)
-	o.eachContext(func(r, j, src, p int) {
-		var dst []T
-		switch {
-		case src >= 0 && dx != nil:
-			dst = dx[src*d : (src+1)*d]
-		case src < 0 && dpad != nil:
-			dst = dpad[p*d : (p+1)*d]
-		default:
-			return
+	g := *buf
+	for i, st := range edges {
+		for k := range l {
+			row := g[(i*l+k)*n : (i*l+k+1)*n]
+			if r := st.r - first + k; r >= st.s && r < st.e {
+				copy(row, dy[r*n:(r+1)*n])
+			} else {
+				clear(row)
+			}
 		}
-		for k, v := range dcol[r*w+j*d : r*w+(j+1)*d] {
-			dst[k] += v
-		}
-	})
+	}
+	out := getScratch[T](len(edges) * d)
+	defer putScratch(out)
+	gemm.Gemm(false, false, len(edges), d, l*n, 1, g, l*n, fb, d, 0, *out, d)
+	for i, st := range edges {
+		copy(dx[st.r*d:(st.r+1)*d], (*out)[i*d:(i+1)*d])
+	}
 }
