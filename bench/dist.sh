@@ -23,7 +23,7 @@ data=${5:-${PLUMB_DATA:-}}
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/plumb
 go build -tags mpi -o "$bin" ./cmd/plumb
-mpirun="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+mpirun="mpirun --allow-run-as-root --bind-to core"
 case $model in
 mnist) common="train mnist --limit $limit --batch $batch --epochs 1" ;;
 sentiment) common="train sentiment --model lstm --limit $limit --test-limit 500 --batch $batch --epochs 1 --data $data" ;;
