@@ -108,55 +108,9 @@
 // func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
 TEXT ·sgemmAVX512(SB), NOSPLIT, $0-72
 	LOADARGS(2)
-	ZERO24(VPXORD)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	STEP12(VMOVUPS, VBROADCASTSS, VFMADD231PS)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSS alpha+64(FP), Z0
-	SCALE24(VMULPS)
-	MOVL         beta+68(FP), AX
-	SHLL         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSS beta+68(FP), Z1
-	ADD12(VFMADD231PS, VMOVUPS)
-	VZEROUPPER
-	RET
-
-overwrite:
-	PUT12(VMOVUPS)
-	VZEROUPPER
-	RET
+	TILE24(VPXORD, STEP12(VMOVUPS, VBROADCASTSS, VFMADD231PS), VBROADCASTSS, VMULPS, MOVL, SHLL, alpha+64(FP), beta+68(FP), ADD12(VFMADD231PS, VMOVUPS), PUT12(VMOVUPS))
 
 // func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 TEXT ·dgemmAVX512(SB), NOSPLIT, $0-80
 	LOADARGS(3)
-	ZERO24(VPXORQ)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	STEP12(VMOVUPD, VBROADCASTSD, VFMADD231PD)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSD alpha+64(FP), Z0
-	SCALE24(VMULPD)
-	MOVQ         beta+72(FP), AX
-	SHLQ         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSD beta+72(FP), Z1
-	ADD12(VFMADD231PD, VMOVUPD)
-	VZEROUPPER
-	RET
-
-overwrite:
-	PUT12(VMOVUPD)
-	VZEROUPPER
-	RET
+	TILE24(VPXORQ, STEP12(VMOVUPD, VBROADCASTSD, VFMADD231PD), VBROADCASTSD, VMULPD, MOVQ, SHLQ, alpha+64(FP), beta+72(FP), ADD12(VFMADD231PD, VMOVUPD), PUT12(VMOVUPD))

@@ -115,55 +115,9 @@
 // func sgemmNarrowAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
 TEXT ·sgemmNarrowAVX512(SB), NOSPLIT, $0-72
 	NLOADARGS(2)
-	ZERO24(VPXORD)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	NSTEP(VMOVUPS, VBROADCASTSS, VFMADD231PS)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSS alpha+64(FP), Z0
-	SCALE24(VMULPS)
-	MOVL         beta+68(FP), AX
-	SHLL         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSS beta+68(FP), Z1
-	NROWS(NADDC, VFMADD231PS, VMOVUPS)
-	VZEROUPPER
-	RET
-
-overwrite:
-	NROWS(NPUT2, VMOVUPS, 0)
-	VZEROUPPER
-	RET
+	TILE24(VPXORD, NSTEP(VMOVUPS, VBROADCASTSS, VFMADD231PS), VBROADCASTSS, VMULPS, MOVL, SHLL, alpha+64(FP), beta+68(FP), NROWS(NADDC, VFMADD231PS, VMOVUPS), NROWS(NPUT2, VMOVUPS, 0))
 
 // func dgemmNarrowAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 TEXT ·dgemmNarrowAVX512(SB), NOSPLIT, $0-80
 	NLOADARGS(3)
-	ZERO24(VPXORQ)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	NSTEP(VMOVUPD, VBROADCASTSD, VFMADD231PD)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSD alpha+64(FP), Z0
-	SCALE24(VMULPD)
-	MOVQ         beta+72(FP), AX
-	SHLQ         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSD beta+72(FP), Z1
-	NROWS(NADDC, VFMADD231PD, VMOVUPD)
-	VZEROUPPER
-	RET
-
-overwrite:
-	NROWS(NPUT2, VMOVUPD, 0)
-	VZEROUPPER
-	RET
+	TILE24(VPXORQ, NSTEP(VMOVUPD, VBROADCASTSD, VFMADD231PD), VBROADCASTSD, VMULPD, MOVQ, SHLQ, alpha+64(FP), beta+72(FP), NROWS(NADDC, VFMADD231PD, VMOVUPD), NROWS(NPUT2, VMOVUPD, 0))

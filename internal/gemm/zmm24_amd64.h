@@ -54,3 +54,31 @@
 	mul Z0, Z29, Z29; \
 	mul Z0, Z30, Z30; \
 	mul Z0, Z31, Z31
+
+// TILE24 is the body of an AVX-512 micro-kernel once its arguments are
+// loaded (CX = k): clear the accumulators, run step k times, scale by
+// alpha, then add beta × C (addrows) or, with beta 0, overwrite C without
+// reading it (putrows). xor, bcast, mul, movb and shl are the element
+// type's instructions (movb and shl move and test beta as an integer).
+#define TILE24(xor, step, bcast, mul, movb, shl, alpha, beta, addrows, putrows) \
+	ZERO24(xor); \
+	TESTQ CX, CX; \
+	JEQ   scale; \
+loop: \
+	step; \
+	DECQ CX; \
+	JNE  loop; \
+scale: \
+	bcast alpha, Z0; \
+	SCALE24(mul); \
+	movb  beta, AX; \
+	shl   $1, AX; \
+	JEQ   overwrite; \
+	bcast beta, Z1; \
+	addrows; \
+	VZEROUPPER; \
+	RET; \
+overwrite: \
+	putrows; \
+	VZEROUPPER; \
+	RET
