@@ -7,7 +7,9 @@ Go benchmarks (bench/kernels.sh runs both and prints the ratios):
   attention  batch 8, 8 heads, 1024 steps, depth 64, no mask (ops' BenchmarkAttention/flash/T1024);
              PyTorch's scaled_dot_product_attention, TensorFlow's softmax(QKᵀ/8)V
   conv       the 31 convolutions of ResNet-32 at batch 128 (ops' BenchmarkConv2DResNet32):
-             TensorFlow NHWC, PyTorch channels-last
+             TensorFlow NHWC, PyTorch channels-last; TensorFlow's step returns
+             the losses too, else its graph optimizer prunes the forward
+             convolutions, whose outputs no gradient needs
 
 It prints one line per workload: name, framework, threads, best milliseconds
 per step over ROUNDS timed steps after two warm-up steps, and for conv the
@@ -123,12 +125,13 @@ def tf_steps(threads):
 
     @tf.function
     def conv():
-        grads = []
+        grads, losses = [], []
         for x, w, stride, dx in layers:
             with tf.GradientTape() as tape:
                 loss = tf.reduce_sum(tf.nn.conv2d(x, w, stride, "SAME"))
             grads.append(tape.gradient(loss, [x, w] if dx else [w]))
-        return grads
+            losses.append(loss)
+        return grads, losses
 
     steps["conv"] = conv
     return steps

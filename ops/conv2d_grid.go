@@ -43,7 +43,7 @@ func gridTaps(g im2col.Geom, fn func(off, col, k int)) {
 // for it: the windows plus the tail the last cells' taps read past them.
 func gridChunk(g im2col.Geom, n, nout int) (nb, gridLen int) {
 	cells := g.PaddedH() * g.PaddedW()
-	nb = chunkImages(n, cells*(g.C+nout))
+	nb = chunkImages(n, cells*(g.C+nout), cells)
 	tail := ((g.KH-1)*g.DH*g.PaddedW() + (g.KW-1)*g.DW) * g.C
 	return nb, nb*cells*g.C + tail
 }
@@ -152,7 +152,7 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 	shift := back.PT*pw + back.PL
 	reach := (g.KH-1)*g.DH*pw + (g.KW-1)*g.DW // cells the last taps read past the grid
 	cells := ph * pw
-	nb, mul := chunkImages(g.n, cells*(2*g.C+g.cout)), coreGemm[T](g.n)
+	nb, mul := chunkImages(g.n, cells*(2*g.C+g.cout), cells), coreGemm[T](g.n)
 	fb := getScratch[T](k * g.cout)
 	defer putScratch(fb)
 	wflip := *fb

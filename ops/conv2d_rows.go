@@ -62,9 +62,18 @@ func gridPays(g im2col.Geom) bool {
 // change that read it.
 const chunkElems = 1 << 16
 
+// minChunkRows is the fewest GEMM rows (output pixels, or grid cells) a
+// chunk gets, even past chunkElems: each chunk's GEMMs pack the weights
+// (op(B)) again, so a chunk of one small image (ResNet's 8×8 stage: 64
+// rows against 576×64 weights) repacked them for every image.
+const minChunkRows = 256
+
 // chunkImages is how many images go into one chunk when each takes per
-// elements of scratch.
-func chunkImages(n, per int) int { return max(1, min(n, chunkElems/max(per, 1))) }
+// elements of scratch and rows GEMM rows: as many as chunkElems holds, but
+// enough for minChunkRows.
+func chunkImages(n, per, rows int) int {
+	return max(1, min(n, max(chunkElems/max(per, 1), (minChunkRows+rows-1)/max(rows, 1))))
+}
 
 // gemmFunc is the signature of gemm.Gemm and gemm.Serial.
 type gemmFunc[T tensor.Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
@@ -140,7 +149,7 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 		return
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(n, p*(k+nout)), coreGemm[T](n)
+	nb, mul := chunkImages(n, p*(k+nout), p), coreGemm[T](n)
 	par.ForBatch(n, func(_, lo, hi int) {
 		rb, ob, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*nout), getScratch[T](g.PaddedLen())
 		defer putScratch(rb)
@@ -206,7 +215,7 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 	}
 	rowWeights(g, w, wr, false)
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	nb, mul := chunkImages(g.n, p*(k+g.cout), p), coreGemm[T](g.n)
 	par.ForBatch(g.n, func(_, lo, hi int) {
 		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
 		defer putScratch(rb)
@@ -267,7 +276,7 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 		rowWeights(g, w, wr, false)
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(g.n, p*(k+g.cout)), coreGemm[T](g.n)
+	nb, mul := chunkImages(g.n, p*(k+g.cout), p), coreGemm[T](g.n)
 	sums := newCoreSums[T](g.n, k*g.cout)
 	var bsums coreSums[T]
 	if db != nil {

@@ -178,9 +178,9 @@ func TestConv2DErrors(t *testing.T) {
 // rowsCases are ungrouped convolutions for the channels-last kernels:
 // channel counts of 1, 3, 17 and widths of 127 and 513, strides above the
 // kernel, dilations, pads beyond the kernel's reach (a cropped data
-// gradient window), single images (whose GEMMs use every core) and
-// batches whose share on a core splits into chunks of two or three images
-// with a ragged last one.
+// gradient window), single images (whose GEMMs use every core), batches
+// whose share on a core splits into chunks of two or three images with a
+// ragged last one, and a ResNet projection shortcut (1×1, stride 2).
 var rowsCases = []convCase{
 	{"one_by_one", 1, 1, 1, 1, 1, 1, 1, Conv2DAttrs{}},
 	{"c3_o17_same", 3, 3, 7, 5, 17, 3, 3, Conv2DAttrs{Padding: PadSame}},
@@ -196,6 +196,9 @@ var rowsCases = []convCase{
 	{"chunks_strided_ragged", 7, 16, 28, 27, 16, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}, Padding: PadSame}},
 	{"strided_dilated_same", 2, 11, 23, 26, 7, 3, 3, Conv2DAttrs{Stride: [2]int{3, 2}, Dilation: [2]int{2, 1}, Padding: PadSame}},
 	{"strided_valid_short", 3, 8, 10, 11, 8, 3, 3, Conv2DAttrs{Stride: [2]int{2, 2}}}, // last row and column unread
+	// chunks of several small images that minChunkRows sets, the last ragged
+	{"min_rows_chunks_ragged", 11, 61, 7, 9, 19, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"projection_1x1_stride2", 9, 16, 9, 9, 33, 1, 1, Conv2DAttrs{Stride: [2]int{2, 2}}},
 }
 
 // TestConvRowsMatchIm2Col checks the channels-last kernels (forward with

@@ -141,6 +141,9 @@ var testShapes = [][3]int{
 	{13, 29, 300}, {64, 128, 784}, {2, 513, 300}, {513, 2, 300}, {65, 1, 4100}, {7, 9, 0},
 	{150, 40, 600}, {7, 3100, 20}, {30, 700, 33}, {24, 16, 8}, {6, 32, 1}, {1, 211, 37}, {1, 3, 300},
 	{1, 100, 300}, {1, 513, 127}, {1, 17, 1},
+	// at most one AVX-512 vector wide (the narrow kernels): whole 24-row
+	// strips, ragged ones, a single partial strip, k across KC
+	{300, 16, 48}, {49, 16, 300}, {23, 9, 33}, {48, 16, 700}, {100, 8, 20}, {25, 5, 3},
 }
 
 func TestGemmMatchesNaive(t *testing.T) {

@@ -17,6 +17,12 @@ func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float3
 //go:noescape
 func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 
+//go:noescape
+func sgemmNarrowAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func dgemmNarrowAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
+
 // The AVX2 row kernels for m = 1 (gemv_avx2_amd64.s): y[0:w] gets
 // Σ_p a[p*csA]·b[p*rsB + j], w = 64 or 16 float32, 32 or 8 float64 (256
 // or 64 bytes of B per K step); the wide ones prefetch B pf rows ahead.
@@ -84,12 +90,14 @@ func dgemvRowAVX2(k int, a []float64, csA int, b []float64, rsB int, y []float64
 //
 // AVX-512F: 12×32 float32 and 12×16 float64, 24 zmm accumulators; KC = 192
 // keeps its twice as wide B panel (24 KiB) in L1. A CPU with AVX-512F has
-// AVX2, which the path borrows twice: its m = 1 products run on the AVX2
-// row kernels (a row product is bound by how fast B streams from cache,
-// not by the width of the FMAs), and products at most one AVX2 tile wide
-// (n <= 16 float32, 8 float64: the 16-channel convolutions of a ResNet,
-// their weight gradients) on the AVX2 micro-kernels, where half of every
-// AVX-512 tile would be padding.
+// AVX2, which the path borrows for its m = 1 products: they run on the
+// AVX2 row kernels (a row product is bound by how fast B streams from
+// cache, not by the width of the FMAs). Products at most one zmm vector
+// wide (n <= 16 float32, 8 float64: the 16-channel convolutions of a
+// ResNet, their weight gradients), where half of every 12×32 tile would be
+// padding, run on the narrow AVX-512 kernels instead, 24×16 and 24×8: 24
+// zmm accumulators again, one B vector per step; KC = 256 keeps their B
+// panel (16 KiB) in L1 as the AVX2 tile's does, and MC = 144 is six strips.
 func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
@@ -104,7 +112,10 @@ func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float6
 			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: sgemmAVX512, row: sgemvRowAVX2}
 		c64[pathAVX512] = &config[float64]{name: "avx512", mr: 12, nr: 16, kc: 192, mc: 96, nc: 2048,
 			packAMinN: 512, packBMinM: 24, packBMinStride: pageStride, kernel: dgemmAVX512, row: dgemvRowAVX2}
-		c32[pathAVX512].narrow, c64[pathAVX512].narrow = c32[pathAVX2], c64[pathAVX2]
+		c32[pathAVX512].narrow = &config[float32]{name: "avx512-narrow", mr: 24, nr: 16, kc: 256, mc: 144, nc: 3072,
+			packAMinN: 512, packBMinM: 48, packBMinStride: pageStride, kernel: sgemmNarrowAVX512, row: sgemvRowAVX2}
+		c64[pathAVX512].narrow = &config[float64]{name: "avx512-narrow", mr: 24, nr: 8, kc: 256, mc: 96, nc: 2048,
+			packAMinN: 512, packBMinM: 48, packBMinStride: pageStride, kernel: dgemmNarrowAVX512, row: dgemvRowAVX2}
 	}
 	return c32, c64
 }

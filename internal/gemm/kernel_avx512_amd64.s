@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "zmm24_amd64.h"
 
 // AVX-512F micro-kernels: 12 rows × two zmm vectors of C (12×32 float32,
 // 12×16 float64) stay in Z8-Z31 for the whole K loop; each step loads one
@@ -53,33 +54,6 @@
 	LEAQ (R13)(R10*2), R14; \
 	ADDQ R10, R14
 
-// ZERO24 clears the 24 accumulators.
-#define ZERO24(xor) \
-	xor Z8, Z8, Z8; \
-	xor Z9, Z9, Z9; \
-	xor Z10, Z10, Z10; \
-	xor Z11, Z11, Z11; \
-	xor Z12, Z12, Z12; \
-	xor Z13, Z13, Z13; \
-	xor Z14, Z14, Z14; \
-	xor Z15, Z15, Z15; \
-	xor Z16, Z16, Z16; \
-	xor Z17, Z17, Z17; \
-	xor Z18, Z18, Z18; \
-	xor Z19, Z19, Z19; \
-	xor Z20, Z20, Z20; \
-	xor Z21, Z21, Z21; \
-	xor Z22, Z22, Z22; \
-	xor Z23, Z23, Z23; \
-	xor Z24, Z24, Z24; \
-	xor Z25, Z25, Z25; \
-	xor Z26, Z26, Z26; \
-	xor Z27, Z27, Z27; \
-	xor Z28, Z28, Z28; \
-	xor Z29, Z29, Z29; \
-	xor Z30, Z30, Z30; \
-	xor Z31, Z31, Z31
-
 // STEP12 is one k step: B row, then the 12 rows' FMAs.
 #define STEP12(movu, bcast, fma) \
 	movu (DI), Z0; \
@@ -101,33 +75,6 @@
 	ADDQ R12, R13; \
 	ADDQ R12, R14; \
 	ADDQ R8, DI
-
-// SCALE24 multiplies the 24 accumulators by alpha in Z0.
-#define SCALE24(mul) \
-	mul Z0, Z8, Z8; \
-	mul Z0, Z9, Z9; \
-	mul Z0, Z10, Z10; \
-	mul Z0, Z11, Z11; \
-	mul Z0, Z12, Z12; \
-	mul Z0, Z13, Z13; \
-	mul Z0, Z14, Z14; \
-	mul Z0, Z15, Z15; \
-	mul Z0, Z16, Z16; \
-	mul Z0, Z17, Z17; \
-	mul Z0, Z18, Z18; \
-	mul Z0, Z19, Z19; \
-	mul Z0, Z20, Z20; \
-	mul Z0, Z21, Z21; \
-	mul Z0, Z22, Z22; \
-	mul Z0, Z23, Z23; \
-	mul Z0, Z24, Z24; \
-	mul Z0, Z25, Z25; \
-	mul Z0, Z26, Z26; \
-	mul Z0, Z27, Z27; \
-	mul Z0, Z28, Z28; \
-	mul Z0, Z29, Z29; \
-	mul Z0, Z30, Z30; \
-	mul Z0, Z31, Z31
 
 // ADD12 and PUT12 write the 12 rows of C (see ADDC, PUTC).
 #define ADD12(fma, mov) \
@@ -161,55 +108,9 @@
 // func sgemmAVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, alpha, beta float32)
 TEXT ·sgemmAVX512(SB), NOSPLIT, $0-72
 	LOADARGS(2)
-	ZERO24(VPXORD)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	STEP12(VMOVUPS, VBROADCASTSS, VFMADD231PS)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSS alpha+64(FP), Z0
-	SCALE24(VMULPS)
-	MOVL         beta+68(FP), AX
-	SHLL         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSS beta+68(FP), Z1
-	ADD12(VFMADD231PS, VMOVUPS)
-	VZEROUPPER
-	RET
-
-overwrite:
-	PUT12(VMOVUPS)
-	VZEROUPPER
-	RET
+	TILE24(VPXORD, STEP12(VMOVUPS, VBROADCASTSS, VFMADD231PS), VBROADCASTSS, VMULPS, MOVL, SHLL, alpha+64(FP), beta+68(FP), ADD12(VFMADD231PS, VMOVUPS), PUT12(VMOVUPS))
 
 // func dgemmAVX512(k int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, alpha, beta float64)
 TEXT ·dgemmAVX512(SB), NOSPLIT, $0-80
 	LOADARGS(3)
-	ZERO24(VPXORQ)
-	TESTQ CX, CX
-	JEQ   scale
-
-loop:
-	STEP12(VMOVUPD, VBROADCASTSD, VFMADD231PD)
-	DECQ CX
-	JNE  loop
-
-scale:
-	VBROADCASTSD alpha+64(FP), Z0
-	SCALE24(VMULPD)
-	MOVQ         beta+72(FP), AX
-	SHLQ         $1, AX              // drop the sign bit: -0 counts as 0
-	JEQ          overwrite
-	VBROADCASTSD beta+72(FP), Z1
-	ADD12(VFMADD231PD, VMOVUPD)
-	VZEROUPPER
-	RET
-
-overwrite:
-	PUT12(VMOVUPD)
-	VZEROUPPER
-	RET
+	TILE24(VPXORQ, STEP12(VMOVUPD, VBROADCASTSD, VFMADD231PD), VBROADCASTSD, VMULPD, MOVQ, SHLQ, alpha+64(FP), beta+72(FP), ADD12(VFMADD231PD, VMOVUPD), PUT12(VMOVUPD))

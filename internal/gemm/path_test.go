@@ -144,10 +144,10 @@ func TestPathChoice(t *testing.T) {
 	require.Equal(t, c.Path, pathNames[decide(c.Timings[0], c.Timings[1])])
 }
 
-// On the AVX-512 path, products at most one AVX2 tile wide run on the AVX2
-// kernels (an AVX-512 tile would be half padding), wider ones on AVX-512,
-// in both element types.
-func TestNarrowProductsOnAVX2(t *testing.T) {
+// On the AVX-512 path, products at most one zmm vector wide run on the
+// narrow AVX-512 kernels (a 12×32 or 12×16 tile would be half padding),
+// wider ones on the wide kernels, in both element types.
+func TestNarrowProductsOnNarrowKernels(t *testing.T) {
 	if configs32[pathAVX512] == nil {
 		t.Skipf("this CPU lacks %s", pathNeeds[pathAVX512])
 	}
@@ -157,7 +157,8 @@ func TestNarrowProductsOnAVX2(t *testing.T) {
 		want32 string
 		want64 string
 	}{
-		{1, "avx2", "avx2"}, {8, "avx2", "avx2"}, {9, "avx2", "avx512"}, {16, "avx2", "avx512"}, {17, "avx512", "avx512"}, {64, "avx512", "avx512"},
+		{1, "avx512-narrow", "avx512-narrow"}, {8, "avx512-narrow", "avx512-narrow"}, {9, "avx512-narrow", "avx512"},
+		{16, "avx512-narrow", "avx512"}, {17, "avx512", "avx512"}, {64, "avx512", "avx512"},
 	} {
 		m, k := 40, 30
 		j32, ok := newJob(false, false, m, tc.n, k, 1, make([]float32, m*k), k, make([]float32, k*tc.n), tc.n, 0, make([]float32, m*tc.n), tc.n)
