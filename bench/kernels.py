@@ -7,9 +7,9 @@ Go benchmarks (bench/kernels.sh runs both and prints the ratios):
   attention  batch 8, 8 heads, 1024 steps, depth 64, no mask (ops' BenchmarkAttention/flash/T1024);
              PyTorch's scaled_dot_product_attention, TensorFlow's softmax(QKᵀ/8)V
   conv       the 31 convolutions of ResNet-32 at batch 128 (ops' BenchmarkConv2DResNet32):
-             TensorFlow NHWC, PyTorch channels-last; TensorFlow's step returns
-             the losses too, else its graph optimizer prunes the forward
-             convolutions, whose outputs no gradient needs
+             TensorFlow NHWC, PyTorch channels-last
+TensorFlow's steps return the losses too: else its graph optimizer prunes
+what only the loss needs (the forward convolutions, attention's w·v).
 
 It prints one line per workload: name, framework, threads, best milliseconds
 per step over ROUNDS timed steps after two warm-up steps, and for conv the
@@ -103,7 +103,7 @@ def tf_steps(threads):
         def rnn(layer=layer, x=x):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_sum(layer(x))
-            return tape.gradient(loss, [x] + layer.trainable_variables)
+            return tape.gradient(loss, [x] + layer.trainable_variables), loss
 
         steps[name] = rnn
     q, k, v = (tf.Variable(tf.random.normal([AB, AH, AT, AD])) for _ in range(3))
@@ -113,7 +113,7 @@ def tf_steps(threads):
         with tf.GradientTape() as tape:
             w = tf.nn.softmax(tf.matmul(q, k, transpose_b=True) / 8.0)
             loss = tf.reduce_sum(tf.matmul(w, v))
-        return tape.gradient(loss, [q, k, v])
+        return tape.gradient(loss, [q, k, v]), loss  # the loss too, or TF prunes the w·v product
 
     steps["attention"] = attention
     layers = []
