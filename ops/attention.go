@@ -98,12 +98,10 @@ func maskedSoftmax[T tensor.Float](s []T, ok func(j int) bool) {
 // p, with the gradient of its scores: p∘(dp - Σ dp∘p). Masked keys (p = 0)
 // get zero.
 func softmaxRowGrad[T tensor.Float](p, dp []T) {
-	dot := 0.0
+	_, dot := vec.SumProdDevF64(dp, p, 0) // Σ dp∘p, in float64
+	d := T(dot)
 	for j, v := range p {
-		dot += float64(v) * float64(dp[j])
-	}
-	for j, v := range p {
-		dp[j] = T(float64(v) * (float64(dp[j]) - dot))
+		dp[j] = v * (dp[j] - d)
 	}
 }
 

@@ -130,8 +130,8 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 		}
 	}
 	mt := math.Inf(-1)
-	for _, x := range s {
-		mt = max(mt, float64(x))
+	if lim > 0 {
+		mt = float64(maxOf(s))
 	}
 	if math.IsInf(mt, -1) { // nothing seen in this block
 		clear(s)

@@ -111,34 +111,9 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	vec.AddConst(y, T(-math.Log(sum)))
 }
 
-// maxOf returns the largest element of x, or NaN if x holds one, with
-// four running maxima so that the comparisons overlap (v != v: v is NaN,
-// which then stays).
-func maxOf[T tensor.Float](x []T) T {
-	m0 := x[0]
-	m1, m2, m3 := m0, m0, m0
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		if v := x[i]; v > m0 || v != v {
-			m0 = v
-		}
-		if v := x[i+1]; v > m1 || v != v {
-			m1 = v
-		}
-		if v := x[i+2]; v > m2 || v != v {
-			m2 = v
-		}
-		if v := x[i+3]; v > m3 || v != v {
-			m3 = v
-		}
-	}
-	for ; i < len(x); i++ {
-		if v := x[i]; v > m0 || v != v {
-			m0 = v
-		}
-	}
-	return max(m0, m1, m2, m3)
-}
+// maxOf returns the largest element of x, or NaN if x holds one
+// (vec.Max: eight lanes at a time in float32).
+func maxOf[T tensor.Float](x []T) T { return vec.Max(x) }
 
 // softmaxLanes writes the softmax or log-softmax along the rows of one
 // block x [n, inner] (each of the inner columns is one softmax) into y,

@@ -171,6 +171,21 @@ func Axpy[T tensor.Float](dst, x []T, a T) {
 	}
 }
 
+// Max returns the largest element of x, or NaN if x holds a NaN; x must
+// not be empty. float32 runs eight lanes at a time with AVX.
+func Max[T tensor.Float](x []T) T {
+	m := x[0]
+	done := 0
+	if xf, ok := any(x).([]float32); ok && hasAVX && len(xf) >= 8 {
+		done = len(xf) &^ 7
+		m = any(max32(&xf[0], done)).(T)
+	}
+	for _, v := range x[done:] {
+		m = max(m, v) // the builtin keeps NaN
+	}
+	return m
+}
+
 // Dot returns Σ x[i]·y[i] over i < len(x) (y at least as long). The AVX
 // float32 loop keeps eight running sums and adds them at the end, so its
 // rounding differs from a sequential sum's (within the usual n·ε·Σ|x·y|).

@@ -43,6 +43,12 @@ func reluGrad32(dst, gr, x *float32, n int)
 //go:noescape
 func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32)
 
+// max32 returns the largest of n float32 values, or NaN if any is NaN
+// (n a multiple of 8, at least 8).
+//
+//go:noescape
+func max32(x *float32, n int) float32
+
 // adagrad32 is Adagrad's loop for n float32 values (n a multiple of 8).
 //
 //go:noescape

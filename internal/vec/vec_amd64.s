@@ -497,3 +497,44 @@ dnext:
 	VMOVSS       X0, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func max32(x *float32, n int) float32
+// The largest of n float32 values (n a multiple of 8, at least 8), or NaN
+// if any is NaN: eight running maxima, and an unordered-compare mask that
+// remembers a NaN (VMAXPS alone would drop one already taken in).
+TEXT ·max32(SB), NOSPLIT, $0-20
+	MOVQ      x+0(FP), SI
+	MOVQ      n+8(FP), CX
+	VMOVUPS   (SI), Y0
+	VCMPPS    $3, Y0, Y0, Y4 // lanes that are NaN
+	ADDQ      $32, SI
+	SUBQ      $8, CX
+
+mloop:
+	TESTQ     CX, CX
+	JEQ       mreduce
+	VMOVUPS   (SI), Y1
+	VCMPPS    $3, Y1, Y1, Y2
+	VORPS     Y2, Y4, Y4
+	VMAXPS    Y1, Y0, Y0
+	ADDQ      $32, SI
+	SUBQ      $8, CX
+	JMP       mloop
+
+mreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS    X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS    X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS    X1, X0, X0
+	VMOVMSKPS Y4, AX
+	TESTL     AX, AX
+	JEQ       mdone
+	MOVL      $0x7fc00000, AX // a NaN went through: return NaN
+	MOVL      AX, X0
+
+mdone:
+	VZEROUPPER
+	MOVSS     X0, ret+16(FP)
+	RET

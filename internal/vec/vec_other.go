@@ -19,6 +19,8 @@ func copyRows32(dst *float32, ldd int, src *float32, lds int, rows, n int) {
 
 func relu32(dst, x *float32, n int) { panic("vec: no assembly on this architecture") }
 
+func max32(x *float32, n int) float32 { panic("vec: no assembly on this architecture") }
+
 func reluGrad32(dst, gr, x *float32, n int) { panic("vec: no assembly on this architecture") }
 
 func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32) {

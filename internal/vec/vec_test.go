@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/plumbml/plumb/tensor"
@@ -307,4 +308,33 @@ func checkAxpyDotRows[T tensor.Float](t *testing.T, rng *rand.Rand, rows, n, ld 
 	requireBits(t, want, got, "AxpyRows rows=%d n=%d ldx=%d", rows, n, ld)
 
 	requireDot(t, DotRows(x[1:], ld, dst[1:], ldd, rows, n), x[1:], ld, dst[1:], ldd, rows, n)
+}
+
+// Max agrees with slices.Max on every length, with the largest value in
+// every position, and is NaN when a NaN sits anywhere (the assembly keeps
+// NaN in every lane and in the tail), with the assembly and without.
+func TestMax(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, n := range lengths[1:] {
+			for _, at := range []int{0, n / 2, n - 1, min(7, n-1), min(8, n-1)} {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				x[at] = 100
+				require.Equal(t, slices.Max(x), Max(x), "n %d, max at %d", n, at)
+				require.Equal(t, float32(100), Max(x))
+				x[at] = float32(math.Inf(-1))
+				require.Equal(t, slices.Max(x), Max(x), "n %d, -Inf at %d", n, at)
+				x[at] = float32(math.NaN())
+				require.True(t, math.IsNaN(float64(Max(x))), "n %d, NaN at %d", n, at)
+				x64 := make([]float64, n)
+				for i, v := range x {
+					x64[i] = float64(v)
+				}
+				require.True(t, math.IsNaN(Max(x64)), "float64, n %d, NaN at %d", n, at)
+			}
+		}
+	})
 }
