@@ -17,9 +17,14 @@ import (
 // keyed by size class.
 //
 // Sizes are rounded up to a class: exact up to 8 elements, then four
-// classes per power of two (10, 12, 14, 16, 20, 24, ...), so a tensor's
-// capacity is at most 25% above its size and a buffer serves every later
-// request of its class. Only storage that New and its friends allocated is
+// classes per power of two (10, 12, 14, 16, 20, 24, ...), so a new
+// tensor's capacity is at most 25% above its size and a buffer serves
+// every later request of its class. A request whose class has no free
+// buffer takes the smallest free one of the next fitClasses classes (up to
+// twice its class's size) before it allocates: batches whose sizes drift
+// from step to step (sequences of varying length, the last short batch)
+// then reuse the previous steps' storage instead of leaving it to the
+// collector and allocating as much again. Only storage that New and its friends allocated is
 // ever pooled: a tensor built by FromSlice or tensor/dense.ToTensor wraps its caller's
 // memory and is never reused behind the caller's back.
 //
@@ -129,20 +134,30 @@ func evictDownTo(limit int64) {
 	}
 }
 
-// take returns a free tensor of dtype dt and class, or nil.
+// fitClasses is how many classes above its own a request may take a free
+// buffer from when its own class has none: four, a power of two, so a
+// buffer serves requests down to half its size (a capacity at most 2.5x
+// the request's).
+const fitClasses = 4
+
+// take returns a free tensor of dtype dt from the smallest non-empty class
+// among class and the fitClasses above it, or nil.
 func take(dt DType, class int) *Tensor {
 	pool.Lock()
 	defer pool.Unlock()
-	l := &pool.lists[dt-1][class]
-	n := len(*l)
-	if n == 0 {
-		return nil
+	for c := class; c <= min(class+fitClasses, numClasses-1); c++ {
+		l := &pool.lists[dt-1][c]
+		n := len(*l)
+		if n == 0 {
+			continue
+		}
+		t := (*l)[n-1].t
+		(*l)[n-1] = pooled{}
+		*l = (*l)[:n-1]
+		pool.bytes -= bytesOf(t)
+		return t
 	}
-	t := (*l)[n-1].t
-	(*l)[n-1] = pooled{}
-	*l = (*l)[:n-1]
-	pool.bytes -= bytesOf(t)
-	return t
+	return nil
 }
 
 // give puts t, of class, into the pool, evicting older buffers to stay
