@@ -399,8 +399,26 @@ func (r *Recycler) add(t *Tensor, keep bool) {
 
 // Flush gives back the storage of every group of added tensors that no
 // kept tensor shares, forgets everything added and kept, and returns the
-// number of buffers given back.
+// number of buffers given back. It ends a step: a pooled buffer that no
+// allocation took within the idle setting's flushes is dropped.
 func (r *Recycler) Flush() int {
+	freed := r.giveBack(false)
+	flushed()
+	return freed
+}
+
+// Reclaim gives back, as Flush does, the storage of every group of added
+// tensors that no kept tensor shares, in the middle of a step (graph.Tape
+// calls it as Backward finishes with gradients): it forgets the kept
+// tensors but holds on to the added tensors it could not give back, for
+// the next Reclaim or Flush, and it does not count as a step for the idle
+// rule. It returns the number of buffers given back.
+func (r *Recycler) Reclaim() int { return r.giveBack(true) }
+
+// giveBack recycles the groups of added tensors that no kept tensor
+// shares; with retain, it keeps the added tensors of the other groups for
+// later, else it forgets everything.
+func (r *Recycler) giveBack(retain bool) int {
 	slices.SortFunc(r.spans, func(a, b span) int {
 		switch {
 		case a.lo != b.lo:
@@ -409,7 +427,7 @@ func (r *Recycler) Flush() int {
 			return cmpPtr(b.hi, a.hi) // the widest first
 		}
 	})
-	freed := 0
+	freed, held := 0, 0
 	for i := 0; i < len(r.spans); {
 		g := r.spans[i]
 		j, keep, root := i+1, g.keep, (*Tensor)(nil)
@@ -424,15 +442,22 @@ func (r *Recycler) Flush() int {
 				break
 			}
 		}
-		if !keep && root != nil {
+		switch {
+		case !keep && root != nil:
 			recycle(root)
 			freed++
+		case retain:
+			for _, s := range r.spans[i:j] {
+				if !s.keep {
+					r.spans[held] = s
+					held++
+				}
+			}
 		}
 		i = j
 	}
-	clear(r.spans)
-	r.spans = r.spans[:0]
-	flushed()
+	clear(r.spans[held:])
+	r.spans = r.spans[:held]
 	return freed
 }
 
