@@ -77,7 +77,8 @@ type deviceOp interface {
 
 // Freer is an op that holds memory between its Forward and Backward
 // (saved activations, statistics, indices): a device kernel's device
-// memory, or a CPU op's scratch buffers (the LSTM's gate activations).
+// memory, or a CPU op's scratch buffers (the LSTM's and GRU's gate
+// activations).
 // graph.Tape calls Free once the op's backward has run (or when the step
 // is released, for a retained graph), or right after Forward when it
 // records nothing; the plain functions of this package free it after
