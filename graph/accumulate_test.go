@@ -21,6 +21,7 @@ func TestAccumulateLeavesSharedTermsAlone(t *testing.T) {
 			return c
 		}
 		tape := NewTape()
+		tape.SetRetainGraph(true) // r, s and y's gradients are read below
 		u := tape.Var(cast(vector(1, 2), dt))
 		v := tape.Var(cast(vector(3, 4), dt))
 		s := Add(u, v)
@@ -37,10 +38,12 @@ func TestAccumulateLeavesSharedTermsAlone(t *testing.T) {
 }
 
 // TestAccumulateManyReadsAndTwoBackwards: a value read k times gets the sum
-// of its k terms, and a second backward starts the sums afresh.
+// of its k terms, and a second backward (of a retained graph) starts the
+// sums afresh.
 func TestAccumulateManyReadsAndTwoBackwards(t *testing.T) {
 	for _, k := range []int{1, 2, 3, 7} {
 		tape := NewTape()
+		tape.SetRetainGraph(true)
 		x := tape.Var(vector(1, -2))
 		h := Mul(x, x) // read k times below
 		acc := h

@@ -63,6 +63,8 @@ type Tape struct {
 	grad     bool
 	err      error
 	replicas func([]float64) error // SetCrossReplica's sum, or nil
+	retain   bool                  // SetRetainGraph: Backward frees nothing
+	spent    bool                  // a Backward freed the step's graph
 
 	// Memory that Release recycles or reuses (see the package doc).
 	gen    uint64           // the step; Release moves on to the next
@@ -76,6 +78,10 @@ type Tape struct {
 	needs  []bool           // Backward's need flags, cut per node
 	sparse map[*Value]*SparseRows
 	rec    tensor.Recycler
+
+	// Backward's reclaiming (see SetRetainGraph): the bytes of gradients
+	// handed to rec since its last Reclaim, and how many call for one.
+	dead, reclaimAt int64
 }
 
 type node struct {
@@ -118,6 +124,23 @@ func cut[T any](arena *[]T, n int) []T {
 // NewTape returns a tape in training mode that records for Backward.
 func NewTape() *Tape {
 	return &Tape{params: map[*Param]*Value{}, training: true, grad: true}
+}
+
+// SetRetainGraph sets whether Backward keeps what it would otherwise free
+// as it goes (off by default, as PyTorch's retain_graph): with it off,
+// once Backward has run an op's backward it frees that op's saved state
+// (ops.Freer) and the gradient of its output, and gives the storage of
+// gradients no later op reads back to the pool for the gradients still
+// to come, so a step holds its activations and the gradients in flight
+// rather than every gradient of the step. Values keep their tensors (a
+// caller may still read the logits); leaves (Var, Param) keep their
+// gradients. With it on, every value's gradient stays readable until
+// Release and Backward may run again on the same step, recomputing every
+// gradient; with it off, a second Backward of the step is an error.
+func (t *Tape) SetRetainGraph(on bool) {
+	if t != nil {
+		t.retain = on
+	}
 }
 
 // NewEvalTape returns a tape in inference mode (dropout off, batch norm on
@@ -344,6 +367,9 @@ func (t *Tape) Backward(loss *Value) error {
 	if loss.t.Size() != 1 {
 		return fmt.Errorf("graph: Backward of a non-scalar of shape %v; use BackwardWith", loss.t.Shape())
 	}
+	if t.spent {
+		return errSpent
+	}
 	l, err := scalar(loss.t)
 	if err != nil {
 		return fmt.Errorf("graph: Backward: %w", err)
@@ -361,7 +387,7 @@ func (t *Tape) Backward(loss *Value) error {
 		}
 	}
 	t.grads = append(t.grads, one)
-	return t.backward(loss, one)
+	return t.backward(loss, one, len(t.grads))
 }
 
 // BackwardWith back-propagates a given upstream gradient g of v's shape.
@@ -384,12 +410,21 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	if v.tape != t || t == nil {
 		return errors.New("graph: BackwardWith of a value from another tape")
 	}
+	if t.spent {
+		return errSpent
+	}
 	t.keep = append(t.keep, g)
-	return t.backward(v, g)
+	return t.backward(v, g, 0)
 }
 
-// backward is BackwardWith after its checks, and Backward's body.
-func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
+// errSpent is the error of a second Backward in a step whose first one
+// freed the graph.
+var errSpent = errors.New("graph: Backward a second time in one step: the first freed the ops' saved state and gradients " +
+	"(call Tape.SetRetainGraph(true) before the forward pass to keep them, or Release and run the forward pass again)")
+
+// backward is BackwardWith after its checks, and Backward's body; g is at
+// gradAt in t.grads (plus one), or 0 when it is the caller's.
+func (t *Tape) backward(v *Value, g *tensor.Tensor, gradAt int) error {
 	if !g.Shape().Equal(v.t.Shape()) || g.DType() != v.t.DType() {
 		return fmt.Errorf("graph: upstream gradient %v%v for a value %v%v", g.DType(), g.Shape(), v.t.DType(), v.t.Shape())
 	}
@@ -397,9 +432,13 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 		return errors.New("graph: Backward of a value that depends on no parameter or Var")
 	}
 	for _, x := range t.vars {
-		x.grad, x.ownGrad = nil, false
+		x.grad, x.ownGrad, x.gradAt = nil, false, 0
 	}
-	v.grad = g
+	v.grad, v.gradAt = g, gradAt
+	if !t.retain {
+		t.spent = true
+		t.dead, t.reclaimAt = 0, reclaimThreshold(t.values)
+	}
 	if t.sparse == nil {
 		t.sparse = map[*Value]*SparseRows{}
 	}
@@ -419,6 +458,7 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 			return err
 		}
 		if !slices.Contains(need, true) {
+			t.spend(n)
 			continue
 		}
 		grads, err := n.op.Backward(in, n.out.t, n.out.grad, need)
@@ -428,11 +468,12 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor) error {
 		for j, x := range n.in {
 			if need[j] && grads[j] != nil {
 				t.grads = append(t.grads, grads[j])
-				if err := t.accumulate(x, grads[j]); err != nil {
+				if err := t.accumulate(x, grads[j], len(t.grads)); err != nil {
 					return fmt.Errorf("%s backward: %w", n.op.Name(), err)
 				}
 			}
 		}
+		t.spend(n)
 	}
 	for p, x := range t.params {
 		if !p.Trainable {
@@ -488,25 +529,30 @@ func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*V
 // op's gradient may be shared by several values (add hands its upstream
 // gradient to both inputs). x's sum is complete before its own op's
 // Backward reads it, since every reader of x was recorded after x. On a
-// device each term makes a new sum through the device's add kernel.
-func (t *Tape) accumulate(x *Value, g *tensor.Tensor) error {
+// device each term makes a new sum through the device's add kernel. g is
+// at gAt in t.grads (plus one); a term that the sum has taken in, and a
+// first term that a sum replaced, are dead unless the graph is retained.
+func (t *Tape) accumulate(x *Value, g *tensor.Tensor, gAt int) error {
 	switch {
 	case x.grad == nil:
-		x.grad = g
+		x.grad, x.gradAt = g, gAt
 		return nil
 	case g.Storage() != nil:
 		sum, err := ops.Run(ops.BinaryOp("add"), x.grad, g)
 		if err != nil {
 			return err
 		}
-		x.grad, x.ownGrad = sum, true
 		t.grads = append(t.grads, sum)
+		t.free(x.gradAt)
+		x.grad, x.ownGrad, x.gradAt = sum, true, len(t.grads)
+		t.free(gAt)
 		return nil
 	case !x.ownGrad:
 		sum := tensor.Empty(g.DType(), g.Shape()...)
 		copyData(sum, x.grad)
-		x.grad, x.ownGrad = sum, true
 		t.grads = append(t.grads, sum)
+		t.free(x.gradAt)
+		x.grad, x.ownGrad, x.gradAt = sum, true, len(t.grads)
 	}
 	switch dst := x.grad.Raw().(type) { // both are gradients of x: same shape and dtype
 	case []float32:
@@ -514,7 +560,77 @@ func (t *Tape) accumulate(x *Value, g *tensor.Tensor) error {
 	case []float64:
 		vec.Add(dst, g.Float64s())
 	}
+	t.free(gAt)
 	return nil
+}
+
+// spend is the end of node n's part in Backward: unless the graph is
+// retained, the op's saved state (a device kernel's memory, the ops.Freer
+// of a CPU op) and its output's gradient are freed.
+func (t *Tape) spend(n *node) {
+	if t.retain {
+		return
+	}
+	if f, ok := n.op.(ops.Freer); ok {
+		f.Free()
+	}
+	n.op = nil // what the op saved for its backward goes to the collector
+	t.free(n.out.gradAt)
+	n.out.grad, n.out.gradAt, n.out.ownGrad = nil, 0, false
+}
+
+// free hands the gradient at gradAt in t.grads (plus one; 0 is none) to
+// the recycler as dead, unless the graph is retained, and reclaims the
+// dead gradients' storage once they come to reclaimAt bytes.
+func (t *Tape) free(gradAt int) {
+	if t.retain || gradAt == 0 {
+		return
+	}
+	g := t.grads[gradAt-1]
+	if g == nil {
+		return
+	}
+	t.grads[gradAt-1] = nil
+	t.rec.Add(g)
+	t.dead += int64(g.Size() * g.DType().Size())
+	if t.dead >= t.reclaimAt {
+		t.reclaim()
+	}
+}
+
+// reclaim gives the storage of the dead gradients back to the pool,
+// except where a tensor the step still holds shares it: a value's tensor
+// (Backward never frees those), a gradient still to be read, a tensor of
+// a caller. A gradient may share the storage of another (add hands its
+// upstream gradient to both inputs, reshape a view of it), so the
+// recycler decides by storage, as Release does.
+func (t *Tape) reclaim() {
+	for _, v := range t.values {
+		t.rec.Keep(v.t)
+		t.rec.Keep(v.grad)
+	}
+	for _, k := range t.keep {
+		t.rec.Keep(k)
+	}
+	for _, m := range t.moved {
+		t.rec.Keep(m)
+	}
+	t.rec.Reclaim()
+	t.dead = 0
+}
+
+// reclaimThreshold is how many bytes of dead gradients make Backward
+// reclaim: a sixteenth of the step's values' bytes, at least 1 MiB, so
+// a step reclaims a bounded number of times (each one sorts every tensor
+// of the step) and a small step not at all.
+func reclaimThreshold(values []*Value) int64 {
+	var b int64
+	for _, v := range values {
+		if v.t != nil {
+			b += int64(v.t.Size() * v.t.DType().Size())
+		}
+	}
+	return max(b/16, 1<<20)
 }
 
 // scalar returns the one element of x, copied from its device if need be.
@@ -579,6 +695,7 @@ func (t *Tape) Release() {
 	t.rec.Flush()
 
 	t.gen++
+	t.spent = false
 	clear(t.nodes)
 	t.nodes = t.nodes[:0]
 	clear(t.vars)

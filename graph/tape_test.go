@@ -40,11 +40,42 @@ func TestParamGradAddsAcrossBackwardsAndZeroes(t *testing.T) {
 
 func TestBackwardTwiceOnOneTapeRecomputes(t *testing.T) {
 	tape := NewTape()
+	tape.SetRetainGraph(true)
 	x := tape.Var(vector(1, 2))
 	y := Mul(x, x)
 	require.NoError(t, tape.BackwardWith(y, ones(2)))
 	require.NoError(t, tape.BackwardWith(y, ones(2)))
 	require.Equal(t, []float64{2, 4}, x.Grad().Float64s(), "value gradients are recomputed, not doubled")
+}
+
+// By default Backward frees the graph as it goes: leaves keep their
+// gradients and every value its tensor, an op's output loses its
+// gradient, and a second Backward of the step is an error that says how
+// to keep the graph. After Release the tape trains again.
+func TestBackwardFreesTheGraphUnlessRetained(t *testing.T) {
+	for _, retain := range []bool{false, true} {
+		tape := NewTape()
+		tape.SetRetainGraph(retain)
+		for step := range 2 {
+			x := tape.Var(vector(1, 2))
+			h := Mul(x, x)
+			y := Sum(Mul(h, x))
+			require.NoError(t, tape.Backward(y), "retain %v step %d", retain, step)
+			require.Equal(t, []float64{3, 12}, x.Grad().Float64s())
+			got, err := h.Tensor()
+			require.NoError(t, err)
+			require.Equal(t, []float64{1, 4}, got.Float64s(), "a value's tensor outlives Backward")
+			err = tape.Backward(y)
+			if retain {
+				require.NoError(t, err)
+				require.Equal(t, []float64{1, 2}, h.Grad().Float64s())
+			} else {
+				require.ErrorContains(t, err, "SetRetainGraph")
+				require.Nil(t, h.Grad(), "an op output's gradient is freed")
+			}
+			tape.Release()
+		}
+	}
 }
 
 func TestNonTrainableParamGetsNoGrad(t *testing.T) {
@@ -279,11 +310,13 @@ func TestReleaseKeepsWhatCallersHold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x, w1, w2 := mlpParams(3)
 			tape := NewTape()
+			tape.SetRetainGraph(true) // for an op output's gradient and a second backward
 			h, flat, loss := mlpStep(tape, x, w1, w2)
 			require.NoError(t, tape.Backward(loss))
 			held := tc.hold(t, tape, h, flat, loss)
 			want := held.Clone()
 			tape.Release()
+			tape.SetRetainGraph(false) // later steps free gradients as Backward goes
 			for step := range 4 {
 				x.Fill(float64(step + 7))
 				_, _, loss := mlpStep(tape, x, w1, w2)

@@ -15,6 +15,7 @@ type Value struct {
 	requiresGrad bool
 	grad         *tensor.Tensor
 	ownGrad      bool // grad is a sum Backward made for this value alone, so later terms are added into it
+	gradAt       int  // grad's place in its tape's grads, plus one; 0 when it is not there
 	param        *Param
 	made         bool // t is an op's output, which Release may recycle
 	kept         bool // t or grad was handed to a caller: never recycled
@@ -120,8 +121,10 @@ func (v *Value) Item() (float64, error) {
 // Grad returns the gradient Backward computed for this value, or nil. It is
 // dense; for a parameter's leaf it holds only the dense part of the
 // gradient, so read a parameter's gradient from its Param (Grad, or
-// SparseGrad after sparse-only use such as embedding lookups). It is nil
-// after the tape's Release; a gradient returned before stays valid.
+// SparseGrad after sparse-only use such as embedding lookups). Backward
+// keeps the gradients of leaves (Var, Param) only, unless the tape retains
+// its graph (Tape.SetRetainGraph): an op's output has none afterwards. It
+// is nil after the tape's Release; a gradient returned before stays valid.
 func (v *Value) Grad() *tensor.Tensor {
 	if v == nil || v.released() {
 		return nil

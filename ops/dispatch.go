@@ -75,10 +75,14 @@ type deviceOp interface {
 	Device() tensor.Device
 }
 
-// Freer is a device kernel that holds device memory between its Forward
-// and Backward (saved activations, statistics, indices). graph.Tape calls
-// Free when the step is released, or right after Forward when it records
-// nothing; the plain functions of this package free it after Forward.
+// Freer is an op that holds memory between its Forward and Backward
+// (saved activations, statistics, indices): a device kernel's device
+// memory, or a CPU op's scratch buffers (the LSTM's and GRU's gate
+// activations).
+// graph.Tape calls Free once the op's backward has run (or when the step
+// is released, for a retained graph), or right after Forward when it
+// records nothing; the plain functions of this package free it after
+// Forward. Backward after Free is an error.
 type Freer interface {
 	Free()
 }

@@ -30,8 +30,8 @@ type gruOp struct {
 	name  string // "gru" or "gru_cell"
 	attrs GRUAttrs
 	s     *rnnSchedule
-	act   any // []T [total, 3H]: z, r, h̃ after their nonlinearities
-	rech  any // []T [total, H]: h·Uh + b_rec,h (ResetAfter only)
+	act   any // *[]T [total, 3H], a scratch buffer: z, r, h̃ after their nonlinearities
+	rech  any // *[]T [total, H], a scratch buffer: h·Uh + b_rec,h (ResetAfter only)
 }
 
 // GRUOp returns the fused GRU over a ragged batch. Inputs, in order:
@@ -127,14 +127,44 @@ func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
 		return nil, err
 	}
+	o.Free() // a second Forward of the same op
 	out := tensor.Zeros(dt, r.x.Dim(0), h)
 	switch dt {
 	case tensor.Float32:
-		o.act, o.rech = gruForward(o.s, nIn, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s())
+		o.act, o.rech = gruSaved[float32](o.s, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s(), nIn)
 	case tensor.Float64:
-		o.act, o.rech = gruForward(o.s, nIn, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s())
+		o.act, o.rech = gruSaved[float64](o.s, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s(), nIn)
 	}
 	return out, nil
+}
+
+// gruSaved runs gruForward into scratch buffers and returns them, the
+// state Backward reads (rech nil without reset_after).
+func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlices[T], out []T, nIn int) (act, rech any) {
+	total := s.off[len(s.off)-1]
+	a := getScratch[T](total * 3 * h)
+	var rh []T
+	if resetAfter {
+		r := getScratch[T](total * h)
+		rech, rh = r, *r
+	}
+	gruForward(s, nIn, h, d, out, *a, rh)
+	return a, rech
+}
+
+// Free gives the activations that Forward saved for Backward back to the
+// kernels' scratch pool (ops.Freer): graph.Tape calls it once the op's
+// backward has run, or right after Forward when it records nothing.
+func (o *gruOp) Free() {
+	for _, b := range []any{o.act, o.rech} {
+		switch b := b.(type) {
+		case *[]float32:
+			putScratch(b)
+		case *[]float64:
+			putScratch(b)
+		}
+	}
+	o.act, o.rech = nil, nil
 }
 
 type gruSlices[T tensor.Float] struct{ x, w, u, b, h0 []T }
@@ -143,18 +173,17 @@ func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
 	return gruSlices[T]{floats[T](r.x), floats[T](r.w), floats[T](r.u), floats[T](r.b), floats[T](r.h0)}
 }
 
-// gruForward writes h' per row into out [total, H] and returns the gate
-// activations [total, 3H] and, with resetAfter, h·Uh + b'h [total, H].
-func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d gruSlices[T], out []T) (act, rech []T) {
+// gruForward writes h' per row into out [total, H], the gate activations
+// into act [total, 3H] (first x·W + b, the input bias, then the
+// activations) and, when rech is not nil (reset_after), h·Uh + b'h into
+// rech [total, H]; every row of each is written.
+func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
-	act = make([]T, total*g3) // first x·W + b (input bias), then the activations
+	resetAfter := rech != nil
 	for r := 0; r < total; r++ {
 		copy(act[r*g3:(r+1)*g3], d.b[:g3])
 	}
 	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 1, act, g3)
-	if resetAfter {
-		rech = make([]T, total*h)
-	}
 	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	sortRows(s, h, hs, d.h0)
 	for t, n := range s.active {
@@ -201,22 +230,30 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, resetAfter bool, d g
 			copy(out[row*h:(row+1)*h], hj)
 		})
 	}
-	return act, rech
 }
 
 func (o *gruOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if o.act == nil {
+		return nil, Errorf(o.name, in, "backward without the activations of a forward (never run, or freed)")
+	}
 	grads := wantedGrads(in, need)
 	r, g := o.roles(in), o.roles(grads)
 	h := r.u.Dim(0)
 	switch out.DType() {
 	case tensor.Float32:
-		rech, _ := o.rech.([]float32)
-		gruBackward(o.s, r.x.Dim(1), h, gruData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), rech, gruData[float32](g))
+		gruBackward(o.s, r.x.Dim(1), h, gruData[float32](r), out.Float32s(), gout.Float32s(), *o.act.(*[]float32), savedOrNil[float32](o.rech), gruData[float32](g))
 	case tensor.Float64:
-		rech, _ := o.rech.([]float64)
-		gruBackward(o.s, r.x.Dim(1), h, gruData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), rech, gruData[float64](g))
+		gruBackward(o.s, r.x.Dim(1), h, gruData[float64](r), out.Float64s(), gout.Float64s(), *o.act.(*[]float64), savedOrNil[float64](o.rech), gruData[float64](g))
 	}
 	return grads, nil
+}
+
+// savedOrNil returns the scratch buffer b holds, or nil.
+func savedOrNil[T tensor.Float](b any) []T {
+	if p, ok := b.(*[]T); ok {
+		return *p
+	}
+	return nil
 }
 
 // gruBackward back-propagates through time. Per step, with δh the
@@ -234,10 +271,14 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
 	hp := prevStates(s, h, out, h, d.h0)
-	da := make([]T, total*g3) // input pre-activation gradients
-	var drec []T              // recurrent pre-activation gradients (reset_after)
+	daBuf := getScratch[T](total * g3) // input pre-activation gradients, every row written
+	defer putScratch(daBuf)
+	da := *daBuf
+	var drec []T // recurrent pre-activation gradients (reset_after), every row written
 	if resetAfter {
-		drec = make([]T, total*g3)
+		b := getScratch[T](total * g3)
+		defer putScratch(b)
+		drec = *b
 	}
 	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	for t := len(s.active) - 1; t >= 0; t-- {

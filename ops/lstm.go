@@ -33,7 +33,7 @@ type lstmOp struct {
 	name  string // "lstm" or "lstm_cell"
 	attrs LSTMAttrs
 	s     *rnnSchedule
-	act   any // []T [total, 4H]: i, f, g, o after their nonlinearities, for Backward
+	act   any // *[]T [total, 4H], a scratch buffer: i, f, g, o after their nonlinearities, for Backward
 }
 
 // LSTMOp returns the fused LSTM over a ragged batch. Inputs, in order:
@@ -181,14 +181,34 @@ func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
 		return nil, err
 	}
-	out := tensor.Zeros(dt, r.x.Dim(0), 2*h)
+	o.Free() // a second Forward of the same op
+	out, rows := tensor.Zeros(dt, r.x.Dim(0), 2*h), o.s.off[len(o.s.off)-1]*4*h
 	switch dt {
 	case tensor.Float32:
-		o.act = lstmForward(o.s, nIn, h, o.attrs, lstmData[float32](r), out.Float32s())
+		act := getScratch[float32](rows)
+		lstmForward(o.s, nIn, h, o.attrs, lstmData[float32](r), out.Float32s(), *act)
+		o.act = act
 	case tensor.Float64:
-		o.act = lstmForward(o.s, nIn, h, o.attrs, lstmData[float64](r), out.Float64s())
+		act := getScratch[float64](rows)
+		lstmForward(o.s, nIn, h, o.attrs, lstmData[float64](r), out.Float64s(), *act)
+		o.act = act
 	}
 	return out, nil
+}
+
+// Free gives the gate activations that Forward saved for Backward back to
+// the kernels' scratch pool (ops.Freer): graph.Tape calls it once the op's
+// backward has run, or right after Forward when it records nothing, so a
+// step does not keep every layer's [total, 4H] activations to the end nor
+// allocate them afresh.
+func (o *lstmOp) Free() {
+	switch a := o.act.(type) {
+	case *[]float32:
+		putScratch(a)
+	case *[]float64:
+		putScratch(a)
+	}
+	o.act = nil
 }
 
 // lstmSlices holds the roles' data; nil where left out.
@@ -198,11 +218,10 @@ func lstmData[T tensor.Float](r lstmInputs) lstmSlices[T] {
 	return lstmSlices[T]{floats[T](r.x), floats[T](r.w), floats[T](r.u), floats[T](r.b), floats[T](r.p), floats[T](r.h0), floats[T](r.c0)}
 }
 
-// lstmForward writes h', c' per row into out [total, 2H] and returns the
-// gate activations [total, 4H].
-func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out []T) []T {
+// lstmForward writes h', c' per row into out [total, 2H] and the gate
+// activations into act [total, 4H] (first x·W + b, then the activations).
+func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, act []T) {
 	total, g4 := s.off[len(s.off)-1], 4*h
-	act := make([]T, total*g4) // first x·W + b, then the activations
 	for r := 0; r < total; r++ {
 		copy(act[r*g4:(r+1)*g4], d.b)
 	}
@@ -228,7 +247,6 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
 		})
 	}
-	return act
 }
 
 // lstmGates is the fused gate kernel of one row: from the pre-activations
@@ -271,14 +289,17 @@ func lstmGates[T tensor.Float](h int, a LSTMAttrs, z, p, hs, cs, act []T) {
 }
 
 func (o *lstmOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if o.act == nil {
+		return nil, Errorf(o.name, in, "backward without the activations of a forward (never run, or freed)")
+	}
 	grads := wantedGrads(in, need)
 	r, g := o.roles(in), o.roles(grads)
 	h := r.u.Dim(0)
 	switch out.DType() {
 	case tensor.Float32:
-		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float32](r), out.Float32s(), gout.Float32s(), o.act.([]float32), lstmData[float32](g))
+		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float32](r), out.Float32s(), gout.Float32s(), *o.act.(*[]float32), lstmData[float32](g))
 	case tensor.Float64:
-		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float64](r), out.Float64s(), gout.Float64s(), o.act.([]float64), lstmData[float64](g))
+		lstmBackward(o.s, r.x.Dim(1), h, o.attrs, lstmData[float64](r), out.Float64s(), gout.Float64s(), *o.act.(*[]float64), lstmData[float64](g))
 	}
 	return grads, nil
 }
@@ -297,7 +318,14 @@ func (o *lstmOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []
 // replace 1-g² and 1-tanh²c'. Gradients in gr may be nil (not wanted).
 func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, gout, act []T, gr lstmSlices[T]) {
 	total, g4, bs := s.off[len(s.off)-1], 4*h, s.batch()
-	dz := make([]T, total*g4)
+	var dz []T // the gates' pre-activation gradients, every row written
+	if gr.x != nil && d.w == nil {
+		dz = gr.x // lstm_projected: x's gradient is the gates'
+	} else {
+		buf := getScratch[T](total * g4)
+		defer putScratch(buf)
+		dz = *buf
+	}
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
@@ -322,10 +350,7 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 	}
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)
-	switch {
-	case gr.x != nil && d.w == nil: // lstm_projected: x's gradient is the gates'
-		copy(gr.x, dz)
-	case gr.x != nil:
+	if gr.x != nil && d.w != nil {
 		gemm.Gemm(false, true, total, nIn, g4, 1, dz, g4, d.w, g4, 0, gr.x, nIn)
 	}
 	if gr.w != nil {

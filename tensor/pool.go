@@ -17,9 +17,14 @@ import (
 // keyed by size class.
 //
 // Sizes are rounded up to a class: exact up to 8 elements, then four
-// classes per power of two (10, 12, 14, 16, 20, 24, ...), so a tensor's
-// capacity is at most 25% above its size and a buffer serves every later
-// request of its class. Only storage that New and its friends allocated is
+// classes per power of two (10, 12, 14, 16, 20, 24, ...), so a new
+// tensor's capacity is at most 25% above its size and a buffer serves
+// every later request of its class. A request whose class has no free
+// buffer takes the smallest free one of the next fitClasses classes (up to
+// twice its class's size) before it allocates: batches whose sizes drift
+// from step to step (sequences of varying length, the last short batch)
+// then reuse the previous steps' storage instead of leaving it to the
+// collector and allocating as much again. Only storage that New and its friends allocated is
 // ever pooled: a tensor built by FromSlice or tensor/dense.ToTensor wraps its caller's
 // memory and is never reused behind the caller's back.
 //
@@ -129,20 +134,30 @@ func evictDownTo(limit int64) {
 	}
 }
 
-// take returns a free tensor of dtype dt and class, or nil.
+// fitClasses is how many classes above its own a request may take a free
+// buffer from when its own class has none: four, a power of two, so a
+// buffer serves requests down to half its size (a capacity at most 2.5x
+// the request's).
+const fitClasses = 4
+
+// take returns a free tensor of dtype dt from the smallest non-empty class
+// among class and the fitClasses above it, or nil.
 func take(dt DType, class int) *Tensor {
 	pool.Lock()
 	defer pool.Unlock()
-	l := &pool.lists[dt-1][class]
-	n := len(*l)
-	if n == 0 {
-		return nil
+	for c := class; c <= min(class+fitClasses, numClasses-1); c++ {
+		l := &pool.lists[dt-1][c]
+		n := len(*l)
+		if n == 0 {
+			continue
+		}
+		t := (*l)[n-1].t
+		(*l)[n-1] = pooled{}
+		*l = (*l)[:n-1]
+		pool.bytes -= bytesOf(t)
+		return t
 	}
-	t := (*l)[n-1].t
-	(*l)[n-1] = pooled{}
-	*l = (*l)[:n-1]
-	pool.bytes -= bytesOf(t)
-	return t
+	return nil
 }
 
 // give puts t, of class, into the pool, evicting older buffers to stay
@@ -384,8 +399,26 @@ func (r *Recycler) add(t *Tensor, keep bool) {
 
 // Flush gives back the storage of every group of added tensors that no
 // kept tensor shares, forgets everything added and kept, and returns the
-// number of buffers given back.
+// number of buffers given back. It ends a step: a pooled buffer that no
+// allocation took within the idle setting's flushes is dropped.
 func (r *Recycler) Flush() int {
+	freed := r.giveBack(false)
+	flushed()
+	return freed
+}
+
+// Reclaim gives back, as Flush does, the storage of every group of added
+// tensors that no kept tensor shares, in the middle of a step (graph.Tape
+// calls it as Backward finishes with gradients): it forgets the kept
+// tensors but holds on to the added tensors it could not give back, for
+// the next Reclaim or Flush, and it does not count as a step for the idle
+// rule. It returns the number of buffers given back.
+func (r *Recycler) Reclaim() int { return r.giveBack(true) }
+
+// giveBack recycles the groups of added tensors that no kept tensor
+// shares; with retain, it keeps the added tensors of the other groups for
+// later, else it forgets everything.
+func (r *Recycler) giveBack(retain bool) int {
 	slices.SortFunc(r.spans, func(a, b span) int {
 		switch {
 		case a.lo != b.lo:
@@ -394,7 +427,7 @@ func (r *Recycler) Flush() int {
 			return cmpPtr(b.hi, a.hi) // the widest first
 		}
 	})
-	freed := 0
+	freed, held := 0, 0
 	for i := 0; i < len(r.spans); {
 		g := r.spans[i]
 		j, keep, root := i+1, g.keep, (*Tensor)(nil)
@@ -409,15 +442,22 @@ func (r *Recycler) Flush() int {
 				break
 			}
 		}
-		if !keep && root != nil {
+		switch {
+		case !keep && root != nil:
 			recycle(root)
 			freed++
+		case retain:
+			for _, s := range r.spans[i:j] {
+				if !s.keep {
+					r.spans[held] = s
+					held++
+				}
+			}
 		}
 		i = j
 	}
-	clear(r.spans)
-	r.spans = r.spans[:0]
-	flushed()
+	clear(r.spans[held:])
+	r.spans = r.spans[:held]
 	return freed
 }
 

@@ -64,7 +64,7 @@ func trainSentiment(args []string, stdout, stderr io.Writer) (err error) {
 		*model, trainSet.Len(), words, d.Vocab.Len(), testSet.Len(), f.lr, f.batch, f.seed)
 	res, err := runChapter(f, trainpkg.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: loader, Loss: sentiment.Loss(m),
-		Evaluate: sentiment.Evaluator(m, testSet, 500), Monitor: "accuracy", Maximize: true,
+		Evaluate: sentiment.Evaluator(m, testSet, f.batch), Monitor: "accuracy", Maximize: true,
 	}, runlog.Record{Model: f.runName("sentiment-"+*model, 1, sentiment.Batch), Config: map[string]any{
 		"model": *model, "epochs": f.epochs, "batch": f.batch, "lr": f.lr, "seed": f.seed, "optimizer": "adagrad",
 		"train_size": trainSet.Len(), "test_size": testSet.Len(), "vocab": d.Vocab.Len(), "train_words": words,
