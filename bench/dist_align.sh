@@ -6,7 +6,10 @@
 # Runs go to DIR. Needs Open MPI (dist/install-mpi.sh).
 #
 # DTYPE float64 trains in double precision, where round-off no longer
-# steers the two runs apart.
+# steers the two runs apart. Both runs take the GEMM path PLUMB_GEMM names
+# (avx2 unless set), so that they differ only in how the batch is split:
+# unpinned, each process picks its path by timing, and two paths round
+# differently.
 #
 #   sh bench/dist_align.sh [MODEL] [EPOCHS] [DIR] [SEED] [DTYPE]
 set -eu
@@ -15,12 +18,13 @@ epochs=${2:-5}
 dir=${3:-$(mktemp -d)}
 seed=${4:-1}
 dtype=${5:-float32}
+export PLUMB_GEMM=${PLUMB_GEMM:-avx2}
 cd "$(dirname "$0")/.."
 mkdir -p "$dir"
 go build -tags mpi -o "$dir/plumb" ./cmd/plumb
 run="train mnist --model $model --epochs $epochs --seed $seed --dtype $dtype"
 GOMAXPROCS=1 "$dir/plumb" $run --dist --batch 80 --loss-trace "$dir/one.trace" >"$dir/one.log" 2>/dev/null
-GOMAXPROCS=1 mpirun --allow-run-as-root --oversubscribe -x GOMAXPROCS -np 2 "$dir/plumb" $run --batch 40 \
+GOMAXPROCS=1 mpirun --allow-run-as-root --oversubscribe -x GOMAXPROCS -x PLUMB_GEMM -np 2 "$dir/plumb" $run --batch 40 \
 	--loss-trace "$dir/two.trace" >"$dir/two.log" 2>/dev/null
 compare_traces() {
 	awk 'NR == FNR { a[FNR] = $3; next }
