@@ -5,6 +5,7 @@ import (
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -131,7 +132,7 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 	}
 	mt := math.Inf(-1)
 	if lim > 0 {
-		mt = float64(maxOf(s))
+		mt = float64(vec.Max(s))
 	}
 	if math.IsInf(mt, -1) { // nothing seen in this block
 		clear(s)

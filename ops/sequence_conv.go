@@ -97,23 +97,12 @@ func padData[T tensor.Float](in []*tensor.Tensor) []T {
 	return tensor.Data[T](in[2])
 }
 
-// eachContext calls f(r, j, src, pad) for window slot j of every step r:
-// src is the x row the slot reads, or -1 outside the sequence, where pad
-// is the padding row it reads.
-func (o *sequenceConvOp) eachContext(f func(r, j, src, pad int)) {
-	for b := 0; b+1 < len(o.offsets); b++ {
-		s, e := o.offsets[b], o.offsets[b+1]
-		for r := s; r < e; r++ {
-			o.contextOf(seqStep{r, s, e}, func(j, src, pad int) { f(r, j, src, pad) })
-		}
-	}
-}
-
 // seqStep is step r of the sequence of rows s..e-1.
 type seqStep struct{ r, s, e int }
 
-// contextOf calls f(j, src, pad) for each window slot j of step st (see
-// eachContext).
+// contextOf calls f(j, src, pad) for each window slot j of step st: src
+// is the x row the slot reads, or -1 outside the sequence, where pad is
+// the padding row it reads.
 func (o *sequenceConvOp) contextOf(st seqStep, f func(j, src, pad int)) {
 	up := max(0, -o.start)
 	for j := 0; j < o.length; j++ {

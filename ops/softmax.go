@@ -97,7 +97,7 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 // into y.
 func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	y = y[:len(x)]
-	m := maxOf(x)
+	m := vec.Max(x)
 	copy(y, x)
 	sum := expShift(y, float64(m))
 	if !log {
@@ -110,10 +110,6 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	vec.AddConst(y, -m)
 	vec.AddConst(y, T(-math.Log(sum)))
 }
-
-// maxOf returns the largest element of x, or NaN if x holds one
-// (vec.Max: eight lanes at a time in float32).
-func maxOf[T tensor.Float](x []T) T { return vec.Max(x) }
 
 // softmaxLanes writes the softmax or log-softmax along the rows of one
 // block x [n, inner] (each of the inner columns is one softmax) into y,

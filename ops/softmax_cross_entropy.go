@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -142,7 +143,7 @@ func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				zr := z[i*c : (i+1)*c]
-				m := float64(maxOf(zr))
+				m := float64(vec.Max(zr))
 				copy(e, zr)
 				ls := math.Log(expShift(e, m))
 				rowMax[i], logSum[i] = m, ls

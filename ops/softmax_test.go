@@ -2,7 +2,6 @@ package ops
 
 import (
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,26 +110,6 @@ func TestSoftmaxErrors(t *testing.T) {
 	require.ErrorContains(t, err, "softmax: inputs int32[2 3]")
 	_, err = Softmax(tensor.Zeros(tensor.Float32), -1)
 	require.ErrorContains(t, err, "softmax: inputs float32[]")
-}
-
-// maxOf agrees with slices.Max on rows of every length up to 11 (the
-// four-way loop and its tail), with the maximum anywhere in the row, and
-// is NaN when the row holds a NaN anywhere.
-func TestMaxOf(t *testing.T) {
-	rng := tensor.NewRNG(3)
-	for n := 1; n <= 11; n++ {
-		for at := range n {
-			x := make([]float32, n)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
-			x[at] = 10
-			assert.Equal(t, float32(10), maxOf(x), "n %d, max at %d", n, at)
-			assert.Equal(t, slices.Max(x), maxOf(x))
-			x[at] = float32(math.NaN())
-			assert.True(t, math.IsNaN(float64(maxOf(x))), "n %d, NaN at %d", n, at)
-		}
-	}
 }
 
 // A NaN anywhere in a row makes that row's softmax, log-softmax and
