@@ -105,3 +105,12 @@ func Linear(x, w, b *Value) *Value {
 	}
 	return apply(ops.LinearOp(), x, w, b)
 }
+
+// LinearConcat returns [a, b]·W + bias over the last axis without building
+// the concatenation; bias may be nil.
+func LinearConcat(a, b, w, bias *Value) *Value {
+	if bias == nil {
+		return apply(ops.LinearConcatOp(), a, b, w)
+	}
+	return apply(ops.LinearConcatOp(), a, b, w, bias)
+}

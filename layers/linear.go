@@ -36,3 +36,15 @@ func (l *Linear) Forward(x *graph.Value) *graph.Value {
 	w, b := l.values(t)
 	return graph.Linear(x, w, b)
 }
+
+// ForwardConcat applies [a, b]·W + b over the last axes of a and b, as
+// Forward on their concatenation would, without building it (Fluid's fc
+// over a list of inputs).
+func (l *Linear) ForwardConcat(a, b *graph.Value) *graph.Value {
+	t := a.Tape()
+	if t == nil {
+		return noTape("linear", a)
+	}
+	w, bias := l.values(t)
+	return graph.LinearConcat(a, b, w, bias)
+}

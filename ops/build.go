@@ -126,6 +126,7 @@ func Buildable() []string {
 var builders = map[string]func(a Attrs) (Op, error){
 	"matmul":           func(a Attrs) (Op, error) { return MatMulOp(a.TransposeA, a.TransposeB), nil },
 	"linear":           func(a Attrs) (Op, error) { return LinearOp(), nil },
+	"linear_concat":    func(a Attrs) (Op, error) { return LinearConcatOp(), nil },
 	"gather":           func(a Attrs) (Op, error) { return GatherOp(a.Axis), nil },
 	"where":            func(a Attrs) (Op, error) { return WhereOp(), nil },
 	"embedding":        func(a Attrs) (Op, error) { return EmbeddingOp(a.PaddingIdx), nil },

@@ -67,14 +67,13 @@ func (m *StackedLSTM) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
 		return t.Fail(errNotBuilt("StackedLSTM.Logits", "NewStackedLSTM"))
 	}
 	x := embed(t, m.Emb, words)
-	var fc, h graph.Seq
-	for i := range m.FCs {
-		fc = x.With(m.FCs[i].Forward(x.Values))
+	fc := x.With(m.FCs[0].Forward(x.Values))
+	h := m.LSTMs[0].Forward(fc)
+	for i := 1; i < len(m.FCs); i++ {
+		fc = x.With(m.FCs[i].ForwardConcat(fc.Values, h.Values))
 		h = m.LSTMs[i].Forward(fc)
-		x = x.With(graph.Concat(1, fc.Values, h.Values))
 	}
-	return m.Output.Forward(graph.Concat(1,
-		graph.SequencePool(fc, ops.SequencePoolMax, 0), graph.SequencePool(h, ops.SequencePoolMax, 0)))
+	return m.Output.ForwardConcat(graph.SequencePool(fc, ops.SequencePoolMax, 0), graph.SequencePool(h, ops.SequencePoolMax, 0))
 }
 
 // Params returns every parameter; nil for a net not built by

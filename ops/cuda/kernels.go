@@ -56,7 +56,7 @@ var layoutOps = []string{"reshape"}
 // ops.Kernels lists them as fallbacks, not as CUDA kernels.
 var fallbacks = []string{
 	"additive_attention", "concat", "crf", "dropout", "gather", "global_avg_pool2d",
-	"linear_softmax_cross_entropy", "lstm_projected", "mse", "rnn_final_state", "sequence_conv",
+	"linear_concat", "linear_softmax_cross_entropy", "lstm_projected", "mse", "rnn_final_state", "sequence_conv",
 	"sigmoid_cross_entropy", "slice", "transpose", "where",
 }
 

@@ -249,6 +249,16 @@ add("linear", "no_bias", inputs(normal(3, 4), normal(4, 2)), linear, grads=(0, 1
 add("linear", "rank3", inputs(normal(2, 3, 4), normal(4, 5), normal(5)), linear, grads=(0, 1, 2))
 add("linear", "single_row", inputs(normal(1, 6), normal(6, 3), normal(3)), linear, grads=(0, 1, 2))
 
+
+def linear_concat(xs):
+    """Dense over the concatenation of a and b along the last axis."""
+    return linear([tf.concat([xs[0], xs[1]], -1)] + list(xs[2:]))
+
+
+add("linear_concat", "bias", inputs(normal(3, 4), normal(3, 2), normal(6, 5), normal(5)), linear_concat, grads=(0, 1, 2, 3))
+add("linear_concat", "no_bias", inputs(normal(4, 1), normal(4, 3), normal(4, 2)), linear_concat, grads=(0, 1, 2))
+add("linear_concat", "rank3", inputs(normal(2, 3, 4), normal(2, 3, 3), normal(7, 5), normal(5)), linear_concat, grads=(0, 1, 2, 3))
+
 # ---- reductions ------------------------------------------------------------
 
 REDUCE = {
