@@ -21,7 +21,7 @@ import tensorflow as tf
 from keras import ops as K
 
 import book_data
-from book_torch import RECIPES, batches, speed_batch
+from book_torch import RECIPES, batches, by_length, speed_batch
 from meter import run_epochs
 from runlog import RunLog
 
@@ -129,6 +129,7 @@ def main():
     p.add_argument("--log")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--speed", type=int, default=0, help="only time N steps on random data of the recipe's shapes (word2vec, cnn, lstm)")
+    p.add_argument("--bucket", type=int, default=0, help="cnn, lstm: sort each run of N batches by review length (0: plain shuffle)")
     a = p.parse_args()
     epochs, batch, lr = RECIPES[a.chapter]
     a.epochs, a.batch, a.lr = a.epochs or epochs, a.batch or batch, a.lr or lr
@@ -195,8 +196,9 @@ def main():
 
         def evaluate():
             n, correct, tot = len(d["test"][1]), 0, 0.0
+            order = by_length(d["test"][0])
             for i in range(0, n, 500):
-                out, y = eval_batch("test", np.arange(i, min(i + 500, n)))
+                out, y = eval_batch("test", order[i:i + 500])
                 tot += float(loss_fn(y, out)) * len(y)
                 correct += int(tf.reduce_sum(tf.cast(tf.argmax(out, 1) == y, tf.int32)))
             return {"accuracy": correct / n, "loss": tot / n}
@@ -217,9 +219,12 @@ def main():
     if a.limit:
         train_n = min(train_n, a.limit)
         name += f"-limit{a.limit}"
+    bucket = ([len(q) for q in d["train"][0]], a.bucket) if a.chapter in ("cnn", "lstm") and a.bucket else ()
+    if bucket:
+        name += f"-bucket{a.bucket}"
     log = RunLog(a.log, "tensorflow", name, dict(chapter=a.chapter, epochs=a.epochs, batch=a.batch, lr=a.lr, seed=a.seed,
                                                    train_size=train_n, tensorflow=tf.__version__, threads=a.threads))
-    run_epochs(log, "tensorflow", name, a.epochs, a.lr, a.log_every, lambda epoch: batches(train_n, a.batch, a.seed, epoch),
+    run_epochs(log, "tensorflow", name, a.epochs, a.lr, a.log_every, lambda epoch: batches(train_n, a.batch, a.seed, epoch, *bucket),
                lambda idx: float(train_step(*feed("train", idx))), evaluate)
 
 
