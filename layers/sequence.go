@@ -97,3 +97,29 @@ func (l *SequenceConv) Params() []*graph.Param {
 	}
 	return ps
 }
+
+// ForwardMaxPool returns, for each sequence of s, the maximum over its steps
+// of act(Forward(s)) (Paddle's sequence_conv_pool with max pooling), for an
+// act that never decreases (tanh, sigmoid, relu; nil for none). It
+// computes act(max(conv(s)) + Bias): the maximum commutes with adding a
+// per-column bias and with such an act, so bias and act run on [B, out]
+// rather than on every step, and the gradient reaches the same steps. The
+// one difference: an empty sequence pools to act(Bias), not to zero.
+func (l *SequenceConv) ForwardMaxPool(s graph.Seq, act func(*graph.Value) *graph.Value) *graph.Value {
+	t := s.Values.Tape()
+	if t == nil {
+		return noTape("sequence conv", s.Values)
+	}
+	var pad *graph.Value
+	if l.Padding != nil {
+		pad = t.Param(l.Padding)
+	}
+	y := graph.SequencePool(graph.SequenceConv(s, t.Param(l.Filter), pad, l.ContextStart, l.ContextLength), ops.SequencePoolMax, 0)
+	if l.Bias != nil {
+		y = graph.Add(y, t.Param(l.Bias))
+	}
+	if act != nil {
+		y = act(y)
+	}
+	return y
+}

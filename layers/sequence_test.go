@@ -96,3 +96,62 @@ func TestSequenceLayers(t *testing.T) {
 	require.ErrorContains(t, err, `sequence_pool: inputs float64[7 3]: unknown pool type "mode"`)
 	require.Nil(t, SequencePool{}.Params())
 }
+
+// TestSequenceConvForwardMaxPool checks the pooled convolution against the
+// literal order (convolve, add the bias, act on every step, max-pool) in
+// value and in every gradient, with and without bias and act, for
+// sequences of 1 to 6 steps with trainable padding.
+func TestSequenceConvForwardMaxPool(t *testing.T) {
+	off := []int{0, 1, 4, 6, 12}
+	for _, c := range []struct {
+		name string
+		bias bool
+		act  func(*graph.Value) *graph.Value
+	}{
+		{"tanh", true, graph.Tanh},
+		{"sigmoid", true, graph.Sigmoid},
+		{"relu", true, graph.Relu},
+		{"no act", true, nil},
+		{"no bias", false, graph.Tanh},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []Option{DType(tensor.Float64)}
+			if !c.bias {
+				opts = append(opts, NoBias())
+			}
+			conv, err := NewSequenceConv("sc", SequenceConvConfig{In: 3, Out: 5, ContextStart: -2, ContextLength: 4, TrainablePadding: true}, tensor.NewRNG(3), opts...)
+			require.NoError(t, err)
+			if conv.Bias != nil {
+				conv.Bias.Value = randn(4, 5)
+			}
+			conv.Padding.Value = randn(5, conv.Padding.Value.Shape()...)
+			run := func(pooled func(*graph.Tape, graph.Seq) *graph.Value) ([]float64, [][]float64) {
+				tape := graph.NewTape()
+				x := tape.Var(randn(6, 12, 3))
+				y := pooled(tape, graph.NewSeq(x, off))
+				require.NoError(t, tape.Backward(graph.Sum(graph.Mul(y, tape.Const(randn(7, 4, 5))))))
+				v, err := y.Tensor()
+				require.NoError(t, err)
+				grads := [][]float64{x.Grad().Float64s()}
+				for _, p := range conv.Params() {
+					grads = append(grads, p.Grad.Float64s())
+					p.Grad = nil
+				}
+				return v.Float64s(), grads
+			}
+			want, wantGrads := run(func(_ *graph.Tape, s graph.Seq) *graph.Value {
+				y := conv.Forward(s)
+				if c.act != nil {
+					y = y.With(c.act(y.Values))
+				}
+				return SequencePool{Kind: ops.SequencePoolMax}.Forward(y)
+			})
+			got, gotGrads := run(func(_ *graph.Tape, s graph.Seq) *graph.Value { return conv.ForwardMaxPool(s, c.act) })
+			require.InDeltaSlice(t, want, got, 1e-12)
+			require.Len(t, gotGrads, len(wantGrads))
+			for i := range wantGrads {
+				require.InDeltaSlicef(t, wantGrads[i], gotGrads[i], 1e-12, "gradient %d", i)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -58,8 +57,7 @@ func (m *CNN) Logits(t *graph.Tape, words *tensor.Ragged) *graph.Value {
 	e := embed(t, m.Emb, words)
 	pooled := make([]*graph.Value, len(m.Convs))
 	for i, c := range m.Convs {
-		y := c.Forward(e)
-		pooled[i] = graph.SequencePool(y.With(graph.Tanh(y.Values)), ops.SequencePoolMax, 0)
+		pooled[i] = c.ForwardMaxPool(e, graph.Tanh)
 	}
 	return m.Output.Forward(graph.Concat(1, pooled...))
 }
