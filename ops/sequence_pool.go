@@ -109,20 +109,16 @@ func seqPoolKernel[T tensor.Float](kind SequencePoolType, pad float64, off []int
 			}
 			continue
 		}
+		if kind == SequencePoolMax {
+			seqMaxRows(x[s*inner:e*inner], inner, s, row, arg[b*inner:(b+1)*inner])
+			continue
+		}
 		for c := range row {
 			switch kind {
 			case SequencePoolFirst:
 				row[c] = x[s*inner+c]
 			case SequencePoolLast:
 				row[c] = x[(e-1)*inner+c]
-			case SequencePoolMax:
-				best := s
-				for r := s + 1; r < e; r++ {
-					if x[r*inner+c] > x[best*inner+c] {
-						best = r
-					}
-				}
-				arg[b*inner+c], row[c] = best, x[best*inner+c]
 			default:
 				acc := 0.0
 				for r := s; r < e; r++ {
@@ -133,6 +129,24 @@ func seqPoolKernel[T tensor.Float](kind SequencePoolType, pad float64, off []int
 		}
 	}
 	return arg
+}
+
+// seqMaxRows writes into row the column maxima of the rows of x [n, inner]
+// and into arg the row (counted from first) of each column's first
+// maximum. It walks x row by row, so every pass reads contiguous memory.
+func seqMaxRows[T tensor.Float](x []T, inner, first int, row []T, arg []int) {
+	copy(row, x[:inner])
+	for c := range arg {
+		arg[c] = first
+	}
+	for r := 1; r*inner < len(x); r++ {
+		cur := x[r*inner : (r+1)*inner]
+		for c, v := range cur[:len(row)] {
+			if v > row[c] {
+				row[c], arg[c] = v, first+r
+			}
+		}
+	}
 }
 
 func (o *sequencePoolOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

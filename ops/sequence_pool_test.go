@@ -109,3 +109,47 @@ func TestSequencePoolErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tensor.Shape{0, 3}, y.Shape())
 }
+
+// TestSequencePoolMaxLong runs max pooling on long sequences of an odd
+// width against the plain reference, forward and in where the gradient
+// lands (each column's first maximum), in float64 and float32; values are
+// rounded to a coarse grid so columns hold ties.
+func TestSequencePoolMaxLong(t *testing.T) {
+	off := []int{0, 1, 300, 300, 517, 613}
+	const inner = 37
+	x := randn(5, off[len(off)-1], inner)
+	for i, v := range x.Float64s() {
+		x.Float64s()[i] = float64(int(v*4)) / 4
+	}
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		xt, err := x.Cast(dt)
+		require.NoError(t, err)
+		op := SequencePoolOp(SequencePoolMax, 0, off)
+		y, err := op.Forward(ins(xt))
+		require.NoError(t, err)
+		var want [][]float64
+		for b := 0; b+1 < len(off); b++ {
+			want = append(want, plainPool(SequencePoolMax, seqRows(x, off, b), inner, 0))
+		}
+		requireClose(t, fromRows(want, inner), y, 0, 0)
+		gy, err := tensor.Ones(dt, len(off)-1, inner)
+		require.NoError(t, err)
+		g, err := op.Backward(ins(xt), y, gy, []bool{true})
+		require.NoError(t, err)
+		wantG := make([]float64, x.Size())
+		for b := 0; b+1 < len(off); b++ {
+			for c := 0; c < inner; c++ {
+				best := -1
+				for r := off[b]; r < off[b+1]; r++ {
+					if best < 0 || x.Float64s()[r*inner+c] > x.Float64s()[best*inner+c] {
+						best = r
+					}
+				}
+				if best >= 0 {
+					wantG[best*inner+c] = 1
+				}
+			}
+		}
+		requireClose(t, tensor.MustFromSlice(wantG, x.Shape()...), g[0], 0, 0)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -55,6 +56,8 @@ func BenchmarkTrainStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(Batch*b.N)/b.Elapsed().Seconds(), "samples/s")
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "words/s")
+			_, peak := runlog.RSS()
+			b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -41,4 +42,6 @@ func BenchmarkTrainStep(b *testing.B) {
 		tape.Release()
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	_, peak := runlog.RSS()
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 }
