@@ -65,6 +65,17 @@ func SequenceConv(s Seq, filter, padding *Value, contextStart, contextLength int
 	return s.With(apply(op, s.Values, filter, padding))
 }
 
+// SequenceConvPoolMax is SequencePool(SequenceConv(s, ...), max, 0) as one
+// op, whose backward touches only each column's maximum step
+// (ops.SequenceConvPoolMaxOp): [B, out], 0 for an empty sequence.
+func SequenceConvPoolMax(s Seq, filter, padding *Value, contextStart, contextLength int) *Value {
+	op := ops.SequenceConvPoolMaxOp(s.Offsets, contextStart, contextLength)
+	if padding == nil {
+		return apply(op, s.Values, filter)
+	}
+	return apply(op, s.Values, filter, padding)
+}
+
 // Embedding looks up the int32 or int64 ids (any shape) in table [V, D],
 // giving [ids..., D]; ids equal to paddingIdx (ops.NoPadding for none)
 // give zero rows and no gradient. A table that is a parameter (Tape.Param)

@@ -103,8 +103,10 @@ func (l *SequenceConv) Params() []*graph.Param {
 // act that never decreases (tanh, sigmoid, relu; nil for none). It
 // computes act(max(conv(s)) + Bias): the maximum commutes with adding a
 // per-column bias and with such an act, so bias and act run on [B, out]
-// rather than on every step, and the gradient reaches the same steps. The
-// one difference: an empty sequence pools to act(Bias), not to zero.
+// rather than on every step, and the gradient reaches the same steps;
+// convolution and pooling are one op (graph.SequenceConvPoolMax) whose
+// backward pass touches only each column's maximum step. The one
+// difference: an empty sequence pools to act(Bias), not to zero.
 func (l *SequenceConv) ForwardMaxPool(s graph.Seq, act func(*graph.Value) *graph.Value) *graph.Value {
 	t := s.Values.Tape()
 	if t == nil {
@@ -114,7 +116,7 @@ func (l *SequenceConv) ForwardMaxPool(s graph.Seq, act func(*graph.Value) *graph
 	if l.Padding != nil {
 		pad = t.Param(l.Padding)
 	}
-	y := graph.SequencePool(graph.SequenceConv(s, t.Param(l.Filter), pad, l.ContextStart, l.ContextLength), ops.SequencePoolMax, 0)
+	y := graph.SequenceConvPoolMax(s, t.Param(l.Filter), pad, l.ContextStart, l.ContextLength)
 	if l.Bias != nil {
 		y = graph.Add(y, t.Param(l.Bias))
 	}

@@ -141,6 +141,9 @@ var builders = map[string]func(a Attrs) (Op, error){
 	"sequence_conv": func(a Attrs) (Op, error) {
 		return SequenceConvOp(a.Offsets, a.ContextStart, a.ContextLength), nil
 	},
+	"sequence_conv_pool_max": func(a Attrs) (Op, error) {
+		return SequenceConvPoolMaxOp(a.Offsets, a.ContextStart, a.ContextLength), nil
+	},
 	"attention":          func(a Attrs) (Op, error) { return AttentionOp(a.Attention()), nil },
 	"additive_attention": func(a Attrs) (Op, error) { return AdditiveAttentionOp(a.Attention()), nil },
 	"lstm": func(a Attrs) (Op, error) {

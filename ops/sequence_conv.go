@@ -56,29 +56,11 @@ func SequenceConvPadRows(contextStart, contextLength int) int {
 func (o *sequenceConvOp) Name() string { return "sequence_conv" }
 
 func (o *sequenceConvOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	if len(in) != 2 && len(in) != 3 {
-		return nil, Errorf("sequence_conv", in, "want inputs x, filter and optional padding")
-	}
-	dt, err := checkFloat("sequence_conv", in, len(in))
+	dt, err := o.check("sequence_conv", in)
 	if err != nil {
 		return nil, err
 	}
 	x, f := in[0], in[1]
-	if o.length < 1 {
-		return nil, Errorf("sequence_conv", in, "context length %d must be positive", o.length)
-	}
-	if x.Rank() != 2 || f.Rank() != 2 || f.Dim(0) != o.length*x.Dim(1) {
-		return nil, Errorf("sequence_conv", in, "want x [total, D] and filter [contextLength·D, out] with contextLength %d", o.length)
-	}
-	if len(in) == 3 {
-		if p := in[2]; p.Rank() != 2 || p.Dim(0) != SequenceConvPadRows(o.start, o.length) || p.Dim(1) != x.Dim(1) {
-			return nil, Errorf("sequence_conv", in, "want padding [%d, %d] for context start %d and length %d",
-				SequenceConvPadRows(o.start, o.length), x.Dim(1), o.start, o.length)
-		}
-	}
-	if err := checkOffsets("sequence_conv", in, o.offsets, x.Dim(0)); err != nil {
-		return nil, err
-	}
 	out := tensor.Zeros(dt, x.Dim(0), f.Dim(1))
 	switch dt {
 	case tensor.Float32:
@@ -87,6 +69,32 @@ func (o *sequenceConvOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		seqConvKernel(o, x.Dim(1), f.Dim(1), x.Float64s(), f.Float64s(), padData[float64](in), out.Float64s())
 	}
 	return out, nil
+}
+
+// check validates the inputs x, filter and optional padding of the op
+// called name and returns their dtype.
+func (o *sequenceConvOp) check(name string, in []*tensor.Tensor) (tensor.DType, error) {
+	if len(in) != 2 && len(in) != 3 {
+		return 0, Errorf(name, in, "want inputs x, filter and optional padding")
+	}
+	dt, err := checkFloat(name, in, len(in))
+	if err != nil {
+		return 0, err
+	}
+	x, f := in[0], in[1]
+	if o.length < 1 {
+		return 0, Errorf(name, in, "context length %d must be positive", o.length)
+	}
+	if x.Rank() != 2 || f.Rank() != 2 || f.Dim(0) != o.length*x.Dim(1) {
+		return 0, Errorf(name, in, "want x [total, D] and filter [contextLength·D, out] with contextLength %d", o.length)
+	}
+	if len(in) == 3 {
+		if p := in[2]; p.Rank() != 2 || p.Dim(0) != SequenceConvPadRows(o.start, o.length) || p.Dim(1) != x.Dim(1) {
+			return 0, Errorf(name, in, "want padding [%d, %d] for context start %d and length %d",
+				SequenceConvPadRows(o.start, o.length), x.Dim(1), o.start, o.length)
+		}
+	}
+	return dt, checkOffsets(name, in, o.offsets, x.Dim(0))
 }
 
 // padData returns the padding input's data, or nil without one.

@@ -57,7 +57,7 @@ var layoutOps = []string{"reshape"}
 var fallbacks = []string{
 	"additive_attention", "concat", "crf", "dropout", "gather", "global_avg_pool2d",
 	"linear_concat", "linear_softmax_cross_entropy", "lstm_projected", "mse", "rnn_final_state", "sequence_conv",
-	"sigmoid_cross_entropy", "slice", "transpose", "where",
+	"sequence_conv_pool_max", "sigmoid_cross_entropy", "slice", "transpose", "where",
 }
 
 // registerErrs holds the registrations ops refused (a name it does not

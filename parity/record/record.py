@@ -1202,6 +1202,23 @@ for name, start, length, trainable in (("centered_zero_pad", -1, 3, False), ("ce
         attrs={"offsets": SEQ_OFFSETS, "context_start": start, "context_length": length},
         grads=range(2 + trainable))
 
+# sequence_conv_pool_max: the context projection above, then each sequence's
+# column maxima (unsorted_segment_max; 0 for an empty sequence). Normal draws
+# leave no tied maxima, where TF would split the gradient.
+
+
+def sequence_conv_pool_max(offsets, start, length, trainable):
+    conv, pool = sequence_conv(offsets, start, length, trainable), sequence_pool("max", 0.0, offsets)
+    return lambda xs: pool([conv(xs)])
+
+
+for name, start, length, trainable in (("centered_zero_pad", -1, 3, False), ("centered_trainable", -1, 3, True),
+                                       ("behind_trainable", -2, 4, True), ("wide_zero_pad", -3, 7, False)):
+    add("sequence_conv_pool_max", name, seq_conv_make(SEQ_OFFSETS, 2, start, length, 3, trainable),
+        sequence_conv_pool_max(SEQ_OFFSETS, start, length, trainable),
+        attrs={"offsets": SEQ_OFFSETS, "context_start": start, "context_length": length},
+        grads=range(2 + trainable))
+
 # ---- whole layers and models ---------------------------------------------------
 # Model cases run a Plumb layer or model on weights loaded by parameter name;
 # the Keras equivalent gets the same weights, mapped to its layouts, and the
