@@ -386,6 +386,10 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d l
 	tanhCell := a.Cell == ActTanh
 	if tanhCell {
 		tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
+		if a.Candidate == ActTanh && d.p == nil {
+			lstmTanhGateGrads(act[r*g4:(r+1)*g4], cp, gout[r*2*h:(r+1)*2*h], dh[j*h:(j+1)*h], dc[j*h:(j+1)*h], zj)
+			return
+		}
 	}
 	for k := 0; k < h; k++ {
 		i, f, g, o := float64(act[r*g4+k]), float64(act[r*g4+h+k]), float64(act[r*g4+2*h+k]), float64(act[r*g4+3*h+k])
@@ -411,5 +415,31 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d l
 		}
 		dc[j*h+k] = T(dcp)
 		zj[k], zj[h+k], zj[2*h+k], zj[3*h+k] = T(di), T(df), T(dg), T(do)
+	}
+}
+
+// lstmTanhGateGrads is lstmGateGrads' loop for the default LSTM (tanh
+// candidate and cell, no peepholes) in the element type, without the
+// activation switches: act holds the row's gates i, f, g, o, cp its
+// previous cell (nil for a zero state), gout the gradient of its h and c
+// outputs, and zj tanh(c') on entry.
+func lstmTanhGateGrads[T tensor.Float](act, cp, gout, dh, dc, zj []T) {
+	h := len(dh)
+	i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
+	gh, gc := gout[:h], gout[h:2*h]
+	dzi, dzf, dzg, dzo := zj[:h], zj[h:2*h], zj[2*h:3*h], zj[3*h:4*h]
+	for k := range dh {
+		tc, ik, fk, gk, ok := zj[k], i[k], f[k], g[k], o[k]
+		dhk := dh[k] + gh[k]
+		dck := dc[k] + gc[k] + dhk*ok*(1-tc*tc)
+		var cpk T
+		if cp != nil {
+			cpk = cp[k]
+		}
+		dzo[k] = dhk * tc * ok * (1 - ok)
+		dzi[k] = dck * gk * ik * (1 - ik)
+		dzf[k] = dck * cpk * fk * (1 - fk)
+		dzg[k] = dck * ik * (1 - gk*gk)
+		dc[k] = dck * fk
 	}
 }
