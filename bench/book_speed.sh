@@ -16,14 +16,14 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 go test -c -o "$tmp/w2v.test" ./models/word2vec
 go test -c -o "$tmp/sent.test" ./models/sentiment
-declare -A steps=([word2vec]=50 [cnn]=5 [lstm]=2)
+declare -A steps=([word2vec]=50 [cnn]=10 [lstm]=2)
 for r in $(seq "$rounds"); do
 	for m in ${MODELS:-word2vec cnn lstm}; do
 		n=${steps[$m]}
 		if [ "$m" = word2vec ]; then
-			GOMAXPROCS=2 "$tmp/w2v.test" -test.run xxx -test.bench TrainStep -test.benchtime "${n}x" | grep -o '[0-9.]* samples/s.*peak-rss-MiB' | sed "s/^/round $r plumb $m speed: /" || true
+			GOMAXPROCS=2 "$tmp/w2v.test" -test.run xxx -test.bench TrainStep -test.benchtime "${n}x" | grep -o '[0-9.]* peak-rss-MiB.*samples/s' | sed "s/^/round $r plumb $m speed: /" || true
 		else
-			GOMAXPROCS=2 "$tmp/sent.test" -test.run xxx -test.bench "TrainStep/$m\$" -test.benchtime "${n}x" | grep -o '[0-9.]* samples/s.*peak-rss-MiB' | sed "s/^/round $r plumb $m speed: /" || true
+			GOMAXPROCS=2 "$tmp/sent.test" -test.run xxx -test.bench "TrainStep/$m\$" -test.benchtime "${n}x" | grep -o '[0-9.]* peak-rss-MiB.*words/s' | sed "s/^/round $r plumb $m speed: /" || true
 		fi
 		(cd bench && CUDA_VISIBLE_DEVICES= OMP_WAIT_POLICY=PASSIVE "$py" book_torch.py "$m" --speed "$n" --threads 2 2>/dev/null | sed "s/^/round $r /") || true
 		(cd bench && "$py" book_keras.py "$m" --speed "$n" --threads 2 2>/dev/null | grep speed | sed "s/^/round $r /") || true

@@ -186,14 +186,20 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 1, act, g3)
 	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	sortRows(s, h, hs, d.h0)
+	var u, uzr, uh *gemm.PackedB[T] // the recurrent weights' blocks, packed once for all steps
+	if resetAfter {
+		u = gemm.PackB(false, h, g3, d.u, g3)
+	} else {
+		uzr, uh = gemm.PackB(false, h, 2*h, d.u, g3), gemm.PackB(false, h, h, d.u[2*h:], g3)
+	}
 	for t, n := range s.active {
 		if resetAfter { // rec = h·U + b'
 			for j := 0; j < n; j++ {
 				copy(rec[j*g3:(j+1)*g3], d.b[g3:])
 			}
-			gemm.Gemm(false, false, n, g3, h, 1, hs, h, d.u, g3, 1, rec, g3)
+			gemm.GemmPacked(false, n, 1, hs, h, u, 1, rec, g3)
 		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
-			gemm.Gemm(false, false, n, 2*h, h, 1, hs, h, d.u, g3, 0, rec, g3)
+			gemm.GemmPacked(false, n, 1, hs, h, uzr, 0, rec, g3)
 		}
 		par.EachRow(n, gateWork*h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
@@ -207,7 +213,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 			}
 		})
 		if !resetAfter {
-			gemm.Gemm(false, false, n, h, h, 1, rh, h, d.u[2*h:], g3, 0, rec[2*h:], g3)
+			gemm.GemmPacked(false, n, 1, rh, h, uh, 0, rec[2*h:], g3)
 		}
 		par.EachRow(n, gateWork*h, func(j int) {
 			row := s.row(j, t)
@@ -281,6 +287,12 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 		drec = *b
 	}
 	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	var ut, uzrt, uht *gemm.PackedB[T] // transposed blocks of U, packed once for all steps
+	if resetAfter {
+		ut = gemm.PackB(true, g3, h, d.u, g3)
+	} else {
+		uzrt, uht = gemm.PackB(true, 2*h, h, d.u, g3), gemm.PackB(true, h, h, d.u[2*h:], g3)
+	}
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
 		par.EachRow(n, gateWork*h, func(j int) {
@@ -308,10 +320,10 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 				}
 				copy(drec[r*g3:(r+1)*g3], st)
 			}
-			gemm.Gemm(false, true, n, h, g3, 1, step, g3, d.u, g3, 1, dh, h)
+			gemm.GemmPacked(false, n, 1, step, g3, ut, 1, dh, h)
 			continue
 		}
-		gemm.Gemm(false, true, n, h, h, 1, step[2*h:], g3, d.u[2*h:], g3, 0, drh, h)
+		gemm.GemmPacked(false, n, 1, step[2*h:], g3, uht, 0, drh, h)
 		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
 			for k := 0; k < h; k++ {
@@ -321,7 +333,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 			}
 			copy(da[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3])
 		})
-		gemm.Gemm(false, true, n, h, 2*h, 1, step, g3, d.u, g3, 1, dh, h)
+		gemm.GemmPacked(false, n, 1, step, g3, uzrt, 1, dh, h)
 	}
 	unsortRows(s, h, gr.h0, dh)
 	if gr.x != nil {

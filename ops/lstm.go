@@ -234,12 +234,13 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	sortRows(s, h, hs, d.h0)
 	sortRows(s, h, cs, d.c0)
+	u := gemm.PackB(false, h, g4, d.u, g4) // once for all steps
 	for t, n := range s.active {
 		for j := 0; j < n; j++ {
 			r := s.row(j, t)
 			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
 		}
-		gemm.Gemm(false, false, n, g4, h, 1, hs, h, d.u, g4, 1, z, g4)
+		gemm.GemmPacked(false, n, 1, hs, h, u, 1, z, g4)
 		par.EachRow(n, gateWork*h, func(j int) {
 			r := s.row(j, t)
 			lstmGates(h, a, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
@@ -327,6 +328,7 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 		dz = *buf
 	}
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	ut := gemm.PackB(true, g4, h, d.u, g4) // Uᵀ, once for all steps
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := s.active[t]
 		par.EachRow(n, gateWork*h, func(j int) {
@@ -346,7 +348,7 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 				}
 			}
 		}
-		gemm.Gemm(false, true, n, h, g4, 1, dzs, g4, d.u, g4, 0, dh, h)
+		gemm.GemmPacked(false, n, 1, dzs, g4, ut, 0, dh, h)
 	}
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)

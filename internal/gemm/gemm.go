@@ -153,6 +153,7 @@ type job[T tensor.Float] struct {
 	beta           T
 	c              []T
 	ldc            int
+	packed         *PackedB[T] // op(B) packed by PackB (GemmPacked), or nil
 }
 
 // run multiplies on up to procs cores. It cuts C into bands of whole
@@ -168,7 +169,7 @@ func (j *job[T]) run(procs int) {
 		j.serial()
 		return
 	}
-	byCols := j.m <= j.n
+	byCols := j.m <= j.n && j.packed == nil // a packed B is read whole by every part
 	tiles := ceilDiv(j.m, mr)
 	if byCols {
 		tiles = ceilDiv(j.n, nr)
@@ -294,7 +295,11 @@ func (j *job[T]) serial() {
 	packB := j.transB || rows >= cfg.packBMinM ||
 		rows > mr && j.ldb*int(unsafe.Sizeof(j.b[0])) >= cfg.packBMinStride
 
-	ws := getWorkspace[T](mr*kc0*ceilDiv(mc0, mr), nr*kc0*ceilDiv(nc0, nr), mr*nr)
+	bSize := nr * kc0 * ceilDiv(nc0, nr)
+	if j.packed != nil {
+		bSize = 0
+	}
+	ws := getWorkspace[T](mr*kc0*ceilDiv(mc0, mr), bSize, mr*nr)
 	defer putWorkspace(ws)
 	for jc := 0; jc < j.n; jc += nc0 {
 		nc := min(nc0, j.n-jc)
@@ -304,7 +309,12 @@ func (j *job[T]) serial() {
 			if pc > 0 {
 				beta = 1
 			}
-			bs := j.bPanels(ws.b, packB, pc, kc, jc, nc)
+			var bs strips[T]
+			if j.packed != nil {
+				bs = j.packed.panels(jc, pc, nc)
+			} else {
+				bs = j.bPanels(ws.b, packB, pc, kc, jc, nc)
+			}
 			for ic := 0; ic < j.m; ic += mc0 {
 				mc := min(mc0, j.m-ic)
 				as := j.aStrips(ws.a, packA, ic, mc, pc, kc)

@@ -109,25 +109,34 @@ func (gc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	Gemm(ta, tb, m, n, k, float32(gc.alpha), f32(a), lda, f32(b), ldb, float32(gc.beta), got32, ldc)
 	serial := append([]float64(nil), c...)
 	Serial(ta, tb, m, n, k, gc.alpha, a, lda, b, ldb, gc.beta, serial, ldc)
+	packed := append([]float64(nil), c...)
+	GemmPacked(ta, m, gc.alpha, a, lda, PackB(tb, k, n, b, ldb), gc.beta, packed, ldc)
+	packed32 := f32(c)
+	GemmPacked(ta, m, float32(gc.alpha), f32(a), lda, PackB(tb, k, n, f32(b), ldb), float32(gc.beta), packed32, ldc)
 
 	// float64: a k-term sum in another order; float32 also rounds the inputs.
 	for i, w := range want {
 		tol64 := float64(k+2) * 0x1p-52 * bound[i]
 		tol32 := 2 * float64(k+2) * 0x1p-23 * bound[i]
 		if math.IsNaN(w) { // padding outside the m×n block of C stays as it was
-			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])) && math.IsNaN(serial[i]), "%v: element %d", gc, i)
+			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])) && math.IsNaN(serial[i]) &&
+				math.IsNaN(packed[i]) && math.IsNaN(float64(packed32[i])), "%v: element %d", gc, i)
 			continue
 		}
-		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) || !(math.Abs(serial[i]-w) <= tol64) { // also false on NaN
+		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) || !(math.Abs(serial[i]-w) <= tol64) ||
+			!(math.Abs(packed[i]-w) <= tol64) || !(math.Abs(float64(packed32[i])-w) <= tol32) { // also false on NaN
 			require.InDeltaf(t, w, got[i], tol64, "%v: float64 element %d", gc, i)
 			require.InDeltaf(t, w, serial[i], tol64, "%v: Serial float64 element %d", gc, i)
 			require.InDeltaf(t, w, float64(got32[i]), tol32, "%v: float32 element %d", gc, i)
+			require.InDeltaf(t, w, packed[i], tol64, "%v: GemmPacked float64 element %d", gc, i)
+			require.InDeltaf(t, w, float64(packed32[i]), tol32, "%v: GemmPacked float32 element %d", gc, i)
 		}
 	}
 	if gc.nanC {
 		for i := range m {
 			for j := range n {
-				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])) || math.IsNaN(serial[i*ldc+j]), "%v: NaN leaked at (%d, %d)", gc, i, j)
+				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])) || math.IsNaN(serial[i*ldc+j]) ||
+					math.IsNaN(packed[i*ldc+j]) || math.IsNaN(float64(packed32[i*ldc+j])), "%v: NaN leaked at (%d, %d)", gc, i, j)
 			}
 		}
 	}
@@ -181,11 +190,13 @@ func TestPureGoFallback(t *testing.T) {
 }
 
 // Cutting C across cores, by rows or by columns, with either operand
-// transposed, gives the serial result on every path.
+// transposed, gives the serial result on every path; so does cutting it by
+// rows over a packed B.
 func TestParallelParts(t *testing.T) {
 	eachPath(t, func(t *testing.T, p path) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}} {
+		// 2000×70×100 on 2 cores is cut into 3 row parts.
+		for _, s := range [][3]int{{300, 200, 64}, {200, 300, 64}, {40, 1000, 70}, {2000, 70, 100}} {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					m, n, k := s[0], s[1], s[2]
@@ -203,6 +214,16 @@ func TestParallelParts(t *testing.T) {
 						alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: got, ldc: n}
 					j.run(3)
 					require.InDeltaSlicef(t, want, got, 1e-11, "%s m=%d n=%d k=%d ta=%v tb=%v", configs64[p].name, m, n, k, ta, tb)
+					clear(got)
+					j.run(2)
+					require.InDeltaSlicef(t, want, got, 1e-11, "2 cores %s m=%d n=%d k=%d ta=%v tb=%v", configs64[p].name, m, n, k, ta, tb)
+					usePath(t, p)
+					pb := PackB(tb, k, n, b, ldb)
+					clear(got)
+					j.packed = pb
+					j.cfg = pb.cfg
+					j.run(3)
+					require.InDeltaSlicef(t, want, got, 1e-11, "packed %s m=%d n=%d k=%d ta=%v tb=%v", configs64[p].name, m, n, k, ta, tb)
 				}
 			}
 		}
@@ -261,4 +282,18 @@ func TestConcurrentProducts(t *testing.T) {
 	for range 4 {
 		require.NoError(t, <-errs)
 	}
+}
+
+// A packing made on one path still multiplies correctly after the path
+// changes (UseReference): GemmPacked then runs Gemm on the operand as given.
+func TestGemmPackedAfterPathChange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m, n, k := 37, 70, 300
+	a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+	want, got := make([]float64, m*n), make([]float64, m*n)
+	naive(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+	pb := PackB(false, k, n, b, n)
+	usePath(t, pathGo)
+	GemmPacked(false, m, 1, a, k, pb, 0, got, n)
+	require.InDeltaSlice(t, want, got, 1e-10)
 }
