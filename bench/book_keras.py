@@ -197,8 +197,8 @@ def main():
         def evaluate():
             n, correct, tot = len(d["test"][1]), 0, 0.0
             order = by_length(d["test"][0])
-            for i in range(0, n, 500):
-                out, y = eval_batch("test", order[i:i + 500])
+            for i in range(0, n, a.batch):  # padded batches of the training size bound the memory of the longest reviews
+                out, y = eval_batch("test", order[i:i + a.batch])
                 tot += float(loss_fn(y, out)) * len(y)
                 correct += int(tf.reduce_sum(tf.cast(tf.argmax(out, 1) == y, tf.int32)))
             return {"accuracy": correct / n, "loss": tot / n}
