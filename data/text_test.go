@@ -110,6 +110,10 @@ func TestVocabEncodeDecodeSaveLoad(t *testing.T) {
 	}
 	_, err = NewVocab([]string{"a\nb"}, "")
 	assert.ErrorContains(t, err, "line break")
+	_, err = LoadVocab(strings.NewReader(" \x1f\x8bz\nb\n"), "d.txt", "")
+	assert.ErrorContains(t, err, "gzip magic")
+	_, err = NewVocab([]string{"b", "\x1f\x8b"}, "")
+	assert.NoError(t, err, "only word 0 begins the saved file")
 }
 
 // FuzzLoadVocab: any bytes give a vocabulary or an error, never a panic,

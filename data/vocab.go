@@ -122,12 +122,16 @@ func BuildVocab(counts *Counter, cfg VocabConfig) (*Vocab, error) {
 
 // NewVocab uses words as they are: word i gets id i. unk, when not "",
 // must be one of them. Words must be distinct and free of line breaks (so
-// that Save can write them one per line).
+// that Save can write them one per line), and word 0 must not start with
+// the gzip magic bytes (so that LoadVocab reads the saved file as text).
 func NewVocab(words []string, unk string) (*Vocab, error) {
 	v := &Vocab{words: slices.Clone(words), ids: make(map[string]int, len(words)), unk: -1}
 	for i, w := range words {
 		if strings.ContainsAny(w, "\r\n") {
 			return nil, fmt.Errorf("data: vocab word %d %q holds a line break", i, w)
+		}
+		if i == 0 && strings.HasPrefix(w, string(gzipMagic)) {
+			return nil, fmt.Errorf("data: vocab word 0 %q starts with the gzip magic bytes 1f 8b, so its saved file would read back as gzip", w)
 		}
 		if j, dup := v.ids[w]; dup {
 			return nil, fmt.Errorf("data: vocab word %q at ids %d and %d", w, j, i)
