@@ -160,6 +160,10 @@ func NewBahdanauAttention(name string, cfg BahdanauAttentionConfig, rng *rand.Ra
 type Memory struct {
 	Keys, Values *graph.Value
 	Lengths      []int
+	// origin[i] is the row of the memory as built that row i holds (nil:
+	// row i itself), so that Select can tell when a reordering leaves
+	// every row's content as it was.
+	origin []int
 }
 
 // Memory pads the encoder outputs enc (a ragged batch [total, D]) and
@@ -171,14 +175,22 @@ func (a *BahdanauAttention) Memory(enc graph.Seq) Memory {
 
 // Select returns the memory of the batch rows rows (in that order, repeats
 // allowed): how beam search tiles a source over its beams or reorders them.
+// When every selected row holds what row i already holds (a beam search
+// reordering hypotheses within each source after the first step), it
+// returns m itself and copies nothing.
 func (m Memory) Select(rows []int) Memory {
-	idx, lengths := make([]int64, len(rows)), make([]int, len(rows))
+	idx, lengths, origin := make([]int64, len(rows)), make([]int, len(rows)), make([]int, len(rows))
+	same := len(rows) == len(m.Lengths)
 	for i, r := range rows {
 		if r < 0 || r >= len(m.Lengths) {
 			v := m.Keys.Tape().Fail(fmt.Errorf("layers: Memory.Select row %d of a batch of %d", r, len(m.Lengths)))
 			return Memory{Keys: v, Values: v, Lengths: m.Lengths}
 		}
-		idx[i], lengths[i] = int64(r), m.Lengths[r]
+		idx[i], lengths[i], origin[i] = int64(r), m.Lengths[r], m.originOf(r)
+		same = same && origin[i] == m.originOf(i)
+	}
+	if same {
+		return m
 	}
 	ix := tensor.MustFromSlice(idx, len(idx))
 	if dev := m.Keys.Device(); dev != nil { // the indices go where the memory is
@@ -189,7 +201,15 @@ func (m Memory) Select(rows []int) Memory {
 			return Memory{Keys: v, Values: v, Lengths: m.Lengths}
 		}
 	}
-	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths}
+	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths, origin: origin}
+}
+
+// originOf returns the row of the memory as built that row r holds.
+func (m Memory) originOf(r int) int {
+	if m.origin == nil {
+		return r
+	}
+	return m.origin[r]
 }
 
 // Attend returns the context [B, D] for queries [B, query].

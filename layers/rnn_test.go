@@ -291,3 +291,50 @@ func TestAttentionDecoderDecodeSeq(t *testing.T) {
 		}
 	}
 }
+
+// Memory.Select gathers rows, and returns the memory itself, copying
+// nothing, when a reordering leaves every row holding what it held (beam
+// search moving hypotheses within a source); its result always equals a
+// gather from the memory as built.
+func TestMemorySelect(t *testing.T) {
+	rng := tensor.NewRNG(6)
+	att, err := NewBahdanauAttention("att", BahdanauAttentionConfig{QueryDim: 3, MemoryDim: 4, Units: 5}, rng, DType(tensor.Float64))
+	require.NoError(t, err)
+	vals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 4)
+	require.NoError(t, err)
+	enc, err := tensor.NewRagged(vals, []int{0, 2, 5}) // lengths 2 and 3
+	require.NoError(t, err)
+	tape := graph.NewEvalTape()
+	built := att.Memory(tape.ConstSeq(enc))
+	for _, tc := range []struct {
+		name   string
+		steps  [][]int // successive Select calls
+		origin []int   // the built rows the last result holds
+		reused bool    // the last call returned its input
+	}{
+		{"identity of the built memory", [][]int{{0, 1}}, []int{0, 1}, true},
+		{"tile over beams", [][]int{{0, 0, 0, 1, 1, 1}}, []int{0, 0, 0, 1, 1, 1}, false},
+		{"reorder within sources", [][]int{{0, 0, 0, 1, 1, 1}, {2, 0, 0, 5, 3, 4}}, []int{0, 0, 0, 1, 1, 1}, true},
+		{"a source drops out", [][]int{{0, 0, 1, 1}, {2, 3}}, []int{1, 1}, false},
+		{"rows change source", [][]int{{0, 1}, {1, 0}}, []int{1, 0}, false},
+		{"same count, one row moves", [][]int{{0, 0, 1}, {0, 2, 2}}, []int{0, 1, 1}, false},
+	} {
+		m, prev := built, built
+		for _, rows := range tc.steps {
+			prev, m = m, m.Select(rows)
+		}
+		require.Equal(t, tc.reused, m.Keys == prev.Keys && m.Values == prev.Values, tc.name)
+		want := built.Select(tc.origin)
+		require.Equal(t, want.Lengths, m.Lengths, tc.name)
+		for _, pair := range [][2]*graph.Value{{want.Keys, m.Keys}, {want.Values, m.Values}} {
+			w, err := pair[0].Tensor()
+			require.NoError(t, err)
+			g, err := pair[1].Tensor()
+			require.NoError(t, err)
+			require.Equal(t, w.Shape(), g.Shape(), tc.name)
+			require.Equal(t, w.Float64s(), g.Float64s(), tc.name)
+		}
+	}
+	_, err = built.Select([]int{2}).Keys.Tensor()
+	require.ErrorContains(t, err, "Memory.Select row 2 of a batch of 2")
+}

@@ -33,19 +33,20 @@ func transposeFast[T tensor.Float](dst []T, w, rows, kc int, src []T, ld int) (d
 }
 
 //go:noescape
-func copyPanels64(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int)
+func copyPanels(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int, rowBytes int)
 
 // copyPanelsFast packs the first panels w-column panels of kc rows of src
 // (row stride ld) into dst, panel q at dst[q*w*kc:], with the AVX copy
-// when a panel row is 64 bytes (w = 16 float32 or 8 float64), and returns
-// how many panels it packed; pack does the rest.
+// when a panel row is a multiple of 64 bytes (w = 16 or 32 float32, 8 or
+// 16 float64: the AVX2 and AVX-512 kernels' panels), and returns how many
+// panels it packed; pack does the rest.
 func copyPanelsFast[T tensor.Float](dst []T, w, kc, panels int, src []T, ld int) int {
 	sz := int(unsafe.Sizeof(dst[0]))
-	if !cpu.X86.HasAVX || w*sz != 64 || panels == 0 || kc == 0 {
+	if !cpu.X86.HasAVX || w*sz%64 != 0 || panels == 0 || kc == 0 {
 		return 0
 	}
 	_ = src[(kc-1)*ld+panels*w-1] // the last element read
 	_ = dst[panels*w*kc-1]
-	copyPanels64(kc, unsafe.Pointer(&src[0]), ld*sz, panels, unsafe.Pointer(&dst[0]), w*kc*sz)
+	copyPanels(kc, unsafe.Pointer(&src[0]), ld*sz, panels, unsafe.Pointer(&dst[0]), w*kc*sz, w*sz)
 	return panels
 }

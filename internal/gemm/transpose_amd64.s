@@ -47,19 +47,21 @@ done:
 	RET
 
 // Panel copy for packing B untransposed (pack.go): row p of a slab of
-// 64-byte panels (16 float32 or 8 float64 columns each) goes to
-// dst + q*panelStride + p*64 for panel q, so the slab is read one row at a
-// time, contiguously, as the prefetchers like, and each panel written as
-// the micro-kernel reads it. Strides in bytes.
+// panels of rowBytes each (a multiple of 64: 16 or 32 float32, 8 or 16
+// float64 columns) goes to dst + q*panelStride + p*rowBytes for panel q, so
+// the slab is read one row at a time, contiguously, as the prefetchers
+// like, and each panel written as the micro-kernel reads it. Strides in
+// bytes.
 
-// func copyPanels64(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int)
-TEXT ·copyPanels64(SB), NOSPLIT, $0-48
+// func copyPanels(rows int, src unsafe.Pointer, srcStride int, panels int, dst unsafe.Pointer, panelStride int, rowBytes int)
+TEXT ·copyPanels(SB), NOSPLIT, $0-56
 	MOVQ rows+0(FP), CX
 	MOVQ src+8(FP), SI
 	MOVQ srcStride+16(FP), R8
 	MOVQ panels+24(FP), R9
 	MOVQ dst+32(FP), DI
 	MOVQ panelStride+40(FP), R10
+	MOVQ rowBytes+48(FP), DX
 	TESTQ CX, CX
 	JEQ  cdone
 	TESTQ R9, R9
@@ -71,16 +73,22 @@ crow:
 	MOVQ R9, BX
 
 cpanel:
+	XORQ R13, R13
+
+cchunk:
 	VMOVUPS (R11), Y0
 	VMOVUPS 32(R11), Y1
-	VMOVUPS Y0, (R12)
-	VMOVUPS Y1, 32(R12)
+	VMOVUPS Y0, (R12)(R13*1)
+	VMOVUPS Y1, 32(R12)(R13*1)
 	ADDQ    $64, R11
+	ADDQ    $64, R13
+	CMPQ    R13, DX
+	JLT     cchunk
 	ADDQ    R10, R12
 	DECQ    BX
 	JNZ     cpanel
 	ADDQ    R8, SI
-	ADDQ    $64, DI
+	ADDQ    DX, DI
 	DECQ    CX
 	JNZ     crow
 
