@@ -91,8 +91,9 @@ func (c Config) check(beam bool) error {
 }
 
 // scores checks that Step returned log-probabilities [n, V] with End < V
-// and returns them as rows.
-func (c Config) scores(lp *tensor.Tensor, n int) ([][]float64, error) {
+// and returns them as rows: float64 ones as they lie, float32 ones widened
+// into *buf (grown when short, so a search reuses one buffer).
+func (c Config) scores(lp *tensor.Tensor, n int, buf *[]float64) ([][]float64, error) {
 	if lp == nil || !lp.DType().IsFloat() || lp.Rank() != 2 || lp.Dim(0) != n || lp.Dim(1) <= c.End {
 		var got any = "nil"
 		if lp != nil {
@@ -104,8 +105,11 @@ func (c Config) scores(lp *tensor.Tensor, n int) ([][]float64, error) {
 	var all []float64
 	if lp.DType() == tensor.Float64 {
 		all = lp.Float64s()
-	} else { // widened in one pass, not an At per element
-		all = make([]float64, n*v)
+	} else { // widened in one pass, not an At per element, into buf
+		if cap(*buf) < n*v {
+			*buf = make([]float64, n*v)
+		}
+		all = (*buf)[:n*v]
 		for i, x := range lp.Float32s() {
 			all[i] = float64(x)
 		}
@@ -129,7 +133,7 @@ func Greedy[S any](step Step[S], state S, cfg Config) (Hypothesis, error) {
 		if err != nil {
 			return Hypothesis{}, err
 		}
-		rows, err := cfg.scores(lp, 1)
+		rows, err := cfg.scores(lp, 1, new([]float64))
 		if err != nil {
 			return Hypothesis{}, err
 		}
@@ -193,6 +197,7 @@ func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources i
 	alive, done := make([][]Hypothesis, sources), make([][]Hypothesis, sources)
 	stopped := make([]bool, sources) // BeamWidth hypotheses finished
 	prev := make([]int, sources)
+	var widened []float64 // float32 log-probabilities as float64, reused step to step
 	for s := range alive {
 		alive[s], prev[s] = []Hypothesis{{}}, cfg.Start
 	}
@@ -201,7 +206,7 @@ func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources i
 		if err != nil {
 			return nil, err
 		}
-		rows, err := cfg.scores(lp, len(prev))
+		rows, err := cfg.scores(lp, len(prev), &widened)
 		if err != nil {
 			return nil, err
 		}
