@@ -98,8 +98,9 @@ func (blk *basicBlock) Params() []*graph.Param { return layers.Params(blk.a, blk
 // model; depth must be 6n+2 (20, 32, 44, 56, 110, ...). Every padding is
 // explicit and symmetric (one pixel for 3×3), as Paddle's, so stride-2
 // layers see the same windows as there. Kernels are Glorot-uniform
-// (Keras' and Paddle's default); batch norm has the book's (Paddle's)
-// momentum 0.9 and epsilon 1e-5.
+// (Keras' default, and Paddle's for fc; Paddle's conv2d draws N(0,
+// 2/fan_in), which trained worse here); batch norm has the book's
+// (Paddle's) momentum 0.9 and epsilon 1e-5.
 func NewResNet(s Sizes, rng *rand.Rand, opts ...layers.Option) (*Net, error) {
 	depth, width, classes := s.Depth, s.Width, s.Classes
 	if depth < 8 || (depth-2)%6 != 0 || width < 1 || classes < 1 {
