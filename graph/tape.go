@@ -522,8 +522,9 @@ func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*V
 }
 
 // accumulate adds g into x's gradient. The first term is kept as it is;
-// the second makes a fresh sum, acc + g, that belongs to x alone, and every
-// later term is added into that sum in place (vec.Add), so a value read k
+// the second makes a fresh sum, acc + g, in one pass (vec.Sum) that
+// belongs to x alone, and every later term is added into that sum in place
+// (vec.Add), so a value read k
 // times costs one new tensor and k-1 vector adds instead of k-1 tensors
 // through the broadcasting add. The terms themselves are never written: an
 // op's gradient may be shared by several values (add hands its upstream
@@ -547,18 +548,21 @@ func (t *Tape) accumulate(x *Value, g *tensor.Tensor, gAt int) error {
 		x.grad, x.ownGrad, x.gradAt = sum, true, len(t.grads)
 		t.free(gAt)
 		return nil
-	case !x.ownGrad:
-		sum := tensor.Empty(g.DType(), g.Shape()...)
-		copyData(sum, x.grad)
-		t.grads = append(t.grads, sum)
-		t.free(x.gradAt)
-		x.grad, x.ownGrad, x.gradAt = sum, true, len(t.grads)
 	}
-	switch dst := x.grad.Raw().(type) { // both are gradients of x: same shape and dtype
+	dst, first := x.grad, x.grad // both are gradients of x: same shape and dtype
+	if !x.ownGrad {
+		dst = tensor.Empty(g.DType(), g.Shape()...)
+	}
+	switch d := dst.Raw().(type) {
 	case []float32:
-		vec.Add(dst, g.Float32s())
+		vec.Sum(d, first.Float32s(), g.Float32s())
 	case []float64:
-		vec.Add(dst, g.Float64s())
+		vec.Sum(d, first.Float64s(), g.Float64s())
+	}
+	if !x.ownGrad {
+		t.grads = append(t.grads, dst)
+		t.free(x.gradAt)
+		x.grad, x.ownGrad, x.gradAt = dst, true, len(t.grads)
 	}
 	t.free(gAt)
 	return nil
@@ -643,16 +647,6 @@ func scalar(x *tensor.Tensor) (float64, error) {
 		return 0, err
 	}
 	return h.At(0), nil
-}
-
-// copyData copies src's elements into dst of the same size and dtype.
-func copyData(dst, src *tensor.Tensor) {
-	switch d := dst.Raw().(type) {
-	case []float32:
-		copy(d, src.Float32s())
-	case []float64:
-		copy(d, src.Float64s())
-	}
 }
 
 // errReleased is the error of a value used after its tape's Release.

@@ -14,14 +14,21 @@ import (
 // Add adds src into dst: dst[i] += src[i] for every i < len(src). dst must
 // be at least as long as src.
 func Add[T tensor.Float](dst, src []T) {
-	dst = dst[:len(src)]
+	Sum(dst, dst, src)
+}
+
+// Sum sets dst[i] = a[i] + b[i] for every i < len(b) in one pass (a
+// gradient's first two terms, without copying the first). dst and a must
+// be at least as long as b; dst may be a.
+func Sum[T tensor.Float](dst, a, b []T) {
+	dst, a = dst[:len(b)], a[:len(b)]
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
 		done = len(d) &^ 7
-		add32(&d[0], &any(src).([]float32)[0], done)
+		add32(&d[0], &any(a).([]float32)[0], &any(b).([]float32)[0], done)
 	}
-	for i := done; i < len(src); i++ {
-		dst[i] += src[i]
+	for i := done; i < len(b); i++ {
+		dst[i] = a[i] + b[i]
 	}
 }
 

@@ -6,10 +6,11 @@ import "golang.org/x/sys/cpu"
 // includes the OS saving the ymm registers).
 var hasAVX = cpu.X86.HasAVX
 
-// add32 adds n float32 values at src into dst; n is a multiple of 8.
+// add32 sets n float32 values at dst to the sums of those at a and b (dst
+// may be a); n is a multiple of 8.
 //
 //go:noescape
-func add32(dst, src *float32, n int)
+func add32(dst, a, b *float32, n int)
 
 // addConst32 adds v to n float32 values at dst; n is a multiple of 8.
 //

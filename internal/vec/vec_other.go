@@ -5,7 +5,7 @@ package vec
 // hasAVX is false off amd64: the Go loops run.
 const hasAVX = false
 
-func add32(dst, src *float32, n int) { panic("vec: no assembly on this architecture") }
+func add32(dst, a, b *float32, n int) { panic("vec: no assembly on this architecture") }
 
 func addConst32(dst *float32, v float32, n int) { panic("vec: no assembly on this architecture") }
 

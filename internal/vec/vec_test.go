@@ -14,7 +14,7 @@ import (
 // lengths are odd sizes around the assembly's 8- and 32-value rounds.
 var lengths = []int{0, 1, 3, 7, 8, 9, 17, 31, 32, 33, 127, 513}
 
-// TestMatchGo checks Add and AddConst against plain loops on every length,
+// TestMatchGo checks Add, Sum and AddConst against plain loops on every length,
 // at an offset that leaves the runs unaligned, with the assembly (where
 // this CPU has it) and with the Go loops forced.
 func TestMatchGo(t *testing.T) {
@@ -77,6 +77,20 @@ func check[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	}
 	AddConst(got[1:n+1], v)
 	require.Equal(t, want, got, "AddConst n=%d", n)
+
+	// Sum into a third run, unaligned, leaving its neighbours alone.
+	a := append([]T(nil), dst...)
+	sum := make([]T, n+4)
+	for i := range sum {
+		sum[i] = T(rng.NormFloat64())
+	}
+	wantSum := append([]T(nil), sum...)
+	for i := range n {
+		wantSum[i+2] = a[i+1] + src[i+1]
+	}
+	Sum(sum[2:n+2], a[1:], src[1:n+1])
+	require.Equal(t, wantSum, sum, "Sum n=%d", n)
+	require.Equal(t, dst, a, "Sum must leave its inputs alone n=%d", n)
 }
 
 // checkRows checks AddRows with dst rows ld apart (overlapping when ld <
