@@ -219,16 +219,15 @@ func lstmData[T tensor.Float](r lstmInputs) lstmSlices[T] {
 }
 
 // lstmForward writes h', c' per row into out [total, 2H] and the gate
-// activations into act [total, 4H] (first x·W + b, then the activations).
+// activations into act [total, 4H] (first x·W, then the activations). A
+// step's pre-activations are x·W + b + h·U, the bias added as each row is
+// gathered for the step.
 func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, act []T) {
 	total, g4 := s.off[len(s.off)-1], 4*h
-	for r := 0; r < total; r++ {
-		copy(act[r*g4:(r+1)*g4], d.b)
-	}
-	if d.w == nil { // x holds the projections (lstm_projected)
-		vec.Add(act, d.x[:total*g4])
-	} else {
-		gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 1, act, g4)
+	xw := d.x // x holds the projections (lstm_projected)
+	if d.w != nil {
+		gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 0, act, g4)
+		xw = act
 	}
 	bs := s.batch()
 	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
@@ -238,7 +237,7 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 	for t, n := range s.active {
 		for j := 0; j < n; j++ {
 			r := s.row(j, t)
-			copy(z[j*g4:(j+1)*g4], act[r*g4:(r+1)*g4])
+			vec.Sum(z[j*g4:(j+1)*g4], xw[r*g4:(r+1)*g4], d.b)
 		}
 		gemm.GemmPacked(false, n, 1, hs, h, u, 1, z, g4)
 		par.EachRow(n, gateWork*h, func(j int) {
