@@ -174,16 +174,14 @@ func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
 }
 
 // gruForward writes h' per row into out [total, H], the gate activations
-// into act [total, 3H] (first x·W + b, the input bias, then the
-// activations) and, when rech is not nil (reset_after), h·Uh + b'h into
+// into act [total, 3H] (first x·W, then the activations; the input bias b
+// is added as a step reads each row) and, when rech is not nil (reset_after), h·Uh + b'h into
 // rech [total, H]; every row of each is written.
 func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
-	for r := 0; r < total; r++ {
-		copy(act[r*g3:(r+1)*g3], d.b[:g3])
-	}
-	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 1, act, g3)
+	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 0, act, g3) // x·W; the bias joins as each step reads a row
+	b := d.b[:g3]
 	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	sortRows(s, h, hs, d.h0)
 	var u, uzr, uh *gemm.PackedB[T] // the recurrent weights' blocks, packed once for all steps
@@ -205,7 +203,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
 			zr := a[:2*h] // z and r, through the vector sigmoid in place
 			for k := range zr {
-				zr[k] += rc[k]
+				zr[k] = zr[k] + b[k] + rc[k]
 			}
 			sigmoidInto(zr, zr)
 			for k := 0; k < h; k++ {
@@ -219,7 +217,7 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 			row := s.row(j, t)
 			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
 			for k := 0; k < h; k++ {
-				pre := float64(a[2*h+k])
+				pre := float64(a[2*h+k] + b[2*h+k])
 				if resetAfter {
 					pre += float64(a[h+k]) * float64(rc[2*h+k])
 					rech[row*h+k] = rc[2*h+k]
