@@ -62,13 +62,16 @@ func expf32(x float32) float32 {
 // rarely differs from one rounding).
 func fma32(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
 
-// expShift32 overwrites x with exp(x - m) and returns their sum, taken in
-// float64: the exp-and-sum pass of a softmax row whose maximum is m.
-func expShift32(x []float32, m float32) float64 {
-	n, s := expShiftVec(x, m)
-	for i := n; i < len(x); i++ {
-		e := expf32(x[i] - m)
-		x[i] = e
+// expShift32 writes exp(src - m) to dst (which may be src; nil: only the
+// sum is wanted) and returns their sum, taken in float64: the exp-and-sum
+// pass of a softmax row whose maximum is m.
+func expShift32(dst, src []float32, m float32) float64 {
+	n, s := expShiftVec(dst, src, m)
+	for i := n; i < len(src); i++ {
+		e := expf32(src[i] - m)
+		if dst != nil {
+			dst[i] = e
+		}
 		s += float64(e)
 	}
 	return s
@@ -77,14 +80,21 @@ func expShift32(x []float32, m float32) float64 {
 // expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
 // the sum in float64; m is exactly a T (a maximum of x, or 0). float32
 // rows go through the vector exponential.
-func expShift[T tensor.Float](x []T, m float64) float64 {
-	if x32, ok := any(x).([]float32); ok {
-		return expShift32(x32, float32(m))
+func expShift[T tensor.Float](x []T, m float64) float64 { return expShiftTo(x, x, m) }
+
+// expShiftTo is expShift reading src and writing dst (the same length, or
+// nil when only the sum is wanted), so a softmax needs no copy of its row.
+func expShiftTo[T tensor.Float](dst, src []T, m float64) float64 {
+	if s32, ok := any(src).([]float32); ok {
+		d32, _ := any(dst).([]float32)
+		return expShift32(d32, s32, float32(m))
 	}
 	sum := 0.0
-	for c, v := range x {
+	for c, v := range src {
 		e := math.Exp(float64(v) - m)
-		x[c] = T(e)
+		if dst != nil {
+			dst[c] = T(e)
+		}
 		sum += e
 	}
 	return sum

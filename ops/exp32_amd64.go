@@ -2,22 +2,28 @@ package ops
 
 import "golang.org/x/sys/cpu"
 
-// expShiftAVX2 overwrites x[0:n], n a multiple of 8, with exp(x - m) by
-// expf32's method eight lanes at a time, and returns their sum, taken in
-// float64 (exp32_amd64.s).
+// expShiftAVX2 writes exp(src - m) for src[0:n], n a multiple of 8, to
+// dst[0:n] (dst may be src; nil: only the sum is wanted) by expf32's
+// method eight lanes at a time, and returns their sum, taken in float64
+// (exp32_amd64.s).
 //
 //go:noescape
-func expShiftAVX2(x *float32, n int, m float32) float64
+func expShiftAVX2(dst, src *float32, n int, m float32) float64
 
 // haveExpAVX2 says whether this CPU runs expShiftAVX2.
 var haveExpAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expShiftVec runs the vector kernel on the longest multiple-of-8 prefix
-// of x and returns its length and sum; the caller does the rest.
-func expShiftVec(x []float32, m float32) (int, float64) {
-	n := len(x) &^ 7
+// of src (into dst, or only summed when dst is nil) and returns its length
+// and sum; the caller does the rest.
+func expShiftVec(dst, src []float32, m float32) (int, float64) {
+	n := len(src) &^ 7
 	if !haveExpAVX2 || n == 0 {
 		return 0, 0
 	}
-	return n, expShiftAVX2(&x[0], n, m)
+	var d *float32
+	if dst != nil {
+		d = &dst[:n][0]
+	}
+	return n, expShiftAVX2(d, &src[0], n, m)
 }

@@ -56,14 +56,16 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 // BCAST broadcasts the float32 bits imm into the eight lanes of y.
 #define BCAST(imm, x, y) MOVL imm, AX; VMOVD AX, x; VPBROADCASTD x, y
 
-// func expShiftAVX2(x *float32, n int, m float32) float64
+// func expShiftAVX2(dst, src *float32, n int, m float32) float64
 //
-// Overwrites x[0:n] (n a multiple of 8) with exp(x - m), eight lanes at a
-// time by expf32's method, and returns their sum, taken in float64.
-TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
-	MOVQ         x+0(FP), DI
-	MOVQ         n+8(FP), CX
-	VBROADCASTSS m+16(FP), Y15
+// Writes exp(src - m) for src[0:n] (n a multiple of 8) to dst[0:n] (which
+// may be src; nil: only the sum is wanted), eight lanes at a time by
+// expf32's method, and returns their sum, taken in float64.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y15
 	BCAST($0xc2aeac50, X14, Y14) // lo = ln 2^-126
 	BCAST($0x42b00f34, X13, Y13) // hi = ln 2^127
 	BCAST($0x3fb8aa3b, X12, Y12) // log2(e)
@@ -76,7 +78,7 @@ TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
 	JZ           done
 
 loop:
-	VMOVUPS      (DI), Y0
+	VMOVUPS      (SI), Y0
 	VSUBPS       Y15, Y0, Y0         // x - m
 	VCMPPS       $1, Y14, Y0, Y1     // mask of x < lo, whose exp is 0
 	VMAXPS       Y0, Y14, Y0         // max(lo, x), NaN kept: the second operand wins on NaN
@@ -99,13 +101,18 @@ loop:
 	VPSLLD       $23, Y6, Y6         // 2^n
 	VMULPS       Y6, Y4, Y4
 	VANDNPS      Y4, Y1, Y4          // 0 where x < lo
+	TESTQ        DI, DI
+	JEQ          summed
 	VMOVUPS      Y4, (DI)
+	ADDQ         $32, DI
+
+summed:
 	VCVTPS2PD    X4, Y3
 	VADDPD       Y3, Y8, Y8
 	VEXTRACTF128 $1, Y4, X3
 	VCVTPS2PD    X3, Y3
 	VADDPD       Y3, Y8, Y8
-	ADDQ         $32, DI
+	ADDQ         $32, SI
 	DECQ         CX
 	JNZ          loop
 
@@ -114,5 +121,5 @@ done:
 	VADDPD       X0, X8, X8
 	VHADDPD      X8, X8, X8
 	VZEROUPPER
-	MOVSD        X8, ret+24(FP)
+	MOVSD        X8, ret+32(FP)
 	RET

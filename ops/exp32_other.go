@@ -4,4 +4,4 @@ package ops
 
 // expShiftVec has no vector kernel off amd64: expShift32 does every
 // element with expf32.
-func expShiftVec(x []float32, m float32) (int, float64) { return 0, 0 }
+func expShiftVec(dst, src []float32, m float32) (int, float64) { return 0, 0 }

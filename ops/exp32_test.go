@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,11 +58,21 @@ func TestExpShift32MatchesReference(t *testing.T) {
 			want[i] = math.Exp(float64(v - m))
 			wantSum += want[i]
 		}
-		sum := expShift32(x, m)
+		src := slices.Clone(x)
+		into := make([]float32, n+1) // one spare element that must stay put
+		into[n] = 42
+		only := expShift32(nil, src, m) // the sum alone
+		apart := expShift32(into[:n], src, m)
+		require.Equal(t, x, src, "n %d: a separate destination leaves the source alone", n)
+		require.Equal(t, float32(42), into[n], "n %d: nothing written past n", n)
+		sum := expShift32(x, x, m)
 		for i, w := range want {
 			require.InDelta(t, w, float64(x[i]), expf32Tol*w, "n %d, element %d", n, i)
 		}
 		require.InEpsilon(t, wantSum, sum, expf32Tol, "n %d", n)
+		require.Equal(t, x, into[:n], "n %d: in place and apart agree", n)
+		require.Equal(t, sum, apart, "n %d", n)
+		require.Equal(t, sum, only, "n %d", n)
 	}
 }
 
@@ -81,7 +92,7 @@ func TestExpShift32SpecialValues(t *testing.T) {
 			for i, xv := range x {
 				want[i] = expf32(xv)
 			}
-			sum := expShift32(x, 0)
+			sum := expShift32(x, x, 0)
 			for i := range x {
 				if math.IsNaN(float64(want[i])) {
 					assert.True(t, math.IsNaN(float64(x[i])), "lane %d, value %v: element %d is %v", lane, v, i, x[i])

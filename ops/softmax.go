@@ -98,14 +98,15 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	y = y[:len(x)]
 	m := vec.Max(x)
-	copy(y, x)
-	sum := expShift(y, float64(m))
 	if !log {
+		sum := expShiftTo(y, x, float64(m))
 		scaleRow(y, 1/sum)
 		return
 	}
 	// (x - m) - log Σ, as two vector passes: x - m is exact where the
 	// log-probabilities are near 0, so they keep their relative accuracy.
+	// The exponentials are only summed.
+	sum := expShiftTo(nil, x, float64(m))
 	copy(y, x)
 	vec.AddConst(y, -m)
 	vec.AddConst(y, T(-math.Log(sum)))
@@ -203,8 +204,7 @@ func softmaxGradRow[T tensor.Float](y, dy, dx []T, log bool) {
 		for _, g := range dy {
 			s += float64(g)
 		}
-		copy(dx, y) // exp(y) = softmax, through the vector exponential
-		expShift(dx, 0)
+		expShiftTo(dx, y, 0) // exp(y) = softmax, through the vector exponential
 		for i, p := range dx {
 			dx[i] = T(float64(dy[i]) - float64(p)*s)
 		}
@@ -238,8 +238,7 @@ func softmaxGradLanes[T tensor.Float](y, dy, dx []T, inner int, s []float64, log
 	for k := 0; k < n; k++ {
 		yr, gr, xr := y[k*inner:(k+1)*inner], dy[k*inner:(k+1)*inner], dx[k*inner:(k+1)*inner]
 		if log { // exp(y) = softmax, through the vector exponential
-			copy(xr, yr)
-			expShift(xr, 0)
+			expShiftTo(xr, yr, 0)
 			for i, p := range xr {
 				xr[i] = T(float64(gr[i]) - float64(p)*s[i])
 			}

@@ -131,21 +131,19 @@ func (o *softmaxXentOp) softLabels(in []*tensor.Tensor) *tensor.Tensor {
 // xentKernel writes each row's max and shifted log-sum-exp into rowMax and
 // logSum and its loss into loss, from soft labels y when y is non-nil and
 // from integer labels otherwise: per row one pass for the max, one fused
-// exp-and-sum pass (float32 through the vector exponential, into a
-// scratch row) and, for soft labels, one pass for the loss; rows are
-// spread over the cores when there are many.
+// exp-and-sum pass (float32 through the vector exponential, summed
+// without being stored) and, for soft labels, one pass for the loss; rows
+// are spread over the cores when there are many.
 func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, loss []float64) {
 	if c == 0 {
 		return
 	}
 	par.Rows(n, c, func() func(lo, hi int) {
-		e := make([]T, c)
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				zr := z[i*c : (i+1)*c]
 				m := float64(vec.Max(zr))
-				copy(e, zr)
-				ls := math.Log(expShift(e, m))
+				ls := math.Log(expShiftTo(nil, zr, m))
 				rowMax[i], logSum[i] = m, ls
 				if y == nil {
 					loss[i] = negLogSoftmax(m, ls, zr[labels[i]])
@@ -210,8 +208,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, 
 				}
 				if dz != nil {
 					dr := dz[i*c : (i+1)*c]
-					copy(dr, zr)
-					expShift(dr, m)
+					expShiftTo(dr, zr, m)
 					k := w[i] * math.Exp(-ls) * mass // p·mass·w = exp(z - max)·k
 					if yr != nil {
 						for j, e := range dr {
