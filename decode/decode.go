@@ -277,19 +277,25 @@ func finish(hyps []Hypothesis, cfg Config) []Hypothesis {
 // token, best first; ties go to the lower hypothesis, then the lower token.
 func topCandidates(alive []Hypothesis, rows [][]float64, n int) []candidate {
 	best := make([]candidate, 0, min(n, len(rows)*len(rows[0]))+1)
+	full, floor := false, 0.0 // once n are held, a candidate must beat floor, the n-th best
 	for i, row := range rows {
+		base := alive[i].LogProb
 		for j, v := range row {
-			c := candidate{parent: i, token: j, logProb: alive[i].LogProb + v}
-			if len(best) == n && !(c.logProb > best[n-1].logProb) {
+			lp := base + v
+			if full && !(lp > floor) {
 				continue
 			}
 			at := len(best)
-			for at > 0 && c.logProb > best[at-1].logProb {
+			for at > 0 && lp > best[at-1].logProb {
 				at--
 			}
-			best = slices.Insert(best, at, c)
+			best = slices.Insert(best, at, candidate{parent: i, token: j, logProb: lp})
 			if len(best) > n {
 				best = best[:n]
+			}
+			full = len(best) == n
+			if full {
+				floor = best[n-1].logProb
 			}
 		}
 	}
