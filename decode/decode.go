@@ -91,34 +91,36 @@ func (c Config) check(beam bool) error {
 }
 
 // scores checks that Step returned log-probabilities [n, V] with End < V
-// and returns them as rows: float64 ones as they lie, float32 ones widened
-// into *buf (grown when short, so a search reuses one buffer).
-func (c Config) scores(lp *tensor.Tensor, n int, buf *[]float64) ([][]float64, error) {
+// and returns them as they lie.
+func (c Config) scores(lp *tensor.Tensor, n int) (logProbRows, error) {
 	if lp == nil || !lp.DType().IsFloat() || lp.Rank() != 2 || lp.Dim(0) != n || lp.Dim(1) <= c.End {
 		var got any = "nil"
 		if lp != nil {
 			got = fmt.Sprintf("%v%v", lp.DType(), lp.Shape())
 		}
-		return nil, fmt.Errorf("decode: step returned log-probabilities %v, want float [%d, V] with V > End (%d)", got, n, c.End)
+		return logProbRows{}, fmt.Errorf("decode: step returned log-probabilities %v, want float [%d, V] with V > End (%d)", got, n, c.End)
 	}
-	v := lp.Dim(1)
-	var all []float64
 	if lp.DType() == tensor.Float64 {
-		all = lp.Float64s()
-	} else { // widened in one pass, not an At per element, into buf
-		if cap(*buf) < n*v {
-			*buf = make([]float64, n*v)
-		}
-		all = (*buf)[:n*v]
-		for i, x := range lp.Float32s() {
-			all[i] = float64(x)
-		}
+		return logProbRows{f64: lp.Float64s(), v: lp.Dim(1)}, nil
 	}
-	rows := make([][]float64, n)
-	for i := range rows {
-		rows[i] = all[i*v : (i+1)*v]
+	return logProbRows{f32: lp.Float32s(), v: lp.Dim(1)}, nil
+}
+
+// logProbRows is a step's log-probabilities [n, V], float32 or float64,
+// read in their own type (a float32 widens exactly to float64 as it is read).
+type logProbRows struct {
+	f32 []float32
+	f64 []float64
+	v   int
+}
+
+// top returns the n best extensions of alive, whose rows start at row
+// first (see topCandidates).
+func (r logProbRows) top(alive []Hypothesis, first, n int) []candidate {
+	if r.f64 != nil {
+		return topCandidates(alive, r.f64[first*r.v:(first+len(alive))*r.v], r.v, n)
 	}
-	return rows, nil
+	return topCandidates(alive, r.f32[first*r.v:(first+len(alive))*r.v], r.v, n)
 }
 
 // Greedy decodes by taking the most likely next token (the lower token on
@@ -133,18 +135,14 @@ func Greedy[S any](step Step[S], state S, cfg Config) (Hypothesis, error) {
 		if err != nil {
 			return Hypothesis{}, err
 		}
-		rows, err := cfg.scores(lp, 1, new([]float64))
+		rows, err := cfg.scores(lp, 1)
 		if err != nil {
 			return Hypothesis{}, err
 		}
-		tok := 0
-		for j, v := range rows[0] {
-			if v > rows[0][tok] {
-				tok = j
-			}
-		}
+		best := rows.top([]Hypothesis{h}, 0, 1)[0] // the most likely, the lower token on ties
+		tok := best.token
 		h.Tokens = append(h.Tokens, tok)
-		h.LogProb += rows[0][tok]
+		h.LogProb = best.logProb
 		h.Finished = tok == cfg.End
 		prev, state = tok, next
 	}
@@ -197,7 +195,6 @@ func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources i
 	alive, done := make([][]Hypothesis, sources), make([][]Hypothesis, sources)
 	stopped := make([]bool, sources) // BeamWidth hypotheses finished
 	prev := make([]int, sources)
-	var widened []float64 // float32 log-probabilities as float64, reused step to step
 	for s := range alive {
 		alive[s], prev[s] = []Hypothesis{{}}, cfg.Start
 	}
@@ -206,7 +203,7 @@ func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources i
 		if err != nil {
 			return nil, err
 		}
-		rows, err := cfg.scores(lp, len(prev), &widened)
+		rows, err := cfg.scores(lp, len(prev))
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +216,7 @@ func BeamSearchBatch[S any](step Step[S], reorder Reorder[S], state S, sources i
 			}
 			var live []Hypothesis
 			var from []int
-			for r, c := range topCandidates(hyps, rows[base:base+len(hyps)], 2*k) {
+			for r, c := range rows.top(hyps, base, 2*k) {
 				h := Hypothesis{Tokens: append(slices.Clone(hyps[c.parent].Tokens), c.token), LogProb: c.logProb}
 				switch {
 				case c.token == cfg.End && r < k:
@@ -274,14 +271,15 @@ func finish(hyps []Hypothesis, cfg Config) []Hypothesis {
 }
 
 // topCandidates returns the n best extensions of the hypotheses by one
-// token, best first; ties go to the lower hypothesis, then the lower token.
-func topCandidates(alive []Hypothesis, rows [][]float64, n int) []candidate {
-	best := make([]candidate, 0, min(n, len(rows)*len(rows[0]))+1)
+// token, best first, from their log-probabilities rows [len(alive), v];
+// ties go to the lower hypothesis, then the lower token.
+func topCandidates[T tensor.Float](alive []Hypothesis, rows []T, v, n int) []candidate {
+	best := make([]candidate, 0, min(n, len(rows))+1)
 	full, floor := false, 0.0 // once n are held, a candidate must beat floor, the n-th best
-	for i, row := range rows {
+	for i := range alive {
 		base := alive[i].LogProb
-		for j, v := range row {
-			lp := base + v
+		for j, x := range rows[i*v : (i+1)*v] {
+			lp := base + float64(x)
 			if full && !(lp > floor) {
 				continue
 			}
