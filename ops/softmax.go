@@ -107,8 +107,7 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	// log-probabilities are near 0, so they keep their relative accuracy.
 	// The exponentials are only summed.
 	sum := expShiftTo(nil, x, float64(m))
-	copy(y, x)
-	vec.AddConst(y, -m)
+	vec.AddConstTo(y, x, -m)
 	vec.AddConst(y, T(-math.Log(sum)))
 }
 
