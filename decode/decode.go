@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -277,9 +278,14 @@ func topCandidates[T tensor.Float](alive []Hypothesis, rows []T, v, n int) []can
 	best := make([]candidate, 0, min(n, len(rows))+1)
 	full, floor := false, 0.0 // once n are held, a candidate must beat floor, the n-th best
 	for i := range alive {
-		base := alive[i].LogProb
-		for j, x := range rows[i*v : (i+1)*v] {
-			lp := base + float64(x)
+		base, row := alive[i].LogProb, rows[i*v:(i+1)*v]
+		for j := 0; j < len(row); j++ {
+			if full { // skip, eight at a time, what cannot beat floor
+				if j += vec.IndexAbove(row[j:], below[T](floor, base)); j == len(row) {
+					break
+				}
+			}
+			lp := base + float64(row[j])
 			if full && !(lp > floor) {
 				continue
 			}
@@ -298,4 +304,17 @@ func topCandidates[T tensor.Float](alive []Hypothesis, rows []T, v, n int) []can
 		}
 	}
 	return best
+}
+
+// below returns a T under which no log-probability x can make base + x
+// beat floor: floor - base less a margin for the roundings of that sum and
+// of the conversion to T, so the vector skip only drops what the exact
+// comparison would. Infinities and NaN pass as they are (the exact
+// comparison then drops the same).
+func below[T tensor.Float](floor, base float64) T {
+	d := floor - base
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return T(d)
+	}
+	return T(d - 1e-6*(math.Abs(d)+math.Abs(base)+math.Abs(floor)) - 1e-30)
 }

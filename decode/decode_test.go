@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -230,4 +231,64 @@ func TestBeamSearchBatchEqualsOneByOne(t *testing.T) {
 	}
 	_, err := BeamSearchBatch(m.step, reorderRows, [][]int{{}}, 0, Config{End: end, MaxLen: 2, BeamWidth: 2})
 	require.ErrorContains(t, err, "decode: BeamSearchBatch of 0 sources; want at least 1")
+}
+
+// refTop is topCandidates without the vector skip: every extension is
+// compared with the n-th best held.
+func refTop[T tensor.Float](alive []Hypothesis, rows []T, v, n int) []candidate {
+	var best []candidate
+	for i := range alive {
+		for j, x := range rows[i*v : (i+1)*v] {
+			lp := alive[i].LogProb + float64(x)
+			if len(best) == n && !(lp > best[n-1].logProb) {
+				continue
+			}
+			at := len(best)
+			for at > 0 && lp > best[at-1].logProb {
+				at--
+			}
+			best = slices.Insert(best, at, candidate{parent: i, token: j, logProb: lp})
+			best = best[:min(len(best), n)]
+		}
+	}
+	return best
+}
+
+// The vector skip of topCandidates drops only what the exact comparison
+// drops: the same candidates as refTop on float32 and float64 rows with
+// ties, NaN and -Inf entries, hypotheses far from 0 and at -Inf, for
+// several n and vocabulary sizes.
+func TestTopCandidatesSkipChangesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, v := range []int{1, 7, 8, 33, 1000} {
+		for _, n := range []int{1, 3, 8} {
+			for _, bases := range [][]float64{{0, -0.5, -2}, {-1e6, -1e6 - 1e-3, -1e6 + 2}, {-3, math.Inf(-1), -1}} {
+				alive := make([]Hypothesis, len(bases))
+				for i, b := range bases {
+					alive[i].LogProb = b
+				}
+				rows := make([]float64, len(bases)*v)
+				for k := range rows {
+					rows[k] = -rng.ExpFloat64() * 5
+					if k%2 == 0 {
+						rows[k] = math.Round(rows[k]*8) / 8 // ties among the steps of 1/8
+					}
+					switch k % 97 {
+					case 13:
+						rows[k] = math.NaN()
+					case 29:
+						rows[k] = math.Inf(-1)
+					}
+				}
+				rows32 := make([]float32, len(rows))
+				for k, x := range rows {
+					rows32[k] = float32(x)
+				}
+				name := fmt.Sprintf("v=%d n=%d bases=%v", v, n, bases)
+				// compared as text: a NaN candidate equals itself there
+				require.Equal(t, fmt.Sprint(refTop(alive, rows, v, n)), fmt.Sprint(topCandidates(alive, rows, v, n)), name)
+				require.Equal(t, fmt.Sprint(refTop(alive, rows32, v, n)), fmt.Sprint(topCandidates(alive, rows32, v, n)), name)
+			}
+		}
+	}
 }

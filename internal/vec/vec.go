@@ -249,3 +249,22 @@ func DotRows[T tensor.Float](x []T, ldx int, y []T, ldy int, rows, n int) T {
 	}
 	return s
 }
+
+// IndexAbove returns the first index i with x[i] > t, or len(x) when there
+// is none; NaN is never above t, and nothing is above a NaN t. It skips
+// the elements that cannot enter a running top-k eight at a time.
+func IndexAbove[T tensor.Float](x []T, t T) int {
+	done := 0
+	if xf, ok := any(x).([]float32); ok && hasAVX && len(xf) >= 8 {
+		done = len(xf) &^ 7
+		if i := indexAbove32(&xf[0], done, any(t).(float32)); i < done {
+			return i
+		}
+	}
+	for i := done; i < len(x); i++ {
+		if x[i] > t {
+			return i
+		}
+	}
+	return len(x)
+}

@@ -75,3 +75,9 @@ func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float
 //
 //go:noescape
 func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32
+
+// indexAbove32 returns the first i < n, n a multiple of 8, with x[i] > t
+// (never for NaN), or n.
+//
+//go:noescape
+func indexAbove32(x *float32, n int, t float32) int

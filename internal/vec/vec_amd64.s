@@ -544,3 +544,35 @@ mdone:
 	VZEROUPPER
 	MOVSS     X0, ret+16(FP)
 	RET
+
+// func indexAbove32(x *float32, n int, t float32) int
+// The first i < n (n a multiple of 8) with x[i] > t (an ordered compare:
+// NaN is never above), or n: eight lanes compared at a time.
+TEXT ·indexAbove32(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS t+16(FP), Y1
+	XORQ         AX, AX
+
+aloop:
+	CMPQ      AX, CX
+	JGE       anone
+	VMOVUPS   (SI)(AX*4), Y0
+	VCMPPS    $0x1e, Y1, Y0, Y2 // x > t, ordered, quiet
+	VMOVMSKPS Y2, BX
+	TESTL     BX, BX
+	JNE       afound
+	ADDQ      $8, AX
+	JMP       aloop
+
+afound:
+	BSFL      BX, BX
+	ADDQ      BX, AX
+	VZEROUPPER
+	MOVQ      AX, ret+24(FP)
+	RET
+
+anone:
+	VZEROUPPER
+	MOVQ      CX, ret+24(FP)
+	RET

@@ -42,3 +42,5 @@ func axpyRows32(dst *float32, ldd int, x *float32, ldx int, rows, n int, a float
 func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32 {
 	panic("vec: no assembly on this architecture")
 }
+
+func indexAbove32(x *float32, n int, t float32) int { panic("vec: no assembly on this architecture") }

@@ -364,3 +364,44 @@ func TestMax(t *testing.T) {
 		}
 	})
 }
+
+// TestIndexAbove checks IndexAbove against a plain scan on every length,
+// unaligned, for thresholds below, inside and above the values, with NaNs
+// among them and as the threshold, on both paths.
+func TestIndexAbove(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for _, n := range lengths {
+			checkIndexAbove[float32](t, rng, n)
+			checkIndexAbove[float64](t, rng, n)
+		}
+	})
+}
+
+func checkIndexAbove[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
+	x := make([]T, n+1)
+	for i := range x {
+		x[i] = T(rng.NormFloat64())
+		if i%11 == 5 {
+			x[i] = T(math.NaN())
+		}
+	}
+	row := x[1:]
+	for _, th := range []float64{-10, -1, 0, 0.5, 1.5, 10, math.Inf(1), math.NaN()} {
+		want := len(row)
+		for i, v := range row {
+			if v > T(th) {
+				want = i
+				break
+			}
+		}
+		require.Equal(t, want, IndexAbove(row, T(th)), "n=%d t=%v", n, th)
+	}
+	if n > 0 { // a hit in the last lane of a block and in the tail
+		for _, at := range []int{n - 1, min(7, n-1)} {
+			y := make([]T, n)
+			y[at] = 1
+			require.Equal(t, at, IndexAbove(y, 0.5), "n=%d at=%d", n, at)
+		}
+	}
+}
