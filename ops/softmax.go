@@ -103,12 +103,11 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 		scaleRow(y, 1/sum)
 		return
 	}
-	// (x - m) - log Σ, as two vector passes: x - m is exact where the
-	// log-probabilities are near 0, so they keep their relative accuracy.
-	// The exponentials are only summed.
+	// (x - m) - log Σ, each difference rounded in turn: x - m is exact
+	// where the log-probabilities are near 0, so they keep their relative
+	// accuracy. The exponentials are only summed.
 	sum := expShiftTo(nil, x, float64(m))
-	vec.AddConstTo(y, x, -m)
-	vec.AddConst(y, T(-math.Log(sum)))
+	vec.ShiftTo(y, x, -m, T(-math.Log(sum)))
 }
 
 // softmaxLanes writes the softmax or log-softmax along the rows of one

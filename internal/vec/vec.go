@@ -17,6 +17,22 @@ func Add[T tensor.Float](dst, src []T) {
 	Sum(dst, dst, src)
 }
 
+// ShiftTo sets dst[i] = (src[i] + a) + b for every i < len(src) in one
+// pass, each addition rounded in turn, as two AddConst passes would
+// (log-softmax's (x - max) - log Σ, whose first difference is exact near
+// the maximum). dst must be at least as long as src; dst may be src.
+func ShiftTo[T tensor.Float](dst, src []T, a, b T) {
+	dst = dst[:len(src)]
+	done := 0
+	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
+		done = len(d) &^ 7
+		shift32(&d[0], &any(src).([]float32)[0], any(a).(float32), any(b).(float32), done)
+	}
+	for i := done; i < len(src); i++ {
+		dst[i] = (src[i] + a) + b
+	}
+}
+
 // Sum sets dst[i] = a[i] + b[i] for every i < len(b) in one pass (a
 // gradient's first two terms, without copying the first). dst and a must
 // be at least as long as b; dst may be a.

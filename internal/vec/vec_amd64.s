@@ -576,3 +576,28 @@ anone:
 	VZEROUPPER
 	MOVQ      CX, ret+24(FP)
 	RET
+
+// func shift32(dst, src *float32, a, b float32, n int)
+// dst[i] = (src[i] + a) + b for i < n, n a multiple of 8, each addition
+// rounded in turn (dst may be src).
+TEXT ·shift32(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	VBROADCASTSS a+16(FP), Y4
+	VBROADCASTSS b+20(FP), Y5
+	MOVQ         n+24(FP), CX
+
+sloop:
+	TESTQ   CX, CX
+	JEQ     sdone
+	VADDPS  (SI), Y4, Y0
+	VADDPS  Y5, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     sloop
+
+sdone:
+	VZEROUPPER
+	RET

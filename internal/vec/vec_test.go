@@ -14,7 +14,7 @@ import (
 // lengths are odd sizes around the assembly's 8- and 32-value rounds.
 var lengths = []int{0, 1, 3, 7, 8, 9, 17, 31, 32, 33, 127, 513}
 
-// TestMatchGo checks Add, Sum, AddConst and AddConstTo against plain loops on every length,
+// TestMatchGo checks Add, Sum, AddConst, AddConstTo and ShiftTo against plain loops on every length,
 // at an offset that leaves the runs unaligned, with the assembly (where
 // this CPU has it) and with the Go loops forced.
 func TestMatchGo(t *testing.T) {
@@ -89,6 +89,16 @@ func check[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	AddConstTo(shifted[3:], got[1:n+1], v)
 	require.Equal(t, wantShifted, shifted, "AddConstTo n=%d", n)
 	require.Equal(t, before, got, "AddConstTo must leave its source alone n=%d", n)
+
+	// Two shifts in one pass equal two AddConst passes to the bit.
+	w2 := make([]T, n+2)
+	b := T(rng.NormFloat64() * 1e-3)
+	twice := append(make([]T, 0, n), got[1:n+1]...)
+	AddConst(twice, v)
+	AddConst(twice, b)
+	ShiftTo(w2[2:], got[1:n+1], v, b)
+	require.Equal(t, twice, w2[2:], "ShiftTo n=%d", n)
+	require.Equal(t, []T{0, 0}, w2[:2], "ShiftTo wrote before its run n=%d", n)
 
 	// Sum into a third run, unaligned, leaving its neighbours alone.
 	a := append([]T(nil), dst...)
