@@ -175,8 +175,9 @@ func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
 
 // gruForward writes h' per row into out [total, H], the gate activations
 // into act [total, 3H] (first x·W, then the activations; the input bias b
-// is added as a step reads each row) and, when rech is not nil (reset_after), h·Uh + b'h into
-// rech [total, H]; every row of each is written.
+// is added as a step reads each row) and, when rech is not nil
+// (reset_after), h·Uh + b'h into rech [total, H]; every row of each is
+// written.
 func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil

@@ -49,19 +49,14 @@ func Sum[T tensor.Float](dst, a, b []T) {
 }
 
 // AddConst adds v to every element of dst.
-func AddConst[T tensor.Float](dst []T, v T) { AddConstTo(dst, dst, v) }
-
-// AddConstTo sets dst[i] = src[i] + v for every i < len(src) in one pass
-// (a shifted copy). dst must be at least as long as src; dst may be src.
-func AddConstTo[T tensor.Float](dst, src []T, v T) {
-	dst = dst[:len(src)]
+func AddConst[T tensor.Float](dst []T, v T) {
 	done := 0
 	if d, ok := any(dst).([]float32); ok && hasAVX && len(d) >= 8 {
 		done = len(d) &^ 7
-		addConst32(&d[0], &any(src).([]float32)[0], any(v).(float32), done)
+		addConst32(&d[0], any(v).(float32), done)
 	}
-	for i := done; i < len(src); i++ {
-		dst[i] = src[i] + v
+	for i := done; i < len(dst); i++ {
+		dst[i] += v
 	}
 }
 

@@ -12,11 +12,10 @@ var hasAVX = cpu.X86.HasAVX
 //go:noescape
 func add32(dst, a, b *float32, n int)
 
-// addConst32 sets n float32 values at dst to those at src plus v (dst may
-// be src); n is a multiple of 8.
+// addConst32 adds v to n float32 values at dst; n is a multiple of 8.
 //
 //go:noescape
-func addConst32(dst, src *float32, v float32, n int)
+func addConst32(dst *float32, v float32, n int)
 
 // addRows32 is AddRows for float32 (strides in elements).
 //

@@ -46,26 +46,24 @@ done:
 	VZEROUPPER
 	RET
 
-// func addConst32(dst, src *float32, v float32, n int)
-// dst[i] = src[i] + v for i < n, n a multiple of 8 (dst may be src).
-TEXT ·addConst32(SB), NOSPLIT, $0-32
+// func addConst32(dst *float32, v float32, n int)
+// dst[i] += v for i < n, n a multiple of 8.
+TEXT ·addConst32(SB), NOSPLIT, $0-24
 	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	VBROADCASTSS v+16(FP), Y4
-	MOVQ         n+24(FP), CX
+	VBROADCASTSS v+8(FP), Y4
+	MOVQ         n+16(FP), CX
 
 wide:
 	CMPQ    CX, $32
 	JLT     narrow
-	VADDPS  (SI), Y4, Y0
-	VADDPS  32(SI), Y4, Y1
-	VADDPS  64(SI), Y4, Y2
-	VADDPS  96(SI), Y4, Y3
+	VADDPS  (DI), Y4, Y0
+	VADDPS  32(DI), Y4, Y1
+	VADDPS  64(DI), Y4, Y2
+	VADDPS  96(DI), Y4, Y3
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
-	ADDQ    $128, SI
 	ADDQ    $128, DI
 	SUBQ    $32, CX
 	JMP     wide
@@ -73,9 +71,8 @@ wide:
 narrow:
 	TESTQ   CX, CX
 	JEQ     done
-	VADDPS  (SI), Y4, Y0
+	VADDPS  (DI), Y4, Y0
 	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
 	ADDQ    $32, DI
 	SUBQ    $8, CX
 	JMP     narrow

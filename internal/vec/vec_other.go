@@ -7,7 +7,7 @@ const hasAVX = false
 
 func add32(dst, a, b *float32, n int) { panic("vec: no assembly on this architecture") }
 
-func addConst32(dst, src *float32, v float32, n int) { panic("vec: no assembly on this architecture") }
+func addConst32(dst *float32, v float32, n int) { panic("vec: no assembly on this architecture") }
 
 func addRows32(dst *float32, ldd int, src *float32, lds int, rows, n int) {
 	panic("vec: no assembly on this architecture")
