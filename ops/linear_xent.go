@@ -22,6 +22,8 @@ type linearXentOp struct {
 	labels         []int // ignored rows get 0
 	kept           int   // rows with a label
 	rowMax, logSum []float64
+	eager          [3]bool          // gradients of x, W and b that Forward computes (LinearSoftmaxCrossEntropyEagerOp)
+	unit           []*tensor.Tensor // those gradients for an upstream gradient of 1, until Backward takes them
 }
 
 // LinearSoftmaxCrossEntropyOp returns the mean softmax cross-entropy of
@@ -39,6 +41,19 @@ type linearXentOp struct {
 // of logits instead of the logits, their softmax and their gradient
 // (three [N, V] tensors), for the cost of a second x·W.
 func LinearSoftmaxCrossEntropyOp(chunkRows int) Op { return &linearXentOp{chunk: chunkRows} }
+
+// LinearSoftmaxCrossEntropyEagerOp is LinearSoftmaxCrossEntropyOp for a
+// loss that will be differentiated: Forward also turns each chunk's
+// logits into softmax − one-hot while it holds them and takes the
+// gradients of the inputs want marks (x, W, b) for an upstream gradient
+// of 1, and the first Backward only scales them by the upstream gradient.
+// That saves the second x·W of the plain op: training runs the
+// projection's three GEMMs (logits, dx, dW), as an unfused layer does,
+// still without the [N, V] logits. Use the plain op when no Backward
+// follows (evaluation), where the gradients would be wasted work.
+func LinearSoftmaxCrossEntropyEagerOp(chunkRows int, want [3]bool) Op {
+	return &linearXentOp{chunk: chunkRows, eager: want}
+}
 
 // LinearSoftmaxCrossEntropy returns the mean cross-entropy of x·W + b
 // against labels; see LinearSoftmaxCrossEntropyOp.
@@ -80,11 +95,22 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	o.rowMax, o.logSum = make([]float64, n), make([]float64, n)
 	loss := make([]float64, n)
+	o.unit = nil
+	var rw []float64 // each row's weight in the gradients Forward takes: 1/kept for a kept row
+	if o.eager != [3]bool{} && o.kept > 0 {
+		o.unit = wantedGrads(in[:3], o.eager[:])
+		rw = make([]float64, n)
+		for i, l := range labels {
+			if l >= 0 {
+				rw[i] = 1 / float64(o.kept)
+			}
+		}
+	}
 	switch x.DType() {
 	case tensor.Float32:
-		linearXentForward(o, x.Float32s(), w.Float32s(), b.Float32s(), n, x.Dim(1), v, loss)
+		linearXentForward(o, x.Float32s(), w.Float32s(), b.Float32s(), n, x.Dim(1), v, loss, rw)
 	case tensor.Float64:
-		linearXentForward(o, x.Float64s(), w.Float64s(), b.Float64s(), n, x.Dim(1), v, loss)
+		linearXentForward(o, x.Float64s(), w.Float64s(), b.Float64s(), n, x.Dim(1), v, loss, rw)
 	}
 	sum := 0.0
 	for i, l := range labels {
@@ -107,16 +133,29 @@ func chunkLogits[T tensor.Float](x, w, b, z []T, lo, hi, d, v int) {
 	gemm.Gemm(false, false, hi-lo, v, d, 1, x[lo*d:hi*d], d, w, v, 1, z, v)
 }
 
-func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, loss []float64) {
+// linearXentForward computes each chunk's logits and losses and, when
+// o.unit holds gradients to take (weights rw), their share of them.
+func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, loss, rw []float64) {
 	z := make([]T, min(o.chunk, n)*v)
+	var dz []T
+	if o.unit != nil {
+		dz = make([]T, len(z))
+	}
 	for lo := 0; lo < n; lo += o.chunk {
 		hi := min(lo+o.chunk, n)
 		chunkLogits(x, w, b, z, lo, hi, d, v)
 		xentKernel(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], loss[lo:hi])
+		if dz != nil {
+			xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
+			chunkGrads(x, w, dz, lo, hi, d, v, floats[T](o.unit[0]), floats[T](o.unit[1]), floats[T](o.unit[2]))
+		}
 	}
 }
 
 func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if o.unit != nil && o.covers(need) {
+		return o.takeUnit(gout.At(0), need), nil
+	}
 	grads := wantedGrads(in, need)
 	grads[3] = nil
 	if o.kept == 0 {
@@ -150,14 +189,58 @@ func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v in
 		hi := min(lo+o.chunk, n)
 		chunkLogits(x, w, b, z, lo, hi, d, v)
 		xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
-		if dx != nil {
-			gemm.Gemm(false, true, hi-lo, d, v, 1, dz, v, w, v, 0, dx[lo*d:hi*d], d)
+		chunkGrads(x, w, dz, lo, hi, d, v, dx, dw, db)
+	}
+}
+
+// chunkGrads takes the gradients of rows lo..hi from their logits'
+// gradient dz: dx = dz·Wᵀ for those rows, dW += xᵀ·dz and db += Σ dz;
+// a nil gradient is not wanted.
+func chunkGrads[T tensor.Float](x, w, dz []T, lo, hi, d, v int, dx, dw, db []T) {
+	if dx != nil {
+		gemm.Gemm(false, true, hi-lo, d, v, 1, dz, v, w, v, 0, dx[lo*d:hi*d], d)
+	}
+	if dw != nil {
+		gemm.Gemm(true, false, d, v, hi-lo, 1, x[lo*d:hi*d], d, dz, v, 1, dw, v)
+	}
+	if db != nil {
+		sumRows(db, dz, hi-lo, v)
+	}
+}
+
+// covers reports whether Forward took every gradient need asks for.
+func (o *linearXentOp) covers(need []bool) bool {
+	for i, e := range o.eager {
+		if need[i] && (!e || o.unit[i] == nil) {
+			return false
 		}
-		if dw != nil {
-			gemm.Gemm(true, false, d, v, hi-lo, 1, x[lo*d:hi*d], d, dz, v, 1, dw, v)
+	}
+	return true
+}
+
+// takeUnit hands over the gradients Forward took, scaled by the upstream
+// gradient g, keeping only those need asks for. They are handed over
+// once: a later Backward recomputes.
+func (o *linearXentOp) takeUnit(g float64, need []bool) []*tensor.Tensor {
+	grads := make([]*tensor.Tensor, 4)
+	for i := range 3 {
+		if need[i] {
+			grads[i] = o.unit[i]
+			if g != 1 {
+				scaleAll(grads[i], g)
+			}
 		}
-		if db != nil {
-			sumRows(db, dz, hi-lo, v)
-		}
+	}
+	o.unit = nil
+	return grads
+}
+
+// scaleAll multiplies every element of the float tensor t by a, in place.
+func scaleAll(t *tensor.Tensor, a float64) {
+	switch t.DType() {
+	case tensor.Float32:
+		scaleRow(t.Float32s(), a)
+	case tensor.Float64:
+		scaleRow(t.Float64s(), a)
 	}
 }

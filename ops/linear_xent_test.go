@@ -78,3 +78,68 @@ func TestLinearXentErrors(t *testing.T) {
 	_, err = LinearSoftmaxCrossEntropy(in[0], in[1], in[2], nil)
 	require.ErrorContains(t, err, "nil input")
 }
+
+// The eager op takes the plain op's gradients in Forward: the same value
+// and gradients for any chunk, upstream gradient and set of wanted
+// inputs; a Backward that asks for more than Forward took, or a second
+// Backward, recomputes them.
+func TestLinearXentEagerMatchesPlain(t *testing.T) {
+	in := linearXentInputs(11)
+	all := []bool{true, true, true, false}
+	plain := LinearSoftmaxCrossEntropyOp(0)
+	wantOut, err := plain.Forward(in)
+	require.NoError(t, err)
+	cases := []struct {
+		name  string
+		chunk int
+		want  [3]bool
+		need  []bool
+		gout  float64
+	}{
+		{"all_one_chunk", 0, [3]bool{true, true, true}, all, 1},
+		{"all_chunk2_scaled", 2, [3]bool{true, true, true}, all, -0.75},
+		{"weights_only_chunk1", 1, [3]bool{false, true, true}, []bool{false, true, true, false}, 3},
+		{"x_only_chunk3", 3, [3]bool{true, false, false}, []bool{true, false, false, false}, 0.5},
+		{"need_more_than_taken", 2, [3]bool{false, true, false}, all, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := plain.Backward(in, wantOut, tensor.Scalar(c.gout), c.need)
+			require.NoError(t, err)
+			op := LinearSoftmaxCrossEntropyEagerOp(c.chunk, c.want)
+			out, err := op.Forward(in)
+			require.NoError(t, err)
+			require.InDelta(t, wantOut.At(0), out.At(0), 1e-12)
+			for round := range 2 {
+				got, err := op.Backward(in, out, tensor.Scalar(c.gout), c.need)
+				require.NoError(t, err)
+				for i := range 4 {
+					if want[i] == nil {
+						require.Nil(t, got[i], "round %d input %d", round, i)
+						continue
+					}
+					requireClose(t, want[i], got[i], 1e-12, 1e-12)
+				}
+			}
+		})
+	}
+	checkDTypes(t, func() Op { return LinearSoftmaxCrossEntropyEagerOp(2, [3]bool{true, true, true}) }, in...)
+}
+
+// With every row ignored the eager op takes nothing and returns zero
+// gradients, as the plain op does.
+func TestLinearXentEagerAllIgnored(t *testing.T) {
+	in := linearXentInputs(3)
+	in[3] = tensor.MustFromSlice([]int64{-1, -1, -1, -1, -1}, 5)
+	op := LinearSoftmaxCrossEntropyEagerOp(0, [3]bool{true, true, true})
+	got, err := op.Forward(in)
+	require.NoError(t, err)
+	require.Zero(t, got.At(0))
+	grads, err := op.Backward(in, got, tensor.Scalar(1.0), []bool{true, true, true, false})
+	require.NoError(t, err)
+	for i := range 3 {
+		for j := range grads[i].Size() {
+			require.Zero(t, grads[i].At(j))
+		}
+	}
+}
