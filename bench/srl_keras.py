@@ -53,9 +53,9 @@ class BookLSTMCell(keras.layers.Layer):
 class DBLSTM(keras.Model):
     def __init__(self, nwords, nverbs, nlabels, word_dim=32, mark_dim=5, hidden=512, depth=8):
         super().__init__()
-        self.word = keras.layers.Embedding(nwords, word_dim)
-        self.verb = keras.layers.Embedding(nverbs, word_dim)
-        self.mark = keras.layers.Embedding(2, mark_dim)
+        self.word = keras.layers.Embedding(nwords, word_dim, embeddings_initializer="glorot_uniform")
+        self.verb = keras.layers.Embedding(nverbs, word_dim, embeddings_initializer="glorot_uniform")
+        self.mark = keras.layers.Embedding(2, mark_dim, embeddings_initializer="glorot_uniform")
         self.inp = [keras.layers.Dense(hidden, activation="tanh") for _ in range(8)]
         self.mix = [(keras.layers.Dense(hidden, activation="tanh"), keras.layers.Dense(hidden, activation="tanh")) for _ in range(depth - 1)]
         self.lstm = [keras.layers.RNN(BookLSTMCell(hidden // 4), return_sequences=True, go_backwards=(i % 2 == 1)) for i in range(depth)]

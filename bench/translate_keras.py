@@ -25,10 +25,10 @@ from translate_data import BOS, EOS, add_args, batches, encode, load, pad, teach
 class Seq2Seq(keras.Model):
     def __init__(self, nsrc, ntrg, emb=256, hidden=256, attn=256):
         super().__init__()
-        self.src_emb = keras.layers.Embedding(nsrc, emb)
+        self.src_emb = keras.layers.Embedding(nsrc, emb, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0))
         self.encoder = keras.layers.Bidirectional(keras.layers.GRU(hidden, return_sequences=True, return_state=True, reset_after=True))
         self.boot = keras.layers.Dense(hidden, activation="tanh")
-        self.trg_emb = keras.layers.Embedding(ntrg, emb)
+        self.trg_emb = keras.layers.Embedding(ntrg, emb, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0))
         self.wq = keras.layers.Dense(attn, use_bias=False)
         self.wm = keras.layers.Dense(attn, use_bias=False)
         self.v = keras.layers.Dense(1, use_bias=False)

@@ -12,7 +12,7 @@ import (
 
 // Embedding is a lookup table [vocab, dim] (Keras Embedding, Paddle's
 // embedding), initialised uniform in [-0.05, 0.05) as Keras' default
-// "uniform" embeddings_initializer. With a padding index (PyTorch's and
+// "uniform" embeddings_initializer unless its config names another. With a padding index (PyTorch's and
 // Paddle's padding_idx) that row starts at zero, looks up as zeros and
 // never gets a gradient. The table's gradient is sparse, only the
 // looked-up rows (graph.Param.SparseGrad), so an SGD or Adagrad step costs
@@ -29,6 +29,17 @@ type EmbeddingConfig struct {
 	Vocab, Dim int
 	Padded     bool
 	PaddingIdx int
+	// Init draws the [Vocab, Dim] table in place of Keras' uniform
+	// ±0.05, e.g. tensor.GlorotUniform (Paddle's default) or Normal(1)
+	// (PyTorch's nn.Embedding default); nil keeps Keras'.
+	Init func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error)
+}
+
+// Normal returns an embedding initialiser drawing from N(0, std²).
+func Normal(std float64) func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error) {
+	return func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error) {
+		return tensor.RandNormal(rng, dt, 0, std, shape...)
+	}
 }
 
 // NewEmbedding returns an Embedding shaped by cfg whose table is named
@@ -42,7 +53,20 @@ func NewEmbedding(name string, cfg EmbeddingConfig, rng *rand.Rand, opts ...Opti
 	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab || (cfg.Padded && paddingIdx < 0) {
 		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padded=%v padding index %d: want positive sizes and a padding index in [0, vocab)", name, vocab, dim, cfg.Padded, cfg.PaddingIdx)
 	}
-	w, err := tensor.RandUniform(rng, c.dtype, -0.05, 0.05, vocab, dim)
+	var w *tensor.Tensor
+	var err error
+	if cfg.Init != nil {
+		w, err = cfg.Init(rng, c.dtype, vocab, dim)
+	} else {
+		w, err = tensor.RandUniform(rng, c.dtype, -0.05, 0.05, vocab, dim)
+	}
+	if err == nil && (w == nil || !w.Shape().Equal(tensor.Shape{vocab, dim}) || w.DType() != c.dtype) {
+		got := "nil"
+		if w != nil {
+			got = fmt.Sprintf("%v%v", w.DType(), w.Shape())
+		}
+		err = fmt.Errorf("initialiser returned %s, want %v[%d %d]", got, c.dtype, vocab, dim)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("layers: embedding %q: %w", name, err)
 	}

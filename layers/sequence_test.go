@@ -1,7 +1,10 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +13,55 @@ import (
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
+
+// A config's initialiser draws the table (the padding row still starts
+// at zero); one returning the wrong shape or dtype, or failing, is an
+// error naming the embedding.
+func TestEmbeddingConfigInit(t *testing.T) {
+	l, err := NewEmbedding("n", EmbeddingConfig{Vocab: 400, Dim: 8, Padded: true, PaddingIdx: 0, Init: Normal(2)}, tensor.NewRNG(1))
+	require.NoError(t, err)
+	sum, sq, big := 0.0, 0.0, 0
+	for i, v := range l.Table.Value.Float32s() {
+		if i < 8 {
+			require.Zero(t, v, "the padding row starts at zero")
+			continue
+		}
+		sum, sq = sum+float64(v), sq+float64(v)*float64(v)
+		if v > 0.05 || v < -0.05 {
+			big++
+		}
+	}
+	n := float64(399 * 8)
+	require.InDelta(t, 0, sum/n, 0.15)
+	require.InDelta(t, 2, math.Sqrt(sq/n-(sum/n)*(sum/n)), 0.1, "N(0, 2²)")
+	require.Greater(t, big, 3000, "not Keras' uniform ±0.05")
+
+	g, err := NewEmbedding("g", EmbeddingConfig{Vocab: 2, Dim: 5, Init: tensor.GlorotUniform}, tensor.NewRNG(1), DType(tensor.Float64))
+	require.NoError(t, err)
+	limit := math.Sqrt(6.0 / 7)
+	for _, v := range g.Table.Value.Float64s() {
+		require.True(t, math.Abs(v) <= limit, "%v outside Glorot's ±%v", v, limit)
+	}
+
+	wrong := func(shape ...int) func(*rand.Rand, tensor.DType, ...int) (*tensor.Tensor, error) {
+		return func(*rand.Rand, tensor.DType, ...int) (*tensor.Tensor, error) {
+			return tensor.New(tensor.Float32, shape...)
+		}
+	}
+	for _, c := range []struct {
+		init func(*rand.Rand, tensor.DType, ...int) (*tensor.Tensor, error)
+		want string
+	}{
+		{wrong(3, 2), `layers: embedding "bad": initialiser returned float32[3 2], want float32[3 4]`},
+		{func(*rand.Rand, tensor.DType, ...int) (*tensor.Tensor, error) { return nil, nil }, "initialiser returned nil"},
+		{func(*rand.Rand, tensor.DType, ...int) (*tensor.Tensor, error) { return nil, errors.New("no entropy") }, "no entropy"},
+	} {
+		_, err := NewEmbedding("bad", EmbeddingConfig{Vocab: 3, Dim: 4, Init: c.init}, tensor.NewRNG(1))
+		require.ErrorContains(t, err, c.want)
+	}
+	_, err = NewEmbedding("bad", EmbeddingConfig{Vocab: 3, Dim: 4, Init: wrong(3, 4)}, tensor.NewRNG(1), DType(tensor.Float64))
+	require.ErrorContains(t, err, "initialiser returned float32[3 4], want float64[3 4]")
+}
 
 func TestEmbeddingInitAndPadding(t *testing.T) {
 	l, err := NewEmbedding("emb", EmbeddingConfig{Vocab: 50, Dim: 4, Padded: true, PaddingIdx: 3}, tensor.NewRNG(1))

@@ -51,6 +51,15 @@ var Features = []string{"word", "ctx_n2", "ctx_n1", "ctx_0", "ctx_p1", "ctx_p2",
 // One difference from Paddle: its dynamic_lstm takes the mixing output
 // as the gates' pre-activations directly, while this LSTM (as Keras' and
 // PyTorch's) has its own input kernel, Hidden × Hidden, after the mix.
+//
+// The three embedding tables are drawn Glorot-uniform, Paddle's default
+// initialiser (what the book's run drew for the predicate and mark
+// tables; its word table was loaded pretrained, which the data here
+// lacks): the 2 × 5 mark table then spans ±0.93, where Keras' uniform
+// ±0.05 leaves the one feature that places a word relative to the
+// predicate nearly silent under plain SGD, and the held-out cost after
+// the first pass is lower (README). The other layers keep Keras'
+// initialisers.
 type Model struct {
 	sizes      Sizes
 	Word, Verb *layers.Embedding
@@ -72,13 +81,13 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim}, rng); err != nil {
+	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim, Init: tensor.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
-	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim}, rng); err != nil {
+	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim, Init: tensor.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
-	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim}, rng); err != nil {
+	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim, Init: tensor.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
 	for i, f := range Features {
