@@ -3,7 +3,9 @@ TensorFlow, with the recipe of `plumb train srl` and bench/srl_torch.py
 (see there); the data and chunk scoring are bench/srl_data.py's. Keras'
 LSTM uses one activation for the candidate and the cell output, so the
 book's LSTM (relu candidate, sigmoid cell, peepholes) is a custom cell
-under keras.layers.RNN; the CRF is written out (TF has none built in).
+under keras.layers.RNN; the CRF is written out (TF has none built in),
+its forward algorithm folded over the steps, so the training step and the
+scoring each run as one tf.function traced once for every batch shape.
 
     python bench/srl_keras.py --data ../shared/data --log out/srl/tensorflow
 """
@@ -81,19 +83,30 @@ class DBLSTM(keras.Model):
         return self.out[0](mix) + self.out[1](out)
 
     def nll(self, em, tags, lengths):
-        b, t = tf.shape(em)[0], tf.shape(em)[1]
-        ar = tf.range(b)
-        gather = lambda s: tf.gather_nd(em[:, s], tf.stack([ar, tags[:, s]], 1))
-        alpha = self.start + em[:, 0]
-        score = tf.gather(self.start, tags[:, 0]) + gather(0)
-        for s in range(1, int(t)):
-            live = s < lengths
-            nxt = tf.reduce_logsumexp(alpha[:, :, None] + self.trans, 1) + em[:, s]
-            alpha = tf.where(live[:, None], nxt, alpha)
-            step = tf.gather_nd(self.trans, tf.stack([tags[:, s - 1], tags[:, s]], 1)) + gather(s)
-            score += tf.where(live, step, tf.zeros_like(step))
-        last = tf.gather_nd(tags, tf.stack([ar, lengths - 1], 1))
-        return tf.reduce_logsumexp(alpha + self.stop, 1) - (score + tf.gather(self.stop, last))
+        """Negative log-likelihood per sequence: the forward algorithm folded
+        over the steps (tf.foldl, so one trace serves every length), minus the
+        gold path's score."""
+        t = tf.shape(em)[1]
+        live = tf.sequence_mask(lengths, t)
+        emt, livet = tf.transpose(em, [1, 0, 2]), tf.transpose(live)
+
+        def forward(alpha, x):
+            e, on = x
+            return tf.where(on[:, None], tf.reduce_logsumexp(alpha[:, :, None] + self.trans, 1) + e, alpha)
+
+        alpha = tf.foldl(forward, (emt[1:], livet[1:]), initializer=self.start + emt[0])
+        on = tf.cast(live, em.dtype)
+        emit = tf.reduce_sum(tf.gather(em, tags, batch_dims=2) * on, 1)
+        moves = tf.reduce_sum(tf.gather_nd(self.trans, tf.stack([tags[:, :-1], tags[:, 1:]], -1)) * on[:, 1:], 1)
+        last = tf.gather(tags, lengths - 1, batch_dims=1)
+        score = tf.gather(self.start, tags[:, 0]) + emit + moves + tf.gather(self.stop, last)
+        return tf.reduce_logsumexp(alpha + self.stop, 1) - score
+
+
+# The batch as batchify gives it: word, ctx, verb, mark, mask, label, lengths.
+SIGNATURE = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None, 5], tf.int32), tf.TensorSpec([None], tf.int32),
+             tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None, None], tf.bool), tf.TensorSpec([None, None], tf.int32),
+             tf.TensorSpec([None], tf.int32)]
 
 
 def viterbi(e, trans, start, stop):
@@ -124,8 +137,8 @@ def evaluate(model, exs, o_id, verb_type, batch=100):
     tr, st, sp = model.trans.numpy(), model.start.numpy(), model.stop.numpy()
     for s in range(0, len(exs), batch):
         word, ctx, verb, mark, mask, label, lengths = batchify(exs[s : s + batch])
-        em = model.emissions(word, ctx, verb, mark, mask)
-        cost += float(tf.reduce_sum(model.nll(em, label, lengths)))
+        em, nll = model.scored(word, ctx, verb, mark, mask, label, lengths)
+        cost += float(tf.reduce_sum(nll))
         em = em.numpy()
         for q in range(len(lengths)):
             path = viterbi(em[q, : lengths[q]], tr, st, sp)
@@ -150,14 +163,24 @@ def main():
     rest = [v for v in model.trainable_variables if all(v is not c for c in crf_vars)]
     opt, opt_crf = keras.optimizers.SGD(a.lr), keras.optimizers.SGD(a.lr * a.crf_lr)
 
-    def step(bt):
-        word, ctx, verb, mark, mask, label, lengths = batchify(bt)
+    @tf.function(input_signature=SIGNATURE)
+    def train_step(word, ctx, verb, mark, mask, label, lengths):
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(model.nll(model.emissions(word, ctx, verb, mark, mask), label, lengths))
         grads = tape.gradient(loss, rest + crf_vars)
         opt.apply_gradients(zip(grads[: len(rest)], rest))
         opt_crf.apply_gradients(zip(grads[len(rest) :], crf_vars))
-        return float(loss)
+        return loss
+
+    @tf.function(input_signature=SIGNATURE)
+    def scored(word, ctx, verb, mark, mask, label, lengths):
+        em = model.emissions(word, ctx, verb, mark, mask)
+        return em, model.nll(em, label, lengths)
+
+    model.scored = scored
+
+    def step(bt):
+        return float(train_step(*batchify(bt)))
     run(a, "tensorflow", train, val, words, labels, step, lambda val, o_id, verb_type: evaluate(model, val, o_id, verb_type))
 
 
