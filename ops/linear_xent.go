@@ -125,12 +125,27 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	return out, nil
 }
 
+// projection is W [D, V] packed once for every chunk's products: as
+// the logits' B (W) and, when dx is wanted, as dx's (Wᵀ), where each
+// gemm.Gemm call would pack it again.
+type projection[T tensor.Float] struct {
+	w, wt *gemm.PackedB[T]
+}
+
+func packProjection[T tensor.Float](w []T, d, v int, transposed bool) projection[T] {
+	p := projection[T]{w: gemm.PackB(false, d, v, w, v)}
+	if transposed {
+		p.wt = gemm.PackB(true, v, d, w, v)
+	}
+	return p
+}
+
 // chunkLogits writes the logits x[lo:hi]·W + b into z.
-func chunkLogits[T tensor.Float](x, w, b, z []T, lo, hi, d, v int) {
+func chunkLogits[T tensor.Float](x, b, z []T, lo, hi, d, v int, p projection[T]) {
 	for r := range hi - lo {
 		copy(z[r*v:(r+1)*v], b)
 	}
-	gemm.Gemm(false, false, hi-lo, v, d, 1, x[lo*d:hi*d], d, w, v, 1, z, v)
+	gemm.GemmPacked(false, hi-lo, 1, x[lo*d:hi*d], d, p.w, 1, z, v)
 }
 
 // linearXentForward computes each chunk's logits and losses and, when
@@ -141,13 +156,14 @@ func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int
 	if o.unit != nil {
 		dz = make([]T, len(z))
 	}
+	p := packProjection(w, d, v, dz != nil && o.unit[0] != nil)
 	for lo := 0; lo < n; lo += o.chunk {
 		hi := min(lo+o.chunk, n)
-		chunkLogits(x, w, b, z, lo, hi, d, v)
+		chunkLogits(x, b, z, lo, hi, d, v, p)
 		xentKernel(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], loss[lo:hi])
 		if dz != nil {
 			xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
-			chunkGrads(x, w, dz, lo, hi, d, v, floats[T](o.unit[0]), floats[T](o.unit[1]), floats[T](o.unit[2]))
+			chunkGrads(x, dz, lo, hi, d, v, p, floats[T](o.unit[0]), floats[T](o.unit[1]), floats[T](o.unit[2]))
 		}
 	}
 }
@@ -185,20 +201,21 @@ func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, n
 // wanted.
 func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, rw []float64, dx, dw, db []T) {
 	z, dz := make([]T, min(o.chunk, n)*v), make([]T, min(o.chunk, n)*v)
+	p := packProjection(w, d, v, dx != nil)
 	for lo := 0; lo < n; lo += o.chunk {
 		hi := min(lo+o.chunk, n)
-		chunkLogits(x, w, b, z, lo, hi, d, v)
+		chunkLogits(x, b, z, lo, hi, d, v, p)
 		xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
-		chunkGrads(x, w, dz, lo, hi, d, v, dx, dw, db)
+		chunkGrads(x, dz, lo, hi, d, v, p, dx, dw, db)
 	}
 }
 
 // chunkGrads takes the gradients of rows lo..hi from their logits'
 // gradient dz: dx = dz·Wᵀ for those rows, dW += xᵀ·dz and db += Σ dz;
 // a nil gradient is not wanted.
-func chunkGrads[T tensor.Float](x, w, dz []T, lo, hi, d, v int, dx, dw, db []T) {
+func chunkGrads[T tensor.Float](x, dz []T, lo, hi, d, v int, p projection[T], dx, dw, db []T) {
 	if dx != nil {
-		gemm.Gemm(false, true, hi-lo, d, v, 1, dz, v, w, v, 0, dx[lo*d:hi*d], d)
+		gemm.GemmPacked(false, hi-lo, 1, dz, v, p.wt, 0, dx[lo*d:hi*d], d)
 	}
 	if dw != nil {
 		gemm.Gemm(true, false, d, v, hi-lo, 1, x[lo*d:hi*d], d, dz, v, 1, dw, v)
