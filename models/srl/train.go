@@ -141,7 +141,7 @@ func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], erro
 		Params: m.Params(), Optimizer: opt, Train: loader, Loss: m.Loss, Epochs: cfg.Epochs, LR: sched,
 		Monitor: "f1", Maximize: true, Progress: cfg.Progress, BestPath: cfg.BestPath,
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
-			r, err := Evaluate(m, d, d.HeldOut, 100, report)
+			r, err := Evaluate(m, d, d.HeldOut, 20, report)
 			if err != nil {
 				return nil, err
 			}
