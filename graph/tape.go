@@ -525,9 +525,9 @@ func (t *Tape) sparseGrads(n *node, in []*tensor.Tensor, need []bool, acc map[*V
 // the second makes a fresh sum, acc + g, in one pass (vec.Sum) that
 // belongs to x alone, and every later term is added into that sum in place
 // (vec.Add), so a value read k times costs one new tensor and k-1 vector
-// adds instead of k-1 tensors through the broadcasting add. The terms themselves are never written: an
-// op's gradient may be shared by several values (add hands its upstream
-// gradient to both inputs). x's sum is complete before its own op's
+// adds instead of k-1 tensors through the broadcasting add. The terms
+// themselves are never written: an op's gradient may be shared by several
+// values (add hands its upstream gradient to both inputs). x's sum is complete before its own op's
 // Backward reads it, since every reader of x was recorded after x. On a
 // device each term makes a new sum through the device's add kernel. g is
 // at gAt in t.grads (plus one); a term that the sum has taken in, and a

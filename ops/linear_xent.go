@@ -96,15 +96,10 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	o.rowMax, o.logSum = make([]float64, n), make([]float64, n)
 	loss := make([]float64, n)
 	o.unit = nil
-	var rw []float64 // each row's weight in the gradients Forward takes: 1/kept for a kept row
+	var rw []float64
 	if o.eager != [3]bool{} && o.kept > 0 {
 		o.unit = wantedGrads(in[:3], o.eager[:])
-		rw = make([]float64, n)
-		for i, l := range labels {
-			if l >= 0 {
-				rw[i] = 1 / float64(o.kept)
-			}
-		}
+		rw = o.rowWeights(labels, 1)
 	}
 	switch x.DType() {
 	case tensor.Float32:
@@ -178,12 +173,7 @@ func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, n
 		return grads, nil
 	}
 	labels, _ := in[3].Ints()
-	rw := make([]float64, len(labels)) // each row's weight: the loss's gradient over the kept rows
-	for i, l := range labels {
-		if l >= 0 {
-			rw[i] = gout.At(0) / float64(o.kept)
-		}
-	}
+	rw := o.rowWeights(labels, gout.At(0))
 	x, w, b := in[0], in[1], in[2]
 	switch x.DType() {
 	case tensor.Float32:
@@ -208,6 +198,19 @@ func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v in
 		xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
 		chunkGrads(x, dz, lo, hi, d, v, p, dx, dw, db)
 	}
+}
+
+// rowWeights returns each row's weight in the gradients for an upstream
+// gradient g: g/kept for a kept row (the loss is their mean), 0 for an
+// ignored one.
+func (o *linearXentOp) rowWeights(labels []int, g float64) []float64 {
+	rw := make([]float64, len(labels))
+	for i, l := range labels {
+		if l >= 0 {
+			rw[i] = g / float64(o.kept)
+		}
+	}
+	return rw
 }
 
 // chunkGrads takes the gradients of rows lo..hi from their logits'

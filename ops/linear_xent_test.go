@@ -110,6 +110,12 @@ func TestLinearXentEagerMatchesPlain(t *testing.T) {
 			out, err := op.Forward(in)
 			require.NoError(t, err)
 			require.InDelta(t, wantOut.At(0), out.At(0), 1e-12)
+			eager := op.(*linearXentOp)
+			require.Len(t, eager.unit, 3, "Forward took gradients")
+			for i, w := range c.want {
+				require.Equal(t, w, eager.unit[i] != nil, "Forward took the gradient of input %d", i)
+			}
+			taken := eager.covers(c.need)
 			for round := range 2 {
 				got, err := op.Backward(in, out, tensor.Scalar(c.gout), c.need)
 				require.NoError(t, err)
@@ -119,6 +125,9 @@ func TestLinearXentEagerMatchesPlain(t *testing.T) {
 						continue
 					}
 					requireClose(t, want[i], got[i], 1e-12, 1e-12)
+				}
+				if round == 0 && taken {
+					require.Nil(t, eager.unit, "the first Backward hands the gradients over")
 				}
 			}
 		})
