@@ -82,6 +82,7 @@ def add_args(ap):
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--eval-limit", type=int, default=0)
     ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--dropout", type=float, default=0.3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--log", required=True)
     ap.add_argument("--log-every", type=int, default=50)

@@ -23,8 +23,9 @@ from translate_data import BOS, EOS, add_args, batches, encode, load, pad, teach
 
 
 class Seq2Seq(keras.Model):
-    def __init__(self, nsrc, ntrg, emb=256, hidden=256, attn=256):
+    def __init__(self, nsrc, ntrg, emb=256, hidden=256, attn=256, dropout=0.3):
         super().__init__()
+        self.drop = keras.layers.Dropout(dropout)
         self.src_emb = keras.layers.Embedding(nsrc, emb, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0))
         self.encoder = keras.layers.Bidirectional(keras.layers.GRU(hidden, return_sequences=True, return_state=True, reset_after=True))
         self.boot = keras.layers.Dense(hidden, activation="tanh")
@@ -35,25 +36,25 @@ class Seq2Seq(keras.Model):
         self.cell = keras.layers.GRUCell(hidden, reset_after=True)
         self.out = keras.layers.Dense(ntrg)
 
-    def encode(self, src, lengths):
+    def encode(self, src, lengths, training=False):
         mask = tf.sequence_mask(lengths, tf.shape(src)[1])
-        enc, _, h_bw = self.encoder(self.src_emb(src), mask=mask)
+        enc, _, h_bw = self.encoder(self.drop(self.src_emb(src), training=training), mask=mask)
         return self.boot(h_bw), enc, self.wm(enc), mask
 
-    def step(self, prev, h, enc, keys, mask):
+    def step(self, prev, h, enc, keys, mask, training=False):
         score = tf.squeeze(self.v(tf.tanh(self.wq(h)[:, None, :] + keys)), 2)
         weights = tf.nn.softmax(tf.where(mask, score, tf.fill(tf.shape(score), -1e9)), 1)
         ctx = tf.reduce_sum(weights[:, :, None] * enc, 1)
-        h, _ = self.cell(tf.concat([self.trg_emb(prev), ctx], 1), [h])
+        h, _ = self.cell(tf.concat([self.drop(self.trg_emb(prev), training=training), ctx], 1), [h])
         return h
 
-    def seq_loss(self, src, slen, trg, nxt):
-        h, enc, keys, mask = self.encode(src, slen)
+    def seq_loss(self, src, slen, trg, nxt, training=False):
+        h, enc, keys, mask = self.encode(src, slen, training)
         hs = tf.TensorArray(tf.float32, size=tf.shape(trg)[1])
         for t in tf.range(tf.shape(trg)[1]):
-            h = self.step(trg[:, t], h, enc, keys, mask)
+            h = self.step(trg[:, t], h, enc, keys, mask, training)
             hs = hs.write(t, h)
-        feats = tf.reshape(tf.transpose(hs.stack(), [1, 0, 2]), [-1, tf.shape(h)[1]])
+        feats = self.drop(tf.reshape(tf.transpose(hs.stack(), [1, 0, 2]), [-1, tf.shape(h)[1]]), training=training)
         labels = tf.reshape(nxt, [-1])
         keep = labels >= 0
         logits = self.out(tf.boolean_mask(feats, keep))
@@ -114,19 +115,19 @@ def main():
     keras.utils.set_random_seed(a.seed)
     data, val, test, src_v, trg_v = load(a.data, a.limit, a.eval_limit)
     inv_trg = {i: w for w, i in trg_v.items()}
-    model = Seq2Seq(len(src_v), len(trg_v))
+    model = Seq2Seq(len(src_v), len(trg_v), dropout=a.dropout)
     opt = keras.optimizers.Adam(a.lr, global_clipnorm=5)
     sig = [tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None], tf.int64), tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None, None], tf.int64)]
 
     @tf.function(input_signature=sig)
     def train_step(src, slen, trg, nxt):
         with tf.GradientTape() as tape:
-            loss = model.seq_loss(src, slen, trg, nxt)
+            loss = model.seq_loss(src, slen, trg, nxt, training=True)
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
-    eval_loss = tf.function(model.seq_loss, input_signature=sig)
+    eval_loss = tf.function(lambda src, slen, trg, nxt: model.seq_loss(src, slen, trg, nxt, training=False), input_signature=sig)
     log = RunLog(a.log, "tensorflow", "translate" + (f"-limit{a.limit}" if a.limit else ""),
                  {"batch": a.batch, "lr": a.lr, "seed": a.seed, "train_size": len(data), "threads": a.threads})
     print(f"training on {len(data)} pairs (vocabularies {len(src_v)} en, {len(trg_v)} de)", flush=True)

@@ -95,6 +95,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 	evalLimit := f.fs.Int("eval-limit", 0, "compute BLEU on only the first N test2016 sentences (0: all 1000)")
 	emb := f.fs.Int("emb", 0, "embedding width (0: the default)")
 	hidden := f.fs.Int("hidden", 0, "GRU units and attention units (0: the default)")
+	dropout := f.fs.Float64("dropout", translate.DefaultDropout, "dropout rate on the embeddings and the projection's input (0: none)")
 	minCount := f.fs.Int("min-count", 2, "keep training words seen at least this often")
 	if err := f.parse(args); err != nil {
 		return err
@@ -115,6 +116,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 	if *hidden > 0 {
 		sizes.Hidden, sizes.Attention = *hidden, *hidden
 	}
+	sizes.Dropout = *dropout
 	m, err := translate.New(sizes, tensor.NewRNG(f.seed))
 	if err != nil {
 		return err
@@ -124,8 +126,8 @@ func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeDev()) }()
-	fmt.Fprintf(stdout, "training on %d pairs (vocabularies %d en, %d de; emb %d, hidden %d; Adam lr %g, batch %d, seed %d)\n",
-		dat.Train.Len(), dat.Src.Len(), dat.Trg.Len(), sizes.Emb, sizes.Hidden, f.lr, f.batch, f.seed)
+	fmt.Fprintf(stdout, "training on %d pairs (vocabularies %d en, %d de; emb %d, hidden %d, dropout %g; Adam lr %g, batch %d, seed %d)\n",
+		dat.Train.Len(), dat.Src.Len(), dat.Trg.Len(), sizes.Emb, sizes.Hidden, sizes.Dropout, f.lr, f.batch, f.seed)
 	var sum float64
 	var n int
 	began := time.Now()

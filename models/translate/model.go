@@ -21,13 +21,23 @@ type Sizes struct {
 	Emb       int // word embedding width, both sides
 	Hidden    int // GRU units: each encoder direction and the decoder
 	Attention int // additive attention units
+	// Dropout is the rate of inverted dropout on both embeddings' outputs
+	// and on the decoder states fed to the output projection, in training
+	// only (0: none). Dropout on the embeddings and the projection's input
+	// is what Luong et al. (2015) and the PyTorch and OpenNMT seq2seq
+	// recipes regularise a small-data model with; the recurrent state
+	// itself is left undropped.
+	Dropout float64
 }
+
+// DefaultDropout is the dropout rate of DefaultSizes.
+const DefaultDropout = 0.3
 
 // DefaultSizes are the sizes this package trains with by default: the
 // book's layout at half its width (it uses 512), which a CPU can train on
 // Multi30k.
 func DefaultSizes(src, trg int) Sizes {
-	return Sizes{Src: src, Trg: trg, Emb: 256, Hidden: 256, Attention: 256}
+	return Sizes{Src: src, Trg: trg, Emb: 256, Hidden: 256, Attention: 256, Dropout: DefaultDropout}
 }
 
 // Model is the encoder-decoder. The encoder embeds the source and runs a
@@ -52,6 +62,7 @@ type Model struct {
 	Attn    *layers.BahdanauAttention
 	Decoder *layers.GRU    // one layer, one direction, run a step at a time
 	Out     *layers.Linear // [Hidden, Trg], its loss fused with the projection
+	Drop    layers.Dropout // Sizes.Dropout, drawing its masks from New's rng
 }
 
 // New builds the model with parameters drawn from rng, in float32.
@@ -61,6 +72,9 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
+	if m.Drop, err = layers.NewDropout(s.Dropout, rng); err != nil {
+		return nil, fmt.Errorf("translate: %w", err)
+	}
 	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", layers.EmbeddingConfig{Vocab: s.Src, Dim: s.Emb, Init: layers.Normal(1)}, rng); err != nil {
 		return nil, err
 	}
@@ -142,6 +156,7 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 		return failed(t, fmt.Errorf("translate: encode: %w", err))
 	}
 	x := m.SrcEmb.LookupSeq(t, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
+	x = x.With(m.Drop.Forward(x.Values))
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {
 		return State{H: enc.Values, Mem: layers.Memory{Keys: enc.Values, Values: enc.Values}}
@@ -162,7 +177,7 @@ func (m *Model) Step(t *graph.Tape, prev *tensor.Tensor, s State) State {
 		return failed(t, fmt.Errorf("translate: step: %w", err))
 	}
 	ctx := m.Attn.Attend(s.H, s.Mem)
-	x := graph.Concat(1, m.TrgEmb.Lookup(t, prev), ctx)
+	x := graph.Concat(1, m.Drop.Forward(m.TrgEmb.Lookup(t, prev)), ctx)
 	return State{H: m.Decoder.Cell(x, s.H), Mem: s.Mem}
 }
 
@@ -241,7 +256,7 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 		s = m.Step(t, tensor.MustFromSlice(prev, b), s)
 		hs[st] = s.H
 	}
-	h := graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden)
+	h := m.Drop.Forward(graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden))
 	y, err := m.onDevice(t, tensor.MustFromSlice(labels, len(labels)))
 	if err != nil {
 		return t.Fail(fmt.Errorf("translate: loss: %w", err)), 0

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -103,6 +104,45 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	require.InDelta(t, sum/float64(words), got, 1e-5)
 	require.NoError(t, tape.Backward(loss))
 	require.NotNil(t, m.Out.W.Grad)
+}
+
+// Dropout acts on a training tape only: on an inference tape the model
+// computes what the same parameters without dropout compute; on a training
+// tape the loss moves and still back-propagates. A rate outside [0, 1) is
+// refused.
+func TestDropout(t *testing.T) {
+	d := tinyData(t, 30)
+	s := tinySizes(d)
+	plain, err := New(s, tensor.NewRNG(3))
+	require.NoError(t, err)
+	s.Dropout = 0.5
+	dropped, err := New(s, tensor.NewRNG(3))
+	require.NoError(t, err)
+	b := firstBatch(t, d.Train, 6)
+	lossOn := func(m *Model, tape *graph.Tape) (*graph.Value, float64) {
+		l, _ := m.BatchLoss(tape, b)
+		v, err := l.Item()
+		require.NoError(t, err)
+		return l, v
+	}
+	_, want := lossOn(plain, graph.NewEvalTape())
+	_, got := lossOn(dropped, graph.NewEvalTape())
+	require.Equal(t, want, got)
+	_, trained := lossOn(plain, graph.NewTape())
+	require.InDelta(t, want, trained, 1e-5)
+
+	tape := graph.NewTape()
+	l, noisy := lossOn(dropped, tape)
+	require.Greater(t, math.Abs(noisy-want), 1e-3)
+	require.NoError(t, tape.Backward(l))
+	require.NotNil(t, dropped.SrcEmb.Table.SparseGrad)
+	require.NotNil(t, dropped.Out.W.Grad)
+
+	for _, rate := range []float64{-0.1, 1, math.NaN()} {
+		s.Dropout = rate
+		_, err := New(s, tensor.NewRNG(3))
+		require.ErrorContains(t, err, "dropout", "rate %v", rate)
+	}
 }
 
 // Training cuts the loss and learns the toy task; batched beam decoding
