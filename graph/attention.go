@@ -21,10 +21,14 @@ func Attention(q, k, v, mask *Value, a ops.AttentionAttrs) *Value {
 // of projected queries q [B, Tq, A] over projected keys k [B, Tk, A] with
 // scale vector v [A], averaging values [B, Tk, Dv]; mask may be nil.
 func AdditiveAttention(q, k, v, values, mask *Value, a ops.AttentionAttrs) *Value {
-	if mask == nil {
-		return apply(ops.AdditiveAttentionOp(a), q, k, v, values)
+	op := ops.AdditiveAttentionOp(a)
+	if q != nil && q.tape != nil && !q.tape.grad {
+		op = ops.AdditiveAttentionInferenceOp(a) // nothing kept for a Backward that cannot come
 	}
-	return apply(ops.AdditiveAttentionOp(a), q, k, v, values, mask)
+	if mask == nil {
+		return apply(op, q, k, v, values)
+	}
+	return apply(op, q, k, v, values, mask)
 }
 
 // PadSeq returns the ragged batch s, values [total, D], as a padded [B, T,

@@ -99,11 +99,24 @@ func MatMul(a, b *Value, transA, transB bool) *Value {
 }
 
 // Linear returns x·W + b; b may be nil.
+//
+// On a tape that does not record (an inference tape), a parameter's
+// weights used a second time within a step are packed for the GEMM once
+// and read from the packing until Release (ops.LinearPackedOp): a
+// decoder's output projection, applied at every step of a beam search,
+// would pack its weights at every call otherwise. Parameters must not
+// change between an inference tape's Release calls.
 func Linear(x, w, b *Value) *Value {
-	if b == nil {
-		return apply(ops.LinearOp(), x, w)
+	op := ops.LinearOp()
+	if w != nil {
+		if p := w.tape.packed(w); p != nil {
+			op = ops.LinearPackedOp(p)
+		}
 	}
-	return apply(ops.LinearOp(), x, w, b)
+	if b == nil {
+		return apply(op, x, w)
+	}
+	return apply(op, x, w, b)
 }
 
 // LinearConcat returns [a, b]·W + bias over the last axis without building

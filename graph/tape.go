@@ -77,6 +77,7 @@ type Tape struct {
 	tins   []*tensor.Tensor // op input tensors, cut per op call
 	needs  []bool           // Backward's need flags, cut per node
 	sparse map[*Value]*SparseRows
+	packs  map[*Param]*packing // an inference tape's packed weights (Linear)
 	rec    tensor.Recycler
 
 	// Backward's reclaiming (see SetRetainGraph): the bytes of gradients
@@ -708,6 +709,7 @@ func (t *Tape) Release() {
 	t.needs = t.needs[:0]
 	clear(t.sparse)
 	clear(t.params)
+	clear(t.packs)
 	t.slab = nil
 	t.err = nil
 }

@@ -228,8 +228,9 @@ func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 
 type additiveAttentionOp struct {
 	a     AttentionAttrs
-	probs any // []T [B, Tq, Tk]
-	tanh  any // []T [B, Tq, Tk, A]: tanh(q_i + k_j)
+	infer bool // keep nothing for Backward (AdditiveAttentionInferenceOp)
+	probs any  // []T [B, Tq, Tk]
+	tanh  any  // []T [B, Tq, Tk, A]: tanh(q_i + k_j)
 }
 
 // AdditiveAttentionOp returns additive (Bahdanau) attention (Bahdanau et
@@ -246,6 +247,15 @@ type additiveAttentionOp struct {
 func AdditiveAttentionOp(a AttentionAttrs) Op {
 	a.KeyLengths = slices.Clone(a.KeyLengths)
 	return &additiveAttentionOp{a: a}
+}
+
+// AdditiveAttentionInferenceOp returns AdditiveAttentionOp for a forward
+// pass only (an inference tape's): it keeps no tanh(q_i + k_j) for
+// Backward, building each query's row of them in one reused buffer, and
+// its Backward fails.
+func AdditiveAttentionInferenceOp(a AttentionAttrs) Op {
+	a.KeyLengths = slices.Clone(a.KeyLengths)
+	return &additiveAttentionOp{a: a, infer: true}
 }
 
 // AdditiveAttention returns additive attention; mask may be nil. See AdditiveAttentionOp.
@@ -294,16 +304,23 @@ func (o *additiveAttentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, erro
 	out := tensor.Zeros(dt, d.b, d.tq, d.dv)
 	switch dt {
 	case tensor.Float32:
-		o.probs, o.tanh = additiveForward(d, m, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), out.Float32s())
+		o.probs, o.tanh = additiveForward(d, m, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), in[3].Float32s(), out.Float32s(), !o.infer)
 	case tensor.Float64:
-		o.probs, o.tanh = additiveForward(d, m, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), in[3].Float64s(), out.Float64s())
+		o.probs, o.tanh = additiveForward(d, m, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), in[3].Float64s(), out.Float64s(), !o.infer)
 	}
 	return out, nil
 }
 
-func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out []T) (p, th []T) {
+// additiveForward computes the attention into out and returns the
+// probabilities and, when keep is set, every tanh(q_i + k_j) for Backward.
+func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out []T, keep bool) (p, th []T) {
 	a := d.d
-	p, th = make([]T, d.b*d.tq*d.tk), make([]T, d.b*d.tq*d.tk*a)
+	p = make([]T, d.b*d.tq*d.tk)
+	if keep {
+		th = make([]T, d.b*d.tq*d.tk*a)
+	} else {
+		th = make([]T, d.tk*a) // one query's row at a time
+	}
 	for b := 0; b < d.b; b++ {
 		for i := 0; i < d.tq; i++ {
 			row := p[(b*d.tq+i)*d.tk : (b*d.tq+i+1)*d.tk]
@@ -311,10 +328,13 @@ func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out [
 			// The row's tanh(q_i + k_j) for every j at once, so that the
 			// additions, tanh (vectorised for float32) and dot products
 			// each run over whole rows.
-			blk := th[(b*d.tq+i)*d.tk*a : (b*d.tq+i+1)*d.tk*a]
-			copy(blk, k[b*d.tk*a:(b+1)*d.tk*a])
+			blk := th[:d.tk*a]
+			if keep {
+				blk = th[(b*d.tq+i)*d.tk*a : (b*d.tq+i+1)*d.tk*a]
+			}
+			kb := k[b*d.tk*a : (b+1)*d.tk*a]
 			for j := range row {
-				vec.Add(blk[j*a:(j+1)*a], qi)
+				vec.Sum(blk[j*a:(j+1)*a], kb[j*a:(j+1)*a], qi)
 			}
 			tanhInto(blk, blk)
 			for j := range row {
@@ -324,10 +344,16 @@ func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out [
 		}
 		gemm.Gemm(false, false, d.tq, d.dv, d.tk, 1, p[b*d.tq*d.tk:], d.tk, val[b*d.tk*d.dv:], d.dv, 0, out[b*d.tq*d.dv:], d.dv)
 	}
+	if !keep {
+		th = nil
+	}
 	return p, th
 }
 
 func (o *additiveAttentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
+	if o.infer || o.tanh == nil {
+		return nil, Errorf("additive_attention", in, "no backward: the op ran for inference (AdditiveAttentionInferenceOp) or not at all")
+	}
 	d, _, _ := o.dims(in)
 	grads := make([]*tensor.Tensor, len(in))
 	for i := 0; i < 4; i++ {

@@ -133,6 +133,29 @@ func TestAdditiveAttentionMatchesFormula(t *testing.T) {
 	checkDTypes(t, func() Op { return AdditiveAttentionOp(AttentionAttrs{KeyLengths: lengths}) }, q, k, v, val)
 }
 
+// The inference variant computes what the training op computes, bit for
+// bit, in both dtypes, with and without key lengths, and refuses Backward.
+func TestAdditiveAttentionInference(t *testing.T) {
+	q, k, v, val := randn(1, 3, 2, 5), randn(2, 3, 7, 5), randn(3, 5), randn(4, 3, 7, 3)
+	for _, lengths := range [][]int{nil, {7, 1, 4}} {
+		for _, conv := range []func(*tensor.Tensor) *tensor.Tensor{func(x *tensor.Tensor) *tensor.Tensor { return x }, f32} {
+			in := ins(conv(q), conv(k), conv(v), conv(val))
+			a := AttentionAttrs{KeyLengths: lengths}
+			want, err := AdditiveAttentionOp(a).Forward(in)
+			require.NoError(t, err)
+			op := AdditiveAttentionInferenceOp(a)
+			got, err := op.Forward(in)
+			require.NoError(t, err)
+			require.Equal(t, want.Shape(), got.Shape())
+			for i := range want.Size() {
+				require.Equal(t, want.At(i), got.At(i), "element %d", i)
+			}
+			_, err = op.Backward(in, got, tensor.ZerosLike(got), []bool{true, true, true, true})
+			require.ErrorContains(t, err, "inference")
+		}
+	}
+}
+
 func TestAttentionErrors(t *testing.T) {
 	q, k, v := randn(1, 2, 3, 4), randn(2, 2, 5, 4), randn(3, 2, 5, 2)
 	for _, tc := range []struct {

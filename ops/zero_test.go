@@ -42,6 +42,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Attention":                        ops.Attention,
 			"AdditiveAttentionOp":              ops.AdditiveAttentionOp,
 			"AdditiveAttention":                ops.AdditiveAttention,
+			"AdditiveAttentionInferenceOp":     ops.AdditiveAttentionInferenceOp,
+			"PackWeights":                      ops.PackWeights,
+			"LinearPackedOp":                   ops.LinearPackedOp,
 			"BatchNormOp":                      ops.BatchNormOp,
 			"BatchNorm":                        ops.BatchNorm,
 			"BinaryOp":                         ops.BinaryOp,
@@ -187,6 +190,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*ops.Pool2DAttrs)(nil),
 			(*ops.Spec)(nil),
 			(*ops.SequencePoolType)(nil),
+			(*ops.PackedWeights)(nil),
 		},
 	})
 }

@@ -46,6 +46,9 @@ func newPackedB[T tensor.Float](cfg *config[T], transB bool, k, n int, b []T, ld
 	return p
 }
 
+// Dims returns op(B)'s k and n.
+func (p *PackedB[T]) Dims() (k, n int) { return p.k, p.n }
+
 // size is the number of elements the packing takes: every column rounded
 // up to whole NR-column panels, times k.
 func (p *PackedB[T]) size() int {
