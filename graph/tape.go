@@ -650,7 +650,7 @@ func scalar(x *tensor.Tensor) (float64, error) {
 }
 
 // errReleased is the error of a value used after its tape's Release.
-var errReleased = errors.New("graph: value of a step that Tape.Release ended")
+var errReleased = errors.New("graph: value of a step that Tape.Release ended (or Tape.ReleaseSince)")
 
 // Release ends the step: it gives the storage of the step's op outputs and
 // gradients back to tensor's pool for the next step's ops, and empties the

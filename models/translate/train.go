@@ -223,7 +223,17 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 	cfg.Start, cfg.End = trg.ID(data.BOS), trg.ID(data.EOS)
 	tape := graph.NewEvalTape()
 	defer tape.Release()
+	start := m.Encode(tape, src)
+	if err := start.H.Err(); err != nil {
+		return nil, err
+	}
+	// Each step ends the previous steps' values but the state it starts
+	// from, so the tape holds one step's logits, not every step's.
+	mark := tape.Mark()
 	step := func(prev []int, s State) (*tensor.Tensor, State, error) {
+		if err := tape.ReleaseSince(mark, s.H, s.Mem.Keys, s.Mem.Values); err != nil {
+			return nil, s, err
+		}
 		ids := make([]int64, len(prev))
 		for i, p := range prev {
 			ids[i] = int64(p)
@@ -235,10 +245,6 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 	reorder := func(s State, parents []int) (State, error) {
 		r := s.Select(parents)
 		return r, r.H.Err()
-	}
-	start := m.Encode(tape, src)
-	if err := start.H.Err(); err != nil {
-		return nil, err
 	}
 	hyps, err := decode.BeamSearchBatch(step, reorder, start, src.BatchSize(), cfg)
 	if err != nil {
