@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
-	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -182,7 +181,6 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
 	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 0, act, g3) // x·W; the bias joins as each step reads a row
-	b := d.b[:g3]
 	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	sortRows(s, h, hs, d.h0)
 	var u, uzr, uh *gemm.PackedB[T] // the recurrent weights' blocks, packed once for all steps
@@ -191,16 +189,27 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 	} else {
 		uzr, uh = gemm.PackB(false, h, 2*h, d.u, g3), gemm.PackB(false, h, h, d.u[2*h:], g3)
 	}
-	for t, n := range s.active {
+	eachRun(s, total*g3*h, true, func(r rnnRun) { gruForwardRun(s, r, h, d, u, uzr, uh, hs, rec, rh, out, act, rech) })
+}
+
+// gruForwardRun takes run r of the batch through every step (gruForward);
+// u is the packed U (reset_after), else uzr and uh its blocks.
+func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[T], u, uzr, uh *gemm.PackedB[T], hs, rec, rh, out, act, rech []T) {
+	g3, resetAfter, b := 3*h, rech != nil, d.b[:3*h]
+	for t := range s.active {
+		n := r.active(s, t)
+		if n == 0 {
+			return
+		}
 		if resetAfter { // rec = h·U + b'
-			for j := 0; j < n; j++ {
+			for j := r.lo; j < r.lo+n; j++ {
 				copy(rec[j*g3:(j+1)*g3], d.b[g3:])
 			}
-			gemm.GemmPacked(false, n, 1, hs, h, u, 1, rec, g3)
+			runGemm(r, n, hs, h, u, 1, rec, g3)
 		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
-			gemm.GemmPacked(false, n, 1, hs, h, uzr, 0, rec, g3)
+			runGemm(r, n, hs, h, uzr, 0, rec, g3)
 		}
-		par.EachRow(n, gateWork*h, func(j int) {
+		r.each(n, gateWork*h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
 			zr := a[:2*h] // z and r, through the vector sigmoid in place
 			for k := range zr {
@@ -212,9 +221,9 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 			}
 		})
 		if !resetAfter {
-			gemm.GemmPacked(false, n, 1, rh, h, uh, 0, rec[2*h:], g3)
+			runGemm(r, n, rh, h, uh, 0, rec[2*h:], g3)
 		}
-		par.EachRow(n, gateWork*h, func(j int) {
+		r.each(n, gateWork*h, func(j int) {
 			row := s.row(j, t)
 			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
 			for k := 0; k < h; k++ {
@@ -292,48 +301,7 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 	} else {
 		uzrt, uht = gemm.PackB(true, 2*h, h, d.u, g3), gemm.PackB(true, h, h, d.u[2*h:], g3)
 	}
-	for t := len(s.active) - 1; t >= 0; t-- {
-		n := s.active[t]
-		par.EachRow(n, gateWork*h, func(j int) {
-			r := s.row(j, t)
-			a, st := act[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3]
-			for k := 0; k < h; k++ {
-				z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
-				dhk := float64(dh[j*h+k]) + float64(gout[r*h+k])
-				dz := dhk * (float64(hp[r*h+k]) - hh) * z * (1 - z)
-				dhh := dhk * (1 - z) * (1 - hh*hh)
-				st[k], st[2*h+k] = T(dz), T(dhh)
-				dh[j*h+k] = T(dhk * z)
-				if resetAfter {
-					st[h+k] = T(dhh * float64(rech[r*h+k]) * rg * (1 - rg))
-				}
-			}
-		})
-		if resetAfter {
-			for j := 0; j < n; j++ {
-				r := s.row(j, t)
-				st := step[j*g3 : (j+1)*g3]
-				copy(da[r*g3:(r+1)*g3], st)
-				for k := 0; k < h; k++ { // the recurrent h̃ block is δh̃∘r
-					st[2*h+k] *= act[r*g3+h+k]
-				}
-				copy(drec[r*g3:(r+1)*g3], st)
-			}
-			gemm.GemmPacked(false, n, 1, step, g3, ut, 1, dh, h)
-			continue
-		}
-		gemm.GemmPacked(false, n, 1, step[2*h:], g3, uht, 0, drh, h)
-		par.EachRow(n, gateWork*h, func(j int) {
-			r := s.row(j, t)
-			for k := 0; k < h; k++ {
-				rg, drhk := float64(act[r*g3+h+k]), float64(drh[j*h+k])
-				step[j*g3+h+k] = T(drhk * float64(hp[r*h+k]) * rg * (1 - rg))
-				dh[j*h+k] += T(drhk * rg)
-			}
-			copy(da[r*g3:(r+1)*g3], step[j*g3:(j+1)*g3])
-		})
-		gemm.GemmPacked(false, n, 1, step, g3, uzrt, 1, dh, h)
-	}
+	eachRun(s, total*g3*h, true, func(r rnnRun) { gruBackwardRun(s, r, h, act, gout, hp, rech, ut, uzrt, uht, dh, step, drh, da, drec) })
 	unsortRows(s, h, gr.h0, dh)
 	if gr.x != nil {
 		gemm.Gemm(false, true, total, nIn, g3, 1, da, g3, d.w, g3, 0, gr.x, nIn)
@@ -361,4 +329,56 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 		}
 	}
 	gemm.Gemm(true, false, h, h, total, 1, hp, h, da[2*h:], g3, 0, gr.u[2*h:], g3)
+}
+
+// gruBackwardRun takes run r of the batch back through every step
+// (gruBackward), writing the pre-activation gradients of its rows into da
+// and, with reset_after (ut set; else uzrt and uht), drec.
+func gruBackwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, act, gout, hp, rech []T, ut, uzrt, uht *gemm.PackedB[T], dh, step, drh, da, drec []T) {
+	g3, resetAfter := 3*h, rech != nil
+	for t := len(s.active) - 1; t >= 0; t-- {
+		n := r.active(s, t)
+		if n == 0 {
+			continue
+		}
+		r.each(n, gateWork*h, func(j int) {
+			row := s.row(j, t)
+			a, st := act[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3]
+			for k := 0; k < h; k++ {
+				z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
+				dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
+				dz := dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z)
+				dhh := dhk * (1 - z) * (1 - hh*hh)
+				st[k], st[2*h+k] = T(dz), T(dhh)
+				dh[j*h+k] = T(dhk * z)
+				if resetAfter {
+					st[h+k] = T(dhh * float64(rech[row*h+k]) * rg * (1 - rg))
+				}
+			}
+		})
+		if resetAfter {
+			for j := r.lo; j < r.lo+n; j++ {
+				row := s.row(j, t)
+				st := step[j*g3 : (j+1)*g3]
+				copy(da[row*g3:(row+1)*g3], st)
+				for k := 0; k < h; k++ { // the recurrent h̃ block is δh̃∘r
+					st[2*h+k] *= act[row*g3+h+k]
+				}
+				copy(drec[row*g3:(row+1)*g3], st)
+			}
+			runGemm(r, n, step, g3, ut, 1, dh, h)
+			continue
+		}
+		runGemm(r, n, step[2*h:], g3, uht, 0, drh, h)
+		r.each(n, gateWork*h, func(j int) {
+			row := s.row(j, t)
+			for k := 0; k < h; k++ {
+				rg, drhk := float64(act[row*g3+h+k]), float64(drh[j*h+k])
+				step[j*g3+h+k] = T(drhk * float64(hp[row*h+k]) * rg * (1 - rg))
+				dh[j*h+k] += T(drhk * rg)
+			}
+			copy(da[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3])
+		})
+		runGemm(r, n, step, g3, uzrt, 1, dh, h)
+	}
 }

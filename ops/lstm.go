@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
-	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -234,17 +233,28 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 	sortRows(s, h, hs, d.h0)
 	sortRows(s, h, cs, d.c0)
 	u := gemm.PackB(false, h, g4, d.u, g4) // once for all steps
-	for t, n := range s.active {
-		for j := 0; j < n; j++ {
-			r := s.row(j, t)
-			vec.Sum(z[j*g4:(j+1)*g4], xw[r*g4:(r+1)*g4], d.b)
+	eachRun(s, total*g4*h, true, func(r rnnRun) { lstmForwardRun(s, r, h, a, d, xw, u, hs, cs, z, out, act) })
+}
+
+// lstmForwardRun takes run r of the batch through every step.
+func lstmForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs, d lstmSlices[T], xw []T,
+	u *gemm.PackedB[T], hs, cs, z, out, act []T) {
+	g4 := 4 * h
+	for t := range s.active {
+		n := r.active(s, t)
+		if n == 0 {
+			return
 		}
-		gemm.GemmPacked(false, n, 1, hs, h, u, 1, z, g4)
-		par.EachRow(n, gateWork*h, func(j int) {
-			r := s.row(j, t)
-			lstmGates(h, a, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[r*g4:(r+1)*g4])
-			copy(out[r*2*h:(r*2+1)*h], hs[j*h:(j+1)*h])
-			copy(out[(r*2+1)*h:(r+1)*2*h], cs[j*h:(j+1)*h])
+		for j := r.lo; j < r.lo+n; j++ {
+			row := s.row(j, t)
+			vec.Sum(z[j*g4:(j+1)*g4], xw[row*g4:(row+1)*g4], d.b)
+		}
+		runGemm(r, n, hs, h, u, 1, z, g4)
+		r.each(n, gateWork*h, func(j int) {
+			row := s.row(j, t)
+			lstmGates(h, a, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[row*g4:(row+1)*g4])
+			copy(out[row*2*h:(row*2+1)*h], hs[j*h:(j+1)*h])
+			copy(out[(row*2+1)*h:(row+1)*2*h], cs[j*h:(j+1)*h])
 		})
 	}
 }
@@ -328,27 +338,8 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 	}
 	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
 	ut := gemm.PackB(true, g4, h, d.u, g4) // Uᵀ, once for all steps
-	for t := len(s.active) - 1; t >= 0; t-- {
-		n := s.active[t]
-		par.EachRow(n, gateWork*h, func(j int) {
-			lstmGateGrads(s, h, j, t, a, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
-			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
-		})
-		if gr.p != nil { // summed over rows in order, after the rows' parallel pass
-			for j := 0; j < n; j++ {
-				r, zj := s.row(j, t), dzs[j*g4:(j+1)*g4]
-				cp := prevCell(s, h, j, t, d.c0, out)
-				for k := 0; k < h; k++ {
-					if cp != nil {
-						gr.p[k] += zj[k] * cp[k]
-						gr.p[h+k] += zj[h+k] * cp[k]
-					}
-					gr.p[2*h+k] += zj[3*h+k] * out[(r*2+1)*h+k]
-				}
-			}
-		}
-		gemm.GemmPacked(false, n, 1, dzs, g4, ut, 0, dh, h)
-	}
+	// The peepholes' gradient sums every row of a step in order: no split.
+	eachRun(s, total*g4*h, gr.p == nil, func(r rnnRun) { lstmBackwardRun(s, r, h, a, d, out, gout, act, ut, dz, dh, dc, dzs, gr.p) })
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)
 	if gr.x != nil && d.w != nil {
@@ -363,6 +354,38 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 	}
 	if gr.b != nil {
 		sumRows(gr.b, dz, total, g4)
+	}
+}
+
+// lstmBackwardRun takes run r of the batch back through every step
+// (lstmBackward) and adds the peepholes' gradient into gp when it is not
+// nil.
+func lstmBackwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs, d lstmSlices[T], out, gout, act []T,
+	ut *gemm.PackedB[T], dz, dh, dc, dzs, gp []T) {
+	g4 := 4 * h
+	for t := len(s.active) - 1; t >= 0; t-- {
+		n := r.active(s, t)
+		if n == 0 {
+			continue
+		}
+		r.each(n, gateWork*h, func(j int) {
+			lstmGateGrads(s, h, j, t, a, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
+			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
+		})
+		if gp != nil { // summed over rows in order, after the rows' parallel pass
+			for j := r.lo; j < r.lo+n; j++ {
+				row, zj := s.row(j, t), dzs[j*g4:(j+1)*g4]
+				cp := prevCell(s, h, j, t, d.c0, out)
+				for k := 0; k < h; k++ {
+					if cp != nil {
+						gp[k] += zj[k] * cp[k]
+						gp[h+k] += zj[h+k] * cp[k]
+					}
+					gp[2*h+k] += zj[3*h+k] * out[(row*2+1)*h+k]
+				}
+			}
+		}
+		runGemm(r, n, dzs, g4, ut, 0, dh, h)
 	}
 }
 

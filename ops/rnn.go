@@ -1,9 +1,12 @@
 package ops
 
 import (
+	"runtime"
 	"slices"
 	"sort"
 
+	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -56,6 +59,92 @@ func (s *rnnSchedule) len(q int) int { return s.off[q+1] - s.off[q] }
 
 // batch is the number of sequences.
 func (s *rnnSchedule) batch() int { return len(s.order) }
+
+// minRunRows is the fewest sequences per core a batch needs to be split
+// (split): on average a run's steps then multiply a few rows at once.
+const minRunRows = 8
+
+// split cuts the sequences, in the schedule's order, into one contiguous
+// run [lo, hi) per core, of about equal steps, for recurrent kernels that
+// run each run through every time step on its own core: the sequences of
+// a batch are independent, so the cores then meet once per layer instead
+// of twice per step, which at batch 32 and 256 units cost more than the
+// step's work (cuDNN's persistent RNN kernels keep a core on its share of
+// the batch for the same reason). A run ends where its steps reach the
+// next core's share of the total, so a run of long sequences holds fewer
+// of them. It returns nil, run the batch as one, on one core or below
+// minRunRows sequences per core.
+func (s *rnnSchedule) split() [][2]int {
+	b := s.batch()
+	workers := min(runtime.GOMAXPROCS(0), b/minRunRows)
+	if workers < 2 {
+		return nil
+	}
+	total := s.off[len(s.off)-1]
+	runs := make([][2]int, 0, workers)
+	lo, steps := 0, 0
+	for j := 0; j < b && len(runs) < workers-1; j++ {
+		steps += s.len(s.order[j])
+		k := len(runs) + 1
+		if steps*workers >= total*k && b-(j+1) >= workers-k {
+			runs = append(runs, [2]int{lo, j + 1})
+			lo = j + 1
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	return append(runs, [2]int{lo, b})
+}
+
+// rnnRun is the part of a batch that a recurrent kernel takes through
+// every step at once: sequences [lo, hi) of the schedule's order, on the
+// calling goroutine alone (serial: a core's run of a split batch) or with
+// each step's products and rows spread over the cores.
+type rnnRun struct {
+	lo, hi int
+	serial bool
+}
+
+// eachRun calls fn with one run per core when the batch splits (split)
+// and may (splittable), else with the whole batch as one parallel run.
+// work is the recurrence's multiply-adds, which decide whether the runs
+// go to the cores at all (par.Tasks).
+func eachRun(s *rnnSchedule, work int, splittable bool, fn func(r rnnRun)) {
+	if runs := s.split(); runs != nil && splittable {
+		par.Tasks(len(runs), work, func() func(int) {
+			return func(i int) { fn(rnnRun{runs[i][0], runs[i][1], true}) }
+		})
+		return
+	}
+	fn(rnnRun{0, s.batch(), false})
+}
+
+// active is how many of the run's sequences take step t: the step's
+// active ones (a prefix of the order) that fall inside the run.
+func (r rnnRun) active(s *rnnSchedule, t int) int { return max(0, min(s.active[t], r.hi)-r.lo) }
+
+// each calls fn(j) for the run's first n sequences (j from lo), each
+// costing rowWork.
+func (r rnnRun) each(n, rowWork int, fn func(j int)) {
+	if r.serial {
+		for j := r.lo; j < r.lo+n; j++ {
+			fn(j)
+		}
+		return
+	}
+	par.EachRow(n, rowWork, func(j int) { fn(r.lo + j) })
+}
+
+// runGemm computes C = A·B + beta·C over the run's first n rows of the
+// batch-row matrices A and C (row strides lda and ldc), with B packed.
+func runGemm[T tensor.Float](r rnnRun, n int, a []T, lda int, b *gemm.PackedB[T], beta T, c []T, ldc int) {
+	if r.serial {
+		gemm.SerialPacked(false, n, 1, a[r.lo*lda:], lda, b, beta, c[r.lo*ldc:], ldc)
+		return
+	}
+	gemm.GemmPacked(false, n, 1, a[r.lo*lda:], lda, b, beta, c[r.lo*ldc:], ldc)
+}
 
 // row is the value row of the j-th longest sequence at time step t: its
 // t-th step forward, or its t-th step from the end in reverse.

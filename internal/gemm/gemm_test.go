@@ -113,6 +113,8 @@ func (gc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	GemmPacked(ta, m, gc.alpha, a, lda, PackB(tb, k, n, b, ldb), gc.beta, packed, ldc)
 	packed32 := f32(c)
 	GemmPacked(ta, m, float32(gc.alpha), f32(a), lda, PackB(tb, k, n, f32(b), ldb), float32(gc.beta), packed32, ldc)
+	serialPacked32 := f32(c)
+	SerialPacked(ta, m, float32(gc.alpha), f32(a), lda, PackB(tb, k, n, f32(b), ldb), float32(gc.beta), serialPacked32, ldc)
 
 	// float64: a k-term sum in another order; float32 also rounds the inputs.
 	for i, w := range want {
@@ -120,23 +122,26 @@ func (gc gemmCase) check(t *testing.T, rng *rand.Rand) {
 		tol32 := 2 * float64(k+2) * 0x1p-23 * bound[i]
 		if math.IsNaN(w) { // padding outside the m×n block of C stays as it was
 			require.Truef(t, math.IsNaN(got[i]) && math.IsNaN(float64(got32[i])) && math.IsNaN(serial[i]) &&
-				math.IsNaN(packed[i]) && math.IsNaN(float64(packed32[i])), "%v: element %d", gc, i)
+				math.IsNaN(packed[i]) && math.IsNaN(float64(packed32[i])) && math.IsNaN(float64(serialPacked32[i])), "%v: element %d", gc, i)
 			continue
 		}
 		if !(math.Abs(got[i]-w) <= tol64) || !(math.Abs(float64(got32[i])-w) <= tol32) || !(math.Abs(serial[i]-w) <= tol64) ||
-			!(math.Abs(packed[i]-w) <= tol64) || !(math.Abs(float64(packed32[i])-w) <= tol32) { // also false on NaN
+			!(math.Abs(packed[i]-w) <= tol64) || !(math.Abs(float64(packed32[i])-w) <= tol32) ||
+			!(math.Abs(float64(serialPacked32[i])-w) <= tol32) { // also false on NaN
 			require.InDeltaf(t, w, got[i], tol64, "%v: float64 element %d", gc, i)
 			require.InDeltaf(t, w, serial[i], tol64, "%v: Serial float64 element %d", gc, i)
 			require.InDeltaf(t, w, float64(got32[i]), tol32, "%v: float32 element %d", gc, i)
 			require.InDeltaf(t, w, packed[i], tol64, "%v: GemmPacked float64 element %d", gc, i)
 			require.InDeltaf(t, w, float64(packed32[i]), tol32, "%v: GemmPacked float32 element %d", gc, i)
+			require.InDeltaf(t, w, float64(serialPacked32[i]), tol32, "%v: SerialPacked float32 element %d", gc, i)
 		}
 	}
 	if gc.nanC {
 		for i := range m {
 			for j := range n {
 				require.Falsef(t, math.IsNaN(got[i*ldc+j]) || math.IsNaN(float64(got32[i*ldc+j])) || math.IsNaN(serial[i*ldc+j]) ||
-					math.IsNaN(packed[i*ldc+j]) || math.IsNaN(float64(packed32[i*ldc+j])), "%v: NaN leaked at (%d, %d)", gc, i, j)
+					math.IsNaN(packed[i*ldc+j]) || math.IsNaN(float64(packed32[i*ldc+j])) || math.IsNaN(float64(serialPacked32[i*ldc+j])),
+					"%v: NaN leaked at (%d, %d)", gc, i, j)
 			}
 		}
 	}

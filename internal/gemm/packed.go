@@ -100,6 +100,25 @@ func GemmPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, pb 
 	}
 }
 
+// SerialPacked is GemmPacked on the calling goroutine alone, for kernels
+// that already split their work over the cores (Serial's reason): a
+// recurrent layer running each core's share of the batch through every
+// time step.
+func SerialPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, pb *PackedB[T], beta T, c []T, ldc int) {
+	cfg := current[T]()
+	if cfg.narrow != nil && pb.n <= cfg.narrow.nr {
+		cfg = cfg.narrow
+	}
+	if cfg != pb.cfg {
+		Serial(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc)
+		return
+	}
+	if j, ok := newJob(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc); ok {
+		j.packed = pb
+		j.serial()
+	}
+}
+
 // panels returns the strips of the packed block for columns jc on and
 // rows pc on, nc columns wide.
 func (p *PackedB[T]) panels(jc, pc, nc int) strips[T] {
