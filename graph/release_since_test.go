@@ -14,11 +14,7 @@ import (
 // the caller shares.
 func TestReleaseSince(t *testing.T) {
 	rng := tensor.NewRNG(6)
-	mk := func(shape ...int) *tensor.Tensor {
-		x, err := tensor.RandNormal(rng, tensor.Float32, 0, 1, shape...)
-		require.NoError(t, err)
-		return x
-	}
+	mk := func(shape ...int) *tensor.Tensor { return randF32(t, rng, shape...) }
 	tape := NewEvalTape()
 	w := NewParam("w", mk(64, 64))
 	before := Tanh(tape.Const(mk(8, 64)))

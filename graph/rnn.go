@@ -76,8 +76,22 @@ func GRU(x Seq, w GRUWeights, h0 *Value, reverse bool) (Seq, *Value) {
 }
 
 // GRUCell runs one GRU step (ops.GRUCellOp) on x [B, In] from state h [B, H].
+//
+// On an inference tape W and U are packed for the GEMM once, as Linear's
+// weights are (from their second use in a step until Release), since a
+// decoder steps with them many times.
 func GRUCell(x, h *Value, w GRUWeights) *Value {
-	return apply(ops.GRUCellOp(w.ResetAfter), x, h, w.W, w.U, w.B)
+	op := ops.GRUCellOp(w.ResetAfter)
+	if w.W != nil && w.U != nil {
+		pw, pu := w.W.tape.packed(w.W), (*ops.PackedWeights)(nil)
+		if w.ResetAfter { // the other form multiplies by U's blocks apart
+			pu = w.U.tape.packed(w.U)
+		}
+		if pw != nil || pu != nil {
+			op = ops.GRUCellPackedOp(w.ResetAfter, pw, pu)
+		}
+	}
+	return apply(op, x, h, w.W, w.U, w.B)
 }
 
 // RNNFinalState returns each sequence's final state from the per-step

@@ -29,8 +29,10 @@ type gruOp struct {
 	name  string // "gru" or "gru_cell"
 	attrs GRUAttrs
 	s     *rnnSchedule
-	act   any // *[]T [total, 3H], a scratch buffer: z, r, h̃ after their nonlinearities
-	rech  any // *[]T [total, H], a scratch buffer: h·Uh + b_rec,h (ResetAfter only)
+	act   any            // *[]T [total, 3H], a scratch buffer: z, r, h̃ after their nonlinearities
+	rech  any            // *[]T [total, H], a scratch buffer: h·Uh + b_rec,h (ResetAfter only)
+	pw    *PackedWeights // W packed once by the caller (GRUCellPackedOp), or nil
+	pu    *PackedWeights // U likewise (ResetAfter only: the other form packs U's blocks apart)
 }
 
 // GRUOp returns the fused GRU over a ragged batch. Inputs, in order:
@@ -130,16 +132,16 @@ func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	out := tensor.Zeros(dt, r.x.Dim(0), h)
 	switch dt {
 	case tensor.Float32:
-		o.act, o.rech = gruSaved[float32](o.s, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s(), nIn)
+		o.act, o.rech = gruSaved(o.s, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s(), nIn, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u))
 	case tensor.Float64:
-		o.act, o.rech = gruSaved[float64](o.s, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s(), nIn)
+		o.act, o.rech = gruSaved(o.s, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s(), nIn, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u))
 	}
 	return out, nil
 }
 
 // gruSaved runs gruForward into scratch buffers and returns them, the
 // state Backward reads (rech nil without reset_after).
-func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlices[T], out []T, nIn int) (act, rech any) {
+func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlices[T], out []T, nIn int, pw, pu *gemm.PackedB[T]) (act, rech any) {
 	total := s.off[len(s.off)-1]
 	a := getScratch[T](total * 3 * h)
 	var rh []T
@@ -147,7 +149,7 @@ func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlice
 		r := getScratch[T](total * h)
 		rech, rh = r, *r
 	}
-	gruForward(s, nIn, h, d, out, *a, rh)
+	gruForward(s, nIn, h, d, out, *a, rh, pw, pu)
 	return a, rech
 }
 
@@ -177,16 +179,23 @@ func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
 // is added as a step reads each row) and, when rech is not nil
 // (reset_after), h·Uh + b'h into rech [total, H]; every row of each is
 // written.
-func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T) {
+func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T, pw, pu *gemm.PackedB[T]) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
-	gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 0, act, g3) // x·W; the bias joins as each step reads a row
+	if pw != nil { // x·W; the bias joins as each step reads a row
+		gemm.GemmPacked(false, total, 1, d.x, nIn, pw, 0, act, g3)
+	} else {
+		gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 0, act, g3)
+	}
 	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
 	sortRows(s, h, hs, d.h0)
 	var u, uzr, uh *gemm.PackedB[T] // the recurrent weights' blocks, packed once for all steps
-	if resetAfter {
+	switch {
+	case resetAfter && pu != nil:
+		u = pu
+	case resetAfter:
 		u = gemm.PackB(false, h, g3, d.u, g3)
-	} else {
+	default:
 		uzr, uh = gemm.PackB(false, h, 2*h, d.u, g3), gemm.PackB(false, h, h, d.u[2*h:], g3)
 	}
 	eachRun(s, total*g3*h, true, func(r rnnRun) { gruForwardRun(s, r, h, d, u, uzr, uh, hs, rec, rh, out, act, rech) })

@@ -18,6 +18,18 @@ func GRUCellOp(resetAfter bool) Op {
 	return &gruOp{name: "gru_cell", attrs: GRUAttrs{ResetAfter: resetAfter}}
 }
 
+// GRUCellPackedOp returns GRUCellOp taking W, and with resetAfter U, from
+// packings made once (PackWeights) when its W and U inputs are the packed
+// tensors, for a decoder stepping with unchanged weights (a beam search);
+// either may be nil. The results are GRUCellOp's.
+func GRUCellPackedOp(resetAfter bool, w, u *PackedWeights) Op {
+	o := &gruOp{name: "gru_cell", attrs: GRUAttrs{ResetAfter: resetAfter}, pw: w}
+	if resetAfter {
+		o.pu = u
+	}
+	return o
+}
+
 // GRUCell returns one GRU step's h'; see GRUCellOp.
 func GRUCell(x, h, w, u, b *tensor.Tensor, resetAfter bool) (*tensor.Tensor, error) {
 	return run(GRUCellOp(resetAfter), x, h, w, u, b)

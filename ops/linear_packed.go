@@ -37,6 +37,26 @@ func PackWeights(w *tensor.Tensor) (*PackedWeights, error) {
 	return p, nil
 }
 
+// packedAs returns p's packing of t in element type T, or nil when p is
+// nil or packs another tensor (or another type).
+func packedAs[T tensor.Float](p *PackedWeights, t *tensor.Tensor) *gemm.PackedB[T] {
+	if p == nil || p.w != t {
+		return nil
+	}
+	var z T
+	switch any(z).(type) {
+	case float32:
+		if p.f32 != nil {
+			return any(p.f32).(*gemm.PackedB[T])
+		}
+	case float64:
+		if p.f64 != nil {
+			return any(p.f64).(*gemm.PackedB[T])
+		}
+	}
+	return nil
+}
+
 // linearPackedOp is linearOp whose forward product reads W from a packing
 // made once (PackedWeights) when its W input is the packed tensor; the
 // result and the backward pass are linearOp's.

@@ -79,3 +79,35 @@ func TestLinearPackedFallsBack(t *testing.T) {
 		require.ErrorContains(t, err, "linear")
 	}
 }
+
+// The GRU cell with packed W and U computes what GRUCellOp computes, bit
+// for bit, in both reset forms and dtypes; packings of other tensors are
+// not used.
+func TestGRUCellPackedMatchesGRUCell(t *testing.T) {
+	const n, in, h = 37, 19, 24
+	for _, resetAfter := range []bool{true, false} {
+		bias := randn(5, 3*h)
+		if resetAfter {
+			bias = randn(5, 2, 3*h)
+		}
+		for _, conv := range []func(*tensor.Tensor) *tensor.Tensor{func(x *tensor.Tensor) *tensor.Tensor { return x }, f32} {
+			x, hs, w, u, b := conv(randn(1, n, in)), conv(randn(2, n, h)), conv(randn(3, in, 3*h)), conv(randn(4, h, 3*h)), conv(bias)
+			want, err := GRUCellOp(resetAfter).Forward(ins(x, hs, w, u, b))
+			require.NoError(t, err)
+			pw, err := PackWeights(w)
+			require.NoError(t, err)
+			pu, err := PackWeights(u)
+			require.NoError(t, err)
+			other, err := PackWeights(conv(randn(6, in, 3*h)))
+			require.NoError(t, err)
+			for name, op := range map[string]Op{
+				"both": GRUCellPackedOp(resetAfter, pw, pu), "w": GRUCellPackedOp(resetAfter, pw, nil),
+				"u": GRUCellPackedOp(resetAfter, nil, pu), "other": GRUCellPackedOp(resetAfter, other, other),
+			} {
+				got, err := op.Forward(ins(x, hs, w, u, b))
+				require.NoError(t, err)
+				require.Equal(t, want.Raw(), got.Raw(), "reset_after %v %v packed %s", resetAfter, x.DType(), name)
+			}
+		}
+	}
+}

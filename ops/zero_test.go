@@ -45,6 +45,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"AdditiveAttentionInferenceOp":     ops.AdditiveAttentionInferenceOp,
 			"PackWeights":                      ops.PackWeights,
 			"LinearPackedOp":                   ops.LinearPackedOp,
+			"GRUCellPackedOp":                  ops.GRUCellPackedOp,
 			"BatchNormOp":                      ops.BatchNormOp,
 			"BatchNorm":                        ops.BatchNorm,
 			"BinaryOp":                         ops.BinaryOp,
