@@ -129,7 +129,7 @@ def main():
 
     eval_loss = tf.function(lambda src, slen, trg, nxt: model.seq_loss(src, slen, trg, nxt, training=False), input_signature=sig)
     log = RunLog(a.log, "tensorflow", "translate" + (f"-limit{a.limit}" if a.limit else ""),
-                 {"batch": a.batch, "lr": a.lr, "seed": a.seed, "train_size": len(data), "threads": a.threads})
+                 {"batch": a.batch, "lr": a.lr, "seed": a.seed, "dropout": a.dropout, "train_size": len(data), "threads": a.threads})
     print(f"training on {len(data)} pairs (vocabularies {len(src_v)} en, {len(trg_v)} de)", flush=True)
     meter = Meter(log, a.log_every, a.lr, "loss", "target words")
     for epoch in range(1, a.epochs + 1):

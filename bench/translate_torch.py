@@ -139,7 +139,7 @@ def main():
     model = Seq2Seq(len(src_v), len(trg_v), dropout=a.dropout)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     log = RunLog(a.log, "pytorch", "translate" + (f"-limit{a.limit}" if a.limit else ""),
-                 {"batch": a.batch, "lr": a.lr, "seed": a.seed, "train_size": len(data), "threads": a.threads})
+                 {"batch": a.batch, "lr": a.lr, "seed": a.seed, "dropout": a.dropout, "train_size": len(data), "threads": a.threads})
     print(f"training on {len(data)} pairs (vocabularies {len(src_v)} en, {len(trg_v)} de)", flush=True)
     meter = Meter(log, a.log_every, a.lr, "loss", "target words")
     for epoch in range(1, a.epochs + 1):

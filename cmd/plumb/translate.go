@@ -156,7 +156,7 @@ func trainTranslate(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	_, err = runChapter(f, tc, runlog.Record{Model: f.runName("translate", def.Epochs, def.Batch), Config: map[string]any{
 		"epochs": f.epochs, "batch": f.batch, "lr": f.lr, "seed": f.seed, "optimizer": "adam", "clip_norm": def.ClipNorm,
-		"beam": *beam, "emb": sizes.Emb, "hidden": sizes.Hidden, "train_size": dat.Train.Len(),
+		"beam": *beam, "emb": sizes.Emb, "hidden": sizes.Hidden, "dropout": sizes.Dropout, "train_size": dat.Train.Len(),
 	}}, stdout, stderr)
 	return err
 }
