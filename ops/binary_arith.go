@@ -37,8 +37,8 @@ func arithOf(name string) arith {
 // arithKernel writes out = a op b over the broadcast shape; st are the
 // inputs' broadcast strides.
 func arithKernel[T tensor.Float](op arith, a, b, out []T, shape tensor.Shape, st [][]int) {
-	if len(a) == len(out) && len(b) == len(out) {
-		arithRun(op, out, a, 1, b, 1) // no broadcasting: one run
+	if len(a) == len(out) && len(b) == len(out) { // no broadcasting: one run, in chunks over the cores
+		elementChunks(len(out), func(lo, hi int) { arithRun(op, out[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
 		return
 	}
 	bcastRuns(shape, st, func(o int, offs, step []int, n int) {

@@ -229,7 +229,12 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // runs as vec.Relu (AVX on amd64) instead of through the scalar function;
 // float32 sigmoid and tanh run in float32 through the vector exponential
 // (sigmoid32, tanh32) instead of float64 math.Exp and math.Tanh.
+// The elements run in chunks over the cores (elementChunks).
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
+	elementChunks(len(y), func(lo, hi int) { unaryChunk(o, x[lo:hi], y[lo:hi]) })
+}
+
+func unaryChunk[T tensor.Float](o *unaryOp, x, y []T) {
 	if o.name == "relu" {
 		vec.Relu(y, x)
 		return
@@ -263,6 +268,10 @@ func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need [
 // sigmoid's y(1-y) and tanh's 1-y² are taken from y in T without the
 // scalar function call.
 func unaryGradKernel[T tensor.Float](o *unaryOp, x, y, gout, g []T) {
+	elementChunks(len(g), func(lo, hi int) { unaryGradChunk(o, x[lo:hi], y[lo:hi], gout[lo:hi], g[lo:hi]) })
+}
+
+func unaryGradChunk[T tensor.Float](o *unaryOp, x, y, gout, g []T) {
 	switch o.name {
 	case "relu":
 		vec.ReluGrad(g, gout, x)
