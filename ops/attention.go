@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -313,40 +314,43 @@ func (o *additiveAttentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, erro
 
 // additiveForward computes the attention into out and returns the
 // probabilities and, when keep is set, every tanh(q_i + k_j) for Backward.
+// The batch elements run as tasks over the cores, each writing its own
+// rows.
 func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out []T, keep bool) (p, th []T) {
 	a := d.d
 	p = make([]T, d.b*d.tq*d.tk)
 	if keep {
 		th = make([]T, d.b*d.tq*d.tk*a)
-	} else {
-		th = make([]T, d.tk*a) // one query's row at a time
 	}
-	for b := 0; b < d.b; b++ {
-		for i := 0; i < d.tq; i++ {
-			row := p[(b*d.tq+i)*d.tk : (b*d.tq+i+1)*d.tk]
-			qi := q[(b*d.tq+i)*a : (b*d.tq+i+1)*a]
-			// The row's tanh(q_i + k_j) for every j at once, so that the
-			// additions, tanh (vectorised for float32) and dot products
-			// each run over whole rows.
-			blk := th[:d.tk*a]
-			if keep {
-				blk = th[(b*d.tq+i)*d.tk*a : (b*d.tq+i+1)*d.tk*a]
-			}
-			kb := k[b*d.tk*a : (b+1)*d.tk*a]
-			for j := range row {
-				vec.Sum(blk[j*a:(j+1)*a], kb[j*a:(j+1)*a], qi)
-			}
-			tanhInto(blk, blk)
-			for j := range row {
-				row[j] = vec.Dot(blk[j*a:(j+1)*a], v)
-			}
-			maskedSoftmax(row, func(j int) bool { return m.allowed(b, i, j) })
+	par.Tasks(d.b, 4*d.b*d.tq*d.tk*(a+d.dv), func() func(int) {
+		var row0 []T // one query's row at a time when nothing is kept
+		if !keep {
+			row0 = make([]T, d.tk*a)
 		}
-		gemm.Gemm(false, false, d.tq, d.dv, d.tk, 1, p[b*d.tq*d.tk:], d.tk, val[b*d.tk*d.dv:], d.dv, 0, out[b*d.tq*d.dv:], d.dv)
-	}
-	if !keep {
-		th = nil
-	}
+		return func(b int) {
+			for i := 0; i < d.tq; i++ {
+				row := p[(b*d.tq+i)*d.tk : (b*d.tq+i+1)*d.tk]
+				qi := q[(b*d.tq+i)*a : (b*d.tq+i+1)*a]
+				// The row's tanh(q_i + k_j) for every j at once, so that the
+				// additions, tanh (vectorised for float32) and dot products
+				// each run over whole rows.
+				blk := row0
+				if keep {
+					blk = th[(b*d.tq+i)*d.tk*a : (b*d.tq+i+1)*d.tk*a]
+				}
+				kb := k[b*d.tk*a : (b+1)*d.tk*a]
+				for j := range row {
+					vec.Sum(blk[j*a:(j+1)*a], kb[j*a:(j+1)*a], qi)
+				}
+				tanhInto(blk, blk)
+				for j := range row {
+					row[j] = vec.Dot(blk[j*a:(j+1)*a], v)
+				}
+				maskedSoftmax(row, func(j int) bool { return m.allowed(b, i, j) })
+			}
+			gemm.Serial(false, false, d.tq, d.dv, d.tk, 1, p[b*d.tq*d.tk:], d.tk, val[b*d.tk*d.dv:], d.dv, 0, out[b*d.tq*d.dv:], d.dv)
+		}
+	})
 	return p, th
 }
 
@@ -380,28 +384,33 @@ func (o *additiveAttentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Te
 // dv_a += dE·t and dq_i,a, dk_j,a += dE·v_a·(1 - t²).
 func additiveBackward[T tensor.Float](d attnDims, v, val, p, th, dout, dq, dk, dv, dval []T) {
 	a := d.d
-	de := make([]T, d.tq*d.tk)
-	for b := 0; b < d.b; b++ {
-		pb, do := p[b*d.tq*d.tk:(b+1)*d.tq*d.tk], dout[b*d.tq*d.dv:]
-		gemm.Gemm(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dval[b*d.tk*d.dv:], d.dv)
-		gemm.Gemm(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, val[b*d.tk*d.dv:], d.dv, 0, de, d.tk)
-		for i := 0; i < d.tq; i++ {
-			softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], de[i*d.tk:(i+1)*d.tk])
-			for j := 0; j < d.tk; j++ {
-				e := float64(de[i*d.tk+j])
-				if e == 0 {
-					continue
-				}
-				tj := th[((b*d.tq+i)*d.tk+j)*a:]
-				qi, kj := dq[(b*d.tq+i)*a:], dk[(b*d.tk+j)*a:]
-				for c := 0; c < a; c++ {
-					t := float64(tj[c])
-					dv[c] += T(e * t)
-					g := T(e * float64(v[c]) * (1 - t*t))
-					qi[c] += g
-					kj[c] += g
+	dvs := make([]T, d.b*a) // each batch element's share of dv, summed in order below
+	par.Tasks(d.b, 6*d.b*d.tq*d.tk*(a+d.dv), func() func(int) {
+		de := make([]T, d.tq*d.tk)
+		return func(b int) {
+			pb, do, dvb := p[b*d.tq*d.tk:(b+1)*d.tq*d.tk], dout[b*d.tq*d.dv:], dvs[b*a:(b+1)*a]
+			gemm.Serial(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dval[b*d.tk*d.dv:], d.dv)
+			gemm.Serial(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, val[b*d.tk*d.dv:], d.dv, 0, de, d.tk)
+			for i := 0; i < d.tq; i++ {
+				softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], de[i*d.tk:(i+1)*d.tk])
+				for j := 0; j < d.tk; j++ {
+					e := de[i*d.tk+j]
+					if e == 0 {
+						continue
+					}
+					tj := th[((b*d.tq+i)*d.tk+j)*a:][:a]
+					qi, kj := dq[(b*d.tq+i)*a:][:a], dk[(b*d.tk+j)*a:][:a]
+					for c, t := range tj {
+						dvb[c] += e * t
+						g := e * v[c] * (1 - t*t)
+						qi[c] += g
+						kj[c] += g
+					}
 				}
 			}
 		}
+	})
+	for b := range d.b {
+		vec.Add(dv, dvs[b*a:(b+1)*a])
 	}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -183,4 +184,32 @@ func TestAttentionErrors(t *testing.T) {
 	require.ErrorContains(t, err, "additive_attention: inputs float64[2 1 4], float64[2 5 4], float64[3], float64[2 5 2]: want q [B, Tq, A]")
 	_, err = AdditiveAttention(randn(1, 2, 1, 4), randn(2, 2, 5, 4), randn(3, 4), randn(4, 2, 5, 2), nil, AttentionAttrs{KeyLengths: []int{1, 7}})
 	require.ErrorContains(t, err, "key length 7 of batch element 1 outside [0, 5]")
+}
+
+// Additive attention runs its batch elements as tasks over the cores; its
+// forward and backward give the bits they give on one core (each element
+// writes its own rows, and the scale vector's gradient is summed over the
+// elements in order).
+func TestAdditiveAttentionOverCoresMatchOneCore(t *testing.T) {
+	q, k, v, val, gout := randn(11, 24, 3, 16), randn(12, 24, 9, 16), randn(13, 16), randn(14, 24, 9, 8), randn(15, 24, 3, 8)
+	lengths := make([]int, 24)
+	for i := range lengths {
+		lengths[i] = 1 + i%9
+	}
+	for _, conv := range []func(*tensor.Tensor) *tensor.Tensor{func(x *tensor.Tensor) *tensor.Tensor { return x }, f32} {
+		in := ins(conv(q), conv(k), conv(v), conv(val))
+		run := func(procs int) []*tensor.Tensor {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			op := AdditiveAttentionOp(AttentionAttrs{KeyLengths: lengths})
+			out, err := op.Forward(in)
+			require.NoError(t, err)
+			g, err := op.Backward(in, out, conv(gout), []bool{true, true, true, true})
+			require.NoError(t, err)
+			return append([]*tensor.Tensor{out}, g...)
+		}
+		one, many := run(1), run(4)
+		for i := range one {
+			require.Equal(t, one[i].Raw(), many[i].Raw(), "%v output %d", in[0].DType(), i)
+		}
+	}
 }
