@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -79,10 +80,6 @@ func clipGlobalNorm(params []*graph.Param, maxNorm float64) float64 {
 	return norm
 }
 
-func sumSquares[T tensor.Float](x []T) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
-	}
-	return s
-}
+// sumSquares is Σ x² in float64, through the vector loop (vec.SumSqDevF64
+// about 0).
+func sumSquares[T tensor.Float](x []T) float64 { return vec.SumSqDevF64(x, 0) }

@@ -1,9 +1,10 @@
 package optim
 
 import (
-	"github.com/plumbml/plumb/internal/vec"
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -26,6 +27,20 @@ func run[C any](c C, v, g *tensor.Tensor, rows []int, s *slotSet, k32 kernel[C, 
 // runRows is run on slices. A rule's kernel is elementwise, so running it
 // on the gradient's rows is the dense update of those rows.
 func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel[C, T]) {
+	if rows == nil && len(v) >= par.MinWork {
+		// A large tensor's update in chunks over the cores (par.Rows):
+		// each element's result is its own, so the bits do not change.
+		par.Rows(len(v), 1, func() func(lo, hi int) {
+			sc := make([][]T, len(s))
+			return func(lo, hi int) {
+				for j := range s {
+					sc[j] = s[j][lo:hi]
+				}
+				k(c, v[lo:hi], g[lo:hi], sc)
+			}
+		})
+		return
+	}
 	if rows == nil {
 		k(c, v, g, s)
 		return
