@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -99,9 +98,9 @@ func (p *Param) addGrad(g *tensor.Tensor) error {
 	default:
 		switch dst := p.Grad.Raw().(type) {
 		case []float32:
-			vec.Add(dst, g.Float32s())
+			sumInto(dst, dst, g.Float32s())
 		case []float64:
-			vec.Add(dst, g.Float64s())
+			sumInto(dst, dst, g.Float64s())
 		}
 	}
 	if p.SparseGrad != nil && p.SparseGrad.Validate(p.Value) == nil {

@@ -49,7 +49,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -555,9 +554,9 @@ func (t *Tape) accumulate(x *Value, g *tensor.Tensor, gAt int) error {
 	}
 	switch d := dst.Raw().(type) {
 	case []float32:
-		vec.Sum(d, first.Float32s(), g.Float32s())
+		sumInto(d, first.Float32s(), g.Float32s())
 	case []float64:
-		vec.Sum(d, first.Float64s(), g.Float64s())
+		sumInto(d, first.Float64s(), g.Float64s())
 	}
 	if !x.ownGrad {
 		t.grads = append(t.grads, dst)
