@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+
+	"github.com/plumbml/plumb/internal/par"
 )
 
 // Storage reuse. A training step makes the same tensors, of the same sizes,
@@ -319,17 +321,29 @@ func resize(data any, n int) any {
 	panic("unreachable")
 }
 
+// clearData zeroes data, a large one in chunks over the cores (a pooled
+// gradient of a few MB otherwise clears on one core while the other waits).
 func clearData(data any) {
 	switch s := data.(type) {
 	case []float32:
-		clear(s)
+		clearChunks(s)
 	case []float64:
-		clear(s)
+		clearChunks(s)
 	case []int32:
-		clear(s)
+		clearChunks(s)
 	case []int64:
-		clear(s)
+		clearChunks(s)
 	}
+}
+
+func clearChunks[E float32 | float64 | int32 | int64](s []E) {
+	if len(s) < par.MinWork {
+		clear(s)
+		return
+	}
+	par.Rows(len(s), 1, func() func(lo, hi int) {
+		return func(lo, hi int) { clear(s[lo:hi]) }
+	})
 }
 
 // storage returns the address range [lo, hi) of t's backing array from its

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,8 +62,9 @@ func TestFloorClassOfAnyCapacity(t *testing.T) {
 // Storage given back to the pool comes out of New zeroed, of the asked
 // shape and dtype, whatever size of its class asked for it.
 func TestNewFromPoolIsZeroed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	for _, dt := range []DType{Float32, Float64, Int32, Int64} {
-		for _, n := range []int{1, 3, 17, 127, 513} {
+		for _, n := range []int{1, 3, 17, 127, 513, 70_001} { // the last clears in chunks over the cores
 			var r Recycler
 			old := Zeros(dt, n)
 			old.Fill(7)
