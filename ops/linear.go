@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -65,12 +66,24 @@ func (linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 func linearKernel[T tensor.Float](m, n, k int, x, w, b, y []T) {
 	beta := T(0)
 	if b != nil {
-		for i := 0; i < m; i++ {
-			copy(y[i*n:(i+1)*n], b)
-		}
+		fillRows(y, b, m)
 		beta = 1
 	}
 	gemm.Gemm(false, false, m, n, k, 1, x, k, w, n, beta, y, n)
+}
+
+// fillRows copies the row b into each of y's m rows, the rows spread over
+// the cores when there are many (par.Rows): the bias a product then adds
+// to, which a decoder's [256, 7817] projection copied on one core.
+func fillRows[T tensor.Float](y, b []T, m int) {
+	n := len(b)
+	par.Rows(m, n, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				copy(y[i*n:(i+1)*n], b)
+			}
+		}
+	})
 }
 
 func (linearOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

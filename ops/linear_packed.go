@@ -105,9 +105,7 @@ func linearPackedKernel[T tensor.Float](m int, x []T, w *gemm.PackedB[T], b, y [
 	k, n := w.Dims()
 	beta := T(0)
 	if b != nil {
-		for i := 0; i < m; i++ {
-			copy(y[i*n:(i+1)*n], b)
-		}
+		fillRows(y, b, m)
 		beta = 1
 	}
 	gemm.GemmPacked(false, m, 1, x, k, w, beta, y, n)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,15 +16,18 @@ var _ = addGradCases("linear",
 )
 
 func TestLinearEqualsMatMulPlusBias(t *testing.T) {
-	x, w, b := randn(1, 5, 7), randn(2, 7, 3), randn(3, 3)
-	got, err := Linear(x, w, b)
-	require.NoError(t, err)
-	xw, err := MatMul(x, w, false, false)
-	require.NoError(t, err)
-	want, err := Add(xw, b)
-	require.NoError(t, err)
-	requireClose(t, want, got, 1e-12, 1e-12)
-	checkDTypes(t, LinearOp, x, w, b)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, sh := range [][3]int{{5, 7, 3}, {301, 17, 400}} { // the second fills its bias rows over the cores
+		x, w, b := randn(1, sh[0], sh[1]), randn(2, sh[1], sh[2]), randn(3, sh[2])
+		got, err := Linear(x, w, b)
+		require.NoError(t, err)
+		xw, err := MatMul(x, w, false, false)
+		require.NoError(t, err)
+		want, err := Add(xw, b)
+		require.NoError(t, err)
+		requireClose(t, want, got, 1e-12, 1e-12)
+		checkDTypes(t, LinearOp, x, w, b)
+	}
 }
 
 func TestLinearErrors(t *testing.T) {
