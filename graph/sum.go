@@ -8,15 +8,13 @@ import (
 
 // sumInto sets dst = a + b element-wise (dst may be a), through the vector
 // loop, in chunks over the cores once the gradients are large
-// (par.Rows): a decoder's weights gather one gradient term per step, and
+// (par.Elements): a decoder's weights gather one gradient term per step, and
 // adding them on one core left the other idle. Each element's sum is its
 // own, so the bits do not depend on the cores.
 func sumInto[T tensor.Float](dst, a, b []T) {
-	if len(dst) < par.MinWork {
+	if len(dst) < par.MinWork { // inline: the closure below escapes, and small sums allocate nothing
 		vec.Sum(dst, a, b)
 		return
 	}
-	par.Rows(len(dst), 1, func() func(lo, hi int) {
-		return func(lo, hi int) { vec.Sum(dst[lo:hi], a[lo:hi], b[lo:hi]) }
-	})
+	par.Elements(len(dst), func(lo, hi int) { vec.Sum(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }

@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/plumbml/plumb/tensor"
+import (
+	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/tensor"
+)
 
 // The four arithmetic ops (add, sub, mul, div) have loops of their own, with
 // the op chosen once per run of the innermost axis instead of a function
@@ -38,7 +41,7 @@ func arithOf(name string) arith {
 // inputs' broadcast strides.
 func arithKernel[T tensor.Float](op arith, a, b, out []T, shape tensor.Shape, st [][]int) {
 	if len(a) == len(out) && len(b) == len(out) { // no broadcasting: one run, in chunks over the cores
-		elementChunks(len(out), func(lo, hi int) { arithRun(op, out[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
+		par.Elements(len(out), func(lo, hi int) { arithRun(op, out[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
 		return
 	}
 	bcastRuns(shape, st, func(o int, offs, step []int, n int) {

@@ -14,7 +14,9 @@ func init() {
 // activation): x [..., in], W [in, out], b [out] (optional), y [..., out].
 // It is one op rather than matmul plus add so that the bias add rides in
 // the GEMM's output pass and its gradient is a plain column sum.
-type linearOp struct{}
+type linearOp struct {
+	p *PackedWeights // W packed once (LinearPackedOp), used when W is the packed tensor; or nil
+}
 
 // LinearOp returns the op x·W (+ b); pass two inputs for no bias.
 func LinearOp() Op { return linearOp{} }
@@ -29,7 +31,7 @@ func Linear(x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
 
 func (linearOp) Name() string { return "linear" }
 
-func (linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+func (o linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if len(in) != 2 && len(in) != 3 {
 		return nil, Errorf("linear", in, "want inputs x, w and optional b")
 	}
@@ -56,8 +58,16 @@ func (linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	switch dt {
 	case tensor.Float32:
+		if pw := packedAs[float32](o.p, w); pw != nil && k > 0 {
+			linearPackedKernel(m, x.Float32s(), pw, floats[float32](b), out.Float32s())
+			break
+		}
 		linearKernel(m, n, k, x.Float32s(), w.Float32s(), floats[float32](b), out.Float32s())
 	case tensor.Float64:
+		if pw := packedAs[float64](o.p, w); pw != nil && k > 0 {
+			linearPackedKernel(m, x.Float64s(), pw, floats[float64](b), out.Float64s())
+			break
+		}
 		linearKernel(m, n, k, x.Float64s(), w.Float64s(), floats[float64](b), out.Float64s())
 	}
 	return out, nil

@@ -57,48 +57,10 @@ func packedAs[T tensor.Float](p *PackedWeights, t *tensor.Tensor) *gemm.PackedB[
 	return nil
 }
 
-// linearPackedOp is linearOp whose forward product reads W from a packing
-// made once (PackedWeights) when its W input is the packed tensor; the
-// result and the backward pass are linearOp's.
-type linearPackedOp struct {
-	linearOp
-	p *PackedWeights
-}
-
-// LinearPackedOp returns the op x·W (+ b) that takes its W from p when the
-// op's W input is the tensor p packed, and runs as LinearOp otherwise.
-func LinearPackedOp(p *PackedWeights) Op { return linearPackedOp{p: p} }
-
-func (o linearPackedOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	if o.p == nil || len(in) < 2 || in[1] != o.p.w || in[0] == nil || in[0].Storage() != nil ||
-		in[0].DType() != o.p.w.DType() || (len(in) == 3 && (in[2] == nil || in[2].DType() != o.p.w.DType())) {
-		return o.linearOp.Forward(in)
-	}
-	if len(in) != 2 && len(in) != 3 {
-		return nil, Errorf("linear", in, "want inputs x, w and optional b")
-	}
-	x, w := in[0], in[1]
-	if x.Rank() < 1 || x.Dim(-1) != w.Dim(0) || x.Dim(-1) == 0 {
-		return o.linearOp.Forward(in) // its checks and its empty cases
-	}
-	if len(in) == 3 && (in[2].Rank() != 1 || in[2].Dim(0) != w.Dim(1)) {
-		return nil, Errorf("linear", in, "want bias [%d]", w.Dim(1))
-	}
-	outShape := append(x.Shape()[:x.Rank()-1].Clone(), w.Dim(1))
-	out := tensor.Empty(x.DType(), outShape...)
-	m := x.Size() / x.Dim(-1)
-	var b *tensor.Tensor
-	if len(in) == 3 {
-		b = in[2]
-	}
-	switch x.DType() {
-	case tensor.Float32:
-		linearPackedKernel(m, x.Float32s(), o.p.f32, floats[float32](b), out.Float32s())
-	case tensor.Float64:
-		linearPackedKernel(m, x.Float64s(), o.p.f64, floats[float64](b), out.Float64s())
-	}
-	return out, nil
-}
+// LinearPackedOp returns LinearOp taking W from the packing p when the
+// op's W input is the tensor p packed (the results are LinearOp's), and
+// running as LinearOp otherwise.
+func LinearPackedOp(p *PackedWeights) Op { return linearOp{p: p} }
 
 // linearPackedKernel is linearKernel with W from its packing.
 func linearPackedKernel[T tensor.Float](m int, x []T, w *gemm.PackedB[T], b, y []T) {

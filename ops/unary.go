@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -229,9 +230,9 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // runs as vec.Relu (AVX on amd64) instead of through the scalar function;
 // float32 sigmoid and tanh run in float32 through the vector exponential
 // (sigmoid32, tanh32) instead of float64 math.Exp and math.Tanh.
-// The elements run in chunks over the cores (elementChunks).
+// The elements run in chunks over the cores (par.Elements).
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
-	elementChunks(len(y), func(lo, hi int) { unaryChunk(o, x[lo:hi], y[lo:hi]) })
+	par.Elements(len(y), func(lo, hi int) { unaryChunk(o, x[lo:hi], y[lo:hi]) })
 }
 
 func unaryChunk[T tensor.Float](o *unaryOp, x, y []T) {
@@ -268,7 +269,7 @@ func (o *unaryOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need [
 // sigmoid's y(1-y) and tanh's 1-y² are taken from y in T without the
 // scalar function call.
 func unaryGradKernel[T tensor.Float](o *unaryOp, x, y, gout, g []T) {
-	elementChunks(len(g), func(lo, hi int) { unaryGradChunk(o, x[lo:hi], y[lo:hi], gout[lo:hi], g[lo:hi]) })
+	par.Elements(len(g), func(lo, hi int) { unaryGradChunk(o, x[lo:hi], y[lo:hi], gout[lo:hi], g[lo:hi]) })
 }
 
 func unaryGradChunk[T tensor.Float](o *unaryOp, x, y, gout, g []T) {

@@ -337,13 +337,11 @@ func clearData(data any) {
 }
 
 func clearChunks[E float32 | float64 | int32 | int64](s []E) {
-	if len(s) < par.MinWork {
+	if len(s) < par.MinWork { // inline: the closure below escapes, and a pooled New allocates nothing
 		clear(s)
 		return
 	}
-	par.Rows(len(s), 1, func() func(lo, hi int) {
-		return func(lo, hi int) { clear(s[lo:hi]) }
-	})
+	par.Elements(len(s), func(lo, hi int) { clear(s[lo:hi]) })
 }
 
 // storage returns the address range [lo, hi) of t's backing array from its

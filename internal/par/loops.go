@@ -60,6 +60,20 @@ func Rows(rows, rowSize int, newWorker func() func(lo, hi int)) {
 	})
 }
 
+// Elements runs fn over [0, n) in contiguous chunks on all cores (Rows,
+// RowTaskElems elements a task), or as one call on the caller below
+// MinWork elements, for element-wise loops: each element's result is its
+// own, so the bits do not depend on the cores.
+func Elements(n int, fn func(lo, hi int)) {
+	if n < MinWork {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	Rows(n, 1, func() func(lo, hi int) { return fn })
+}
+
 // EachRow runs fn(j) for the independent rows [0, n), each costing rowWork,
 // spread over the cores (Rows) once the rows have work enough to repay it;
 // the recurrent kernels run each time step's batch rows with it.

@@ -2,6 +2,7 @@ package par
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,4 +73,26 @@ func TestRangesDependOnlyOnSizes(t *testing.T) {
 		require.Equal(t, batch1, batch2)
 	}
 	require.Len(t, batch1, BatchWorkers(9))
+}
+
+// Elements covers [0, n) once, in disjoint chunks: as one call below
+// MinWork, in chunks over the cores above it.
+func TestElementsCoverOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{0, 1, MinWork - 1, MinWork, 3*RowTaskElems + 5} {
+		hits := make([]int32, n)
+		var calls atomic.Int32
+		Elements(n, func(lo, hi int) {
+			calls.Add(1)
+			for i := lo; i < hi; i++ {
+				atomic.AddInt32(&hits[i], 1)
+			}
+		})
+		for i, h := range hits {
+			require.Equal(t, int32(1), h, "n %d element %d", n, i)
+		}
+		if n < MinWork {
+			require.Equal(t, int32(min(n, 1)), calls.Load(), "n %d", n)
+		}
+	}
 }

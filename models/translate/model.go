@@ -23,10 +23,9 @@ type Sizes struct {
 	Attention int // additive attention units
 	// Dropout is the rate of inverted dropout on both embeddings' outputs
 	// and on the decoder states fed to the output projection, in training
-	// only (0: none). Dropout on the embeddings and the projection's input
-	// is what Luong et al. (2015) and the PyTorch and OpenNMT seq2seq
-	// recipes regularise a small-data model with; the recurrent state
-	// itself is left undropped.
+	// only (0: none): on the non-recurrent connections only, as Zaremba et
+	// al. (2014, "Recurrent Neural Network Regularization") regularise
+	// recurrent nets; the recurrent state itself is left undropped.
 	Dropout float64
 }
 
