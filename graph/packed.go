@@ -3,13 +3,14 @@ package graph
 import "github.com/plumbml/plumb/ops"
 
 // packing is the state of one parameter's weights on an inference tape:
-// how often Linear used them this step, and their packing once made.
+// how often Linear or GRUCell used them this step, and their packing once
+// made.
 type packing struct {
 	uses int
 	w    *ops.PackedWeights
 }
 
-// packed returns w's weights packed for Linear when t is an inference
+// packed returns w's weights packed for the GEMM (Linear, GRUCell) when t is an inference
 // tape, w is a host parameter on it and this is at least its second use
 // in the step; nil otherwise. The first use is left unpacked, so that a
 // one-off product (batch-1 inference through a fresh tape) does not pay
