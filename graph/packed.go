@@ -10,9 +10,9 @@ type packing struct {
 	w    *ops.PackedWeights
 }
 
-// packed returns w's weights packed for the GEMM (Linear, GRUCell) when t is an inference
-// tape, w is a host parameter on it and this is at least its second use
-// in the step; nil otherwise. The first use is left unpacked, so that a
+// packed returns w's weights packed for the GEMM (Linear, GRUCell) when
+// t is an inference tape, w is a host parameter on it and this is at
+// least its second use in the step; nil otherwise. The first use is left unpacked, so that a
 // one-off product (batch-1 inference through a fresh tape) does not pay
 // for a packing it reads once.
 func (t *Tape) packed(w *Value) *ops.PackedWeights {
