@@ -72,11 +72,7 @@ func newJob[T tensor.Float](transA, transB bool, m, n, k int, alpha T, a []T, ld
 		scale(c, m, n, ldc, beta)
 		return job[T]{}, false
 	}
-	cfg := current[T]()
-	if cfg.narrow != nil && n <= cfg.narrow.nr {
-		cfg = cfg.narrow
-	}
-	return job[T]{cfg: cfg, transA: transA, transB: transB, m: m, n: n, k: k,
+	return job[T]{cfg: configFor[T](m, n), transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}, true
 }
 

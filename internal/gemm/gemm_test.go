@@ -225,8 +225,8 @@ func TestParallelParts(t *testing.T) {
 					usePath(t, p)
 					pb := PackB(tb, k, n, b, ldb)
 					clear(got)
-					j.packed = pb
-					j.cfg = pb.cfg
+					j.packed = pb.forRows(m)
+					j.cfg = j.packed.cfg
 					j.run(3)
 					require.InDeltaSlicef(t, want, got, 1e-11, "packed %s m=%d n=%d k=%d ta=%v tb=%v", configs64[p].name, m, n, k, ta, tb)
 				}
@@ -301,4 +301,40 @@ func TestGemmPackedAfterPathChange(t *testing.T) {
 	usePath(t, pathGo)
 	GemmPacked(false, m, 1, a, k, pb, 0, got, n)
 	require.InDeltaSlice(t, want, got, 1e-10)
+}
+
+// One packing used from several goroutines at once, as the cores' shares
+// of a recurrent batch use their layer's weights: its first products pack
+// it (for tall and, on paths that have them, short kernels) while the
+// others wait, and every product gets its own result.
+func TestConcurrentFirstPackedProducts(t *testing.T) {
+	eachPath(t, func(t *testing.T, p path) {
+		usePath(t, p)
+		rng := rand.New(rand.NewPCG(17, 18))
+		n, k := 70, 300
+		b := randSlice(rng, k*n)
+		for round := range 3 {
+			pb := PackB(false, k, n, b, n)
+			errs := make(chan error, 6)
+			for g := range 6 {
+				go func() {
+					m := []int{4, 37}[(g+round)%2]
+					a := randSlice(rand.New(rand.NewPCG(uint64(g), 19)), m*k)
+					want, got := make([]float64, m*n), make([]float64, m*n)
+					naive(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+					SerialPacked(false, m, 1, a, k, pb, 0, got, n)
+					for x := range got {
+						if math.Abs(got[x]-want[x]) > 1e-10 {
+							errs <- fmt.Errorf("goroutine %d m=%d element %d: got %v want %v", g, m, x, got[x], want[x])
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range 6 {
+				require.NoError(t, <-errs)
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/plumbml/plumb/tensor"
@@ -32,6 +33,9 @@ type config[T tensor.Float] struct {
 	// narrow, where set, runs the products at most narrow.nr columns wide,
 	// in which this config's wider tile would compute mostly padding.
 	narrow *config[T]
+	// short, where set, runs the products at most short.mr rows tall, in
+	// which this config's taller tile would compute mostly padding.
+	short *config[T]
 }
 
 // rowKernel computes y[j] = Σ_p a[p*csA]·b[p*rsB + j] for j < len(y): one
@@ -84,6 +88,24 @@ func current[T tensor.Float]() *config[T] {
 	}
 	return any(configs64[active]).(*config[T])
 }
+
+// configFor returns the kernels that a product of m rows and n columns
+// runs on the active path: its short ones for at most short.mr rows, else
+// its narrow ones for at most narrow.nr columns, else its own. A packing of B (PackB)
+// does not know its products' rows and takes m = maxPackRows.
+func configFor[T tensor.Float](m, n int) *config[T] {
+	cfg := current[T]()
+	switch {
+	case cfg.short != nil && m <= cfg.short.mr:
+		return cfg.short
+	case cfg.narrow != nil && n <= cfg.narrow.nr:
+		return cfg.narrow
+	}
+	return cfg
+}
+
+// maxPackRows stands for the unknown row count of a packing's products.
+const maxPackRows = math.MaxInt
 
 // pageStride is packBMinStride on every path: with B rows 4 KiB or more
 // apart, every K step of an unpacked panel is a new page, which the

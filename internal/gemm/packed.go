@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"runtime"
+	"sync"
 
 	"github.com/plumbml/plumb/tensor"
 )
@@ -20,19 +21,19 @@ type PackedB[T tensor.Float] struct {
 	kc0, nc0 int
 	blocks   [][]T // slab jc (nc0 columns), slice pc (kc0 rows): blocks[jc/nc0*slices+pc/kc0]
 	slices   int
+	packOnce sync.Once // packs blocks at the first product on cfg's kernels
+	// short is the packing for the path's short kernels (forRows), made
+	// at the first product that needs it.
+	shortOnce sync.Once
+	short     *PackedB[T]
 }
 
-// PackB packs op(B) [k, n] (B as stored, row stride ldb) for GemmPacked.
-// The products read the packing, not b: b must not change while it is in
-// use, except through a new PackB.
+// PackB returns op(B) [k, n] (B as stored, row stride ldb) for
+// GemmPacked, packed at its first product for the kernels that product
+// runs on (forRows). The products read the packing, not b: b must not
+// change while it is in use, except through a new PackB.
 func PackB[T tensor.Float](transB bool, k, n int, b []T, ldb int) *PackedB[T] {
-	cfg := current[T]()
-	if cfg.narrow != nil && n <= cfg.narrow.nr {
-		cfg = cfg.narrow
-	}
-	p := newPackedB(cfg, transB, k, n, b, ldb)
-	p.pack(make([]T, p.size()))
-	return p
+	return newPackedB(configFor[T](maxPackRows, n), transB, k, n, b, ldb)
 }
 
 // newPackedB returns the blocking of op(B) on path cfg, not yet packed.
@@ -86,16 +87,13 @@ func (p *PackedB[T]) pack(buf []T) {
 // op(B) from PackB (k and n are its). The parts of a parallel product cut
 // C by rows only, so every core reads the one packing.
 func GemmPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, pb *PackedB[T], beta T, c []T, ldc int) {
-	cfg := current[T]()
-	if cfg.narrow != nil && pb.n <= cfg.narrow.nr {
-		cfg = cfg.narrow
-	}
-	if cfg != pb.cfg { // the path changed since packing (UseReference)
+	pp := pb.forRows(m)
+	if pp == nil {
 		Gemm(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc)
 		return
 	}
 	if j, ok := newJob(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc); ok {
-		j.packed = pb
+		j.packed = pp
 		j.run(runtime.GOMAXPROCS(0))
 	}
 }
@@ -105,16 +103,13 @@ func GemmPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, pb 
 // recurrent layer running each core's share of the batch through every
 // time step.
 func SerialPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, pb *PackedB[T], beta T, c []T, ldc int) {
-	cfg := current[T]()
-	if cfg.narrow != nil && pb.n <= cfg.narrow.nr {
-		cfg = cfg.narrow
-	}
-	if cfg != pb.cfg {
+	pp := pb.forRows(m)
+	if pp == nil {
 		Serial(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc)
 		return
 	}
 	if j, ok := newJob(transA, pb.transB, m, pb.n, pb.k, alpha, a, lda, pb.b, pb.ldb, beta, c, ldc); ok {
-		j.packed = pb
+		j.packed = pp
 		j.serial()
 	}
 }
@@ -124,4 +119,23 @@ func SerialPacked[T tensor.Float](transA bool, m int, alpha T, a []T, lda int, p
 func (p *PackedB[T]) panels(jc, pc, nc int) strips[T] {
 	nr := p.cfg.nr
 	return strips[T]{base: p.blocks[jc/p.nc0*p.slices+pc/p.kc0], step: nr * min(p.kc0, p.k-pc), rs: nr, fullOnes: ceilDiv(nc, nr)}
+}
+
+// forRows returns the packing that products of m rows run on, packed:
+// p itself, or, where they take the path's short kernels (configFor), a
+// packing for those kept beside p (a beam search over one source, m =
+// beam width, never packs for the tall kernels); nil when the path changed
+// since PackB (UseReference), for a product that then multiplies B as
+// given.
+func (p *PackedB[T]) forRows(m int) *PackedB[T] {
+	if configFor[T](maxPackRows, p.n) != p.cfg {
+		return nil
+	}
+	q := p
+	if cfg := configFor[T](m, p.n); cfg != p.cfg {
+		p.shortOnce.Do(func() { p.short = newPackedB(cfg, p.transB, p.k, p.n, p.b, p.ldb) })
+		q = p.short
+	}
+	q.packOnce.Do(func() { q.pack(make([]T, q.size())) })
+	return q
 }

@@ -169,3 +169,34 @@ func TestNarrowProductsOnNarrowKernels(t *testing.T) {
 		require.Equal(t, tc.want64, j64.cfg.name, "float64 n=%d", tc.n)
 	}
 }
+
+// On the AVX-512 path, products at most 6 rows tall run on the AVX2
+// kernels (the 12-row tiles would be half padding or more), whatever their
+// width; taller ones on the AVX-512 kernels. A packing is made for the
+// AVX-512 kernels, and short products read a second one made for theirs
+// (TestGemmMatchesNaive checks GemmPacked's results on such shapes).
+func TestShortProductsOnShortKernels(t *testing.T) {
+	if configs32[pathAVX512] == nil {
+		t.Skipf("this CPU lacks %s", pathNeeds[pathAVX512])
+	}
+	usePath(t, pathAVX512)
+	for _, tc := range []struct {
+		m, n   int
+		want32 string
+		want64 string
+	}{
+		{1, 64, "avx2", "avx2"}, {4, 64, "avx2", "avx2"}, {6, 8, "avx2", "avx2"}, {6, 7817, "avx2", "avx2"},
+		{7, 64, "avx512", "avx512"}, {7, 16, "avx512-narrow", "avx512"}, {40, 8, "avx512-narrow", "avx512-narrow"},
+	} {
+		k := 30
+		j32, ok := newJob(false, false, tc.m, tc.n, k, 1, make([]float32, tc.m*k), k, make([]float32, k*tc.n), tc.n, 0, make([]float32, tc.m*tc.n), tc.n)
+		require.True(t, ok)
+		require.Equal(t, tc.want32, j32.cfg.name, "float32 m=%d n=%d", tc.m, tc.n)
+		j64, ok := newJob(false, false, tc.m, tc.n, k, 1, make([]float64, tc.m*k), k, make([]float64, k*tc.n), tc.n, 0, make([]float64, tc.m*tc.n), tc.n)
+		require.True(t, ok)
+		require.Equal(t, tc.want64, j64.cfg.name, "float64 m=%d n=%d", tc.m, tc.n)
+		pb := PackB(false, k, tc.n, make([]float32, k*tc.n), tc.n)
+		require.NotEqual(t, "avx2", pb.cfg.name, "a packing is made for tall products")
+		require.Equal(t, tc.want32, pb.forRows(tc.m).cfg.name, "m=%d n=%d: the packing a product reads", tc.m, tc.n)
+	}
+}
