@@ -7,6 +7,7 @@ import (
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -223,12 +224,12 @@ func cellOffsets(x *tensor.Tensor) []int {
 	return off
 }
 
-// sumRows adds the column sums of the [m, n] matrix a into dst.
+// sumRows adds the column sums of the [m, n] matrix a into dst, a row at
+// a time in vector adds (the same sums, in the same order, as a scalar
+// loop over the rows).
 func sumRows[T tensor.Float](dst, a []T, m, n int) {
 	for i := 0; i < m; i++ {
-		for j, v := range a[i*n : (i+1)*n] {
-			dst[j] += v
-		}
+		vec.Add(dst[:n], a[i*n:(i+1)*n])
 	}
 }
 
