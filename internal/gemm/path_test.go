@@ -7,20 +7,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// AVX-512 is taken only when it is at least minGain faster than AVX2 in
-// both element types.
+// AVX-512 is taken only when it is at least minGain faster than AVX2 on
+// the cube and no slower on the narrow product, in both element types.
 func TestDecide(t *testing.T) {
+	cube := func(f32, f64 float64) Timing { return Timing{F32: f32, F64: f64, NarrowF32: 50, NarrowF64: 25} }
 	for _, tc := range []struct {
 		name         string
 		avx2, avx512 Timing
 		want         path
 	}{
-		{"much faster in both (this Intel Xeon)", Timing{F32: 50, F64: 25}, Timing{F32: 75, F64: 37}, pathAVX512},
-		{"just over the margin", Timing{F32: 50, F64: 20}, Timing{F32: 55.1, F64: 22.1}, pathAVX512},
-		{"slower (Zen 4)", Timing{F32: 50, F64: 25}, Timing{F32: 46, F64: 22}, pathAVX2},
-		{"faster but under the margin", Timing{F32: 50, F64: 25}, Timing{F32: 54, F64: 27}, pathAVX2},
-		{"clearly faster in float32 only", Timing{F32: 50, F64: 25}, Timing{F32: 70, F64: 26}, pathAVX2},
-		{"clearly faster in float64 only", Timing{F32: 50, F64: 25}, Timing{F32: 52, F64: 35}, pathAVX2},
+		{"much faster in both (this Intel Xeon)", cube(50, 25), cube(75, 37), pathAVX512},
+		{"just over the margin", cube(50, 20), cube(55.1, 22.1), pathAVX512},
+		{"slower (Zen 4)", cube(50, 25), cube(46, 22), pathAVX2},
+		{"faster but under the margin", cube(50, 25), cube(54, 27), pathAVX2},
+		{"clearly faster in float32 only", cube(50, 25), cube(70, 26), pathAVX2},
+		{"clearly faster in float64 only", cube(50, 25), cube(52, 35), pathAVX2},
+		{"cube over the margin, narrow slower in float32 (Zen 4's slow processes)",
+			cube(50, 25), Timing{F32: 56, F64: 28, NarrowF32: 40, NarrowF64: 25}, pathAVX2},
+		{"cube over the margin, narrow slower in float64",
+			cube(50, 25), Timing{F32: 56, F64: 28, NarrowF32: 50, NarrowF64: 24}, pathAVX2},
+		{"cube over the margin, narrow faster", cube(50, 25), Timing{F32: 56, F64: 28, NarrowF32: 60, NarrowF64: 30}, pathAVX512},
 	} {
 		require.Equal(t, pathNames[tc.want], pathNames[decide(tc.avx2, tc.avx512)], tc.name)
 	}
@@ -41,8 +47,8 @@ func fakeCPU(t *testing.T, has ...path) {
 // otherwise (and only when there are two assembly paths to compare), and
 // says why in the Choice.
 func TestChoose(t *testing.T) {
-	fast := func([]path) []Timing { return []Timing{{"avx2", 50, 25}, {"avx512", 80, 40}} }
-	slower := func([]path) []Timing { return []Timing{{"avx2", 50, 25}, {"avx512", 47, 23}} }
+	fast := func([]path) []Timing { return []Timing{{"avx2", 50, 25, 50, 25}, {"avx512", 80, 40, 70, 35}} }
+	slower := func([]path) []Timing { return []Timing{{"avx2", 50, 25, 50, 25}, {"avx512", 47, 23, 40, 20}} }
 	all, avx2 := []path{pathAVX2, pathAVX512}, []path{pathAVX2}
 	for _, tc := range []struct {
 		name     string
@@ -54,12 +60,12 @@ func TestChoose(t *testing.T) {
 		measured bool
 		note     string
 	}{
-		{"AVX-512 clearly faster", all, "", fast, pathAVX512, "measured, AVX-512 at least 1.10x AVX2 in both types", true, ""},
-		{"AVX-512 close to AVX2", all, "", slower, pathAVX2, "measured, AVX-512 not 1.10x AVX2 in both types", true, ""},
+		{"AVX-512 clearly faster", all, "", fast, pathAVX512, "measured, AVX-512 at least 1.10x AVX2 in both types and no slower on the narrow product", true, ""},
+		{"AVX-512 close to AVX2", all, "", slower, pathAVX2, "measured, AVX-512 not 1.10x AVX2 in both types, or slower on the narrow product", true, ""},
 		{"pinned to avx2", all, "avx2", fast, pathAVX2, "pinned by PLUMB_GEMM", false, ""},
 		{"pinned to avx512", all, "avx512", slower, pathAVX512, "pinned by PLUMB_GEMM", false, ""},
 		{"pinned to go", all, "go", fast, pathGo, "pinned by PLUMB_GEMM", false, ""},
-		{"a bad value is measured", all, "AVX512", fast, pathAVX512, "measured, AVX-512 at least 1.10x AVX2 in both types", true,
+		{"a bad value is measured", all, "AVX512", fast, pathAVX512, "measured, AVX-512 at least 1.10x AVX2 in both types and no slower on the narrow product", true,
 			`plumb: PLUMB_GEMM="AVX512": want avx2, avx512 or go; choosing the path as if it were unset`},
 		{"avx512 pinned without it", avx2, "avx512", fast, pathAVX2, "the widest path this CPU has (no AVX-512F)", false,
 			`plumb: PLUMB_GEMM="avx512": this CPU lacks AVX-512F; choosing the path as if it were unset`},
