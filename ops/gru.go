@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -221,12 +222,13 @@ func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[
 		r.each(n, gateWork*h, func(j int) {
 			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
 			zr := a[:2*h] // z and r, through the vector sigmoid in place
-			for k := range zr {
-				zr[k] = zr[k] + b[k] + rc[k]
-			}
+			vec.Sum(zr, zr, b[:2*h])
+			vec.Add(zr, rc[:2*h])
 			sigmoidInto(zr, zr)
-			for k := 0; k < h; k++ {
-				rh[j*h+k] = a[h+k] * hs[j*h+k]
+			if !resetAfter {
+				for k := 0; k < h; k++ {
+					rh[j*h+k] = a[h+k] * hs[j*h+k]
+				}
 			}
 		})
 		if !resetAfter {
@@ -353,28 +355,35 @@ func gruBackwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, act, gout, 
 		r.each(n, gateWork*h, func(j int) {
 			row := s.row(j, t)
 			a, st := act[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3]
+			if resetAfter {
+				// da's row takes δz, δr, δh̃; drec's row and the
+				// step's (the recurrent product's input) the same with
+				// the recurrent h̃ block δh̃∘r.
+				dar, drr := da[row*g3:(row+1)*g3], drec[row*g3:(row+1)*g3]
+				for k := 0; k < h; k++ {
+					z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
+					dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
+					dz := T(dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z))
+					dhh := dhk * (1 - z) * (1 - hh*hh)
+					dr := T(dhh * float64(rech[row*h+k]) * rg * (1 - rg))
+					dh[j*h+k] = T(dhk * z)
+					rdhh := T(dhh) * a[h+k]
+					dar[k], dar[h+k], dar[2*h+k] = dz, dr, T(dhh)
+					drr[k], drr[h+k], drr[2*h+k] = dz, dr, rdhh
+					st[k], st[h+k], st[2*h+k] = dz, dr, rdhh
+				}
+				return
+			}
 			for k := 0; k < h; k++ {
-				z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
+				z, hh := float64(a[k]), float64(a[2*h+k])
 				dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
 				dz := dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z)
 				dhh := dhk * (1 - z) * (1 - hh*hh)
 				st[k], st[2*h+k] = T(dz), T(dhh)
 				dh[j*h+k] = T(dhk * z)
-				if resetAfter {
-					st[h+k] = T(dhh * float64(rech[row*h+k]) * rg * (1 - rg))
-				}
 			}
 		})
 		if resetAfter {
-			for j := r.lo; j < r.lo+n; j++ {
-				row := s.row(j, t)
-				st := step[j*g3 : (j+1)*g3]
-				copy(da[row*g3:(row+1)*g3], st)
-				for k := 0; k < h; k++ { // the recurrent h̃ block is δh̃∘r
-					st[2*h+k] *= act[row*g3+h+k]
-				}
-				copy(drec[row*g3:(row+1)*g3], st)
-			}
 			runGemm(r, n, step, g3, ut, 1, dh, h)
 			continue
 		}
