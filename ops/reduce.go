@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -14,6 +16,10 @@ import (
 // every axis, and keepDims keeps each reduced axis with size 1. Like the
 // elementwise ops they share one kernel, eachReduced, which maps every input
 // element to the output element it folds into; they accumulate in float64.
+// Sums and means over trailing axes (a loss's Sum over everything among
+// them), where each output folds one contiguous run, take vector sums in
+// chunks over the cores instead (sumRuns), and their gradients fill the
+// runs (fillRuns).
 //
 // Over an empty axis they return TF's identities: sum 0, max -Inf, min +Inf,
 // logsumexp -Inf, and mean and variance NaN (0/0).
@@ -163,7 +169,11 @@ func reduceKernel[T tensor.Float](name string, x []T, shape tensor.Shape, st []i
 	acc = make([]float64, size)
 	switch name {
 	case "sum", "mean":
-		eachReduced(shape, st, func(i, o int) { acc[o] += float64(x[i]) })
+		if trailingRuns(shape, st) {
+			sumRuns(x, acc, n)
+		} else {
+			eachReduced(shape, st, func(i, o int) { acc[o] += float64(x[i]) })
+		}
 		if name == "mean" {
 			for o := range acc {
 				acc[o] /= float64(n)
@@ -204,7 +214,7 @@ func reduceKernel[T tensor.Float](name string, x []T, shape tensor.Shape, st []i
 
 func (o *reduceOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	x := in[0]
-	g := tensor.ZerosLike(x)
+	g := zerosOrEmpty(o.name != "max" && o.name != "min", x.DType(), x.Shape()) // the others write every element
 	st := bcastStrides(o.keep, x.Shape())
 	switch x.DType() {
 	case tensor.Float32:
@@ -220,8 +230,16 @@ func (o *reduceOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 func reduceGrad[T tensor.Float](name string, x, y, gout, g []T, shape tensor.Shape, st []int, n int, mean []float64) {
 	switch name {
 	case "sum":
+		if trailingRuns(shape, st) {
+			fillRuns(g, n, func(o int) T { return gout[o] })
+			return
+		}
 		eachReduced(shape, st, func(i, o int) { g[i] = gout[o] })
 	case "mean":
+		if trailingRuns(shape, st) {
+			fillRuns(g, n, func(o int) T { return T(float64(gout[o]) / float64(n)) })
+			return
+		}
 		eachReduced(shape, st, func(i, o int) { g[i] = T(float64(gout[o]) / float64(n)) })
 	case "max", "min": // split equally among the tied extremes
 		ties := make([]int, len(y))
@@ -244,4 +262,68 @@ func reduceGrad[T tensor.Float](name string, x, y, gout, g []T, shape tensor.Sha
 			g[i] = T(float64(gout[o]) * math.Exp(float64(x[i])-float64(y[o])))
 		})
 	}
+}
+
+// trailingRuns reports whether each output element of a reduction folds one
+// contiguous run of the input, output o the elements [o·n, (o+1)·n): the
+// reduced axes (stride 0 in st, as bcastStrides gives them) come after
+// every kept one, axes of size 1 aside.
+func trailingRuns(shape tensor.Shape, st []int) bool {
+	reduced := false
+	for i, d := range shape {
+		switch {
+		case d == 1:
+		case st[i] == 0:
+			reduced = true
+		case reduced:
+			return false
+		}
+	}
+	return true
+}
+
+// sumRuns sets acc[o] to the float64 sum of x[o·n, (o+1)·n) with vector
+// sums (vec.SumF64), the outputs spread over the cores; a single output's
+// run is summed in chunks of par.RowTaskElems over the cores and the
+// chunks' sums added in order, so the result does not depend on the
+// number of cores.
+func sumRuns[T tensor.Float](x []T, acc []float64, n int) {
+	if len(acc) == 1 && n > par.RowTaskElems {
+		chunk := par.RowTaskElems
+		parts := make([]float64, (n+chunk-1)/chunk)
+		par.Rows(len(parts), chunk, func() func(lo, hi int) {
+			return func(lo, hi int) {
+				for c := lo; c < hi; c++ {
+					parts[c] = vec.SumF64(x[c*chunk : min((c+1)*chunk, n)])
+				}
+			}
+		})
+		for _, v := range parts {
+			acc[0] += v
+		}
+		return
+	}
+	par.Rows(len(acc), n, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				acc[o] = vec.SumF64(x[o*n : (o+1)*n])
+			}
+		}
+	})
+}
+
+// fillRuns sets every element of run o of g (g[o·n, (o+1)·n)) to value(o),
+// in chunks over the cores.
+func fillRuns[T tensor.Float](g []T, n int, value func(o int) T) {
+	par.Elements(len(g), func(lo, hi int) {
+		for i := lo; i < hi; {
+			o := i / n
+			end := min(hi, (o+1)*n)
+			v := value(o)
+			for k := i; k < end; k++ {
+				g[k] = v
+			}
+			i = end
+		}
+	})
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,11 @@ var reduceAttrs = []struct {
 	{"last", []int{2, 5}, []int{-1}, false},
 	{"scalar", []int{}, nil, false},
 	{"vector", []int{6}, []int{0}, true},
+	// unit axes among the reduced and kept ones: still one run per output
+	{"last_past_unit", []int{3, 1, 5}, []int{2}, false},
+	{"last_keep_units", []int{1, 7, 1, 9}, []int{-1}, true},
+	{"unit_axis", []int{3, 1, 4}, []int{1}, false},
+	{"unit_then_last", []int{2, 1, 3}, []int{1, 2}, true},
 }
 
 var _ = addReduceGradCases()
@@ -259,4 +265,77 @@ func TestReduceErrors(t *testing.T) {
 		_, err = op.Backward(nil, nil, nil, nil)
 		require.Error(t, err)
 	}
+}
+
+// Sums and means over trailing axes of long inputs take the vector and
+// chunked path (sumRuns, fillRuns): one output of more than
+// par.RowTaskElems elements, and many outputs, in both float types, match
+// the naive float64 sums, their gradients fill each run with its output's
+// gradient exactly, and the results are the same bits on 1 core and 4.
+func TestReduceLongRunsOverCores(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		axes  []int
+	}{
+		{"all", []int{40003}, nil},
+		{"all_2d", []int{7, 9001}, nil},
+		{"last", []int{37, 1001}, []int{-1}},
+		{"last_two", []int{5, 33, 101}, []int{1, 2}},
+	} {
+		for _, name := range []string{"sum", "mean"} {
+			for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+				t.Run(tc.name+"/"+name+"/"+dt.String(), func(t *testing.T) {
+					x := randn(71, tc.shape...)
+					if dt == tensor.Float32 {
+						x = f32(x)
+					}
+					run := func(procs int) (*tensor.Tensor, *tensor.Tensor) {
+						defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+						op := ReduceOp(name, tc.axes, false)
+						y, err := op.Forward(ins(x))
+						require.NoError(t, err)
+						g := tensor.Zeros(dt, y.Shape()...)
+						for i := range g.Size() {
+							g.SetAt(i, float64(i+1)/8)
+						}
+						grads, err := op.Backward(ins(x), y, g, []bool{true})
+						require.NoError(t, err)
+						return y, grads[0]
+					}
+					y1, g1 := run(1)
+					y4, g4 := run(4)
+					require.Equal(t, values(y1), values(y4), "forward, 1 core vs 4")
+					require.Equal(t, values(g1), values(g4), "gradient, 1 core vs 4")
+					want := naiveReduce(x, tc.axes, false, naiveReductions[name])
+					tol := 1e-12
+					if dt == tensor.Float32 {
+						tol = 1e-5
+					}
+					requireClose(t, want, y4, tol, tol)
+					n := x.Size() / max(y4.Size(), 1)
+					gx := values(g4)
+					for i, v := range gx {
+						w := float64(i/n+1) / 8
+						if name == "mean" {
+							w /= float64(n)
+						}
+						if dt == tensor.Float32 {
+							w = float64(float32(w))
+						}
+						require.Equal(t, w, v, "gradient element %d", i)
+					}
+				})
+			}
+		}
+	}
+}
+
+// values returns t's elements as float64s.
+func values(t *tensor.Tensor) []float64 {
+	out := make([]float64, t.Size())
+	for i := range out {
+		out[i] = t.At(i)
+	}
+	return out
 }
