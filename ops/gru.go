@@ -295,7 +295,10 @@ func savedOrNil[T tensor.Float](b any) []T {
 func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, gout, act, rech []T, gr gruSlices[T]) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
-	hp := prevStates(s, h, out, h, d.h0)
+	hpBuf := getScratch[T](total * h) // the states entering each step, every row written
+	defer putScratch(hpBuf)
+	hp := *hpBuf
+	prevStates(s, h, out, h, d.h0, hp)
 	daBuf := getScratch[T](total * g3) // input pre-activation gradients, every row written
 	defer putScratch(daBuf)
 	da := *daBuf

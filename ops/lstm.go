@@ -349,8 +349,10 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 		gemm.Gemm(true, false, nIn, g4, total, 1, d.x, nIn, dz, g4, 0, gr.w, g4)
 	}
 	if gr.u != nil {
-		hp := prevStates(s, h, out, 2*h, d.h0)
-		gemm.Gemm(true, false, h, g4, total, 1, hp, h, dz, g4, 0, gr.u, g4)
+		hp := getScratch[T](total * h) // the states entering each step, every row written
+		defer putScratch(hp)
+		prevStates(s, h, out, 2*h, d.h0, *hp)
+		gemm.Gemm(true, false, h, g4, total, 1, *hp, h, dz, g4, 0, gr.u, g4)
 	}
 	if gr.b != nil {
 		sumRows(gr.b, dz, total, g4)

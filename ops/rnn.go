@@ -168,25 +168,34 @@ func (s *rnnSchedule) prev(j, t int) int {
 	}
 }
 
-// prevStates returns the [total, h] matrix whose row r is the state that
-// entered step r: the state output at the previous step (columns [0, h) of
-// states, row stride ld), or at a sequence's first step its row of init
-// [B, h] (zero when init is nil).
-func prevStates[T tensor.Float](s *rnnSchedule, h int, states []T, ld int, init []T) []T {
-	hp := make([]T, s.off[len(s.off)-1]*h)
-	for t, n := range s.active {
-		for j := 0; j < n; j++ {
-			r, p := s.row(j, t), s.prev(j, t)
-			switch {
-			case p >= 0:
-				copy(hp[r*h:(r+1)*h], states[p*ld:p*ld+h])
-			case init != nil:
-				q := s.order[j]
-				copy(hp[r*h:(r+1)*h], init[q*h:(q+1)*h])
+// prevStates writes into hp [total, h] the matrix whose row r is the state
+// that entered step r: the state output at the previous step (columns
+// [0, h) of states, row stride ld), or at a sequence's first step its row
+// of init [B, h] (zero when init is nil). Every row is written. A
+// sequence's rows are its own outputs shifted by one step, so each is one
+// strided copy, the sequences spread over the cores.
+func prevStates[T tensor.Float](s *rnnSchedule, h int, states []T, ld int, init, hp []T) {
+	seqs := len(s.off) - 1
+	par.Rows(seqs, s.off[seqs]*h/max(seqs, 1), func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for q := lo; q < hi; q++ {
+				a, b := s.off[q], s.off[q+1]
+				if a == b {
+					continue
+				}
+				first, from, to := a, a, a+1 // forward: row r takes output r-1
+				if s.reverse {
+					first, from, to = b-1, a+1, a // reverse: row r takes output r+1
+				}
+				vec.CopyRows(hp[to*h:], h, states[from*ld:], ld, b-a-1, h)
+				if init != nil {
+					copy(hp[first*h:(first+1)*h], init[q*h:(q+1)*h])
+				} else {
+					clear(hp[first*h : (first+1)*h])
+				}
 			}
 		}
-	}
-	return hp
+	})
 }
 
 // sortRows copies the rows of the per-sequence [B, h] matrix src into
