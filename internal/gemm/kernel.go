@@ -91,8 +91,9 @@ func current[T tensor.Float]() *config[T] {
 
 // configFor returns the kernels that a product of m rows and n columns
 // runs on the active path: its short ones for at most short.mr rows, else
-// its narrow ones for at most narrow.nr columns, else its own. A packing of B (PackB)
-// does not know its products' rows and takes m = maxPackRows.
+// its narrow ones for at most narrow.nr columns, else its own. A packing
+// of B (PackB) does not know its products' rows and takes m =
+// maxPackRows.
 func configFor[T tensor.Float](m, n int) *config[T] {
 	cfg := current[T]()
 	switch {

@@ -100,8 +100,8 @@ func dgemvRowAVX2(k int, a []float64, csA int, b []float64, rsB int, y []float64
 // panel (16 KiB) in L1 as the AVX2 tile's does, and MC = 144 is six strips.
 // Products at most 6 rows tall (a beam search over one source, small
 // batches of inference), where the 12-row tile would be half padding or
-// more, run on the AVX2 kernels: the 6-row tile computes none at 6 rows
-// (3.2 vs 2.0 ms a beam-search step of one source here; see the README).
+// more, run on the AVX2 kernels, whose 6-row tile computes none at 6
+// rows.
 func archConfigs() (c32 [numPaths]*config[float32], c64 [numPaths]*config[float64]) {
 	c32[pathGo], c64[pathGo] = goConfig[float32](), goConfig[float64]()
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {

@@ -124,15 +124,18 @@ func (p *PackedB[T]) panels(jc, pc, nc int) strips[T] {
 // forRows returns the packing that products of m rows run on, packed:
 // p itself, or, where they take the path's short kernels (configFor), a
 // packing for those kept beside p (a beam search over one source, m =
-// beam width, never packs for the tall kernels); nil when the path changed
-// since PackB (UseReference), for a product that then multiplies B as
-// given.
+// beam width, never packs for the tall kernels). It returns nil, for a
+// product that then multiplies B as given, when the path changed since
+// PackB (UseReference) and when the product is one row that the row
+// kernel takes (it reads B where it lies, so batch-1 inference packs
+// nothing).
 func (p *PackedB[T]) forRows(m int) *PackedB[T] {
-	if configFor[T](maxPackRows, p.n) != p.cfg {
+	cfg := configFor[T](m, p.n)
+	if configFor[T](maxPackRows, p.n) != p.cfg || m == 1 && !p.transB && cfg.row != nil {
 		return nil
 	}
 	q := p
-	if cfg := configFor[T](m, p.n); cfg != p.cfg {
+	if cfg != p.cfg {
 		p.shortOnce.Do(func() { p.short = newPackedB(cfg, p.transB, p.k, p.n, p.b, p.ldb) })
 		q = p.short
 	}

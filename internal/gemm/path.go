@@ -188,8 +188,8 @@ func measure(ps []path) []Timing {
 	}
 	cube := 2 * float64(timedSize*timedSize*timedSize)
 	for i := range ps {
-		ts[i].F32, ts[i].NarrowF32 = cube/best[i][0].Seconds()/1e9, 2*float64(narrowRows*16*timedSize)/best[i][1].Seconds()/1e9
-		ts[i].F64, ts[i].NarrowF64 = cube/best[i][2].Seconds()/1e9, 2*float64(narrowRows*8*timedSize)/best[i][3].Seconds()/1e9
+		ts[i].F32, ts[i].NarrowF32 = cube/best[i][0].Seconds()/1e9, 2*float64(narrowRows*narrowCols[float32]()*timedSize)/best[i][1].Seconds()/1e9
+		ts[i].F64, ts[i].NarrowF64 = cube/best[i][2].Seconds()/1e9, 2*float64(narrowRows*narrowCols[float64]()*timedSize)/best[i][3].Seconds()/1e9
 	}
 	return ts
 }

@@ -191,7 +191,7 @@ func TestShortProductsOnShortKernels(t *testing.T) {
 		want32 string
 		want64 string
 	}{
-		{1, 64, "avx2", "avx2"}, {4, 64, "avx2", "avx2"}, {6, 8, "avx2", "avx2"}, {6, 7817, "avx2", "avx2"},
+		{2, 64, "avx2", "avx2"}, {4, 64, "avx2", "avx2"}, {6, 8, "avx2", "avx2"}, {6, 7817, "avx2", "avx2"},
 		{7, 64, "avx512", "avx512"}, {7, 16, "avx512-narrow", "avx512"}, {40, 8, "avx512-narrow", "avx512-narrow"},
 	} {
 		k := 30
@@ -205,4 +205,9 @@ func TestShortProductsOnShortKernels(t *testing.T) {
 		require.NotEqual(t, "avx2", pb.cfg.name, "a packing is made for tall products")
 		require.Equal(t, tc.want32, pb.forRows(tc.m).cfg.name, "m=%d n=%d: the packing a product reads", tc.m, tc.n)
 	}
+	// One row goes to the row kernel, which reads B as given: no packing.
+	pb := PackB(false, 30, 64, make([]float32, 30*64), 64)
+	require.Nil(t, pb.forRows(1))
+	require.Nil(t, pb.blocks)
+	require.Nil(t, pb.short)
 }
