@@ -12,9 +12,9 @@ type packing struct {
 
 // packed returns w's weights packed for the GEMM (Linear, GRUCell) when
 // t is an inference tape, w is a host parameter on it and this is at
-// least its second use in the step; nil otherwise. The first use is left unpacked, so that a
-// one-off product (batch-1 inference through a fresh tape) does not pay
-// for a packing it reads once.
+// least its second use in the step; nil otherwise. The first use is left
+// unpacked, so that a one-off product (batch-1 inference through a fresh
+// tape) does not pay for a packing it reads once.
 func (t *Tape) packed(w *Value) *ops.PackedWeights {
 	if t == nil || t.grad || w == nil || w.err != nil || w.tape != t || w.param == nil || w.t == nil ||
 		w.t.Storage() != nil || w.t.Rank() != 2 || w.gen != t.gen {
