@@ -123,13 +123,13 @@ type attentionOp struct {
 // the mask has none.
 //
 // The kernels are tiled flash-style (Dao et al. 2022, FlashAttention):
-// the [Tq, Tk] probability matrix is never stored. Forward walks blocks of
-// keys with the online softmax (Milakov and Gimelshein 2018; Algorithm 1),
-// rescaling a query's output when its running maximum grows, and keeps
-// only each query's log-sum-exp; Backward recomputes the probabilities
-// from it (Algorithm 2) one block of queries at a time. The memory beyond
-// the inputs and outputs is one float64 per query plus a few tiles per
-// core, linear in the sequence lengths (attention_flash.go).
+// the [Tq, Tk] probability matrix is never stored. Forward takes one
+// block of queries at a time against all the keys it sees and keeps only
+// each query's log-sum-exp; Backward recomputes the probabilities from it
+// (Algorithm 2) one block of queries at a time. The memory beyond the
+// inputs and outputs is one float64 per query, a few [64, Tk] tiles per
+// core and each head's packed keys and values, linear in the sequence
+// lengths (attention_flash.go).
 func AttentionOp(a AttentionAttrs) Op {
 	a.KeyLengths = slices.Clone(a.KeyLengths) // Backward reads them: the caller may reuse its slice
 	return &attentionOp{a: a}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/par"
@@ -9,14 +10,10 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Tile sizes of the flash attention kernels: a block of flashBr queries
-// meets a block of flashBc keys. With d = 64 the query, key and value
-// blocks and the score tile are 16-32 KiB each in float32, so one block
-// pair's operands stay in L2 (1 MiB per core here) while its GEMMs run.
-const (
-	flashBr = 64
-	flashBc = 64
-)
+// flashBr is the block of queries the attention kernels take at a time:
+// with d = 64 the query block is 16 KiB in float32, and its [flashBr, Tk]
+// score tile stays in L2 up to Tk = 1024 on a 512 KiB L2.
+const flashBr = 64
 
 // flash is one dot-product attention's sizes, scale and mask, read by the
 // tiled kernels.
@@ -66,61 +63,99 @@ func (f *flash) keepRow(b, j0 int) []bool {
 
 // flashForward writes out = softmax(scale·q·kᵀ)·v and each query's
 // log-sum-exp lse (+Inf for a query that sees no key), one task per block
-// of flashBr queries of one (batch, head), on all cores. Per key block it
-// takes the scores S = scale·Q_i·K_jᵀ with one GEMM, updates each row's
-// running maximum m and sum l of exp(S - m) (rescaling the row's output
-// by exp(m_old - m_new) when m grows), and adds exp(S - m)·V_j to the
-// output with a second GEMM; the rows are divided by l at the end
-// (FlashAttention, Algorithm 1, in FlashAttention-2's order: the division
-// is deferred to the end).
+// of flashBr queries of one (batch, head), on all cores. A block meets all
+// the keys it may see at once: S = scale·Q_i·Kᵀ with one GEMM into a
+// [flashBr, Tk] tile per core (so the memory stays linear in Tk), each
+// row is overwritten with exp(S - m) for its maximum m and summed into l,
+// O_i = exp(S - m)·V with a second GEMM, and the rows are divided by l at
+// the end (FlashAttention-2's deferred division). Against FlashAttention's
+// online softmax over key blocks (Algorithm 1) this is one pass over the
+// keys with no rescaling of the output, and products long enough to run
+// near the micro-kernel's peak; each head's K and V are packed once for
+// all its blocks (keyMatrix).
 func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 	blocks := (f.tq + flashBr - 1) / flashBr
 	bh := f.b * f.heads
+	kt, vs := make([]keyMatrix[T], bh), make([]keyMatrix[T], bh)
+	left := make([]atomic.Int32, bh) // each head's blocks not yet done
+	for h := range bh {
+		kt[h] = newKeyMatrix(k[h*f.tk*f.d:], f.tk, f.d, true)
+		vs[h] = newKeyMatrix(v[h*f.tk*f.dv:], f.tk, f.dv, false)
+		left[h].Store(int32(blocks))
+	}
 	par.Tasks(bh*blocks, bh*f.tq*f.tk*(f.d+f.dv), func() func(int) {
-		s := make([]T, flashBr*flashBc)
+		s := make([]T, flashBr*f.tk)
 		m, l := make([]float64, flashBr), make([]float64, flashBr)
 		return func(task int) {
 			h, i0 := task/blocks, task%blocks*flashBr
 			b, br := h/f.heads, min(flashBr, f.tq-i0)
 			qi, oi := q[(h*f.tq+i0)*f.d:], out[(h*f.tq+i0)*f.dv:]
-			kh, vh := k[h*f.tk*f.d:], v[h*f.tk*f.dv:]
-			for r := range br {
-				m[r], l[r] = math.Inf(-1), 0
-			}
 			hi := f.limit(b, i0+br-1)
-			for j0 := 0; j0 < hi; j0 += flashBc {
-				bc := min(flashBc, hi-j0)
-				gemm.Gemm(false, true, br, bc, f.d, T(f.scale), qi, f.d, kh[j0*f.d:], f.d, 0, s, bc)
-				keep := f.keepRow(b, j0)
+			if hi > 0 {
+				kt[h].mul(br, hi, T(f.scale), qi, f.d, s, hi)
+				keep := f.keepRow(b, 0)
 				for r := range br {
-					row := s[r*bc : (r+1)*bc]
-					lim := max(0, min(bc, f.limit(b, i0+r)-j0))
-					if alpha := onlineSoftmaxRow(row, lim, keep, &m[r], &l[r]); alpha != 1 {
-						scaleRow(oi[r*f.dv:(r+1)*f.dv], alpha)
-					}
+					lim := max(0, min(hi, f.limit(b, i0+r)))
+					m[r], l[r] = expRow(s[r*hi:(r+1)*hi], lim, keep)
 				}
-				gemm.Gemm(false, false, br, f.dv, bc, 1, s, bc, vh[j0*f.dv:], f.dv, 1, oi, f.dv)
+				vs[h].mul(br, hi, 1, s, hi, oi, f.dv)
 			}
 			for r := range br {
-				if l[r] == 0 { // no key seen: the row stayed zero
+				if hi == 0 || l[r] == 0 { // no key seen: the row is zero
+					clear(oi[r*f.dv : (r+1)*f.dv])
 					lse[h*f.tq+i0+r] = math.Inf(1)
 					continue
 				}
 				scaleRow(oi[r*f.dv:(r+1)*f.dv], 1/l[r])
 				lse[h*f.tq+i0+r] = m[r] + math.Log(l[r])
 			}
+			if left[h].Add(-1) == 0 { // the tasks go head by head: free its packings
+				kt[h], vs[h] = keyMatrix[T]{}, keyMatrix[T]{}
+			}
 		}
 	})
 }
 
-// onlineSoftmaxRow is one step of the online softmax (Milakov and
-// Gimelshein 2018) on one row of scores s, of which the first lim keys
-// may be seen (and of those, only the ones keep allows when keep is
-// non-nil): it raises the running maximum *m to cover them, overwrites s
-// with exp(s - m) there and 0 elsewhere, sets the running sum *l to
-// l·exp(m_old - m) + Σ exp(s - m), and returns exp(m_old - m), the factor
-// by which the row's output so far must be rescaled.
-func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64) float64 {
+// keyMatrix is one head's keys or values, [Tk, w] with row stride w, as
+// the B operand of the products that read its first n rows: transposed
+// (the keys along C's columns, as in Q·Kᵀ) or not (the keys along the
+// inner dimension, as in P·V). It is packed once, at its first product
+// that reads all Tk rows, for every such product of the head's query
+// blocks; a product that reads fewer rows (a causal or key-length limit)
+// multiplies the rows as they lie.
+type keyMatrix[T tensor.Float] struct {
+	x      []T
+	tk, w  int
+	trans  bool
+	packed *gemm.PackedB[T]
+}
+
+func newKeyMatrix[T tensor.Float](x []T, tk, w int, trans bool) keyMatrix[T] {
+	k, n := tk, w
+	if trans {
+		k, n = w, tk
+	}
+	return keyMatrix[T]{x: x, tk: tk, w: w, trans: trans, packed: gemm.PackB(trans, k, n, x, w)}
+}
+
+// mul sets C = alpha·A·op(B) on the calling goroutine, for A with m rows
+// (row stride lda) and op(B) the matrix's first n rows, transposed or
+// not; C has row stride ldc. The callers already split their work over
+// the cores.
+func (km *keyMatrix[T]) mul(m, n int, alpha T, a []T, lda int, c []T, ldc int) {
+	switch {
+	case n == km.tk:
+		gemm.SerialPacked(false, m, alpha, a, lda, km.packed, 0, c, ldc)
+	case km.trans:
+		gemm.Serial(false, true, m, n, km.w, alpha, a, lda, km.x, km.w, 0, c, ldc)
+	default:
+		gemm.Serial(false, false, m, km.w, n, alpha, a, lda, km.x, km.w, 0, c, ldc)
+	}
+}
+
+// maskRow returns the first lim of one query's scores s, with -Inf where
+// keep (when non-nil) hides a key, and zeroes the rest of s.
+func maskRow[T tensor.Float](s []T, lim int, keep []bool) []T {
 	clear(s[lim:])
 	s = s[:lim]
 	if keep != nil {
@@ -130,29 +165,34 @@ func onlineSoftmaxRow[T tensor.Float](s []T, lim int, keep []bool, m, l *float64
 			}
 		}
 	}
-	mt := math.Inf(-1)
-	if lim > 0 {
-		mt = float64(vec.Max(s))
-	}
-	if math.IsInf(mt, -1) { // nothing seen in this block
-		clear(s)
-		return 1
-	}
-	mNew := max(*m, mt)
-	sum := expShift(s, mNew)
-	alpha := math.Exp(*m - mNew)
-	*m, *l = mNew, *l*alpha+sum
-	return alpha
+	return s
 }
 
-// flashBackward writes dq and accumulates dk and dv (zeroed by the
-// caller) for upstream gradient dout, one task per (batch, head), on all
+// expRow overwrites one query's scores s with exp(s - m) on the first lim
+// keys that keep allows (all of them when keep is nil) and 0 elsewhere,
+// where m is the largest of those scores, and returns m and the sum of
+// the exponentials (sum 0 when the query sees no key).
+func expRow[T tensor.Float](s []T, lim int, keep []bool) (m, sum float64) {
+	s = maskRow(s, lim, keep)
+	m = math.Inf(-1)
+	if lim > 0 {
+		m = float64(vec.Max(s))
+	}
+	if math.IsInf(m, -1) { // nothing seen
+		clear(s)
+		return m, 0
+	}
+	return m, expShift(s, m)
+}
+
+// flashBackward writes dq and accumulates dk and dv (which the caller
+// zeroes) for upstream gradient dout, one task per (batch, head), on all
 // cores. As FlashAttention's backward pass (Dao et al. 2022, Algorithm 2)
 // it recomputes the probabilities from the saved log-sum-exp instead of
 // reading a stored [Tq, Tk] matrix, here for a block of flashBr queries
 // against all the keys the block can see (a [flashBr, Tk] tile per core,
 // so the memory stays linear in Tk, and the GEMMs are long enough to run
-// near peak):
+// near peak), with the head's K, Kᵀ and Vᵀ packed once (keyMatrix):
 //
 //	P = exp(scale·Q_i·Kᵀ - lse_i) on the allowed keys,
 //	dV += Pᵀ·dO_i,  dP = dO_i·Vᵀ,  dS = P∘(dP - rowsum(P∘dP)),
@@ -170,26 +210,28 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 			b := h / f.heads
 			qh, kh, vh, doh := q[h*f.tq*f.d:], k[h*f.tk*f.d:], v[h*f.tk*f.dv:], dout[h*f.tq*f.dv:]
 			dqh, dkh, dvh := dq[h*f.tq*f.d:], dk[h*f.tk*f.d:], dv[h*f.tk*f.dv:]
+			kt, vt, kn := newKeyMatrix(kh, f.tk, f.d, true), newKeyMatrix(vh, f.tk, f.dv, true), newKeyMatrix(kh, f.tk, f.d, false)
 			keep := f.keepRow(b, 0)
 			for i0 := 0; i0 < f.tq; i0 += flashBr {
 				br := min(flashBr, f.tq-i0)
 				hi := f.limit(b, i0+br-1)
 				if hi == 0 { // no query of the block sees a key: zero gradients
+					clear(dqh[i0*f.d : (i0+br)*f.d])
 					continue
 				}
 				qi, doi := qh[i0*f.d:], doh[i0*f.dv:]
-				gemm.Gemm(false, true, br, hi, f.d, T(f.scale), qi, f.d, kh, f.d, 0, p, hi)
+				kt.mul(br, hi, T(f.scale), qi, f.d, p, hi)
 				for r := range br {
 					lim := max(0, min(hi, f.limit(b, i0+r)))
 					probRow(p[r*hi:(r+1)*hi], lim, keep, lse[h*f.tq+i0+r])
 				}
-				gemm.Gemm(true, false, hi, f.dv, br, 1, p, hi, doi, f.dv, 1, dvh, f.dv)
-				gemm.Gemm(false, true, br, hi, f.dv, 1, doi, f.dv, vh, f.dv, 0, ds, hi)
+				gemm.Serial(true, false, hi, f.dv, br, 1, p, hi, doi, f.dv, 1, dvh, f.dv)
+				vt.mul(br, hi, 1, doi, f.dv, ds, hi)
 				for r := range br {
 					softmaxRowGrad(p[r*hi:(r+1)*hi], ds[r*hi:(r+1)*hi])
 				}
-				gemm.Gemm(false, false, br, f.d, hi, T(f.scale), ds, hi, kh, f.d, 0, dqh[i0*f.d:], f.d)
-				gemm.Gemm(true, false, hi, f.d, br, T(f.scale), ds, hi, qi, f.d, 1, dkh, f.d)
+				kn.mul(br, hi, T(f.scale), ds, hi, dqh[i0*f.d:], f.d)
+				gemm.Serial(true, false, hi, f.d, br, T(f.scale), ds, hi, qi, f.d, 1, dkh, f.d)
 			}
 		}
 	})
@@ -201,19 +243,11 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 // with the vector exponential and multiplies by exp(float32(lse) - lse),
 // which restores the bits of lse that float32 drops.
 func probRow[T tensor.Float](s []T, lim int, keep []bool, lse float64) {
-	clear(s[lim:])
-	s = s[:lim]
 	if math.IsInf(lse, 1) { // the query sees no key
 		clear(s)
 		return
 	}
-	if keep != nil {
-		for c := range s {
-			if !keep[c] {
-				s[c] = T(math.Inf(-1))
-			}
-		}
-	}
+	s = maskRow(s, lim, keep)
 	if s32, ok := any(s).([]float32); ok {
 		shift := float32(lse)
 		expShift32(s32, s32, shift)

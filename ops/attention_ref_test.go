@@ -76,6 +76,7 @@ func TestFlashAttentionMatchesReference(t *testing.T) {
 		{"mask_input", 3, 1, 127, 17, 1, 3, false, false, true},
 		{"long", 1, 1, 513, 513, 3, 3, true, true, true},
 		{"long_queries", 1, 2, 513, 3, 17, 1, false, false, false},
+		{"many_keys", 1, 2, 70, 3100, 5, 3, false, false, false}, // K and V packed in several blocks
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seed := uint64(tc.tq*1000 + tc.tk)
