@@ -100,10 +100,7 @@ func maskedSoftmax[T tensor.Float](s []T, ok func(j int) bool) {
 // get zero.
 func softmaxRowGrad[T tensor.Float](p, dp []T) {
 	_, dot := vec.SumProdDevF64(dp, p, 0) // Σ dp∘p, in float64
-	d := T(dot)
-	for j, v := range p {
-		dp[j] = v * (dp[j] - d)
-	}
+	vec.SubMul(dp, p, T(dot))
 }
 
 type attentionOp struct {
@@ -192,7 +189,7 @@ func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	outShape := append(in[0].Shape()[:in[0].Rank()-1].Clone(), d.dv)
-	out := tensor.Zeros(dt, outShape...)
+	out := tensor.Empty(dt, outShape...) // flashForward writes every row
 	f := newFlash(d, m, o.scale(d))
 	o.lse = make([]float64, d.b*d.heads*d.tq)
 	switch dt {
@@ -207,10 +204,8 @@ func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	d, m, _ := o.dims(in)
 	f := newFlash(d, m, o.scale(d))
-	grads := make([]*tensor.Tensor, len(in))
-	for i := 0; i < 3; i++ {
-		grads[i] = tensor.ZerosLike(in[i]) // the kernel accumulates all three
-	}
+	// The kernel writes every row of dq and accumulates dk and dv.
+	grads := []*tensor.Tensor{tensor.Empty(in[0].DType(), in[0].Shape()...), tensor.ZerosLike(in[1]), tensor.ZerosLike(in[2]), nil}[:len(in)]
 	switch out.DType() {
 	case tensor.Float32:
 		flashBackward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), gout.Float32s(), o.lse,

@@ -261,8 +261,7 @@ func probRow[T tensor.Float](s []T, lim int, keep []bool, lse float64) {
 	s = maskRow(s, lim, keep)
 	if s32, ok := any(s).([]float32); ok {
 		shift := float32(lse)
-		expShift32(s32, s32, shift)
-		scaleRow(s32, math.Exp(float64(shift)-lse))
+		expScale32(s32, s32, shift, float32(math.Exp(float64(shift)-lse)))
 		return
 	}
 	for c, x := range s {

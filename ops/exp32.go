@@ -77,6 +77,15 @@ func expShift32(dst, src []float32, m float32) float64 {
 	return s
 }
 
+// expScale32 writes exp(src - m)·scale, rounded to float32, to dst (which
+// may be src): a row of probabilities exp(s - lse) whose float32 shift m
+// leaves a correction factor, in one pass.
+func expScale32(dst, src []float32, m, scale float32) {
+	for i := expScaleVec(dst, src, m, scale); i < len(src); i++ {
+		dst[i] = expf32(src[i]-m) * scale
+	}
+}
+
 // expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
 // the sum in float64; m is exactly a T (a maximum of x, or 0). float32
 // rows go through the vector exponential.

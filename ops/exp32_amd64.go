@@ -10,6 +10,13 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func expShiftAVX2(dst, src *float32, n int, m float32) float64
 
+// expScaleAVX2 writes exp(src - m)·scale for src[0:n], n a multiple of
+// 8, to dst[0:n] (dst may be src) by expf32's method eight lanes at a
+// time, the product rounded to float32 (exp32_amd64.s).
+//
+//go:noescape
+func expScaleAVX2(dst, src *float32, n int, m, scale float32)
+
 // haveExpAVX2 says whether this CPU runs expShiftAVX2.
 var haveExpAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
@@ -26,4 +33,15 @@ func expShiftVec(dst, src []float32, m float32) (int, float64) {
 		d = &dst[:n][0]
 	}
 	return n, expShiftAVX2(d, &src[0], n, m)
+}
+
+// expScaleVec runs expScaleAVX2 on the longest multiple-of-8 prefix of
+// src and returns its length; the caller does the rest.
+func expScaleVec(dst, src []float32, m, scale float32) int {
+	n := len(src) &^ 7
+	if !haveExpAVX2 || n == 0 {
+		return 0
+	}
+	expScaleAVX2(&dst[:n][0], &src[0], n, m, scale)
+	return n
 }

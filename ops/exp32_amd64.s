@@ -56,6 +56,52 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 // BCAST broadcasts the float32 bits imm into the eight lanes of y.
 #define BCAST(imm, x, y) MOVL imm, AX; VMOVD AX, x; VPBROADCASTD x, y
 
+// EXPSHIFT8 leaves exp(Y0 - m) in Y4 for the eight float32 lanes of Y0
+// by expf32's method, with the constants expShiftAVX2 sets up in Y7 and
+// Y9-Y15 (m in Y15): the argument is clamped to [lo, hi] with NaN kept
+// (VMAXPS and VMINPS return their second operand on NaN), n =
+// round(x·log2 e) to nearest even, r = x - n·c1 - n·c2, the polynomial
+// p·r² + r + 1, times 2^n built in the exponent bits, and 0 where x < lo.
+// Clobbers Y0-Y3, Y5, Y6.
+#define EXPSHIFT8 \
+	VSUBPS       Y15, Y0, Y0; \
+	VCMPPS       $1, Y14, Y0, Y1; \
+	VMAXPS       Y0, Y14, Y0; \
+	VMINPS       Y0, Y13, Y0; \
+	VMULPS       Y12, Y0, Y2; \
+	VCVTPS2DQ    Y2, Y6; \
+	VCVTDQ2PS    Y6, Y2; \
+	VFNMADD231PS Y11, Y2, Y0; \
+	VFNMADD231PS Y10, Y2, Y0; \
+	VMOVUPS      expPoly<>+0(SB), Y4; \
+	VFMADD213PS  expPoly<>+32(SB), Y0, Y4; \
+	VFMADD213PS  expPoly<>+64(SB), Y0, Y4; \
+	VFMADD213PS  expPoly<>+96(SB), Y0, Y4; \
+	VFMADD213PS  expPoly<>+128(SB), Y0, Y4; \
+	VFMADD213PS  expPoly<>+160(SB), Y0, Y4; \
+	VMULPS       Y0, Y0, Y5; \
+	VFMADD213PS  Y0, Y5, Y4; \
+	VADDPS       Y9, Y4, Y4; \
+	VPADDD       Y7, Y6, Y6; \
+	VPSLLD       $23, Y6, Y6; \
+	VMULPS       Y6, Y4, Y4; \
+	VANDNPS      Y4, Y1, Y4
+
+// EXPCONSTS sets up EXPSHIFT8's constants, with m from the frame at mOff.
+#define EXPCONSTS(mOff) \
+	VBROADCASTSS mOff(FP), Y15; \
+	BCAST($0xc2aeac50, X14, Y14); \
+	BCAST($0x42b00f34, X13, Y13); \
+	BCAST($0x3fb8aa3b, X12, Y12); \
+	BCAST($0x3f318000, X11, Y11); \
+	BCAST($0xb95e8083, X10, Y10); \
+	BCAST($0x3f800000, X9, Y9); \
+	BCAST($127, X7, Y7)
+
+// The constants, as float32 bits: lo = ln 2^-126 (0xc2aeac50), hi = ln
+// 2^127 (0x42b00f34), log2(e) (0x3fb8aa3b), c1 and c2, ln 2's high and low
+// parts (0x3f318000, 0xb95e8083), 1 (0x3f800000) and the exponent bias 127.
+
 // func expShiftAVX2(dst, src *float32, n int, m float32) float64
 //
 // Writes exp(src - m) for src[0:n] (n a multiple of 8) to dst[0:n] (which
@@ -65,42 +111,14 @@ TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
-	VBROADCASTSS m+24(FP), Y15
-	BCAST($0xc2aeac50, X14, Y14) // lo = ln 2^-126
-	BCAST($0x42b00f34, X13, Y13) // hi = ln 2^127
-	BCAST($0x3fb8aa3b, X12, Y12) // log2(e)
-	BCAST($0x3f318000, X11, Y11) // c1, ln 2's high part
-	BCAST($0xb95e8083, X10, Y10) // c2, ln 2's low part
-	BCAST($0x3f800000, X9, Y9)   // 1
-	BCAST($127, X7, Y7)          // the exponent bias
+	EXPCONSTS(m+24)
 	VXORPD       Y8, Y8, Y8      // the sum, four float64 lanes
 	SHRQ         $3, CX
 	JZ           done
 
 loop:
 	VMOVUPS      (SI), Y0
-	VSUBPS       Y15, Y0, Y0         // x - m
-	VCMPPS       $1, Y14, Y0, Y1     // mask of x < lo, whose exp is 0
-	VMAXPS       Y0, Y14, Y0         // max(lo, x), NaN kept: the second operand wins on NaN
-	VMINPS       Y0, Y13, Y0         // min(hi, x), NaN kept
-	VMULPS       Y12, Y0, Y2
-	VCVTPS2DQ    Y2, Y6              // n = round(x·log2 e), to nearest even
-	VCVTDQ2PS    Y6, Y2
-	VFNMADD231PS Y11, Y2, Y0         // r = x - n·c1
-	VFNMADD231PS Y10, Y2, Y0         // r -= n·c2
-	VMOVUPS      expPoly<>+0(SB), Y4
-	VFMADD213PS  expPoly<>+32(SB), Y0, Y4 // p = p·r + p1
-	VFMADD213PS  expPoly<>+64(SB), Y0, Y4
-	VFMADD213PS  expPoly<>+96(SB), Y0, Y4
-	VFMADD213PS  expPoly<>+128(SB), Y0, Y4
-	VFMADD213PS  expPoly<>+160(SB), Y0, Y4
-	VMULPS       Y0, Y0, Y5          // r²
-	VFMADD213PS  Y0, Y5, Y4          // p·r² + r
-	VADDPS       Y9, Y4, Y4          // + 1
-	VPADDD       Y7, Y6, Y6
-	VPSLLD       $23, Y6, Y6         // 2^n
-	VMULPS       Y6, Y4, Y4
-	VANDNPS      Y4, Y1, Y4          // 0 where x < lo
+	EXPSHIFT8
 	TESTQ        DI, DI
 	JEQ          summed
 	VMOVUPS      Y4, (DI)
@@ -122,4 +140,31 @@ done:
 	VHADDPD      X8, X8, X8
 	VZEROUPPER
 	MOVSD        X8, ret+32(FP)
+	RET
+
+// func expScaleAVX2(dst, src *float32, n int, m, scale float32)
+//
+// Writes exp(src - m)·scale for src[0:n] (n a multiple of 8) to dst[0:n]
+// (which may be src), eight lanes at a time by expf32's method; no sum.
+TEXT ·expScaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	EXPCONSTS(m+24)
+	VBROADCASTSS scale+28(FP), Y8
+	SHRQ         $3, CX
+	JZ           scaled
+
+scaleLoop:
+	VMOVUPS      (SI), Y0
+	EXPSHIFT8
+	VMULPS       Y8, Y4, Y4
+	VMOVUPS      Y4, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          scaleLoop
+
+scaled:
+	VZEROUPPER
 	RET

@@ -104,3 +104,37 @@ func TestExpShift32SpecialValues(t *testing.T) {
 		}
 	}
 }
+
+// TestExpScale32MatchesExpShift checks the scaling kernel lane by lane
+// against the exponential times the factor, on rows of odd lengths with
+// -Inf, NaN and out-of-range entries: the same bits, and nothing written
+// past the row.
+func TestExpScale32MatchesExpShift(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 17, 127, 513} {
+		x := f32(randn(uint64(n)+100, n)).Float32s()
+		specials := []float32{float32(math.Inf(-1)), float32(math.NaN()), -200, 200}
+		for i := range x {
+			x[i] *= 8
+			if i%5 == 3 {
+				x[i] = specials[(i/5)%len(specials)]
+			}
+		}
+		const m, scale = float32(1.5), float32(0.99999988)
+		want := slices.Clone(x)
+		expShift32(want, want, m)
+		for i := range want {
+			want[i] *= scale
+		}
+		got := make([]float32, n+1)
+		got[n] = 42
+		expScale32(got[:n], x, m, scale)
+		for i := range want {
+			if math.IsNaN(float64(want[i])) {
+				require.True(t, math.IsNaN(float64(got[i])), "n %d, element %d", n, i)
+				continue
+			}
+			require.Equal(t, want[i], got[i], "n %d, element %d (x = %v)", n, i, x[i])
+		}
+		require.Equal(t, float32(42), got[n], "n %d: nothing written past n", n)
+	}
+}

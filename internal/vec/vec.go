@@ -33,6 +33,21 @@ func ShiftTo[T tensor.Float](dst, src []T, a, b T) {
 	}
 }
 
+// SubMul sets dst[i] = p[i]·(dst[i] − d) for every i < len(dst) (p at
+// least as long), the difference rounded before the product: a softmax
+// row's gradient from the upstream one, d being Σ dst∘p.
+func SubMul[T tensor.Float](dst, p []T, d T) {
+	p = p[:len(dst)]
+	done := 0
+	if x, ok := any(dst).([]float32); ok && hasAVX && len(x) >= 8 {
+		done = len(x) &^ 7
+		subMul32(&x[0], &any(p).([]float32)[0], any(d).(float32), done)
+	}
+	for i := done; i < len(dst); i++ {
+		dst[i] = p[i] * (dst[i] - d)
+	}
+}
+
 // Sum sets dst[i] = a[i] + b[i] for every i < len(b) in one pass (a
 // gradient's first two terms, without copying the first). dst and a must
 // be at least as long as b; dst may be a.

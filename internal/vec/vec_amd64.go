@@ -81,6 +81,12 @@ func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32
 //go:noescape
 func indexAbove32(x *float32, n int, t float32) int
 
+// subMul32 sets n float32 values at dst to p·(dst - d), the difference
+// rounded before the product; n is a multiple of 8.
+//
+//go:noescape
+func subMul32(dst, p *float32, d float32, n int)
+
 // shift32 sets n float32 values at dst to (src + a) + b, each addition
 // rounded in turn (dst may be src); n is a multiple of 8.
 //

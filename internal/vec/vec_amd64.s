@@ -598,3 +598,28 @@ sloop:
 sdone:
 	VZEROUPPER
 	RET
+
+// func subMul32(dst, p *float32, d float32, n int)
+// dst[i] = p[i]·(dst[i] - d) for i < n, n a multiple of 8, the difference
+// rounded before the product.
+TEXT ·subMul32(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         p+8(FP), SI
+	VBROADCASTSS d+16(FP), Y4
+	MOVQ         n+24(FP), CX
+
+mloop:
+	TESTQ   CX, CX
+	JEQ     mdone
+	VMOVUPS (DI), Y0
+	VSUBPS  Y4, Y0, Y0
+	VMULPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     mloop
+
+mdone:
+	VZEROUPPER
+	RET

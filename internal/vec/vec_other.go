@@ -45,4 +45,6 @@ func dotRows32(x *float32, ldx int, y *float32, ldy int, rows, n int) float32 {
 
 func indexAbove32(x *float32, n int, t float32) int { panic("vec: no assembly on this architecture") }
 
+func subMul32(dst, p *float32, d float32, n int) { panic("vec: no assembly on this architecture") }
+
 func shift32(dst, src *float32, a, b float32, n int) { panic("vec: no assembly on this architecture") }

@@ -14,7 +14,7 @@ import (
 // lengths are odd sizes around the assembly's 8- and 32-value rounds.
 var lengths = []int{0, 1, 3, 7, 8, 9, 17, 31, 32, 33, 127, 513}
 
-// TestMatchGo checks Add, Sum, AddConst and ShiftTo against plain loops on every length,
+// TestMatchGo checks Add, Sum, AddConst, ShiftTo and SubMul against plain loops on every length,
 // at an offset that leaves the runs unaligned, with the assembly (where
 // this CPU has it) and with the Go loops forced.
 func TestMatchGo(t *testing.T) {
@@ -87,6 +87,16 @@ func check[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 	ShiftTo(w2[2:], got[1:n+1], v, b)
 	require.Equal(t, twice, w2[2:], "ShiftTo n=%d", n)
 	require.Equal(t, []T{0, 0}, w2[:2], "ShiftTo wrote before its run n=%d", n)
+
+	// SubMul against the loop, on an unaligned run with its neighbours kept.
+	sm := append([]T(nil), dst...)
+	wantSM := append([]T(nil), sm...)
+	d := T(rng.NormFloat64())
+	for i := range n {
+		wantSM[i+1] = src[i] * (sm[i+1] - d)
+	}
+	SubMul(sm[1:n+1], src, d)
+	require.Equal(t, wantSM, sm, "SubMul n=%d", n)
 
 	// Sum into a third run, unaligned, leaving its neighbours alone.
 	a := append([]T(nil), dst...)
