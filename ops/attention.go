@@ -124,7 +124,7 @@ type attentionOp struct {
 // block of queries at a time against all the keys it sees and keeps only
 // each query's log-sum-exp; Backward recomputes the probabilities from it
 // (Algorithm 2) one block of queries at a time. The memory beyond the
-// inputs and outputs is one float64 per query, a few [64, Tk] tiles per
+// inputs and outputs is one float64 per query, a few [48, Tk] tiles per
 // core and each head's packed keys and values, linear in the sequence
 // lengths (attention_flash.go).
 func AttentionOp(a AttentionAttrs) Op {

@@ -11,9 +11,11 @@ import (
 )
 
 // flashBr is the block of queries the attention kernels take at a time:
-// with d = 64 the query block is 16 KiB in float32, and its [flashBr, Tk]
-// score tile stays in L2 up to Tk = 1024 on a 512 KiB L2.
-const flashBr = 64
+// a multiple of the GEMM micro-kernels' rows (6 on AVX2, 12 and 24 on
+// AVX-512), so a block's products have no partial row strip, and small
+// enough that the backward pass's two [flashBr, Tk] float32 tiles (390
+// KiB at Tk = 1024) stay in a 512 KiB L2.
+const flashBr = 48
 
 // flash is one dot-product attention's sizes, scale and mask, read by the
 // tiled kernels.
@@ -120,7 +122,7 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 // the least odd multiple of 16 elements (64-byte lines in float32), so
 // that the rows of a tile fall in different sets of the L1 cache. At a
 // stride of 4 KiB (Tk = 1024 in float32) every row maps to one set, and
-// the products that read the tile as A, 64 rows deep, missed L1 at every
+// the products that read the tile as A, one block of queries deep, missed L1 at every
 // step: Pᵀ·dO ran at 24 GFLOP/s where a 1040-wide tile ran at 30.
 func tileStride(n int) int {
 	lines := (n + 15) / 16
