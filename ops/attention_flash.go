@@ -122,8 +122,9 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 // the least odd multiple of 16 elements (64-byte lines in float32), so
 // that the rows of a tile fall in different sets of the L1 cache. At a
 // stride of 4 KiB (Tk = 1024 in float32) every row maps to one set, and
-// the products that read the tile as A, one block of queries deep, missed L1 at every
-// step: Pᵀ·dO ran at 24 GFLOP/s where a 1040-wide tile ran at 30.
+// the products that read the tile as A, a block of queries deep, missed
+// L1 at every step: Pᵀ·dO ran at 24 GFLOP/s where a 1040-wide tile ran
+// at 30.
 func tileStride(n int) int {
 	lines := (n + 15) / 16
 	return (lines | 1) * 16
