@@ -61,7 +61,9 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 // Y9-Y15 (m in Y15): the argument is clamped to [lo, hi] with NaN kept
 // (VMAXPS and VMINPS return their second operand on NaN), n =
 // round(x·log2 e) to nearest even, r = x - n·c1 - n·c2, the polynomial
-// p·r² + r + 1, times 2^n built in the exponent bits, and 0 where x < lo.
+// in Estrin's order (a = p0·r + p1, b = p2·r + p3, c = p4·r + p5, p =
+// (a·r² + b)·r² + c), p·r² + r + 1, times 2^n built in the exponent bits,
+// and 0 where x < lo.
 // Clobbers Y0-Y3, Y5, Y6.
 #define EXPSHIFT8 \
 	VSUBPS       Y15, Y0, Y0; \
@@ -73,13 +75,15 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 	VCVTDQ2PS    Y6, Y2; \
 	VFNMADD231PS Y11, Y2, Y0; \
 	VFNMADD231PS Y10, Y2, Y0; \
+	VMULPS       Y0, Y0, Y5; \
 	VMOVUPS      expPoly<>+0(SB), Y4; \
 	VFMADD213PS  expPoly<>+32(SB), Y0, Y4; \
-	VFMADD213PS  expPoly<>+64(SB), Y0, Y4; \
-	VFMADD213PS  expPoly<>+96(SB), Y0, Y4; \
-	VFMADD213PS  expPoly<>+128(SB), Y0, Y4; \
-	VFMADD213PS  expPoly<>+160(SB), Y0, Y4; \
-	VMULPS       Y0, Y0, Y5; \
+	VMOVUPS      expPoly<>+64(SB), Y2; \
+	VFMADD213PS  expPoly<>+96(SB), Y0, Y2; \
+	VMOVUPS      expPoly<>+128(SB), Y3; \
+	VFMADD213PS  expPoly<>+160(SB), Y0, Y3; \
+	VFMADD213PS  Y2, Y5, Y4; \
+	VFMADD213PS  Y3, Y5, Y4; \
 	VFMADD213PS  Y0, Y5, Y4; \
 	VADDPS       Y9, Y4, Y4; \
 	VPADDD       Y7, Y6, Y6; \
