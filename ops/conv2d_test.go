@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -637,5 +638,42 @@ func TestConvOutputsFromDirtyPool(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGridLayout checks which windows share their padding: a 3×3 SAME
+// layer keeps only its top row and left column of padding, and a layer
+// padded more below or right than above or left, padded past its
+// kernel's reach, or with a negative pad keeps its own windows.
+func TestGridLayout(t *testing.T) {
+	same := func(h, pt, pb int) im2col.Geom { // 3×3, stride 1, h×h, pads pt/pb on both axes
+		o := h + pt + pb - 2
+		return im2col.Geom{C: 8, H: h, W: h, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: pt, PL: pt, OH: o, OW: o}
+	}
+	for _, tc := range []struct {
+		name    string
+		g       im2col.Geom
+		compact bool
+	}{
+		{"same_32", same(32, 1, 1), true},
+		{"same_8", same(8, 1, 1), true},
+		{"more_above", same(8, 2, 1), true},
+		{"more_below", same(8, 1, 2), false},
+		{"past_the_reach", same(8, 3, 3), false},
+		{"valid", same(8, 0, 0), true},
+		{"negative", same(8, -1, 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := gridLayout(tc.g)
+			if !tc.compact {
+				require.Equal(t, tc.g, l)
+				return
+			}
+			require.Equal(t, tc.g.H+tc.g.PT, l.PaddedH())
+			require.Equal(t, tc.g.W+tc.g.PL, l.PaddedW())
+			require.LessOrEqual(t, tc.g.OW, l.PaddedW(), "the outputs fit a row")
+			l.OH, l.OW = tc.g.OH, tc.g.OW
+			require.Equal(t, tc.g, l, "only OH and OW differ")
+		})
 	}
 }
