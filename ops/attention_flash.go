@@ -54,13 +54,13 @@ func (f *flash) limit(b, i int) int {
 	return f.lengths[b]
 }
 
-// keepRow returns the mask input's flags for batch element b from key j0,
-// or nil when there is no mask input.
-func (f *flash) keepRow(b, j0 int) []bool {
+// keepRow returns the mask input's flags for batch element b's keys, or
+// nil when there is no mask input.
+func (f *flash) keepRow(b int) []bool {
 	if f.keep == nil {
 		return nil
 	}
-	return f.keep[b*f.tk+j0 : (b+1)*f.tk]
+	return f.keep[b*f.tk : (b+1)*f.tk]
 }
 
 // flashForward writes out = softmax(scale·q·kᵀ)·v and each query's
@@ -95,7 +95,7 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 			hi := f.limit(b, i0+br-1)
 			if ld := tileStride(hi); hi > 0 {
 				kt[h].mul(br, hi, T(f.scale), qi, f.d, s, ld)
-				keep := f.keepRow(b, 0)
+				keep := f.keepRow(b)
 				for r := range br {
 					lim := max(0, min(hi, f.limit(b, i0+r)))
 					m[r], l[r] = expRow(s[r*ld:r*ld+hi], lim, keep)
@@ -224,7 +224,7 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 			qh, kh, vh, doh := q[h*f.tq*f.d:], k[h*f.tk*f.d:], v[h*f.tk*f.dv:], dout[h*f.tq*f.dv:]
 			dqh, dkh, dvh := dq[h*f.tq*f.d:], dk[h*f.tk*f.d:], dv[h*f.tk*f.dv:]
 			kt, vt, kn := newKeyMatrix(kh, f.tk, f.d, true), newKeyMatrix(vh, f.tk, f.dv, true), newKeyMatrix(kh, f.tk, f.d, false)
-			keep := f.keepRow(b, 0)
+			keep := f.keepRow(b)
 			for i0 := 0; i0 < f.tq; i0 += flashBr {
 				br := min(flashBr, f.tq-i0)
 				hi := f.limit(b, i0+br-1)

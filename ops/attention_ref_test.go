@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -131,20 +130,6 @@ func TestFlashAttentionMatchesReference(t *testing.T) {
 			}
 		})
 	}
-}
-
-// poisonPool puts NaN-filled tensors of each shape into the tensor pool,
-// where the next tensor.Empty of that size takes one.
-func poisonPool(t *testing.T, dt tensor.DType, shapes ...tensor.Shape) {
-	var r tensor.Recycler
-	for _, sh := range shapes {
-		for range 3 {
-			x, err := tensor.Full(dt, math.NaN(), sh...)
-			require.NoError(t, err)
-			r.Add(x)
-		}
-	}
-	r.Flush()
 }
 
 // attentionBenchInputs returns the benchmark's shape: 8 batch elements, 8 heads,

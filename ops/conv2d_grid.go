@@ -45,7 +45,7 @@ func gridLayout(g im2col.Geom) im2col.Geom {
 }
 
 // gridTaps calls fn(off, col, k) for each GEMM of an implicit product on a
-// grid laid out by l (gridLayout): its input matrix starts off elements
+// grid laid out by g (a gridLayout): its input matrix starts off elements
 // into the grid, its taps are the k columns of w from col on.
 func gridTaps(g im2col.Geom, fn func(off, col, k int)) {
 	pw := g.PaddedW()

@@ -65,19 +65,9 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 							require.False(t, math.IsNaN(o.At(j)), "result %d element %d is NaN on the first run", i, j)
 						}
 					}
-					var r tensor.Recycler
 					for _, o := range want {
-						v := math.NaN()
-						if o.DType() == tensor.Int32 || o.DType() == tensor.Int64 {
-							v = 1 << 30
-						}
-						for range 3 {
-							dirty, err := tensor.Full(o.DType(), v, o.Shape()...)
-							require.NoError(t, err)
-							r.Add(dirty)
-						}
+						poisonPool(t, o.DType(), o.Shape())
 					}
-					r.Flush()
 					dirtyScratch()
 					got := run()
 					require.Len(t, got, len(want))
@@ -88,6 +78,26 @@ func TestOutputsFromDirtyPool(t *testing.T) {
 			}
 		}
 	}
+}
+
+// poisonPool puts three tensors of each shape into the tensor pool, NaN
+// for floats and 1<<30 for integers, where the next tensor.Empty of that
+// size takes one: a kernel that leaves a cell of such an output unwritten
+// then shows it.
+func poisonPool(t *testing.T, dt tensor.DType, shapes ...tensor.Shape) {
+	v := math.NaN()
+	if dt == tensor.Int32 || dt == tensor.Int64 {
+		v = 1 << 30
+	}
+	var r tensor.Recycler
+	for _, sh := range shapes {
+		for range 3 {
+			x, err := tensor.Full(dt, v, sh...)
+			require.NoError(t, err)
+			r.Add(x)
+		}
+	}
+	r.Flush()
 }
 
 // dirtyScratch puts NaN-filled buffers into the kernels' scratch pools,
