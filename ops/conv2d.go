@@ -331,7 +331,10 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	if transposed {
 		c, p = g.C, g.H*g.W
 	}
-	if !transposed && dx != nil && dw != nil && (g.sharedGrid() || g.sharedRows()) {
+	// The shared kernels take both gradients, unless the data gradient runs
+	// by Winograd.
+	shared := g.sharedRows() || g.sharedGrid() && !winogradPays[T](g.adjoint(), g.C)
+	if !transposed && dx != nil && dw != nil && shared {
 		if g.sharedGrid() {
 			gridBackward(g, x, w, dy, dx, dw, db)
 		} else {

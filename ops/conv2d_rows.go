@@ -150,6 +150,10 @@ func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
 // rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
 // g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
 func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+	if winogradPays[T](g, nout) {
+		winogradConvolve(g, n, nout, any(x).([]float32), any(w).([]float32), any(b).([]float32), any(y).([]float32))
+		return
+	}
 	if gridPays(g) {
 		gridConvolve(g, n, nout, x, w, b, y)
 		return

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/plumbml/plumb/internal/winograd"
 	"math"
 	"testing"
 	"time"
@@ -674,6 +675,57 @@ func TestGridLayout(t *testing.T) {
 			require.LessOrEqual(t, tc.g.OW, l.PaddedW(), "the outputs fit a row")
 			l.OH, l.OW = tc.g.OH, tc.g.OW
 			require.Equal(t, tc.g, l, "only OH and OW differ")
+		})
+	}
+}
+
+// winogradCases are 3×3 stride-1 convolutions that winogradPays takes in
+// float32: odd sizes (partial tiles), asymmetric, VALID and beyond-reach
+// padding (whose data gradient starts inside dy), one image (the parallel
+// GEMMs), and small images that share a block, the last block ragged.
+var winogradCases = []convCase{
+	{"c16_o16_same_odd", 3, 16, 9, 7, 16, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"c24_o40_asym", 2, 24, 11, 6, 40, 3, 3, Conv2DAttrs{Pad: [4]int{2, 0, 1, 2}}},
+	{"c16_o32_valid", 2, 16, 20, 21, 32, 3, 3, Conv2DAttrs{}},
+	{"c32_o16_pad_beyond_reach", 2, 32, 6, 5, 16, 3, 3, Conv2DAttrs{Pad: [4]int{3, 1, 0, 4}}},
+	{"one_image_c64", 1, 64, 8, 8, 64, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"blocks_of_images_ragged", 13, 64, 8, 8, 64, 3, 3, Conv2DAttrs{Padding: PadSame}},
+	{"one_pixel", 5, 16, 1, 1, 16, 3, 3, Conv2DAttrs{Padding: PadSame}},
+}
+
+// TestConvWinogradMatchesIm2Col checks the forward pass and the data
+// gradient by Winograd's F(2×2, 3×3) against the per-image im2col kernels
+// on winogradCases (checkRowsKernels, float32), and that it took both.
+func TestConvWinogradMatchesIm2Col(t *testing.T) {
+	if !winograd.Fast(16, 16) {
+		t.Skip("no vector Winograd transforms on this CPU: the direct kernels run")
+	}
+	for i, c := range winogradCases {
+		t.Run(c.name, func(t *testing.T) {
+			x := randn(uint64(900+i), c.n, c.c, c.h, c.w)
+			w := randn(uint64(1000+i), c.o, c.c, c.kh, c.kw)
+			op := Conv2DOp(c.a).(*conv2dOp)
+			y, err := op.Forward(ins(f32(x), f32(w)))
+			require.NoError(t, err)
+			g := op.g
+			require.True(t, winogradPays[float32](g.Geom, g.cout), "forward by Winograd")
+			require.True(t, g.adjointAsConv() && winogradPays[float32](g.adjoint(), g.C), "data gradient by Winograd")
+			require.False(t, winogradPays[float64](g.Geom, g.cout), "float64 stays direct")
+			dy := randn(uint64(1100+i), y.Shape()...)
+			bo, bc := randn(uint64(1200+i), g.cout), randn(uint64(1300+i), g.C)
+			checkRowsKernels(t, g, f32(x).Float32s(), f32(w).Float32s(), f32(dy).Float32s(), f32(bo).Float32s(), f32(bc).Float32s(), 1e-4)
+
+			// Through the op, the gradients skip the shared kernels.
+			grads, err := op.Backward(ins(f32(x), f32(w)), y, f32(dy), []bool{true, true})
+			require.NoError(t, err)
+			wantX, wantW := make([]float32, x.Size()), make([]float32, w.Size())
+			im2colDataAdjoint(g, f32(dy).Float32s(), f32(w).Float32s(), wantX)
+			im2colFilter(g, f32(x).Float32s(), f32(dy).Float32s(), wantW)
+			for j, want := range [][]float32{wantX, wantW} {
+				wt, err := tensor.FromSlice(want, grads[j].Shape()...)
+				require.NoError(t, err)
+				requireClose(t, wt, grads[j], 1e-4, 1e-4)
+			}
 		})
 	}
 }

@@ -1,0 +1,121 @@
+// Package winograd holds the transforms of the minimal filtering algorithm
+// F(2×2, 3×3) of Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks" (CVPR 2016), §4.1: a 3×3 stride-1 cross-correlation computes
+// each 2×2 block of outputs from a 4×4 tile d of its input as
+//
+//	Y = Aᵀ·[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]·A
+//
+//	Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
+//	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
+//	Aᵀ = [1 1 1 0; 0 1 −1 −1]
+//
+// so that summed over input channels the 16 elementwise products become 16
+// GEMMs (one per element ξ of the 4×4 transformed tile), which multiply
+// 16 values per output block where the direct convolution multiplies 36:
+// 2.25 times fewer. The transforms use additions only (Bᵀ, Aᵀ) or run once
+// per filter (G), and their rounding stays close to the direct sum's (the
+// paper's Table 4 and §5: F(2×2, 3×3) loses no accuracy of note in
+// float32; larger tiles do).
+//
+// Images are channels last: a pixel's c channels are contiguous. The
+// transformed tiles are planes: plane ξ holds tile t's c values at t·c.
+package winograd
+
+// Filter returns G·w·Gᵀ, the 16 transformed weights (row-major, ξ = 4a+b)
+// of one 3×3 kernel w (row-major), computed in float64.
+func Filter(w [9]float64) [16]float64 {
+	g := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	var u [16]float64
+	for a := range 4 {
+		for b := range 4 {
+			var s float64
+			for i := range 3 {
+				for j := range 3 {
+					s += g[a][i] * w[3*i+j] * g[b][j]
+				}
+			}
+			u[4*a+b] = s
+		}
+	}
+	return u
+}
+
+// Input writes the transform Bᵀ·d·B of tiles consecutive 4×4 tiles of a
+// channels-last image with c channels per pixel and rows rs elements apart:
+// tile t starts 2t pixels right of x[0] (tiles overlap by two columns),
+// and v[ξ·vs + t·c + ch] = (Bᵀ·d·B)[ξ] with d[i][j] = x[i·rs + (2t+j)·c + ch].
+func Input(tiles int, x []float32, rs, c int, v []float32, vs int) {
+	if tiles <= 0 || c <= 0 {
+		return
+	}
+	_ = x[3*rs+(2*tiles+2)*c-1] // the last value read
+	_ = v[15*vs+tiles*c-1]      // and written
+	if hasAVX && c%8 == 0 {
+		inputAVX(tiles, &x[0], rs, c, &v[0], vs)
+		return
+	}
+	inputGo(tiles, x, rs, c, v, vs)
+}
+
+// Output writes the inverse transform Aᵀ·m·A plus b of tiles consecutive
+// tiles of transformed outputs m (plane ξ at m[ξ·ms], tile t's k values
+// at t·k) as 2×2 blocks of a channels-last image with k channels and rows
+// ys elements apart: y[i·ys + (2t+j)·k + o] = (Aᵀ·m·A)[i][j] + b[o].
+func Output(tiles int, m []float32, ms, k int, b, y []float32, ys int) {
+	if tiles <= 0 || k <= 0 {
+		return
+	}
+	_ = m[15*ms+tiles*k-1]
+	_ = b[k-1]
+	_ = y[ys+2*tiles*k-1]
+	if hasAVX && k%8 == 0 {
+		outputAVX(tiles, &m[0], ms, k, &b[0], &y[0], ys)
+		return
+	}
+	outputGo(tiles, m, ms, k, b, y, ys)
+}
+
+// Fast reports whether Input and Output run vector code for c input and
+// k output channels: on amd64 with AVX, for multiples of 8.
+func Fast(c, k int) bool { return hasAVX && c%8 == 0 && k%8 == 0 }
+
+// inputGo is Input in plain Go: Bᵀ·d·B as the columns' transform d·B,
+// then the rows' Bᵀ.
+func inputGo(tiles int, x []float32, rs, c int, v []float32, vs int) {
+	for t := range tiles {
+		for ch := range c {
+			var e [4][4]float32
+			for i := range 4 {
+				d := func(j int) float32 { return x[i*rs+(2*t+j)*c+ch] }
+				e[i] = [4]float32{d(0) - d(2), d(1) + d(2), d(2) - d(1), d(1) - d(3)}
+			}
+			for j := range 4 {
+				at := t*c + ch
+				v[j*vs+at] = e[0][j] - e[2][j]
+				v[(4+j)*vs+at] = e[1][j] + e[2][j]
+				v[(8+j)*vs+at] = e[2][j] - e[1][j]
+				v[(12+j)*vs+at] = e[1][j] - e[3][j]
+			}
+		}
+	}
+}
+
+// outputGo is Output in plain Go: Aᵀ over the rows, then A over the
+// columns.
+func outputGo(tiles int, m []float32, ms, k int, b, y []float32, ys int) {
+	for t := range tiles {
+		for o := range k {
+			at := t*k + o
+			var s [2][4]float32
+			for j := range 4 {
+				m0, m1, m2, m3 := m[j*ms+at], m[(4+j)*ms+at], m[(8+j)*ms+at], m[(12+j)*ms+at]
+				s[0][j] = m0 + m1 + m2
+				s[1][j] = m1 - m2 - m3
+			}
+			for i := range 2 {
+				y[i*ys+2*t*k+o] = s[i][0] + s[i][1] + s[i][2] + b[o]
+				y[i*ys+(2*t+1)*k+o] = s[i][1] - s[i][2] - s[i][3] + b[o]
+			}
+		}
+	}
+}
