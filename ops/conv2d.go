@@ -331,9 +331,9 @@ func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db 
 	if transposed {
 		c, p = g.C, g.H*g.W
 	}
-	// The shared kernels take both gradients, unless the data gradient runs
-	// by Winograd.
-	shared := g.sharedRows() || g.sharedGrid() && !winogradPays[T](g.adjoint(), g.C)
+	// The shared kernels take both gradients, unless either runs by
+	// Winograd.
+	shared := g.sharedRows() || g.sharedGrid() && !winogradPays[T](g.adjoint(), g.C) && !winogradPays[T](g.Geom, g.cout)
 	if !transposed && dx != nil && dw != nil && shared {
 		if g.sharedGrid() {
 			gridBackward(g, x, w, dy, dx, dw, db)

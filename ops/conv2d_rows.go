@@ -255,6 +255,10 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 // input x and output gradient dy into dw, summing every image of a chunk in
 // one GEMM.
 func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+	if winogradPays[T](g.Geom, g.cout) {
+		winogradFilter(g.Geom, g.n, g.cout, any(x).([]float32), any(dy).([]float32), any(dw).([]float32))
+		return
+	}
 	if gridPays(g.Geom) {
 		gridFilter(g, x, dy, dw)
 		return

@@ -62,21 +62,87 @@ func winogradFilters(c, nout int, w, u []float32) []*gemm.PackedB[float32] {
 	return packed
 }
 
-// winogradConvolve is rowsConvolve (y = conv(x, w) + b for n images x [C,
-// H, W], w [nout, 9·C] from rowWeights, b nil or [nout]) by F(2×2, 3×3).
-// The batch is split over the cores as in rowsConvolve; each core pads a
-// chunk of images channels last, with a zero row and column more where OH
-// or OW is odd so that every tile is whole, then takes the chunk's tiles a
-// block at a time through the input transform, the 16 GEMMs against the
-// packed planes of transformed weights and the output transform (which
-// adds the bias), and lays the outputs out NCHW.
-func winogradConvolve(g im2col.Geom, n, nout int, x, w, b, y []float32) {
-	th, tw := (g.OH+1)/2, (g.OW+1)/2
-	tg := g
-	tg.OH, tg.OW = 2*th, 2*tw
-	pw, win, tiles := tg.PaddedW(), tg.PaddedLen(), th*tw
-	p, chw := g.OH*g.OW, g.C*g.H*g.W
+// winogradPlan lays out a Winograd convolution g with nout outputs over
+// n images: each core pads a chunk of nb images channels last, with a
+// zero row and column more where OH or OW is odd so that every tile is
+// whole, and takes the chunk's tiles tb at a time through the transforms
+// and the GEMMs. The planes' strides vs and ms are odd multiples of 64
+// bytes (tileStride), so that the transforms' 16 streams fall in
+// different L1 sets: at 8 KiB apart (128 tiles of 16 channels) they
+// shared one and ran 2-4x slower.
+type winogradPlan struct {
+	g, tiled      im2col.Geom // the convolution, and its window of whole tiles
+	nout          int
+	th, tw, tiles int // tiles down, across and per image
+	nb, tb        int // images per chunk, tiles per block
+	vs, ms        int // plane strides of the transformed inputs and outputs
+}
 
+func newWinogradPlan(g im2col.Geom, n, nout int) winogradPlan {
+	p := winogradPlan{g: g, tiled: g, nout: nout, th: (g.OH + 1) / 2, tw: (g.OW + 1) / 2}
+	p.tiled.OH, p.tiled.OW = 2*p.th, 2*p.tw
+	p.tiles = p.th * p.tw
+	p.tb = winogradTiles(g.C, nout)
+	p.nb = max(1, min(n, p.tb/p.tiles)) // small images share a block
+	p.tb = min(p.tb, p.nb*p.tiles)
+	p.vs, p.ms = tileStride(p.tb*g.C), tileStride(p.tb*nout)
+	return p
+}
+
+// padChunk writes images [i0, i0+imgs) of x [C, H, W] into xp as
+// consecutive windows of whole tiles.
+func (p *winogradPlan) padChunk(x []float32, i0, imgs int, xp []float32) {
+	win, chw := p.tiled.PaddedLen(), p.g.C*p.g.H*p.g.W
+	for i := range imgs {
+		im2col.Pad(p.tiled, x[(i0+i)*chw:], xp[i*win:(i+1)*win])
+	}
+}
+
+// blocks calls fn(q0, nt) for the blocks of a chunk of imgs images: nt
+// tiles from tile q0 on.
+func (p *winogradPlan) blocks(imgs int, fn func(q0, nt int)) {
+	for q0 := 0; q0 < imgs*p.tiles; q0 += p.tb {
+		fn(q0, min(p.tb, imgs*p.tiles-q0))
+	}
+}
+
+// runs calls fn for the tiles [q0, q0+nt) of a chunk in runs along one
+// tile row: fn(q, run, img, ty, tx) for the run of run tiles from tile q
+// on, tile (ty, tx) of image img.
+func (p *winogradPlan) runs(q0, nt int, fn func(q, run, img, ty, tx int)) {
+	for q := q0; q < q0+nt; {
+		img, r := q/p.tiles, q%p.tiles
+		ty, tx := r/p.tw, r%p.tw
+		run := min(p.tw-tx, q0+nt-q)
+		fn(q, run, img, ty, tx)
+		q += run
+	}
+}
+
+// inputs writes the transformed tiles [q0, q0+nt) of the padded chunk xp
+// into the planes v.
+func (p *winogradPlan) inputs(xp, v []float32, q0, nt int) {
+	c, pw, win := p.g.C, p.tiled.PaddedW(), p.tiled.PaddedLen()
+	p.runs(q0, nt, func(q, run, img, ty, tx int) {
+		winograd.Input(run, xp[img*win+(2*ty*pw+2*tx)*c:], pw*c, c, v[(q-q0)*c:], p.vs)
+	})
+}
+
+// outputTiles is the layout of a chunk's outputs (or output gradients)
+// in whole tiles, channels last: [imgs][2·th][2·tw][nout].
+func (p *winogradPlan) outputTiles() im2col.Geom {
+	return im2col.Geom{C: p.nout, H: p.g.OH, W: p.g.OW, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1,
+		OH: 2 * p.th, OW: 2 * p.tw}
+}
+
+// winogradConvolve is rowsConvolve (y = conv(x, w) + b for n images x [C,
+// H, W], w [nout, 9·C] from rowWeights, b nil or [nout]) by F(2×2, 3×3):
+// per block, the input transform, the 16 GEMMs against the packed planes
+// of transformed weights and the output transform (which adds the bias)
+// into the chunk's channels-last outputs, laid out NCHW at the end of the
+// chunk.
+func winogradConvolve(g im2col.Geom, n, nout int, x, w, b, y []float32) {
+	pl := newWinogradPlan(g, n, nout)
 	ub := getScratch[float32](16 * g.C * nout)
 	defer putScratch(ub)
 	packed := winogradFilters(g.C, nout, w, *ub)
@@ -91,59 +157,93 @@ func winogradConvolve(g im2col.Geom, n, nout int, x, w, b, y []float32) {
 	if par.BatchWorkers(n) < runtime.GOMAXPROCS(0) {
 		mul = gemm.GemmPacked[float32]
 	}
-	tb := winogradTiles(g.C, nout)
-	nb := max(1, min(n, tb/tiles)) // images per chunk: small images share a block
-	tb = min(tb, nb*tiles)
-	// The planes' strides are odd multiples of 64 bytes (tileStride), so
-	// that the transforms' 16 streams fall in different L1 sets: at 8 KiB
-	// apart (128 tiles of 16 channels) they shared one.
-	vs, ms := tileStride(tb*g.C), tileStride(tb*nout)
+	p, ot := g.OH*g.OW, pl.outputTiles()
+	ow := ot.PaddedW()
 	par.ForBatch(n, func(_, lo, hi int) {
-		xb, vb, mb, ob := getScratch[float32](nb*win), getScratch[float32](16*vs),
-			getScratch[float32](16*ms), getScratch[float32](nb*4*tiles*nout)
+		xb, vb, mb, ob := getScratch[float32](pl.nb*pl.tiled.PaddedLen()), getScratch[float32](16*pl.vs),
+			getScratch[float32](16*pl.ms), getScratch[float32](pl.nb*ot.PaddedLen())
 		defer putScratch(xb)
 		defer putScratch(vb)
 		defer putScratch(mb)
 		defer putScratch(ob)
 		xp, v, m, out := *xb, *vb, *mb, *ob
-		for i0 := lo; i0 < hi; i0 += nb {
-			imgs := min(nb, hi-i0)
-			for i := range imgs {
-				im2col.Pad(tg, x[(i0+i)*chw:], xp[i*win:(i+1)*win])
-			}
-			for q0 := 0; q0 < imgs*tiles; q0 += tb {
-				nt := min(tb, imgs*tiles-q0)
-				tileRuns(q0, nt, tiles, tw, func(q, run, img, ty, tx int) {
-					winograd.Input(run, xp[img*win+(2*ty*pw+2*tx)*g.C:], pw*g.C, g.C, v[(q-q0)*g.C:], vs)
-				})
+		for i0 := lo; i0 < hi; i0 += pl.nb {
+			imgs := min(pl.nb, hi-i0)
+			pl.padChunk(x, i0, imgs, xp)
+			pl.blocks(imgs, func(q0, nt int) {
+				pl.inputs(xp, v, q0, nt)
 				for xi, pb := range packed {
-					mul(false, nt, 1, v[xi*vs:], g.C, pb, 0, m[xi*ms:], nout)
+					mul(false, nt, 1, v[xi*pl.vs:], g.C, pb, 0, m[xi*pl.ms:], nout)
 				}
-				tileRuns(q0, nt, tiles, tw, func(q, run, img, ty, tx int) {
-					winograd.Output(run, m[(q-q0)*nout:], ms, nout, bias,
-						out[((img*2*th+2*ty)*2*tw+2*tx)*nout:], 2*tw*nout)
+				pl.runs(q0, nt, func(q, run, img, ty, tx int) {
+					winograd.Output(run, m[(q-q0)*nout:], pl.ms, nout, bias,
+						out[img*ot.PaddedLen()+(2*ty*ow+2*tx)*nout:], ow*nout)
 				})
-			}
+			})
 			for i := range imgs {
-				yi, oi := y[(i0+i)*nout*p:(i0+i+1)*nout*p], out[i*4*tiles*nout:]
+				yi, oi := y[(i0+i)*nout*p:(i0+i+1)*nout*p], out[i*ot.PaddedLen():]
 				for oh := 0; oh < g.OH; oh++ {
-					im2col.Transpose(yi[oh*g.OW:], p, oi[oh*2*tw*nout:], nout, g.OW, nout, false)
+					im2col.Transpose(yi[oh*g.OW:], p, oi[oh*ow*nout:], nout, g.OW, nout, false)
 				}
 			}
 		}
 	})
 }
 
-// tileRuns calls fn for the tiles [q0, q0+nt) of a chunk whose images have
-// tiles tiles each, tw to a row, in runs along one tile row: fn(q, run,
-// img, ty, tx) for the run of run tiles starting at tile q, tile (ty, tx)
-// of image img.
-func tileRuns(q0, nt, tiles, tw int, fn func(q, run, img, ty, tx int)) {
-	for q := q0; q < q0+nt; {
-		img, r := q/tiles, q%tiles
-		ty, tx := r/tw, r%tw
-		run := min(tw-tx, q0+nt-q)
-		fn(q, run, img, ty, tx)
-		q += run
+// winogradFilter adds the filter gradient of the convolution g (nout
+// outputs over n images x) with output gradient dy into dw [nout, C, 3,
+// 3]: per block, the input transform of x and the adjoint output
+// transform of dy (padded with zeros to whole tiles), and 16 GEMMs that
+// sum Vᵀ·dM over the blocks into the core's transformed gradient dU
+// [16][C][nout]; the cores' sums are added in order and taken back
+// through Gᵀ·dU·G.
+func winogradFilter(g im2col.Geom, n, nout int, x, dy, dw []float32) {
+	pl := newWinogradPlan(g, n, nout)
+	size := 16 * g.C * nout
+	sums := newCoreSums[float32](n, size)
+	ot, mul := pl.outputTiles(), coreGemm[float32](n)
+	ow, p := ot.PaddedW(), g.OH*g.OW
+	par.ForBatch(n, func(worker, lo, hi int) {
+		xb, yb, vb, mb := getScratch[float32](pl.nb*pl.tiled.PaddedLen()), getScratch[float32](pl.nb*ot.PaddedLen()),
+			getScratch[float32](16*pl.vs), getScratch[float32](16*pl.ms)
+		defer putScratch(xb)
+		defer putScratch(yb)
+		defer putScratch(vb)
+		defer putScratch(mb)
+		xp, dyp, v, dm, du := *xb, *yb, *vb, *mb, *sums[worker]
+		for i0 := lo; i0 < hi; i0 += pl.nb {
+			imgs := min(pl.nb, hi-i0)
+			pl.padChunk(x, i0, imgs, xp)
+			for i := range imgs {
+				im2col.Pad(ot, dy[(i0+i)*nout*p:], dyp[i*ot.PaddedLen():(i+1)*ot.PaddedLen()])
+			}
+			pl.blocks(imgs, func(q0, nt int) {
+				pl.inputs(xp, v, q0, nt)
+				pl.runs(q0, nt, func(q, run, img, ty, tx int) {
+					winograd.OutputAdjoint(run, dyp[img*ot.PaddedLen()+(2*ty*ow+2*tx)*nout:], ow*nout, nout,
+						dm[(q-q0)*nout:], pl.ms)
+				})
+				for xi := range 16 {
+					mul(true, false, g.C, nout, nt, 1, v[xi*pl.vs:], g.C, dm[xi*pl.ms:], nout, 1, du[xi*g.C*nout:], nout)
+				}
+			})
+		}
+	})
+	tb := getScratch[float32](size)
+	defer putScratch(tb)
+	du := *tb
+	clear(du)
+	sums.addTo(du)
+	for o := range nout {
+		for c := range g.C {
+			var u [16]float64
+			for xi := range u {
+				u[xi] = float64(du[(xi*g.C+c)*nout+o])
+			}
+			dst := dw[(o*g.C+c)*9 : (o*g.C+c+1)*9]
+			for t, v := range winograd.FilterAdjoint(u) {
+				dst[t] += float32(v)
+			}
+		}
 	}
 }

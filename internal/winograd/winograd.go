@@ -17,27 +17,44 @@
 // paper's Table 4 and §5: F(2×2, 3×3) loses no accuracy of note in
 // float32; larger tiles do).
 //
+// The filter gradient is the adjoint: with dM = A·dY·Aᵀ for each 2×2 block
+// dY of the output gradient (OutputAdjoint), the transformed weights'
+// gradient sums V ⊙ dM over the tiles (16 GEMMs again) and the weights'
+// one is Gᵀ·dU·G (FilterAdjoint).
+//
 // Images are channels last: a pixel's c channels are contiguous. The
 // transformed tiles are planes: plane ξ holds tile t's c values at t·c.
 package winograd
 
-// Filter returns G·w·Gᵀ, the 16 transformed weights (row-major, ξ = 4a+b)
-// of one 3×3 kernel w (row-major), computed in float64.
-func Filter(w [9]float64) [16]float64 {
-	g := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
-	var u [16]float64
+// g is the filter transform's G (4×3).
+var g = [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+
+// sandwich calls fn(ξ, t, G[a][i]·G[b][j]) for every transformed weight
+// ξ = 4a+b and kernel tap t = 3i+j: the terms of G·w·Gᵀ and of its adjoint.
+func sandwich(fn func(xi, t int, gg float64)) {
 	for a := range 4 {
 		for b := range 4 {
-			var s float64
 			for i := range 3 {
 				for j := range 3 {
-					s += g[a][i] * w[3*i+j] * g[b][j]
+					fn(4*a+b, 3*i+j, g[a][i]*g[b][j])
 				}
 			}
-			u[4*a+b] = s
 		}
 	}
+}
+
+// Filter returns G·w·Gᵀ, the 16 transformed weights (row-major, ξ = 4a+b)
+// of one 3×3 kernel w (row-major), computed in float64.
+func Filter(w [9]float64) (u [16]float64) {
+	sandwich(func(xi, t int, gg float64) { u[xi] += gg * w[t] })
 	return u
+}
+
+// FilterAdjoint returns Gᵀ·u·G, the 3×3 gradient (row-major) of a kernel
+// whose transformed weights (Filter) have the gradient u.
+func FilterAdjoint(u [16]float64) (w [9]float64) {
+	sandwich(func(xi, t int, gg float64) { w[t] += gg * u[xi] })
+	return w
 }
 
 // Input writes the transform Bᵀ·d·B of tiles consecutive 4×4 tiles of a
@@ -73,6 +90,24 @@ func Output(tiles int, m []float32, ms, k int, b, y []float32, ys int) {
 		return
 	}
 	outputGo(tiles, m, ms, k, b, y, ys)
+}
+
+// OutputAdjoint writes A·dY·Aᵀ, the adjoint of Output's transform, for
+// tiles consecutive 2×2 blocks of a channels-last output gradient with k
+// channels and rows ys elements apart: block t starts 2t pixels right of
+// dy[0], and dm[ξ·ms + t·k + o] = (A·dY·Aᵀ)[ξ] with dY[i][j] = dy[i·ys +
+// (2t+j)·k + o].
+func OutputAdjoint(tiles int, dy []float32, ys, k int, dm []float32, ms int) {
+	if tiles <= 0 || k <= 0 {
+		return
+	}
+	_ = dy[ys+2*tiles*k-1]
+	_ = dm[15*ms+tiles*k-1]
+	if hasAVX && k%8 == 0 {
+		outputAdjointAVX(tiles, &dy[0], ys, k, &dm[0], ms)
+		return
+	}
+	outputAdjointGo(tiles, dy, ys, k, dm, ms)
 }
 
 // Fast reports whether Input and Output run vector code for c input and
@@ -115,6 +150,29 @@ func outputGo(tiles int, m []float32, ms, k int, b, y []float32, ys int) {
 			for i := range 2 {
 				y[i*ys+2*t*k+o] = s[i][0] + s[i][1] + s[i][2] + b[o]
 				y[i*ys+(2*t+1)*k+o] = s[i][1] - s[i][2] - s[i][3] + b[o]
+			}
+		}
+	}
+}
+
+// outputAdjointGo is OutputAdjoint in plain Go: with dY = [a b; c d], the
+// rows of A·dY are [a b], [a+c b+d], [a−c b−d] and [−c −d], and A turns
+// each row [p q] into [p, p+q, p−q, −q]. Negations subtract from zero and
+// the last row's sums run as the vector code's do.
+func outputAdjointGo(tiles int, dy []float32, ys, k int, dm []float32, ms int) {
+	for t := range tiles {
+		for o := range k {
+			a, b := dy[2*t*k+o], dy[(2*t+1)*k+o]
+			c, d := dy[ys+2*t*k+o], dy[ys+(2*t+1)*k+o]
+			p, q, r, s, nc := a+c, b+d, a-c, b-d, 0-c
+			v := [16]float32{
+				a, a + b, a - b, 0 - b,
+				p, p + q, p - q, 0 - q,
+				r, r + s, r - s, 0 - s,
+				nc, nc - d, d - c, d,
+			}
+			for xi, x := range v {
+				dm[xi*ms+t*k+o] = x
 			}
 		}
 	}

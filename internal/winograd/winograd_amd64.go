@@ -15,3 +15,9 @@ func inputAVX(tiles int, x *float32, rs, c int, v *float32, vs int)
 //
 //go:noescape
 func outputAVX(tiles int, m *float32, ms, k int, b, y *float32, ys int)
+
+// outputAdjointAVX is OutputAdjoint for k a multiple of 8, eight channels
+// per pass.
+//
+//go:noescape
+func outputAdjointAVX(tiles int, dy *float32, ys, k int, dm *float32, ms int)

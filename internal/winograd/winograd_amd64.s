@@ -183,3 +183,72 @@ ochan:
 odone:
 	VZEROUPPER
 	RET
+
+// func outputAdjointAVX(tiles int, dy *float32, ys, k int, dm *float32, ms int)
+//
+// Per block and eight channels: a, b, c, d (Y0-Y3) are the block's
+// [a b; c d]; p = a+c, q = b+d (Y5, Y6), r = a−c, s = b−d (Y7, Y8) and
+// −c (Y9) give the four plane rows, each [x, x+y, x−y, −y] of its pair
+// (the last [−c, −c−d, d−c, d]). Y15 holds zero for the negations.
+TEXT ·outputAdjointAVX(SB), NOSPLIT, $0-48
+	MOVQ   tiles+0(FP), CX
+	MOVQ   dy+8(FP), SI
+	MOVQ   ys+16(FP), AX
+	SHLQ   $2, AX
+	ADDQ   SI, AX             // block row 1
+	MOVQ   k+24(FP), DX
+	SHLQ   $2, DX             // pixel stride in bytes
+	MOVQ   dm+32(FP), DI
+	MOVQ   ms+40(FP), BX
+	SHLQ   $2, BX             // plane stride in bytes
+	LEAQ   (BX)(BX*2), R14    // 3 planes
+	VXORPS Y15, Y15, Y15
+	TESTQ  CX, CX
+	JEQ    adone
+
+atile:
+	MOVQ k+24(FP), R8
+
+achan:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(DX*1), Y1
+	VMOVUPS (AX), Y2
+	VMOVUPS (AX)(DX*1), Y3
+	VADDPS  Y1, Y0, Y10
+	VSUBPS  Y1, Y0, Y11
+	VSUBPS  Y1, Y15, Y12
+	STORE4(DI, Y0, Y10, Y11, Y12)
+	VADDPS  Y2, Y0, Y5        // p
+	VADDPS  Y3, Y1, Y6        // q
+	VADDPS  Y6, Y5, Y10
+	VSUBPS  Y6, Y5, Y11
+	VSUBPS  Y6, Y15, Y12
+	LEAQ    (DI)(BX*4), R10   // plane 4
+	STORE4(R10, Y5, Y10, Y11, Y12)
+	VSUBPS  Y2, Y0, Y7        // r
+	VSUBPS  Y3, Y1, Y8        // s
+	VADDPS  Y8, Y7, Y10
+	VSUBPS  Y8, Y7, Y11
+	VSUBPS  Y8, Y15, Y12
+	LEAQ    (DI)(BX*8), R10   // plane 8
+	STORE4(R10, Y7, Y10, Y11, Y12)
+	VSUBPS  Y2, Y15, Y9       // −c
+	VSUBPS  Y3, Y9, Y10       // −c − d
+	VSUBPS  Y2, Y3, Y11       // d − c
+	LEAQ    (DI)(R14*4), R10  // plane 12
+	STORE4(R10, Y9, Y10, Y11, Y3)
+	ADDQ    $32, SI
+	ADDQ    $32, AX
+	ADDQ    $32, DI
+	SUBQ    $8, R8
+	JNZ     achan
+
+	// The next block starts two pixels on, one more than walked.
+	ADDQ DX, SI
+	ADDQ DX, AX
+	DECQ CX
+	JNZ  atile
+
+adone:
+	VZEROUPPER
+	RET

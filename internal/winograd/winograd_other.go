@@ -12,3 +12,7 @@ func inputAVX(tiles int, x *float32, rs, c int, v *float32, vs int) {
 func outputAVX(tiles int, m *float32, ms, k int, b, y *float32, ys int) {
 	panic("winograd: no vector transforms off amd64")
 }
+
+func outputAdjointAVX(tiles int, dy *float32, ys, k int, dm *float32, ms int) {
+	panic("winograd: no vector transforms off amd64")
+}

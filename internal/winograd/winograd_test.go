@@ -20,7 +20,26 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 
 // shapes are tile counts and channel counts, with row and plane strides
 // longer than the data they hold.
-var shapes = []struct{ tiles, c int }{{1, 8}, {3, 16}, {7, 24}, {2, 64}, {5, 3}, {4, 1}}
+type shape struct{ tiles, c int }
+
+var shapes = []shape{{1, 8}, {3, 16}, {7, 24}, {2, 64}, {5, 3}, {4, 1}}
+
+// onPaths runs fn on every shape, on the vector transforms (where they
+// run) and on the Go ones.
+func onPaths(t *testing.T, fn func(t *testing.T, s shape)) {
+	for _, s := range shapes {
+		for _, vector := range []bool{true, false} {
+			if vector && !hasAVX {
+				continue
+			}
+			t.Run(fmt.Sprintf("tiles%d_c%d_vector%v", s.tiles, s.c, vector), func(t *testing.T) {
+				defer func(v bool) { hasAVX = v }(hasAVX)
+				hasAVX = vector
+				fn(t, s)
+			})
+		}
+	}
+}
 
 // TestTransformsMatchGo checks the vector transforms against the plain Go
 // ones, value for value: both add in the same order.
@@ -48,6 +67,11 @@ func TestTransformsMatchGo(t *testing.T) {
 			outputGo(s.tiles, got, vs, s.c, b, yWant, ys)
 			Output(s.tiles, got, vs, s.c, b, yGot, ys)
 			require.Equal(t, yWant, yGot, "Output")
+
+			dmWant, dmGot := make([]float32, 16*vs), make([]float32, 16*vs)
+			outputAdjointGo(s.tiles, yGot, ys, s.c, dmWant, vs)
+			OutputAdjoint(s.tiles, yGot, ys, s.c, dmGot, vs)
+			require.Equal(t, dmWant, dmGot, "OutputAdjoint")
 		})
 	}
 }
@@ -58,59 +82,89 @@ func TestTransformsMatchGo(t *testing.T) {
 // the vector path (where it runs) and the Go one.
 func TestTileConvolution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, s := range shapes {
-		for _, vector := range []bool{true, false} {
-			if vector && !hasAVX {
-				continue
+	onPaths(t, func(t *testing.T, s shape) {
+		c, k, cols := s.c, s.c+8, 2*s.tiles+2
+		x := randSlice(rng, 4*cols*c) // 4 rows of cols pixels, channels last
+		w := randSlice(rng, k*c*9)    // [k][c][3][3]
+		b := randSlice(rng, k)
+		vs := s.tiles * c
+		v := make([]float32, 16*vs)
+		Input(s.tiles, x, cols*c, c, v, vs)
+		ms := s.tiles * k
+		m := make([]float32, 16*ms)
+		for o := range k {
+			for ch := range c {
+				var g [9]float64
+				for i := range g {
+					g[i] = float64(w[(o*c+ch)*9+i])
+				}
+				u := Filter(g)
+				for xi, uv := range u {
+					for tile := range s.tiles {
+						m[xi*ms+tile*k+o] += float32(uv) * v[xi*vs+tile*c+ch]
+					}
+				}
 			}
-			t.Run(fmt.Sprintf("tiles%d_c%d_vector%v", s.tiles, s.c, vector), func(t *testing.T) {
-				defer func(v bool) { hasAVX = v }(hasAVX)
-				hasAVX = vector
-				c, k, cols := s.c, s.c+8, 2*s.tiles+2
-				x := randSlice(rng, 4*cols*c) // 4 rows of cols pixels, channels last
-				w := randSlice(rng, k*c*9)    // [k][c][3][3]
-				b := randSlice(rng, k)
-				vs := s.tiles * c
-				v := make([]float32, 16*vs)
-				Input(s.tiles, x, cols*c, c, v, vs)
-				ms := s.tiles * k
-				m := make([]float32, 16*ms)
-				for o := range k {
-					for ch := range c {
-						var g [9]float64
-						for i := range g {
-							g[i] = float64(w[(o*c+ch)*9+i])
-						}
-						u := Filter(g)
-						for xi, uv := range u {
-							for tile := range s.tiles {
-								m[xi*ms+tile*k+o] += float32(uv) * v[xi*vs+tile*c+ch]
-							}
-						}
-					}
-				}
-				ys := 2 * s.tiles * k
-				y := make([]float32, 2*ys)
-				Output(s.tiles, m, ms, k, b, y, ys)
-				for r := range 2 {
-					for q := range 2 * s.tiles {
-						for o := range k {
-							want := float64(b[o])
-							for ch := range c {
-								for i := range 3 {
-									for j := range 3 {
-										want += float64(x[(r+i)*cols*c+(q+j)*c+ch]) * float64(w[(o*c+ch)*9+3*i+j])
-									}
-								}
-							}
-							got := float64(y[r*ys+q*k+o])
-							assert.InDelta(t, want, got, 1e-5*(1+math.Abs(want))*float64(c), "row %d col %d out %d", r, q, o)
-						}
-					}
-				}
-			})
 		}
-	}
+		ys := 2 * s.tiles * k
+		y := make([]float32, 2*ys)
+		Output(s.tiles, m, ms, k, b, y, ys)
+		for r := range 2 {
+			for q := range 2 * s.tiles {
+				for o := range k {
+					want := float64(b[o])
+					for ch := range c {
+						for i := range 3 {
+							for j := range 3 {
+								want += float64(x[(r+i)*cols*c+(q+j)*c+ch]) * float64(w[(o*c+ch)*9+3*i+j])
+							}
+						}
+					}
+					got := float64(y[r*ys+q*k+o])
+					assert.InDelta(t, want, got, 1e-5*(1+math.Abs(want))*float64(c), "row %d col %d out %d", r, q, o)
+				}
+			}
+		}
+	})
+}
+
+// TestTileFilterGradient checks the filter gradient on a row of tiles:
+// c input channels, k outputs, dW = Gᵀ·(Σ_tiles V ⊙ dM)·G through Input,
+// OutputAdjoint and FilterAdjoint, against the direct sum
+// dW[o, ch, i, j] = Σ_{r, q} x[r+i, q+j, ch]·dy[r, q, o] in float64.
+func TestTileFilterGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	onPaths(t, func(t *testing.T, s shape) {
+		c, k, cols := s.c, s.c+8, 2*s.tiles+2
+		x := randSlice(rng, 4*cols*c)
+		dy := randSlice(rng, 2*2*s.tiles*k)
+		vs, ms := s.tiles*c, s.tiles*k
+		v, dm := make([]float32, 16*vs), make([]float32, 16*ms)
+		Input(s.tiles, x, cols*c, c, v, vs)
+		OutputAdjoint(s.tiles, dy, 2*s.tiles*k, k, dm, ms)
+		for o := range k {
+			for ch := range c {
+				var u [16]float64
+				for xi := range u {
+					for tile := range s.tiles {
+						u[xi] += float64(v[xi*vs+tile*c+ch]) * float64(dm[xi*ms+tile*k+o])
+					}
+				}
+				got := FilterAdjoint(u)
+				for i := range 3 {
+					for j := range 3 {
+						var want float64
+						for r := range 2 {
+							for q := range 2 * s.tiles {
+								want += float64(x[(r+i)*cols*c+(q+j)*c+ch]) * float64(dy[r*2*s.tiles*k+q*k+o])
+							}
+						}
+						assert.InDelta(t, want, got[3*i+j], 1e-5*(1+math.Abs(want))*float64(s.tiles), "out %d in %d tap %d,%d", o, ch, i, j)
+					}
+				}
+			}
+		}
+	})
 }
 
 // BenchmarkTransforms times Input and Output over the tiles of one
