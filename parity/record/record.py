@@ -585,11 +585,16 @@ CONV = {
     "k5_s2": ((1, 2, 9, 9), (3, 2, 5, 5), (2, 2), "SAME", None, (1, 1), 1, True),
     "k4_even_same": ((1, 2, 6, 6), (2, 2, 4, 4), (1, 1), "SAME", None, (1, 1), 1, False),
     "rect": ((2, 2, 6, 7), (3, 2, 2, 3), (2, 1), "VALID", None, (1, 1), 1, False),
+    # 3x3 stride 1 with 16+ channels, multiples of 8: Plumb's float32 runs them by Winograd
+    "winograd_same": ((2, 16, 9, 7), (16, 16, 3, 3), (1, 1), "SAME", None, (1, 1), 1, True),
+    "winograd_explicit": ((2, 24, 6, 5), (32, 24, 3, 3), (1, 1), "EXPLICIT", (2, 0, 1, 2), (1, 1), 1, True),
 }
 for name, (sx, sw, st, padding, pads, dil, groups, bias) in CONV.items():
     shapes = [sx, sw] + ([(sw[0],)] if bias else [])
+    # "conv" bounds dot products of up to 50 terms; longer ones take "conv_long"
+    tol = "conv" if sw[1] * sw[2] * sw[3] <= 50 else "conv_long"
     add("conv2d", name, inputs(*[normal(*s) for s in shapes]), conv2d(st, padding, pads, dil, groups),
-        attrs=conv_attrs(st, padding, pads, dil, groups), grads=range(len(shapes)), tol="conv")
+        attrs=conv_attrs(st, padding, pads, dil, groups), grads=range(len(shapes)), tol=tol)
 for name, (sx, mult, st, padding, dil) in {"depthwise_same": ((2, 3, 5, 5), 2, (1, 1), "SAME", (1, 1)),
                                            "depthwise_s2": ((1, 4, 6, 6), 1, (2, 2), "SAME", (1, 1)),
                                            "depthwise_dilation2": ((1, 2, 7, 7), 1, (1, 1), "VALID", (2, 2))}.items():
