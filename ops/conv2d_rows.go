@@ -150,10 +150,6 @@ func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
 // rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
 // g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
 func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
-	if winogradPays[T](g, nout) {
-		winogradConvolve(g, n, nout, any(x).([]float32), any(w).([]float32), any(b).([]float32), any(y).([]float32))
-		return
-	}
 	if gridPays(g) {
 		gridConvolve(g, n, nout, x, w, b, y)
 		return
@@ -186,6 +182,10 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
 func rowsData[T tensor.Float](g convGeom, x, w, b, y []T) {
+	if winogradPays[T](g.Geom, g.cout) {
+		winogradConvolve(g.Geom, g.n, g.cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32))
+		return
+	}
 	wb := getScratch[T](len(w))
 	defer putScratch(wb)
 	rowWeights(g, w, *wb, false)
@@ -215,6 +215,10 @@ func (g convGeom) adjoint() im2col.Geom {
 // over a window that starts (KH−1)·DH−PT rows above dy (a negative start
 // crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
 func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
+	if g.adjointAsConv() && winogradPays[T](g.adjoint(), g.C) {
+		winogradConvolve(g.adjoint(), g.n, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32))
+		return
+	}
 	wb := getScratch[T](len(w))
 	defer putScratch(wb)
 	wr := *wb

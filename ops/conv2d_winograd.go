@@ -17,10 +17,10 @@ import (
 // transformed values per channel meet the transformed weights in 16 GEMMs
 // of tiles × C by C × O, 2.25 times fewer multiplications than the direct
 // product. The forward pass and the data gradient (a stride-1 convolution
-// of dy, rowsDataAdjoint) take it; the filter gradient stays on the
-// implicit GEMM.
+// of dy, rowsDataAdjoint) and the filter gradient (its adjoint, rowsFilter)
+// take it.
 
-// winogradPays reports whether rowsConvolve runs g, with nout outputs, by
+// winogradPays reports whether the convolution g, with nout outputs, runs by
 // Winograd: float32 (the vector transforms are float32, and float64 is
 // the numeric-gradient check's type, kept on the direct product), an
 // undilated 3×3 kernel at stride 1, and input and output channels that are
@@ -40,24 +40,53 @@ func winogradTiles(c, nout int) int {
 	return max(32, chunkElems/(16*(c+nout)))
 }
 
-// winogradFilters writes the transformed weights u [16][C][nout], u[ξ][c][o]
-// = (G·w[o, c]·Gᵀ)[ξ], of w [nout, 9·C] in rowWeights' layout (taps (i, j)
-// then channels), and returns each plane packed for the GEMMs.
-func winogradFilters(c, nout int, w, u []float32) []*gemm.PackedB[float32] {
-	for o := range nout {
-		for ch := range c {
-			var k [9]float64
-			for t := range k {
-				k[t] = float64(w[(o*9+t)*c+ch])
+// winogradWeights writes the transformed weights of w [O, C, 3, 3] into u
+// and returns each of their 16 planes packed for the GEMMs. For the
+// forward convolution (C inputs, O outputs) u is [16][C][O], u[ξ][c][o] =
+// (G·w[o, c]·Gᵀ)[ξ]; flipped, for the data gradient as a convolution of dy
+// (O inputs, C outputs, the kernel turned by 180°, as rowWeights flips
+// it), u is [16][O][C]. The cores share the output channels (VGG's
+// 512×512 layers have 262,144 kernels), in runs of 16 for the forward
+// layout (forRuns).
+func winogradWeights(cout, c int, w []float32, flipped bool, u []float32) []*gemm.PackedB[float32] {
+	kernel := func(o, ch int) [9]float64 {
+		var k [9]float64
+		for t, v := range w[(o*c+ch)*9 : (o*c+ch+1)*9] {
+			if flipped {
+				t = 8 - t
 			}
-			for xi, v := range winograd.Filter(k) {
-				u[(xi*c+ch)*nout+o] = float32(v)
-			}
+			k[t] = float64(v)
 		}
+		return k
+	}
+	in, out := c, cout
+	if flipped {
+		in, out = cout, c
+	}
+	if flipped {
+		par.ForBatch(cout, func(_, lo, hi int) {
+			for o := lo; o < hi; o++ {
+				for ch := range c {
+					for xi, v := range winograd.Filter(kernel(o, ch)) {
+						u[(xi*in+o)*out+ch] = float32(v)
+					}
+				}
+			}
+		})
+	} else {
+		forRuns(cout, func(o0, o1 int) {
+			for ch := range c {
+				for o := o0; o < o1; o++ {
+					for xi, v := range winograd.Filter(kernel(o, ch)) {
+						u[(xi*in+ch)*out+o] = float32(v)
+					}
+				}
+			}
+		})
 	}
 	packed := make([]*gemm.PackedB[float32], 16)
 	for xi := range packed {
-		packed[xi] = gemm.PackB(false, c, nout, u[xi*c*nout:(xi+1)*c*nout], nout)
+		packed[xi] = gemm.PackB(false, in, out, u[xi*in*out:(xi+1)*in*out], out)
 	}
 	return packed
 }
@@ -135,17 +164,23 @@ func (p *winogradPlan) outputTiles() im2col.Geom {
 		OH: 2 * p.th, OW: 2 * p.tw}
 }
 
-// winogradConvolve is rowsConvolve (y = conv(x, w) + b for n images x [C,
-// H, W], w [nout, 9·C] from rowWeights, b nil or [nout]) by F(2×2, 3×3):
-// per block, the input transform, the 16 GEMMs against the packed planes
-// of transformed weights and the output transform (which adds the bias)
-// into the chunk's channels-last outputs, laid out NCHW at the end of the
+// winogradConvolve is rowsData's and rowsDataAdjoint's convolution by
+// F(2×2, 3×3): y = conv(x, w) + b for n images x [C, H, W] (geometry g),
+// nout outputs and b nil or [nout], with the weights of a conv2d w [nout,
+// C, 3, 3] or, flipped, those of the data gradient of one with w [C,
+// nout, 3, 3] (winogradWeights). Per block: the input transform, the 16 GEMMs against the packed planes of
+// transformed weights and the output transform (which adds the bias) into
+// the chunk's channels-last outputs, laid out NCHW at the end of the
 // chunk.
-func winogradConvolve(g im2col.Geom, n, nout int, x, w, b, y []float32) {
+func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, b, y []float32) {
 	pl := newWinogradPlan(g, n, nout)
 	ub := getScratch[float32](16 * g.C * nout)
 	defer putScratch(ub)
-	packed := winogradFilters(g.C, nout, w, *ub)
+	wout, win := nout, g.C
+	if flipped {
+		wout, win = g.C, nout
+	}
+	packed := winogradWeights(wout, win, w, flipped, *ub)
 	bias := b
 	if bias == nil {
 		zb := getScratch[float32](nout)
@@ -234,16 +269,31 @@ func winogradFilter(g im2col.Geom, n, nout int, x, dy, dw []float32) {
 	du := *tb
 	clear(du)
 	sums.addTo(du)
-	for o := range nout {
+	forRuns(nout, func(o0, o1 int) {
 		for c := range g.C {
-			var u [16]float64
-			for xi := range u {
-				u[xi] = float64(du[(xi*g.C+c)*nout+o])
-			}
-			dst := dw[(o*g.C+c)*9 : (o*g.C+c+1)*9]
-			for t, v := range winograd.FilterAdjoint(u) {
-				dst[t] += float32(v)
+			for o := o0; o < o1; o++ {
+				var u [16]float64
+				for xi := range u {
+					u[xi] = float64(du[(xi*g.C+c)*nout+o])
+				}
+				dst := dw[(o*g.C+c)*9 : (o*g.C+c+1)*9]
+				for t, v := range winograd.FilterAdjoint(u) {
+					dst[t] += float32(v)
+				}
 			}
 		}
-	}
+	})
+}
+
+// forRuns calls fn(o0, o1) for runs of at most 16 of n output channels,
+// the runs spread over the cores: the transformed weights' planes hold a
+// channel's values across the outputs, so a run reads or writes whole
+// cache lines of each plane.
+func forRuns(n int, fn func(o0, o1 int)) {
+	const run = 16
+	par.ForBatch((n+run-1)/run, func(_, lo, hi int) {
+		for o0 := lo * run; o0 < min(hi*run, n); o0 += run {
+			fn(o0, min(o0+run, n))
+		}
+	})
 }

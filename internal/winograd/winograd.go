@@ -26,34 +26,37 @@
 // transformed tiles are planes: plane ξ holds tile t's c values at t·c.
 package winograd
 
-// g is the filter transform's G (4×3).
-var g = [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
-
-// sandwich calls fn(ξ, t, G[a][i]·G[b][j]) for every transformed weight
-// ξ = 4a+b and kernel tap t = 3i+j: the terms of G·w·Gᵀ and of its adjoint.
-func sandwich(fn func(xi, t int, gg float64)) {
-	for a := range 4 {
-		for b := range 4 {
-			for i := range 3 {
-				for j := range 3 {
-					fn(4*a+b, 3*i+j, g[a][i]*g[b][j])
-				}
-			}
-		}
-	}
-}
-
 // Filter returns G·w·Gᵀ, the 16 transformed weights (row-major, ξ = 4a+b)
-// of one 3×3 kernel w (row-major), computed in float64.
+// of one 3×3 kernel w (row-major), computed in float64: G takes a column
+// (p, q, r) to (p, (p+q+r)/2, (p−q+r)/2, r), first down the columns of w,
+// then along the rows of the result.
 func Filter(w [9]float64) (u [16]float64) {
-	sandwich(func(xi, t int, gg float64) { u[xi] += gg * w[t] })
+	var t [4][3]float64
+	for j := range 3 {
+		p, q, r := w[j], w[3+j], w[6+j]
+		t[0][j], t[1][j], t[2][j], t[3][j] = p, (p+q+r)/2, (p-q+r)/2, r
+	}
+	for a, row := range t {
+		p, q, r := row[0], row[1], row[2]
+		u[4*a], u[4*a+1], u[4*a+2], u[4*a+3] = p, (p+q+r)/2, (p-q+r)/2, r
+	}
 	return u
 }
 
 // FilterAdjoint returns Gᵀ·u·G, the 3×3 gradient (row-major) of a kernel
-// whose transformed weights (Filter) have the gradient u.
+// whose transformed weights (Filter) have the gradient u: Gᵀ takes
+// (p, q, r, s) to (p + (q+r)/2, (q−r)/2, (q+r)/2 + s), down the columns of
+// u, then along the rows.
 func FilterAdjoint(u [16]float64) (w [9]float64) {
-	sandwich(func(xi, t int, gg float64) { w[t] += gg * u[xi] })
+	var t [3][4]float64
+	for b := range 4 {
+		p, q, r, s := u[b], u[4+b], u[8+b], u[12+b]
+		t[0][b], t[1][b], t[2][b] = p+(q+r)/2, (q-r)/2, (q+r)/2+s
+	}
+	for i, row := range t {
+		p, q, r, s := row[0], row[1], row[2], row[3]
+		w[3*i], w[3*i+1], w[3*i+2] = p+(q+r)/2, (q-r)/2, (q+r)/2+s
+	}
 	return w
 }
 

@@ -41,6 +41,42 @@ func onPaths(t *testing.T, fn func(t *testing.T, s shape)) {
 	}
 }
 
+// TestFilterTransforms checks Filter and FilterAdjoint against the
+// matrix products G·w·Gᵀ and Gᵀ·u·G written out.
+func TestFilterTransforms(t *testing.T) {
+	g := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 20 {
+		var w [9]float64
+		var u [16]float64
+		for i := range w {
+			w[i] = rng.NormFloat64()
+		}
+		for i := range u {
+			u[i] = rng.NormFloat64()
+		}
+		var wantU [16]float64
+		var wantW [9]float64
+		for a := range 4 {
+			for b := range 4 {
+				for i := range 3 {
+					for j := range 3 {
+						wantU[4*a+b] += g[a][i] * w[3*i+j] * g[b][j]
+						wantW[3*i+j] += g[a][i] * u[4*a+b] * g[b][j]
+					}
+				}
+			}
+		}
+		gotU, gotW := Filter(w), FilterAdjoint(u)
+		for i := range wantU {
+			assert.InDelta(t, wantU[i], gotU[i], 1e-14, "Filter[%d]", i)
+		}
+		for i := range wantW {
+			assert.InDelta(t, wantW[i], gotW[i], 1e-14, "FilterAdjoint[%d]", i)
+		}
+	}
+}
+
 // TestTransformsMatchGo checks the vector transforms against the plain Go
 // ones, value for value: both add in the same order.
 func TestTransformsMatchGo(t *testing.T) {
