@@ -62,8 +62,6 @@ func winogradWeights(cout, c int, w []float32, flipped bool, u []float32) []*gem
 	in, out := c, cout
 	if flipped {
 		in, out = cout, c
-	}
-	if flipped {
 		par.ForBatch(cout, func(_, lo, hi int) {
 			for o := lo; o < hi; o++ {
 				for ch := range c {
