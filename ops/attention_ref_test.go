@@ -150,7 +150,8 @@ func BenchmarkAttention(b *testing.B) {
 		b.Run(fmt.Sprintf("flash/T%d", tq), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := processCPU()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				op := AttentionOp(AttentionAttrs{})
 				out, err := op.Forward(in)
 				require.NoError(b, err)
@@ -162,7 +163,8 @@ func BenchmarkAttention(b *testing.B) {
 		b.Run(fmt.Sprintf("reference/T%d", tq), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := processCPU()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				refAttentionRun(b, AttentionAttrs{}, in, g)
 			}
 			reportCPU(b, cpu)

@@ -63,7 +63,8 @@ func BenchmarkSgemm(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
 			a32, b32, c32 := f32(a), f32(bb), f32(c)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
 			}
 			reportGFLOPS(b, s)
@@ -75,7 +76,8 @@ func BenchmarkDgemm(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
 			reportGFLOPS(b, s)
@@ -98,7 +100,8 @@ func BenchmarkSgemmPaths(b *testing.B) {
 				defer func() { active = old }()
 				a, bb, c, lda, ldb := s.operands()
 				a32, b32, c32 := f32(a), f32(bb), f32(c)
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
 				}
 				reportGFLOPS(b, s)
@@ -122,7 +125,8 @@ func BenchmarkGonumSgemm(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
 			a32, b32, c32 := f32(a), f32(bb), f32(c)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				impl.Sgemm(trans(s.ta), trans(s.tb), s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
 			}
 			reportGFLOPS(b, s)
@@ -135,7 +139,8 @@ func BenchmarkGonumDgemm(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a, bb, c, lda, ldb := s.operands()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				impl.Dgemm(trans(s.ta), trans(s.tb), s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
 			reportGFLOPS(b, s)
@@ -150,7 +155,8 @@ func BenchmarkSgemmWeightGrad(b *testing.B) {
 	s := benchShape{"640x512_k29800_TN", true, false, 640, 512, 29800}
 	a, bb, c, lda, ldb := s.operands()
 	a32, b32, c32 := f32(a), f32(bb), f32(c)
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a32, lda, b32, ldb, 0, c32, s.n)
 	}
 	reportGFLOPS(b, s)

@@ -210,7 +210,8 @@ func BenchmarkTranslate(b *testing.B) {
 	cfg := decode.Config{BeamWidth: 4, MaxLen: 20, Norm: decode.Average}
 	b.Run("batched", func(b *testing.B) {
 		src := data.SeqField("src", seqs).Ragged
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if _, err := m.Translate(src, trg, cfg); err != nil {
 				b.Fatal(err)
 			}
@@ -218,7 +219,8 @@ func BenchmarkTranslate(b *testing.B) {
 		b.ReportMetric(float64(b.N*len(seqs))/b.Elapsed().Seconds(), "sentences/s")
 	})
 	b.Run("one_by_one", func(b *testing.B) {
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			for _, s := range seqs {
 				if _, err := m.Translate(data.SeqField("src", [][]int64{s}).Ragged, trg, cfg); err != nil {
 					b.Fatal(err)
@@ -251,7 +253,8 @@ func BenchmarkTrainStep(b *testing.B) {
 	tape := graph.NewTape()
 	b.ReportAllocs()
 	words := 0
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		loss, n := m.Loss(tape, sr, tr, nr)
 		words += n
 		if err := tape.Backward(loss); err != nil {
