@@ -8,13 +8,19 @@ import (
 )
 
 // flushNew makes float32 tensors of the sizes ns and gives them back in
-// one Recycler flush (one step), returning them.
+// that order within one step (a Reclaim after each, then one Flush),
+// returning them. One Flush of them all would give them back in the order
+// of their addresses, which the allocator chooses, and the pool's
+// evictions go by the order buffers came back.
 func flushNew(ns ...int) []*Tensor {
-	var r Recycler
 	ts := make([]*Tensor, len(ns))
 	for i, n := range ns {
 		ts[i] = Zeros(Float32, n)
-		r.Add(ts[i])
+	}
+	var r Recycler
+	for _, t := range ts {
+		r.Add(t)
+		r.Reclaim()
 	}
 	r.Flush()
 	return ts
