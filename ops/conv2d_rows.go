@@ -89,11 +89,16 @@ type gemmFunc[T tensor.Float] func(transA, transB bool, m, n, k int, alpha T, a 
 // are fewer images than cores (batch-1 inference), so that those products
 // still use every core.
 func coreGemm[T tensor.Float](n int) gemmFunc[T] {
-	if par.BatchWorkers(n) < runtime.GOMAXPROCS(0) {
+	if !splitsImages(n) {
 		return gemm.Gemm[T]
 	}
 	return gemm.Serial[T]
 }
+
+// splitsImages reports whether par.ForBatch over n images gives every core
+// images of its own, so that the products inside it run serially
+// (coreGemm).
+func splitsImages(n int) bool { return par.BatchWorkers(n) >= runtime.GOMAXPROCS(0) }
 
 // coreSums gives each of par.ForBatch's workers over n images a zeroed pooled
 // buffer of size elements for its partial sums (of a filter or bias

@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"runtime"
-
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/internal/par"
@@ -166,10 +164,10 @@ func (p *winogradPlan) outputTiles() im2col.Geom {
 // F(2×2, 3×3): y = conv(x, w) + b for n images x [C, H, W] (geometry g),
 // nout outputs and b nil or [nout], with the weights of a conv2d w [nout,
 // C, 3, 3] or, flipped, those of the data gradient of one with w [C,
-// nout, 3, 3] (winogradWeights). Per block: the input transform, the 16 GEMMs against the packed planes of
-// transformed weights and the output transform (which adds the bias) into
-// the chunk's channels-last outputs, laid out NCHW at the end of the
-// chunk.
+// nout, 3, 3] (winogradWeights). Per block: the input transform, the 16
+// GEMMs against the packed planes of transformed weights and the output
+// transform (which adds the bias) into the chunk's channels-last outputs,
+// laid out NCHW at the end of the chunk.
 func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, b, y []float32) {
 	pl := newWinogradPlan(g, n, nout)
 	ub := getScratch[float32](16 * g.C * nout)
@@ -186,9 +184,9 @@ func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, 
 		bias = *zb
 		clear(bias)
 	}
-	mul := gemm.SerialPacked[float32]
-	if par.BatchWorkers(n) < runtime.GOMAXPROCS(0) {
-		mul = gemm.GemmPacked[float32]
+	mul := gemm.GemmPacked[float32]
+	if splitsImages(n) {
+		mul = gemm.SerialPacked[float32]
 	}
 	p, ot := g.OH*g.OW, pl.outputTiles()
 	ow := ot.PaddedW()
