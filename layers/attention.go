@@ -204,6 +204,25 @@ func (m Memory) Select(rows []int) Memory {
 	return Memory{Keys: graph.Gather(m.Keys, ix, 0), Values: graph.Gather(m.Values, ix, 0), Lengths: lengths, origin: origin}
 }
 
+// Head returns the memory of the first n batch rows: how a decoder whose
+// batch is sorted by target length, longest first, drops the sequences
+// that have ended (PyTorch's packed sequences shrink the batch the same
+// way).
+func (m Memory) Head(n int) Memory {
+	if n == len(m.Lengths) {
+		return m
+	}
+	if n < 0 || n > len(m.Lengths) {
+		v := m.Keys.Tape().Fail(fmt.Errorf("layers: Memory.Head of %d rows of a batch of %d", n, len(m.Lengths)))
+		return Memory{Keys: v, Values: v, Lengths: m.Lengths}
+	}
+	h := Memory{Keys: graph.Slice(m.Keys, 0, 0, n), Values: graph.Slice(m.Values, 0, 0, n), Lengths: m.Lengths[:n:n]}
+	if m.origin != nil {
+		h.origin = m.origin[:n:n]
+	}
+	return h
+}
+
 // originOf returns the row of the memory as built that row r holds.
 func (m Memory) originOf(r int) int {
 	if m.origin == nil {

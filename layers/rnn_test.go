@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -292,20 +293,25 @@ func TestAttentionDecoderDecodeSeq(t *testing.T) {
 	}
 }
 
+// builtMemory is a float64 attention memory of random encoder outputs [4
+// features] over sequences with these offsets.
+func builtMemory(t *testing.T, seed uint64, offsets []int) Memory {
+	rng := tensor.NewRNG(seed)
+	att, err := NewBahdanauAttention("att", BahdanauAttentionConfig{QueryDim: 3, MemoryDim: 4, Units: 5}, rng, DType(tensor.Float64))
+	require.NoError(t, err)
+	vals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, offsets[len(offsets)-1], 4)
+	require.NoError(t, err)
+	enc, err := tensor.NewRagged(vals, offsets)
+	require.NoError(t, err)
+	return att.Memory(graph.NewEvalTape().ConstSeq(enc))
+}
+
 // Memory.Select gathers rows, and returns the memory itself, copying
 // nothing, when a reordering leaves every row holding what it held (beam
 // search moving hypotheses within a source); its result always equals a
 // gather from the memory as built.
 func TestMemorySelect(t *testing.T) {
-	rng := tensor.NewRNG(6)
-	att, err := NewBahdanauAttention("att", BahdanauAttentionConfig{QueryDim: 3, MemoryDim: 4, Units: 5}, rng, DType(tensor.Float64))
-	require.NoError(t, err)
-	vals, err := tensor.RandNormal(rng, tensor.Float64, 0, 1, 5, 4)
-	require.NoError(t, err)
-	enc, err := tensor.NewRagged(vals, []int{0, 2, 5}) // lengths 2 and 3
-	require.NoError(t, err)
-	tape := graph.NewEvalTape()
-	built := att.Memory(tape.ConstSeq(enc))
+	built := builtMemory(t, 6, []int{0, 2, 5}) // lengths 2 and 3
 	for _, tc := range []struct {
 		name   string
 		steps  [][]int // successive Select calls
@@ -324,17 +330,54 @@ func TestMemorySelect(t *testing.T) {
 			prev, m = m, m.Select(rows)
 		}
 		require.Equal(t, tc.reused, m.Keys == prev.Keys && m.Values == prev.Values, tc.name)
-		want := built.Select(tc.origin)
-		require.Equal(t, want.Lengths, m.Lengths, tc.name)
-		for _, pair := range [][2]*graph.Value{{want.Keys, m.Keys}, {want.Values, m.Values}} {
-			w, err := pair[0].Tensor()
-			require.NoError(t, err)
-			g, err := pair[1].Tensor()
-			require.NoError(t, err)
-			require.Equal(t, w.Shape(), g.Shape(), tc.name)
-			require.Equal(t, w.Float64s(), g.Float64s(), tc.name)
-		}
+		requireSameMemory(t, built.Select(tc.origin), m, tc.name)
 	}
-	_, err = built.Select([]int{2}).Keys.Tensor()
+	_, err := built.Select([]int{2}).Keys.Tensor()
 	require.ErrorContains(t, err, "Memory.Select row 2 of a batch of 2")
+}
+
+// requireSameMemory checks that got holds want's lengths, keys and values.
+func requireSameMemory(t *testing.T, want, got Memory, name string) {
+	t.Helper()
+	require.Equal(t, want.Lengths, got.Lengths, name)
+	for _, pair := range [][2]*graph.Value{{want.Keys, got.Keys}, {want.Values, got.Values}} {
+		w, err := pair[0].Tensor()
+		require.NoError(t, err)
+		g, err := pair[1].Tensor()
+		require.NoError(t, err)
+		require.Equal(t, w.Shape(), g.Shape(), name)
+		require.Equal(t, w.Float64s(), g.Float64s(), name)
+	}
+}
+
+// Memory.Head keeps the first rows, as a Select of them would, returns the
+// memory itself when it keeps every row, and keeps what each row holds
+// for a later Select; a count outside the batch is an error.
+func TestMemoryHead(t *testing.T) {
+	built := builtMemory(t, 7, []int{0, 2, 5, 6}) // lengths 2, 3 and 1
+	require.Equal(t, built, built.Head(3))
+	reordered := built.Select([]int{2, 0, 1})
+	for _, tc := range []struct {
+		name   string
+		m      Memory
+		n      int
+		origin []int
+	}{
+		{"first two of the built rows", built, 2, []int{0, 1}},
+		{"none", built, 0, []int{}},
+		{"first of a reordering", reordered, 1, []int{2}},
+		{"first two of a reordering", reordered, 2, []int{2, 0}},
+	} {
+		h := tc.m.Head(tc.n)
+		requireSameMemory(t, built.Select(tc.origin), h, tc.name)
+		same := make([]int, tc.n)
+		for i := range same {
+			same[i] = i
+		}
+		require.Equal(t, h, h.Select(same), "%s: selecting its own rows copies nothing", tc.name)
+	}
+	for _, n := range []int{-1, 4} {
+		_, err := built.Head(n).Keys.Tensor()
+		require.ErrorContains(t, err, fmt.Sprintf("Memory.Head of %d rows of a batch of 3", n))
+	}
 }

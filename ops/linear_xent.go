@@ -18,10 +18,11 @@ const linearXentChunkElems = 1 << 20
 // linearXentOp is the output projection fused with the softmax
 // cross-entropy, in chunks of rows.
 type linearXentOp struct {
-	chunk          int   // rows per chunk; 0: from linearXentChunkElems
-	labels         []int // ignored rows get 0
-	kept           int   // rows with a label
-	rowMax, logSum []float64
+	chunk          int              // rows per chunk; 0: from linearXentChunkElems
+	rows           []int            // the rows with a label, in order; nil when every row has one
+	labels         []int            // the labels of the kept rows
+	kept           int              // rows with a label
+	rowMax, logSum []float64        // per kept row
 	eager          [3]bool          // gradients of x, W and b that Forward computes (LinearSoftmaxCrossEntropyEagerOp)
 	unit           []*tensor.Tensor // those gradients for an upstream gradient of 1, until Backward takes them
 }
@@ -32,6 +33,10 @@ type linearXentOp struct {
 // marks a row to ignore (padding; PyTorch's ignore_index, here any
 // negative id). The output is a scalar: Σ_kept (logsumexp(z_i) − z_i[l_i])
 // / kept, 0 when no row is kept.
+//
+// Only the kept rows are projected: when some rows are ignored, the op
+// gathers the others into a dense [kept, D] matrix first, so padding
+// costs no GEMM work, and their dx rows are zero.
 //
 // The [N, V] logits are never held whole: Forward computes them chunkRows
 // rows at a time (0: rows of about a million logits), keeping only each
@@ -80,38 +85,43 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil || in[3].Rank() != 1 || len(labels) != n {
 		return nil, Errorf(name, in, "want int32 or int64 labels [%d]", n)
 	}
-	o.labels, o.kept = make([]int, n), 0
+	o.rows, o.labels, o.kept = nil, make([]int, 0, n), 0
 	for i, l := range labels {
 		if l >= v {
 			return nil, Errorf(name, in, "label %d at row %d out of range [0, %d) (negative ids are ignored)", l, i, v)
 		}
 		if l >= 0 {
-			o.labels[i] = l
-			o.kept++
+			o.labels = append(o.labels, l)
+		}
+	}
+	if o.kept = len(o.labels); o.kept < n {
+		o.rows = make([]int, 0, o.kept)
+		for i, l := range labels {
+			if l >= 0 {
+				o.rows = append(o.rows, i)
+			}
 		}
 	}
 	if o.chunk <= 0 {
 		o.chunk = max(1, linearXentChunkElems/v)
 	}
-	o.rowMax, o.logSum = make([]float64, n), make([]float64, n)
-	loss := make([]float64, n)
+	o.rowMax, o.logSum = make([]float64, o.kept), make([]float64, o.kept)
+	loss := make([]float64, o.kept)
 	o.unit = nil
 	var rw []float64
 	if o.eager != [3]bool{} && o.kept > 0 {
 		o.unit = wantedGrads(in[:3], o.eager[:])
-		rw = o.rowWeights(labels, 1)
+		rw = o.rowWeights(1)
 	}
 	switch x.DType() {
 	case tensor.Float32:
-		linearXentForward(o, x.Float32s(), w.Float32s(), b.Float32s(), n, x.Dim(1), v, loss, rw)
+		linearXentForward(o, x.Float32s(), w.Float32s(), b.Float32s(), x.Dim(1), v, loss, rw)
 	case tensor.Float64:
-		linearXentForward(o, x.Float64s(), w.Float64s(), b.Float64s(), n, x.Dim(1), v, loss, rw)
+		linearXentForward(o, x.Float64s(), w.Float64s(), b.Float64s(), x.Dim(1), v, loss, rw)
 	}
 	sum := 0.0
-	for i, l := range labels {
-		if l >= 0 {
-			sum += loss[i]
-		}
+	for _, l := range loss {
+		sum += l
 	}
 	out := tensor.Zeros(x.DType())
 	if o.kept > 0 {
@@ -143,24 +153,63 @@ func chunkLogits[T tensor.Float](x, b, z []T, lo, hi, d, v int, p projection[T])
 	gemm.GemmPacked(false, hi-lo, 1, x[lo*d:hi*d], d, p.w, 1, z, v)
 }
 
-// linearXentForward computes each chunk's logits and losses and, when
-// o.unit holds gradients to take (weights rw), their share of them.
-func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, loss, rw []float64) {
+// keptRows returns the rows of x [N, d] that have a label, densely (x
+// itself when every row has one), and the buffer their dx goes to: dx
+// itself then, a [kept, d] buffer to scatter otherwise (nil when dx is).
+func keptRows[T tensor.Float](o *linearXentOp, x, dx []T, d int) (xk, dxk []T) {
+	if o.rows == nil {
+		return x, dx
+	}
+	xk = make([]T, o.kept*d)
+	for k, r := range o.rows {
+		copy(xk[k*d:(k+1)*d], x[r*d:(r+1)*d])
+	}
+	if dx != nil {
+		dxk = make([]T, o.kept*d)
+	}
+	return xk, dxk
+}
+
+// scatterKept adds the kept rows' gradients dxk into dx's rows, where
+// keptRows gave a buffer of their own.
+func scatterKept[T tensor.Float](o *linearXentOp, dx, dxk []T, d int) {
+	if o.rows == nil || dx == nil {
+		return
+	}
+	for k, r := range o.rows {
+		copy(dx[r*d:(r+1)*d], dxk[k*d:(k+1)*d])
+	}
+}
+
+// linearXentForward computes each chunk's logits and losses over the kept
+// rows and, when o.unit holds gradients to take (weights rw), their share
+// of them.
+func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, d, v int, loss, rw []float64) {
+	n := o.kept
+	if n == 0 {
+		return
+	}
+	var dx, dxk []T
+	if o.unit != nil {
+		dx = floats[T](o.unit[0])
+	}
+	x, dxk = keptRows(o, x, dx, d)
 	z := make([]T, min(o.chunk, n)*v)
 	var dz []T
 	if o.unit != nil {
 		dz = make([]T, len(z))
 	}
-	p := packProjection(w, d, v, dz != nil && o.unit[0] != nil)
+	p := packProjection(w, d, v, dz != nil && dx != nil)
 	for lo := 0; lo < n; lo += o.chunk {
 		hi := min(lo+o.chunk, n)
 		chunkLogits(x, b, z, lo, hi, d, v, p)
 		xentKernel(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], loss[lo:hi])
 		if dz != nil {
 			xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
-			chunkGrads(x, dz, lo, hi, d, v, p, floats[T](o.unit[0]), floats[T](o.unit[1]), floats[T](o.unit[2]))
+			chunkGrads(x, dz, lo, hi, d, v, p, dxk, floats[T](o.unit[1]), floats[T](o.unit[2]))
 		}
 	}
+	scatterKept(o, dx, dxk, d)
 }
 
 func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -172,43 +221,42 @@ func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, n
 	if o.kept == 0 {
 		return grads, nil
 	}
-	labels, _ := in[3].Ints()
-	rw := o.rowWeights(labels, gout.At(0))
+	rw := o.rowWeights(gout.At(0))
 	x, w, b := in[0], in[1], in[2]
 	switch x.DType() {
 	case tensor.Float32:
-		linearXentBackward(o, x.Float32s(), w.Float32s(), b.Float32s(), x.Dim(0), x.Dim(1), w.Dim(1), rw,
+		linearXentBackward(o, x.Float32s(), w.Float32s(), b.Float32s(), x.Dim(1), w.Dim(1), rw,
 			floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](grads[2]))
 	case tensor.Float64:
-		linearXentBackward(o, x.Float64s(), w.Float64s(), b.Float64s(), x.Dim(0), x.Dim(1), w.Dim(1), rw,
+		linearXentBackward(o, x.Float64s(), w.Float64s(), b.Float64s(), x.Dim(1), w.Dim(1), rw,
 			floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](grads[2]))
 	}
 	return grads, nil
 }
 
-// linearXentBackward recomputes each chunk's logits, turns them into dz
-// (xentGrad) and takes dx, dW and db from it; nil gradients are not
+// linearXentBackward recomputes each kept chunk's logits, turns them into
+// dz (xentGrad) and takes dx, dW and db from it; nil gradients are not
 // wanted.
-func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, n, d, v int, rw []float64, dx, dw, db []T) {
+func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, d, v int, rw []float64, dx, dw, db []T) {
+	n := o.kept
+	x, dxk := keptRows(o, x, dx, d)
 	z, dz := make([]T, min(o.chunk, n)*v), make([]T, min(o.chunk, n)*v)
 	p := packProjection(w, d, v, dx != nil)
 	for lo := 0; lo < n; lo += o.chunk {
 		hi := min(lo+o.chunk, n)
 		chunkLogits(x, b, z, lo, hi, d, v, p)
 		xentGrad(z, nil, o.labels[lo:hi], hi-lo, v, o.rowMax[lo:hi], o.logSum[lo:hi], rw[lo:hi], dz, nil)
-		chunkGrads(x, dz, lo, hi, d, v, p, dx, dw, db)
+		chunkGrads(x, dz, lo, hi, d, v, p, dxk, dw, db)
 	}
+	scatterKept(o, dx, dxk, d)
 }
 
-// rowWeights returns each row's weight in the gradients for an upstream
-// gradient g: g/kept for a kept row (the loss is their mean), 0 for an
-// ignored one.
-func (o *linearXentOp) rowWeights(labels []int, g float64) []float64 {
-	rw := make([]float64, len(labels))
-	for i, l := range labels {
-		if l >= 0 {
-			rw[i] = g / float64(o.kept)
-		}
+// rowWeights returns each kept row's weight in the gradients for an
+// upstream gradient g: g/kept, since the loss is their mean.
+func (o *linearXentOp) rowWeights(g float64) []float64 {
+	rw := make([]float64, o.kept)
+	for i := range rw {
+		rw[i] = g / float64(o.kept)
 	}
 	return rw
 }

@@ -5,6 +5,7 @@
 package translate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -210,11 +211,12 @@ func (m *Model) onDevice(t *graph.Tape, x *tensor.Tensor) (*tensor.Tensor, error
 // Loss returns the mean cross-entropy per target word of a batch of
 // ragged host source ids src and, for teacher forcing, ragged decoder inputs
 // trg (<s> w1 … wn) and next words next (w1 … wn <e>), of equal lengths.
-// Every sequence runs to the batch's longest target; the steps past a
-// sequence's end are masked out of the loss. The decoder states of all
-// steps are gathered into one [B·T, Hidden] matrix and the output
+// The decoder runs over the batch sorted by target length, longest first,
+// and each step drops the sequences that have ended, so no step computes
+// padding (as PyTorch's packed sequences). The decoder states of every
+// word are gathered into one [words, Hidden] matrix and the output
 // projection and softmax cross-entropy run once over it, fused and in
-// chunks (graph.LinearSoftmaxCrossEntropy), so the [B·T, V] logits are
+// chunks (graph.LinearSoftmaxCrossEntropy), so the [words, V] logits are
 // never held. It also returns the number of target words.
 func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value, int) {
 	if !m.built() {
@@ -236,31 +238,53 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 	if err != nil {
 		return t.Fail(fmt.Errorf("translate: loss: next ids: %w", err)), 0
 	}
-	steps := trg.MaxLen()
-	labels := make([]int64, b*steps)
-	for i := range labels {
-		labels[i] = -1
+	lengths := trg.Lengths()
+	order := make([]int, b)
+	for q := range order {
+		order[q] = q
 	}
+	slices.SortStableFunc(order, func(p, q int) int { return cmp.Compare(lengths[q], lengths[p]) })
 	s := m.Encode(t, src)
-	hs := make([]*graph.Value, steps)
-	words := 0
-	for st := range steps {
-		prev := make([]int64, b)
-		for q := range b {
-			if r := trg.Offsets[q] + st; r < trg.Offsets[q+1] {
-				prev[q], labels[q*steps+st] = int64(in[r]), int64(out[r])
-				words++
-			}
-		}
-		s = m.Step(t, tensor.MustFromSlice(prev, b), s)
-		hs[st] = s.H
+	if !slices.IsSorted(order) {
+		s = s.Select(order)
 	}
-	h := m.Drop.Forward(graph.Reshape(graph.Stack(1, hs...), b*steps, m.sizes.Hidden))
+	words := len(in)
+	labels := make([]int64, 0, words)
+	var hs []*graph.Value
+	for st, n := 0, b; ; st++ {
+		for n > 0 && lengths[order[n-1]] <= st {
+			n--
+		}
+		if n == 0 {
+			break
+		}
+		s = s.head(n)
+		prev := make([]int64, n)
+		for i, q := range order[:n] {
+			r := trg.Offsets[q] + st
+			prev[i] = int64(in[r])
+			labels = append(labels, int64(out[r]))
+		}
+		s = m.Step(t, tensor.MustFromSlice(prev, n), s)
+		hs = append(hs, s.H)
+	}
+	if words == 0 {
+		return t.Fail(fmt.Errorf("translate: loss: a batch of %d empty targets", b)), 0
+	}
+	h := m.Drop.Forward(graph.Concat(0, hs...))
 	y, err := m.onDevice(t, tensor.MustFromSlice(labels, len(labels)))
 	if err != nil {
 		return t.Fail(fmt.Errorf("translate: loss: %w", err)), 0
 	}
 	return graph.LinearSoftmaxCrossEntropy(h, t.Param(m.Out.W), t.Param(m.Out.B), y), words
+}
+
+// head returns the state of s's first n rows.
+func (s State) head(n int) State {
+	if sh := s.H.Shape(); len(sh) == 0 || sh[0] == n {
+		return s
+	}
+	return State{H: graph.Slice(s.H, 0, 0, n), Mem: s.Mem.Head(n)}
 }
 
 // LogProbs returns the next-word log-probabilities [n, Trg] of a state.
