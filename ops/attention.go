@@ -377,6 +377,25 @@ func (o *additiveAttentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Te
 // additiveBackward: dValues = Pᵀ·dO and dP = dO·Valuesᵀ per batch element,
 // dE = P∘(dP - rowsum(dP∘P)), then per (i, j, a) with t = tanh(q_i + k_j):
 // dv_a += dE·t and dq_i,a, dk_j,a += dE·v_a·(1 - t²).
+// valueGrads sets one batch element's dval = pᵀ·dout [tk, dv] and the
+// probabilities' gradient de = dout·valᵀ [tq, tk]. A decoder step's
+// single query (tq 1) takes the vector loops: an outer product and tk dot
+// products are too small for the GEMM's packing to pay.
+func valueGrads[T tensor.Float](d attnDims, p, dout, val, dval, de []T) {
+	if d.tq != 1 {
+		gemm.Serial(true, false, d.tk, d.dv, d.tq, 1, p, d.tk, dout, d.dv, 0, dval, d.dv)
+		gemm.Serial(false, true, d.tq, d.tk, d.dv, 1, dout, d.dv, val, d.dv, 0, de, d.tk)
+		return
+	}
+	do := dout[:d.dv]
+	for j := range d.tk {
+		dj := dval[j*d.dv : (j+1)*d.dv]
+		clear(dj)
+		vec.Axpy(dj, do, p[j])
+		de[j] = vec.Dot(do, val[j*d.dv:(j+1)*d.dv])
+	}
+}
+
 func additiveBackward[T tensor.Float](d attnDims, v, val, p, th, dout, dq, dk, dv, dval []T) {
 	a := d.d
 	dvs := make([]T, d.b*a) // each batch element's share of dv, summed in order below
@@ -384,22 +403,13 @@ func additiveBackward[T tensor.Float](d attnDims, v, val, p, th, dout, dq, dk, d
 		de := make([]T, d.tq*d.tk)
 		return func(b int) {
 			pb, do, dvb := p[b*d.tq*d.tk:(b+1)*d.tq*d.tk], dout[b*d.tq*d.dv:], dvs[b*a:(b+1)*a]
-			gemm.Serial(true, false, d.tk, d.dv, d.tq, 1, pb, d.tk, do, d.dv, 0, dval[b*d.tk*d.dv:], d.dv)
-			gemm.Serial(false, true, d.tq, d.tk, d.dv, 1, do, d.dv, val[b*d.tk*d.dv:], d.dv, 0, de, d.tk)
+			valueGrads(d, pb, do, val[b*d.tk*d.dv:], dval[b*d.tk*d.dv:], de)
 			for i := 0; i < d.tq; i++ {
 				softmaxRowGrad(pb[i*d.tk:(i+1)*d.tk], de[i*d.tk:(i+1)*d.tk])
+				qi := dq[(b*d.tq+i)*a:][:a]
 				for j := 0; j < d.tk; j++ {
-					e := de[i*d.tk+j]
-					if e == 0 {
-						continue
-					}
-					tj := th[((b*d.tq+i)*d.tk+j)*a:][:a]
-					qi, kj := dq[(b*d.tq+i)*a:][:a], dk[(b*d.tk+j)*a:][:a]
-					for c, t := range tj {
-						dvb[c] += e * t
-						g := e * v[c] * (1 - t*t)
-						qi[c] += g
-						kj[c] += g
+					if e := de[i*d.tk+j]; e != 0 {
+						vec.TanhScoreGrad(dvb, qi, dk[(b*d.tk+j)*a:][:a], th[((b*d.tq+i)*d.tk+j)*a:][:a], v, e)
 					}
 				}
 			}

@@ -209,6 +209,31 @@ func Axpy[T tensor.Float](dst, x []T, a T) {
 	}
 }
 
+// TanhScoreGrad adds one key's share of an additive attention score's
+// gradient (Bahdanau et al. 2015: score = v·tanh(q + k)): with t =
+// tanh(q + k) for that key and e the score's gradient, it adds e·t into
+// dv and g = e·v·(1 − t²) into both dq and dk, for every i < len(t) (the
+// others at least as long). Each operation is rounded in turn (no fused
+// multiply-add), so the AVX float32 loop and the Go one give the same
+// bits.
+func TanhScoreGrad[T tensor.Float](dv, dq, dk, t, v []T, e T) {
+	n := len(t)
+	dv, dq, dk, v = dv[:n], dq[:n], dk[:n], v[:n]
+	done := 0
+	if tf, ok := any(t).([]float32); ok && hasAVX && n >= 8 {
+		done = n &^ 7
+		tanhScoreGrad32(&any(dv).([]float32)[0], &any(dq).([]float32)[0], &any(dk).([]float32)[0], &tf[0],
+			&any(v).([]float32)[0], any(e).(float32), done)
+	}
+	for i := done; i < n; i++ {
+		x := t[i]
+		dv[i] += T(e * x)
+		g := T(T(e*v[i]) * T(1-T(x*x)))
+		dq[i] += g
+		dk[i] += g
+	}
+}
+
 // Max returns the largest element of x, or NaN if x holds a NaN; x must
 // not be empty. float32 runs eight lanes at a time with AVX.
 func Max[T tensor.Float](x []T) T {

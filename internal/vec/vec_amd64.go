@@ -55,6 +55,11 @@ func max32(x *float32, n int) float32
 //go:noescape
 func adagrad32(p, grad, acc *float32, n int, lr, eps float32)
 
+// tanhScoreGrad32 is TanhScoreGrad for n float32 values (n a multiple of 8).
+//
+//go:noescape
+func tanhScoreGrad32(dv, dq, dk, t, v *float32, e float32, n int)
+
 // axpy32 adds a·x into dst for n float32 values (n a multiple of 8).
 //
 //go:noescape

@@ -623,3 +623,46 @@ mloop:
 mdone:
 	VZEROUPPER
 	RET
+
+// func tanhScoreGrad32(dv, dq, dk, t, v *float32, e float32, n int)
+// Per lane: dv += e·t; g = (e·v)·(1 − t·t); dq += g; dk += g, each
+// operation rounded in turn (no FMA), as the Go loop rounds.
+TEXT ·tanhScoreGrad32(SB), NOSPLIT, $0-56
+	MOVQ         dv+0(FP), DI
+	MOVQ         dq+8(FP), R8
+	MOVQ         dk+16(FP), R9
+	MOVQ         t+24(FP), SI
+	MOVQ         v+32(FP), DX
+	VBROADCASTSS e+40(FP), Y7
+	MOVQ         n+48(FP), CX
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X6
+	VSHUFPS      $0, X6, X6, X6 // 1.0 in every lane (AVX only: no register broadcast)
+	VINSERTF128  $1, X6, Y6, Y6
+
+tsloop:
+	TESTQ   CX, CX
+	JEQ     tsdone
+	VMOVUPS (SI), Y0
+	VMULPS  Y0, Y7, Y1
+	VADDPS  (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	VMULPS  Y0, Y0, Y2
+	VSUBPS  Y2, Y6, Y2
+	VMULPS  (DX), Y7, Y3
+	VMULPS  Y2, Y3, Y3
+	VADDPS  (R8), Y3, Y4
+	VMOVUPS Y4, (R8)
+	VADDPS  (R9), Y3, Y5
+	VMOVUPS Y5, (R9)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	SUBQ    $8, CX
+	JMP     tsloop
+
+tsdone:
+	VZEROUPPER
+	RET

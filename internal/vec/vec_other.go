@@ -29,6 +29,10 @@ func adam32(p, grad, m, v *float32, n int, c *[5]float32, eps float32) {
 
 func axpy32(dst, x *float32, a float32, n int) { panic("vec: no assembly on this architecture") }
 
+func tanhScoreGrad32(dv, dq, dk, t, v *float32, e float32, n int) {
+	panic("vec: no assembly on this architecture")
+}
+
 func adagrad32(p, grad, acc *float32, n int, lr, eps float32) {
 	panic("vec: no assembly on this architecture")
 }

@@ -14,7 +14,7 @@ import (
 // lengths are odd sizes around the assembly's 8- and 32-value rounds.
 var lengths = []int{0, 1, 3, 7, 8, 9, 17, 31, 32, 33, 127, 513}
 
-// TestMatchGo checks Add, Sum, AddConst, ShiftTo and SubMul against plain loops on every length,
+// TestMatchGo checks Add, Sum, AddConst, ShiftTo, SubMul, TanhScoreGrad and the rest against plain loops on every length,
 // at an offset that leaves the runs unaligned, with the assembly (where
 // this CPU has it) and with the Go loops forced.
 func TestMatchGo(t *testing.T) {
@@ -27,6 +27,8 @@ func TestMatchGo(t *testing.T) {
 			checkRelu[float64](t, rng, n)
 			checkAxpyDot[float32](t, rng, n)
 			checkAxpyDot[float64](t, rng, n)
+			checkTanhScoreGrad[float32](t, rng, n)
+			checkTanhScoreGrad[float64](t, rng, n)
 			for _, rows := range []int{1, 3, 17} {
 				// row strides that overlap (below n), touch (n) and leave gaps
 				for _, ld := range []int{max(1, n/2), n, n + 5} {
@@ -412,4 +414,35 @@ func checkIndexAbove[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
 			require.Equal(t, at, IndexAbove(y, 0.5), "n=%d at=%d", n, at)
 		}
 	}
+}
+
+// checkTanhScoreGrad checks TanhScoreGrad against the plain loop, to the
+// bit, on unaligned runs whose neighbours it must leave alone; dq and dk
+// start apart so that a swap of the two shows.
+func checkTanhScoreGrad[T tensor.Float](t *testing.T, rng *rand.Rand, n int) {
+	randn := func(k int) []T {
+		x := make([]T, k)
+		for i := range x {
+			x[i] = T(rng.NormFloat64())
+		}
+		return x
+	}
+	th, v := randn(n+1), randn(n+2)
+	for i := range th {
+		th[i] = T(math.Tanh(float64(th[i])))
+	}
+	dv, dq, dk := randn(n+2), randn(n+3), randn(n+1)
+	e := T(rng.NormFloat64())
+	wantV, wantQ, wantK := slices.Clone(dv), slices.Clone(dq), slices.Clone(dk)
+	for i := range n {
+		x := th[i+1]
+		wantV[i+1] += e * x
+		g := e * v[i+2] * (1 - x*x)
+		wantQ[i+2] += g
+		wantK[i] += g
+	}
+	TanhScoreGrad(dv[1:], dq[2:], dk, th[1:], v[2:], e)
+	require.Equal(t, wantV, dv, "TanhScoreGrad dv n=%d", n)
+	require.Equal(t, wantQ, dq, "TanhScoreGrad dq n=%d", n)
+	require.Equal(t, wantK, dk, "TanhScoreGrad dk n=%d", n)
 }
