@@ -374,9 +374,6 @@ func (o *additiveAttentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Te
 	return grads, nil
 }
 
-// additiveBackward: dValues = Pᵀ·dO and dP = dO·Valuesᵀ per batch element,
-// dE = P∘(dP - rowsum(dP∘P)), then per (i, j, a) with t = tanh(q_i + k_j):
-// dv_a += dE·t and dq_i,a, dk_j,a += dE·v_a·(1 - t²).
 // valueGrads sets one batch element's dval = pᵀ·dout [tk, dv] and the
 // probabilities' gradient de = dout·valᵀ [tq, tk]. A decoder step's
 // single query (tq 1) takes the vector loops: an outer product and tk dot
@@ -396,6 +393,9 @@ func valueGrads[T tensor.Float](d attnDims, p, dout, val, dval, de []T) {
 	}
 }
 
+// additiveBackward: dValues = Pᵀ·dO and dP = dO·Valuesᵀ per batch element,
+// dE = P∘(dP - rowsum(dP∘P)), then per (i, j, a) with t = tanh(q_i + k_j):
+// dv_a += dE·t and dq_i,a, dk_j,a += dE·v_a·(1 - t²).
 func additiveBackward[T tensor.Float](d attnDims, v, val, p, th, dout, dq, dk, dv, dval []T) {
 	a := d.d
 	dvs := make([]T, d.b*a) // each batch element's share of dv, summed in order below

@@ -20,8 +20,7 @@ const linearXentChunkElems = 1 << 20
 type linearXentOp struct {
 	chunk          int              // rows per chunk; 0: from linearXentChunkElems
 	rows           []int            // the rows with a label, in order; nil when every row has one
-	labels         []int            // the labels of the kept rows
-	kept           int              // rows with a label
+	labels         []int            // the labels of those (kept) rows
 	rowMax, logSum []float64        // per kept row
 	eager          [3]bool          // gradients of x, W and b that Forward computes (LinearSoftmaxCrossEntropyEagerOp)
 	unit           []*tensor.Tensor // those gradients for an upstream gradient of 1, until Backward takes them
@@ -85,31 +84,27 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil || in[3].Rank() != 1 || len(labels) != n {
 		return nil, Errorf(name, in, "want int32 or int64 labels [%d]", n)
 	}
-	o.rows, o.labels, o.kept = nil, make([]int, 0, n), 0
+	o.rows, o.labels = make([]int, 0, n), make([]int, 0, n)
 	for i, l := range labels {
 		if l >= v {
 			return nil, Errorf(name, in, "label %d at row %d out of range [0, %d) (negative ids are ignored)", l, i, v)
 		}
 		if l >= 0 {
-			o.labels = append(o.labels, l)
+			o.rows, o.labels = append(o.rows, i), append(o.labels, l)
 		}
 	}
-	if o.kept = len(o.labels); o.kept < n {
-		o.rows = make([]int, 0, o.kept)
-		for i, l := range labels {
-			if l >= 0 {
-				o.rows = append(o.rows, i)
-			}
-		}
+	kept := len(o.labels)
+	if kept == n {
+		o.rows = nil
 	}
 	if o.chunk <= 0 {
 		o.chunk = max(1, linearXentChunkElems/v)
 	}
-	o.rowMax, o.logSum = make([]float64, o.kept), make([]float64, o.kept)
-	loss := make([]float64, o.kept)
+	o.rowMax, o.logSum = make([]float64, kept), make([]float64, kept)
+	loss := make([]float64, kept)
 	o.unit = nil
 	var rw []float64
-	if o.eager != [3]bool{} && o.kept > 0 {
+	if o.eager != [3]bool{} && kept > 0 {
 		o.unit = wantedGrads(in[:3], o.eager[:])
 		rw = o.rowWeights(1)
 	}
@@ -124,8 +119,8 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		sum += l
 	}
 	out := tensor.Zeros(x.DType())
-	if o.kept > 0 {
-		out.SetAt(0, sum/float64(o.kept))
+	if kept > 0 {
+		out.SetAt(0, sum/float64(kept))
 	}
 	return out, nil
 }
@@ -160,18 +155,17 @@ func keptRows[T tensor.Float](o *linearXentOp, x, dx []T, d int) (xk, dxk []T) {
 	if o.rows == nil {
 		return x, dx
 	}
-	xk = make([]T, o.kept*d)
-	for k, r := range o.rows {
-		copy(xk[k*d:(k+1)*d], x[r*d:(r+1)*d])
-	}
+	xk = make([]T, len(o.rows)*d)
+	gatherKernel(x, xk, o.rows, 1, len(x)/d, d)
 	if dx != nil {
-		dxk = make([]T, o.kept*d)
+		dxk = make([]T, len(o.rows)*d)
 	}
 	return xk, dxk
 }
 
-// scatterKept adds the kept rows' gradients dxk into dx's rows, where
-// keptRows gave a buffer of their own.
+// scatterKept copies the kept rows' gradients dxk into their rows of dx
+// (zeros until then, each written once), where keptRows gave a buffer of
+// their own.
 func scatterKept[T tensor.Float](o *linearXentOp, dx, dxk []T, d int) {
 	if o.rows == nil || dx == nil {
 		return
@@ -185,7 +179,7 @@ func scatterKept[T tensor.Float](o *linearXentOp, dx, dxk []T, d int) {
 // rows and, when o.unit holds gradients to take (weights rw), their share
 // of them.
 func linearXentForward[T tensor.Float](o *linearXentOp, x, w, b []T, d, v int, loss, rw []float64) {
-	n := o.kept
+	n := len(o.labels)
 	if n == 0 {
 		return
 	}
@@ -218,7 +212,7 @@ func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, n
 	}
 	grads := wantedGrads(in, need)
 	grads[3] = nil
-	if o.kept == 0 {
+	if len(o.labels) == 0 {
 		return grads, nil
 	}
 	rw := o.rowWeights(gout.At(0))
@@ -238,7 +232,7 @@ func (o *linearXentOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, n
 // dz (xentGrad) and takes dx, dW and db from it; nil gradients are not
 // wanted.
 func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, d, v int, rw []float64, dx, dw, db []T) {
-	n := o.kept
+	n := len(o.labels)
 	x, dxk := keptRows(o, x, dx, d)
 	z, dz := make([]T, min(o.chunk, n)*v), make([]T, min(o.chunk, n)*v)
 	p := packProjection(w, d, v, dx != nil)
@@ -254,9 +248,9 @@ func linearXentBackward[T tensor.Float](o *linearXentOp, x, w, b []T, d, v int, 
 // rowWeights returns each kept row's weight in the gradients for an
 // upstream gradient g: g/kept, since the loss is their mean.
 func (o *linearXentOp) rowWeights(g float64) []float64 {
-	rw := make([]float64, o.kept)
+	rw := make([]float64, len(o.labels))
 	for i := range rw {
-		rw[i] = g / float64(o.kept)
+		rw[i] = g / float64(len(rw))
 	}
 	return rw
 }

@@ -238,6 +238,10 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 	if err != nil {
 		return t.Fail(fmt.Errorf("translate: loss: next ids: %w", err)), 0
 	}
+	words := len(in)
+	if words == 0 {
+		return t.Fail(fmt.Errorf("translate: loss: a batch of %d empty targets", b)), 0
+	}
 	lengths := trg.Lengths()
 	order := make([]int, b)
 	for q := range order {
@@ -248,7 +252,6 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 	if !slices.IsSorted(order) {
 		s = s.Select(order)
 	}
-	words := len(in)
 	labels := make([]int64, 0, words)
 	var hs []*graph.Value
 	for st, n := 0, b; ; st++ {
@@ -267,9 +270,6 @@ func (m *Model) Loss(t *graph.Tape, src, trg, next *tensor.Ragged) (*graph.Value
 		}
 		s = m.Step(t, tensor.MustFromSlice(prev, n), s)
 		hs = append(hs, s.H)
-	}
-	if words == 0 {
-		return t.Fail(fmt.Errorf("translate: loss: a batch of %d empty targets", b)), 0
 	}
 	h := m.Drop.Forward(graph.Concat(0, hs...))
 	y, err := m.onDevice(t, tensor.MustFromSlice(labels, len(labels)))

@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +87,8 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	d, m := tinyModel(t, 30, 1)
 	b := firstBatch(t, d.Train, 6)
 	src, trg, next := b.Ragged("src"), b.Ragged("trg"), b.Ragged("trg_next")
-	require.False(t, sortedDescending(trg.Lengths()), "the batch should need sorting: %v", trg.Lengths())
+	require.False(t, slices.IsSortedFunc(trg.Lengths(), func(a, b int) int { return cmp.Compare(b, a) }),
+		"the batch should need sorting: %v", trg.Lengths())
 	grads := func(loss *graph.Value, tape *graph.Tape) []*tensor.Tensor {
 		for _, p := range m.Params() {
 			p.ZeroGrad()
@@ -125,15 +128,6 @@ func TestLossEqualsPerStepLoss(t *testing.T) {
 	for i, g := range grads(want, ref) {
 		requireClose(t, g, gotGrads[i], 1e-5, m.Params()[i].Name)
 	}
-}
-
-func sortedDescending(l []int) bool {
-	for i := 1; i < len(l); i++ {
-		if l[i] > l[i-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // requireClose checks got against want element by element.
