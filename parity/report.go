@@ -1,7 +1,7 @@
 // Package parity checks Plumb's ops and optimizers against goldens recorded
 // from TensorFlow.
 //
-// The goldens live in testdata/<op>/<case>/ (see parity/README.md and the
+// The goldens live in testdata/<op>/<case>/ (see docs/parity.md and the
 // recorder, parity/record/record.py): a case.json with the op's attributes,
 // dtype, seed and tolerance class, and .npy files for the inputs, the
 // output, the upstream gradient and every input gradient. CheckCase runs

@@ -33,8 +33,8 @@ type toleranceClass struct {
 	reason   string
 }
 
-// toleranceClasses is the tolerance policy (the README, "Parity with
-// TensorFlow").
+// toleranceClasses is the tolerance policy (docs/parity.md, "Tolerance
+// policy").
 // Every class but "default" is looser and must say why; record.py assigns a
 // looser class only to the cases that need it.
 var toleranceClasses = map[string]toleranceClass{

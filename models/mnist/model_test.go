@@ -42,7 +42,7 @@ func TestShapesAndParams(t *testing.T) {
 
 // Both book models learn real digits: a short run on a subset must clearly
 // beat chance (10%) on held-out images. The full-data bars are checked by
-// `plumb train mnist` (see the README).
+// `plumb train mnist` (see docs/benchmarks.md).
 func TestModelsLearn(t *testing.T) {
 	train, test, err := embedded.Load()
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ var Features = []string{"word", "ctx_n2", "ctx_n1", "ctx_0", "ctx_p1", "ctx_p2",
 // lacks): the 2 × 5 mark table then spans ±0.93, where Keras' uniform
 // ±0.05 leaves the one feature that places a word relative to the
 // predicate nearly silent under plain SGD, and the held-out cost after
-// the first pass is lower (README). The other layers keep Keras'
+// the first pass is lower (docs/benchmarks.md). The other layers keep Keras'
 // initialisers.
 type Model struct {
 	sizes      Sizes

@@ -52,7 +52,7 @@ func DefaultSizes(src, trg int) Sizes {
 //
 // The embeddings are drawn from N(0, 1), PyTorch's nn.Embedding default:
 // with Keras' uniform ±0.05 the same recipe (Adam 1e-3) learned far more
-// slowly (README). The other layers keep Keras' initialisers.
+// slowly (docs/benchmarks.md). The other layers keep Keras' initialisers.
 type Model struct {
 	sizes   Sizes
 	SrcEmb  *layers.Embedding
