@@ -1,28 +1,32 @@
-// Package plumb is an embeddable deep-learning library for Go whose ops are
-// checked against TensorFlow.
+// Package plumb is an embeddable deep-learning library for Go: models are
+// built and trained inside an ordinary Go program, with no Python, no cgo
+// in the default build and no separate runtime, and every op is checked
+// against outputs recorded from TensorFlow.
 //
-// The library is a set of small packages, used together:
+// This root package holds no code; the library is a set of small
+// packages, each with one job, used together:
 //
-//   - tensor: dense float32/float64/int32/int64 tensors, seeded
-//     initialisers, and ragged batches of variable-length sequences (values
-//     plus offsets); tensor/dense shares them zero-copy with
-//     gorgonia.org/tensor.
-//   - ops: every operation, with its shape rules, forward and backward passes
-//     and CPU reference kernels; each is in a registry that the gradient
-//     checks and the parity harness read.
-//   - graph: define-by-run reverse-mode autodiff. A Tape records ops as they
-//     run, so shapes may change from batch to batch; errors are values that
-//     flow through later ops and come out of Backward.
-//   - layers: Linear, Conv2D, pooling, BatchNorm, LayerNorm, Dropout,
-//     Flatten, Sequential, with named parameters.
-//   - optim: SGD, Momentum, Adam, AdamW, RMSProp and Adagrad with
-//     TensorFlow's update formulas, schedules and clipping.
-//   - checkpoint: parameters and optimizer state as safetensors, written
-//     atomically.
-//   - data: dataset readers (MNIST IDX) and seeded batching; the MNIST
-//     digits themselves live in data/mnist/embedded.
-//   - models: the PaddlePaddle book's models, and cmd/plumb to train them.
+//   - tensor: dense and ragged tensors, views, seeded initialisers, the
+//     storage pool, and the device interface.
+//   - ops: every operation, with its checks, forward and backward passes
+//     and CPU kernels, and ops.Dispatch, where an op meets a device.
+//   - graph: define-by-run autodiff. A Tape records ops as they run, so
+//     shapes may change from batch to batch; errors are values that flow
+//     through later ops and come out of Backward.
+//   - layers: dense, convolutional, normalisation, recurrent, attention
+//     and sequence layers, with sizes in config structs.
+//   - optim: optimizers with TensorFlow's update formulas, schedules and
+//     clipping.
+//   - train: the training loop every model shares; metrics, checkpoint,
+//     runlog and decode around it.
+//   - data: datasets and batching, and readers of the book's corpora.
+//   - dist: data-parallel training over MPI.
+//   - ops/cuda: CUDA kernels behind the cuda build tag.
+//   - models: the PaddlePaddle book's models, which cmd/plumb trains.
+//   - parity: the TensorFlow goldens and the harness that compares them.
 //
 // A training step reads like the math: build a tape, run the model, take
-// the loss, call Backward, step the optimizer. See the example.
+// the loss, call Backward, step the optimizer (see the example). README.md
+// is the front door, docs/ holds the guides, and ARCHITECTURE.md the
+// design.
 package plumb
