@@ -21,9 +21,9 @@
 // parameters have which kind of gradient; embedding tables whose gradient
 // is sparse on every rank travel as gathered rows (GatherRows).
 // Communication does not overlap the backward pass: graph.Tape.Backward
-// has no per-parameter "gradient ready" callback yet, and at the book
-// models' gradient sizes (0.1-2 MB) an allreduce on one machine takes well
-// under a millisecond.
+// has no per-parameter "gradient ready" callback yet, and the book
+// models' gradients are small enough that an allreduce on one machine is a
+// small part of a step (docs/benchmarks.md).
 //
 // Failures. Every MPI call runs on one OS thread (MPI_THREAD_FUNNELED)
 // while the caller waits with a deadline: a collective that does not

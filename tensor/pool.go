@@ -56,7 +56,7 @@ const numClasses = 9 + 4*(maxClassBits-3)
 // It must hold a whole step's storage: a limit below it evicts part of
 // what the next step would take again, which that step then allocates
 // afresh while the collector reclaims the evicted part, so the heap holds
-// both (ResNet-32 at batch 128 gives back about 700 MB a step). Buffers
+// both (a ResNet-32 step at batch 128 must fit). Buffers
 // no step takes again still go after DefaultIdleFlushes flushes.
 const DefaultPoolLimit = 2 << 30
 

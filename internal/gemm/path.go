@@ -85,10 +85,10 @@ func chooseOnce() {
 // cube, in float32 and in float64, to be chosen: a clear margin, so that a
 // CPU where the two are close (Zen 4 splits 512-bit instructions in two)
 // keeps AVX2. The cube alone did not settle it there: AVX2's timing of it
-// ranged over 85-108 GFLOP/s from process to process against AVX-512's
-// 103-111, so about one process in three took AVX-512, whose narrow
-// kernels run the narrow products (the 16-channel convolutions) at
-// 0.75-0.84 of AVX2's speed on that CPU. So AVX-512 must also be no
+// varies from process to process by more than the gap between the paths,
+// so some processes took AVX-512, whose narrow kernels run the narrow
+// products (the 16-channel convolutions) slower than AVX2 on that CPU
+// (docs/benchmarks.md has the timings). So AVX-512 must also be no
 // slower than AVX2 on a narrow product, where Zen 4 loses clearly.
 const minGain = 1.10
 
