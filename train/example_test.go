@@ -50,7 +50,7 @@ func ExampleRun() {
 		Params:    model.Params(),
 		Optimizer: opt,
 		Train:     src,
-		Epochs:    20,
+		Epochs:    30,
 		Loss: func(t *graph.Tape, b pair) (*graph.Value, int) {
 			return graph.MSE(model.Forward(t.Const(b.x)), t.Const(b.y)), b.x.Shape()[0]
 		},
@@ -60,7 +60,7 @@ func ExampleRun() {
 		return
 	}
 	for _, e := range res.Epochs {
-		if e.Epoch == 1 || e.Epoch%5 == 0 {
+		if e.Epoch == 1 || e.Epoch%10 == 0 {
 			fmt.Printf("epoch %2d: loss %.3f\n", e.Epoch, e.TrainLoss)
 		}
 	}
@@ -69,9 +69,8 @@ func ExampleRun() {
 	fmt.Printf("y = %.2fx + %.2f\n", w, b)
 	// Output:
 	// epoch  1: loss 4.357
-	// epoch  5: loss 0.413
 	// epoch 10: loss 0.019
-	// epoch 15: loss 0.001
 	// epoch 20: loss 0.000
+	// epoch 30: loss 0.000
 	// y = 2.00x + 1.00
 }
