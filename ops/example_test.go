@@ -11,7 +11,7 @@ import (
 // The plain functions of ops compute one op on tensors, without a tape:
 // here a two-class linear classifier's scores for two inputs.
 func ExampleLinear() {
-	x := tensor.MustFromSlice([]float32{1, 2, 0, -1}, 2, 2)    // [batch, in]
+	x := tensor.MustFromSlice([]float32{1, 2, 0, -1}, 2, 2)     // [batch, in]
 	w := tensor.MustFromSlice([]float32{1, -1, 0.5, 0.5}, 2, 2) // [in, out]
 	b := tensor.MustFromSlice([]float32{0, 0.1}, 2)             // [out]
 	z, err := ops.Linear(x, w, b)
