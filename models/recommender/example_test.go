@@ -18,7 +18,7 @@ func ExampleModel_Predict() {
 		return
 	}
 	ids := func(v ...int64) *tensor.Tensor { return tensor.MustFromSlice(v, len(v)) }
-	genres, _ := tensor.NewRagged(ids(1, 3, 2), []int{0, 2, 3})      // movie 7: genres 1 and 3; movie 12: genre 2
+	genres, _ := tensor.NewRagged(ids(1, 3, 2), []int{0, 2, 3})        // movie 7: genres 1 and 3; movie 12: genre 2
 	title, _ := tensor.NewRagged(ids(5, 9, 17, 4, 11), []int{0, 2, 5}) // two and three title words
 	in := recommender.Inputs{
 		User: ids(3, 3), Gender: ids(1, 1), Age: ids(2, 2), Job: ids(4, 4),
