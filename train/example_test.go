@@ -18,11 +18,14 @@ type pair struct{ x, y *tensor.Tensor }
 // with Len and Batches is a train.Source: the trainer knows no batch type.
 type line []pair
 
+// Len is the number of examples in one pass.
 func (l line) Len() int { return 4 * len(l) }
 
+// Batches yields the batches of one pass, in the same order every epoch,
+// as a resumed run needs.
 func (l line) Batches(epoch int) iter.Seq2[pair, error] {
 	return func(yield func(pair, error) bool) {
-		for _, b := range l { // the same order every epoch, as a resumed run needs
+		for _, b := range l {
 			if !yield(b, nil) {
 				return
 			}
