@@ -9,6 +9,7 @@ import (
 	"embed"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/mnist"
 )
 
 //go:embed *.gz
@@ -16,8 +17,8 @@ var files embed.FS
 
 // Load decodes the embedded MNIST: 60000 training and 10000 test images as
 // float32 [N, 1, 28, 28] scaled to [0, 1], with int64 labels [N] (see
-// data.LoadMNISTFS). Every call decodes afresh, so callers may modify what
+// mnist.LoadFS). Every call decodes afresh, so callers may modify what
 // it returns.
 func Load() (train, test *data.Dataset, err error) {
-	return data.LoadMNISTFS(files)
+	return mnist.LoadFS(files)
 }
