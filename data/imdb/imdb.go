@@ -17,15 +17,15 @@ import (
 // IMDB labels, as Paddle's imdb reader assigns them: positive reviews 0,
 // negative reviews 1.
 const (
-	IMDBPositive = 0
-	IMDBNegative = 1
+	Positive = 0
+	Negative = 1
 )
 
 // Review is one labelled IMDB review.
 type Review struct {
 	ID     int      // the number before "_" in the file name
 	Rating int      // the star rating after "_": 7..10 positive, 1..4 negative
-	Label  int64    // IMDBPositive or IMDBNegative, from the pos/neg folder
+	Label  int64    // Positive or Negative, from the pos/neg folder
 	Tokens []string // the text through Tokenize
 }
 
@@ -99,9 +99,9 @@ func imdbPath(name string) (split int, label int64, file string, ok bool) {
 	}
 	switch l {
 	case "pos":
-		label = IMDBPositive
+		label = Positive
 	case "neg":
-		label = IMDBNegative
+		label = Negative
 	default:
 		return 0, 0, "", false
 	}

@@ -40,13 +40,13 @@ func TestLoadIMDB(t *testing.T) {
 			require.NoError(t, err)
 			// Positive first (label 0, as Paddle), each group by file name.
 			assert.Equal(t, []Review{
-				{ID: 10, Rating: 9, Label: IMDBPositive, Tokens: []string{"great", "filmbr", "loved", "it"}},
-				{ID: 2, Rating: 7, Label: IMDBPositive, Tokens: []string{"good", "good", "good"}},
-				{ID: 0, Rating: 1, Label: IMDBNegative, Tokens: []string{"bad", "bad", "film"}},
+				{ID: 10, Rating: 9, Label: Positive, Tokens: []string{"great", "filmbr", "loved", "it"}},
+				{ID: 2, Rating: 7, Label: Positive, Tokens: []string{"good", "good", "good"}},
+				{ID: 0, Rating: 1, Label: Negative, Tokens: []string{"bad", "bad", "film"}},
 			}, train)
 			assert.Equal(t, []Review{
-				{ID: 1, Rating: 10, Label: IMDBPositive, Tokens: []string{"film"}},
-				{ID: 5, Rating: 4, Label: IMDBNegative, Tokens: []string{"not", "great"}},
+				{ID: 1, Rating: 10, Label: Positive, Tokens: []string{"film"}},
+				{ID: 5, Rating: 4, Label: Negative, Tokens: []string{"not", "great"}},
 			}, test)
 			v, err := Vocab(2, train, test)
 			require.NoError(t, err)
@@ -98,11 +98,11 @@ func TestRealIMDB(t *testing.T) {
 			labels[r.Label]++
 			ratings[r.Rating]++
 			tokens += len(r.Tokens)
-			require.Equal(t, r.Label == IMDBPositive, r.Rating >= 7, "review %d", r.ID)
+			require.Equal(t, r.Label == Positive, r.Rating >= 7, "review %d", r.ID)
 		}
-		assert.Equal(t, map[int64]int{IMDBPositive: 12500, IMDBNegative: 12500}, labels, c.name)
+		assert.Equal(t, map[int64]int{Positive: 12500, Negative: 12500}, labels, c.name)
 		assert.Equal(t, c.ratings, ratings, c.name)
-		t.Logf("IMDB %s: %d reviews (%d pos, %d neg), %d tokens", c.name, len(c.reviews), labels[IMDBPositive], labels[IMDBNegative], tokens)
+		t.Logf("IMDB %s: %d reviews (%d pos, %d neg), %d tokens", c.name, len(c.reviews), labels[Positive], labels[Negative], tokens)
 	}
 	v, err := Vocab(151, train, test) // Paddle's word_dict cutoff 150
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func FuzzLoadIMDB(f *testing.F) {
 			return
 		}
 		for _, r := range append(train, test...) {
-			require.True(t, r.Label == IMDBPositive || r.Label == IMDBNegative)
+			require.True(t, r.Label == Positive || r.Label == Negative)
 			require.True(t, r.Rating >= 1 && r.Rating <= 10)
 		}
 	})

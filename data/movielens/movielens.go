@@ -16,7 +16,7 @@ import (
 )
 
 // Set holds the ratings and the user and movie features of a
-// Set set (GroupLens): 100K's u.data/u.user/u.item or 1M's
+// MovieLens set (GroupLens): 100K's u.data/u.user/u.item or 1M's
 // ratings.dat/users.dat/movies.dat.
 type Set struct {
 	Ratings []Rating
@@ -71,7 +71,7 @@ var (
 	titleYear   = regexp.MustCompile(`^(.*)\((\d+)\)$`)
 )
 
-// Load100K reads Set 100K from src: the ml-100k folder, a
+// Load100K reads MovieLens 100K from src: the ml-100k folder, a
 // folder holding it (or ml-100k.tar.gz, ml-100k.zip, or those under
 // movielens/), or the archive itself. It reads u.data (user, item, rating,
 // time, tab-separated), u.user (id|age|gender|occupation|zip), u.item
@@ -85,7 +85,7 @@ func Load100K(src string) (*Set, error) {
 	return parseMovieLens100K(files, src)
 }
 
-// Load1M reads Set 1M from src (the ml-1m folder, a folder
+// Load1M reads MovieLens 1M from src (the ml-1m folder, a folder
 // holding it or ml-1m.zip, or the zip itself): ratings.dat
 // (UserID::MovieID::Rating::Timestamp), users.dat
 // (UserID::Gender::Age::Occupation::Zip) and movies.dat

@@ -100,7 +100,7 @@ func TestMovieLensErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "age code 2: want one of [1 18 25 35 45 50 56]")
 }
 
-// The real Set 100K archive: counts of the README (3.).
+// The real MovieLens 100K archive: counts of the README (3.).
 func TestRealMovieLens100K(t *testing.T) {
 	ml, err := Load100K(datatest.RealPath(t, "movielens/ml-100k.tar.gz"))
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestRealMovieLens100K(t *testing.T) {
 		len(ml.Ratings), len(ml.Users), len(ml.Movies), len(ml.Genres), len(ml.Jobs), titles.Len(), ds.Len())
 }
 
-// Set 1M is not in the shared data (README 3.); the test runs when a copy is added.
+// MovieLens 1M is not in the shared data (README 3.); the test runs when a copy is added.
 func TestRealMovieLens1M(t *testing.T) {
 	ml, err := Load1M(datatest.RealPath(t, "movielens/ml-1m"))
 	require.NoError(t, err)

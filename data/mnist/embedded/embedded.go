@@ -1,8 +1,8 @@
 // Package embedded carries a copy of the MNIST digits (about 11 MB of gzip
 // IDX files) inside the binary, so that examples, tests and the plumb
-// command train without a download. It is separate from package data so
-// that programs which read MNIST from disk do not carry the digits. See
-// README.md in this directory for the data's source and terms.
+// command train without a download. It is separate from package
+// data/mnist so that programs which read MNIST from disk do not carry the
+// digits. See README.md in this directory for the data's source and terms.
 package embedded
 
 import (
