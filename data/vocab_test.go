@@ -102,3 +102,27 @@ func FuzzLoadVocab(f *testing.F) {
 		require.Equal(t, v.Words(), back.Words())
 	})
 }
+
+func TestVocabRequire(t *testing.T) {
+	v, err := NewVocab([]string{BOS, EOS, "a"}, "")
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		v      *Vocab
+		tokens []string
+		want   string // "" for no error
+	}{
+		{"present", v, []string{BOS, EOS}, ""},
+		{"none asked", v, nil, ""},
+		{"missing", v, []string{BOS, Unk}, `lacks "<unk>"`},
+		{"nil", nil, []string{BOS}, "nil vocabulary"},
+	}
+	for _, tc := range tests {
+		err := tc.v.Require(tc.tokens...)
+		if tc.want == "" {
+			assert.NoError(t, err, tc.name)
+		} else {
+			assert.ErrorContains(t, err, tc.want, tc.name)
+		}
+	}
+}
