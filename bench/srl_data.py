@@ -1,5 +1,5 @@
 """CoNLL-05 for the SRL recipes in bench/ (srl_torch.py, srl_keras.py),
-read as Plumb's data.LoadCoNLL05, data.SRLDataset and metrics.ChunkEval
+read as Plumb's conll05.Load, conll05.Dataset and metrics.ChunkEval
 read and score it: test.wsj's propositions, Paddle's verb and label
 dictionaries, a word dictionary built from the set, the eight features,
 IOB chunks by Paddle chunk_eval's rules.

@@ -279,6 +279,3 @@ func copyRanges[T tensor.Elem](dst, src []T, starts, counts []int, row int) {
 		at += n
 	}
 }
-
-// tensorOf wraps v as a 1-D tensor [len(v)].
-func tensorOf[T tensor.Elem](v []T) *tensor.Tensor { return tensor.MustFromSlice(v, len(v)) }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"iter"
 	"slices"
+
+	"github.com/plumbml/plumb/data/internal/fileio"
 )
 
 // Stream batches examples read lazily, for data that does not fit in
@@ -187,8 +189,8 @@ func LineSource(path string, parse func(n int, line string) (Example, error)) fu
 	return func() iter.Seq2[Example, error] {
 		return func(yield func(Example, error) bool) {
 			stop := errors.New("stopped") // the consumer broke out of the loop
-			err := withFile(path, maxFileBytes, func(r io.Reader) error {
-				return eachLine(r, path, func(n int, line string) error {
+			err := fileio.WithFile(path, fileio.MaxFileBytes, func(r io.Reader) error {
+				return fileio.EachLine(r, path, func(n int, line string) error {
 					ex, err := parse(n, line)
 					if err != nil {
 						return fmt.Errorf("data: %s line %d: %w", path, n, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data/internal/datatest"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -176,7 +177,7 @@ func TestFromExamples(t *testing.T) {
 }
 
 func TestLineSource(t *testing.T) {
-	dir := writeFiles(t, map[string][]byte{"r.txt.gz": gzipped(t, []byte("1 3\n\n2 4 4\nbad\n"))})
+	dir := datatest.WriteFiles(t, map[string][]byte{"r.txt.gz": datatest.Gzip(t, []byte("1 3\n\n2 4 4\nbad\n"))})
 	parse := func(n int, line string) (Example, error) {
 		if line == "" {
 			return nil, nil

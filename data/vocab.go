@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/plumbml/plumb/data/internal/fileio"
 )
 
 // Special tokens the book's readers use.
@@ -130,7 +132,7 @@ func NewVocab(words []string, unk string) (*Vocab, error) {
 		if strings.ContainsAny(w, "\r\n") {
 			return nil, fmt.Errorf("data: vocab word %d %q holds a line break", i, w)
 		}
-		if i == 0 && strings.HasPrefix(w, string(gzipMagic)) {
+		if i == 0 && strings.HasPrefix(w, string(fileio.GzipMagic)) {
 			return nil, fmt.Errorf("data: vocab word 0 %q starts with the gzip magic bytes 1f 8b, so its saved file would read back as gzip", w)
 		}
 		if j, dup := v.ids[w]; dup {
@@ -170,6 +172,20 @@ func (v *Vocab) ID(w string) int {
 func (v *Vocab) Has(w string) bool {
 	_, ok := v.ids[w]
 	return ok
+}
+
+// Require returns an error naming the first of tokens that v lacks (a
+// reader that frames sentences as <s> words <e> needs both markers).
+func (v *Vocab) Require(tokens ...string) error {
+	if v == nil {
+		return fmt.Errorf("nil vocabulary")
+	}
+	for _, t := range tokens {
+		if !v.Has(t) {
+			return fmt.Errorf("the vocabulary of %d words lacks %q", v.Len(), t)
+		}
+	}
+	return nil
 }
 
 // UnkID is the unknown token's id, or -1.
@@ -231,12 +247,12 @@ func (v *Vocab) Save(w io.Writer) error {
 // unknown token ("" for none), which must be in the file; a repeated token
 // is an error naming both lines.
 func LoadVocab(r io.Reader, name, unk string) (*Vocab, error) {
-	r, err := plain(r, name, maxFileBytes)
+	r, err := fileio.Plain(r, name, fileio.MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("data: vocab %w", err)
 	}
 	var words []string
-	err = eachLine(r, name, func(_ int, line string) error {
+	err = fileio.EachLine(r, name, func(_ int, line string) error {
 		words = append(words, strings.TrimSpace(line))
 		return nil
 	})

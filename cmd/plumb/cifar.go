@@ -12,6 +12,8 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/cifar10"
+	"github.com/plumbml/plumb/data/imagefolder"
 	"github.com/plumbml/plumb/dist"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/optim"
@@ -38,16 +40,16 @@ func cifarData(dir, format string) (trainSet, testSet *data.Dataset, err error) 
 		if sub := filepath.Join(d, "cifar10", "lossless-subset"); isDir(sub) {
 			d = sub
 		}
-		return data.LoadCIFAR10(d)
+		return cifar10.Load(d)
 	case "jpeg":
 		src, err := cifarJPEGSource(d)
 		if err != nil {
 			return nil, nil, err
 		}
-		if trainSet, _, err = data.LoadImageFolder(src, cifarJPEGRoot+"/train"); err != nil {
+		if trainSet, _, err = imagefolder.Load(src, cifarJPEGRoot+"/train"); err != nil {
 			return nil, nil, err
 		}
-		if testSet, _, err = data.LoadImageFolder(src, cifarJPEGRoot+"/test"); err != nil {
+		if testSet, _, err = imagefolder.Load(src, cifarJPEGRoot+"/test"); err != nil {
 			return nil, nil, err
 		}
 		return trainSet, testSet, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
+	mnistdata "github.com/plumbml/plumb/data/mnist"
 	"github.com/plumbml/plumb/data/mnist/embedded"
 	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/models/mnist"
@@ -22,7 +23,7 @@ import (
 // mnistData loads MNIST from dir (or $PLUMB_DATA), else the embedded copy.
 func mnistData(dir string) (train, test *data.Dataset, err error) {
 	if d := data.Dir(dir); d != "" {
-		return data.LoadMNIST(d)
+		return mnistdata.Load(d)
 	}
 	return embedded.Load()
 }

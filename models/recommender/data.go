@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/movielens"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
@@ -20,7 +21,7 @@ const (
 	TestEvery = 10
 )
 
-// Data is the chapter's data: the ratings as data.MovieLens.Dataset lays
+// Data is the chapter's data: the ratings as movielens.Set.Dataset lays
 // them out, split once into train and test, and the dictionary sizes.
 type Data struct {
 	Sizes       Sizes
@@ -28,12 +29,12 @@ type Data struct {
 }
 
 // Load reads MovieLens from src: 1M when the folder or archive holds it
-// (ratings.dat), else 100K (see data.LoadMovieLens1M and 100K).
+// (ratings.dat), else 100K (see movielens.Load1M and 100K).
 func Load(src string) (*Data, error) {
-	ml, err := data.LoadMovieLens1M(src)
+	ml, err := movielens.Load1M(src)
 	if err != nil {
 		var err100k error
-		if ml, err100k = data.LoadMovieLens100K(src); err100k != nil {
+		if ml, err100k = movielens.Load100K(src); err100k != nil {
 			return nil, fmt.Errorf("recommender: neither MovieLens 1M (%v) nor 100K (%w)", err, err100k)
 		}
 	}
@@ -43,8 +44,8 @@ func Load(src string) (*Data, error) {
 // FromMovieLens builds the dataset with a title dictionary of ml's movies
 // and holds out ratings TestEvery-1, 2·TestEvery-1, ... (in file order) as
 // the test set.
-func FromMovieLens(ml *data.MovieLens) (*Data, error) {
-	titles, err := data.MovieTitleVocab(ml)
+func FromMovieLens(ml *movielens.Set) (*Data, error) {
+	titles, err := movielens.TitleVocab(ml)
 	if err != nil {
 		return nil, fmt.Errorf("recommender: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/movielens"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
@@ -16,15 +17,15 @@ import (
 // toyMovieLens makes 12 users and 10 movies whose ratings follow a hidden
 // taste: users of even id like even movies (5 stars) and dislike odd ones
 // (1 star), and the other way round.
-func toyMovieLens() *data.MovieLens {
-	ml := &data.MovieLens{Users: map[int]data.User{}, Movies: map[int]data.Movie{},
+func toyMovieLens() *movielens.Set {
+	ml := &movielens.Set{Users: map[int]movielens.User{}, Movies: map[int]movielens.Movie{},
 		Genres: []string{"a", "b", "c"}, Jobs: []string{"x", "y", "z"}}
 	for u := 1; u <= 12; u++ {
-		ml.Users[u] = data.User{ID: u, Female: u%3 == 0, Age: 20 + u, Group: u % 7, Job: u % 3}
+		ml.Users[u] = movielens.User{ID: u, Female: u%3 == 0, Age: 20 + u, Group: u % 7, Job: u % 3}
 	}
 	titles := []string{"red river", "blue sky", "red sky", "green river", "blue night", "dark night", "red dawn", "blue dawn", "sky high", "river low"}
 	for m := 1; m <= 10; m++ {
-		ml.Movies[m] = data.Movie{ID: m, Title: titles[m-1], Genres: []int{m % 3, (m + 1) % 3}}
+		ml.Movies[m] = movielens.Movie{ID: m, Title: titles[m-1], Genres: []int{m % 3, (m + 1) % 3}}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 600 {
@@ -33,7 +34,7 @@ func toyMovieLens() *data.MovieLens {
 		if u%2 == m%2 {
 			score = 5
 		}
-		ml.Ratings = append(ml.Ratings, data.Rating{User: u, Movie: m, Score: score})
+		ml.Ratings = append(ml.Ratings, movielens.Rating{User: u, Movie: m, Score: score})
 	}
 	return ml
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/imdb"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/optim"
@@ -20,7 +21,7 @@ import (
 
 // MinCount is the dictionary's cut-off: Paddle's imdb.word_dict keeps the
 // words seen more than 150 times in the train and test reviews (5,147 with
-// <unk>), which data.IMDBVocab counts as 151.
+// <unk>), which imdb.Vocab counts as 151.
 const MinCount = 151
 
 // The book's training recipe: Adagrad at 2e-3, batch 128, embeddings of
@@ -39,10 +40,10 @@ type Data struct {
 	Train, Test *data.Dataset
 }
 
-// Load reads aclImdb from src (see data.LoadIMDB) and encodes it with
+// Load reads aclImdb from src (see imdb.Load) and encodes it with
 // the book's dictionary.
 func Load(src string) (*Data, error) {
-	tr, te, err := data.LoadIMDB(src)
+	tr, te, err := imdb.Load(src)
 	if err != nil {
 		return nil, err
 	}
@@ -51,16 +52,16 @@ func Load(src string) (*Data, error) {
 
 // FromReviews builds the dictionary from both splits (as Paddle does) and
 // encodes them.
-func FromReviews(tr, te []data.Review) (*Data, error) {
-	v, err := data.IMDBVocab(MinCount, tr, te)
+func FromReviews(tr, te []imdb.Review) (*Data, error) {
+	v, err := imdb.Vocab(MinCount, tr, te)
 	if err != nil {
 		return nil, fmt.Errorf("sentiment: %w", err)
 	}
 	d := &Data{Vocab: v}
-	if d.Train, err = data.IMDBDataset(tr, v); err != nil {
+	if d.Train, err = imdb.Dataset(tr, v); err != nil {
 		return nil, fmt.Errorf("sentiment: %w", err)
 	}
-	if d.Test, err = data.IMDBDataset(te, v); err != nil {
+	if d.Test, err = imdb.Dataset(te, v); err != nil {
 		return nil, fmt.Errorf("sentiment: %w", err)
 	}
 	return d, nil

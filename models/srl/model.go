@@ -30,7 +30,7 @@ func Book(words, verbs, labels int) Sizes {
 	return Sizes{Words: words, Verbs: verbs, Labels: labels, WordDim: 32, MarkDim: 5, Hidden: 512, Depth: 8}
 }
 
-// Features are the batch fields the model reads (data.SRLDataset's), in
+// Features are the batch fields the model reads (conll05.Dataset's), in
 // the order of its input layers: the word, five context words, the
 // predicate and the mark.
 var Features = []string{"word", "ctx_n2", "ctx_n1", "ctx_0", "ctx_p1", "ctx_p2", "verb", "mark"}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/conll05"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
@@ -13,11 +14,11 @@ import (
 
 // tinyExamples are generated SRL examples over a small vocabulary whose
 // tags follow the words, so a model can learn them.
-func tinyExamples(n int, seed uint64) []data.SRLExample {
+func tinyExamples(n int, seed uint64) []conll05.Example {
 	rng := tensor.NewRNG(seed)
 	vocab := []string{"the", "cat", "dog", "saw", "ate", "a", "fish", "today"}
 	tagOf := map[string]string{"the": "B-A0", "cat": "I-A0", "dog": "I-A0", "a": "B-A1", "fish": "I-A1", "today": "B-AM-TMP"}
-	var out []data.SRLExample
+	var out []conll05.Example
 	for range n {
 		verb := []string{"saw", "ate"}[rng.IntN(2)]
 		words := []string{"the", vocab[1+rng.IntN(2)], verb, "a", "fish"}
@@ -31,7 +32,7 @@ func tinyExamples(n int, seed uint64) []data.SRLExample {
 				labels[i] = "B-V"
 			}
 		}
-		out = append(out, data.SRLExample{Words: words, Predicate: verb, Labels: labels})
+		out = append(out, conll05.Example{Words: words, Predicate: verb, Labels: labels})
 	}
 	return out
 }
@@ -48,7 +49,7 @@ func tinyData(t *testing.T) *Data {
 	require.NoError(t, err)
 	labels, err := data.NewVocab([]string{"B-A0", "I-A0", "B-A1", "I-A1", "B-AM-TMP", "I-AM-TMP", "B-V", "I-V", "O"}, "")
 	require.NoError(t, err)
-	ds, err := data.SRLDataset(exs, words, verbs, labels)
+	ds, err := conll05.Dataset(exs, words, verbs, labels)
 	require.NoError(t, err)
 	d := &Data{Words: words, Verbs: verbs, Labels: labels}
 	d.Train, d.HeldOut, err = ds.Split(0.25, 1)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/conll05"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/metrics"
 	"github.com/plumbml/plumb/optim"
@@ -21,17 +22,17 @@ type Data struct {
 }
 
 // LoadData reads test.wsj and Paddle's verb and label dictionaries from
-// dir (data.LoadCoNLL05, data.LoadSRLDicts), builds the word dictionary
+// dir (conll05.Load, conll05.LoadDicts), builds the word dictionary
 // from the set's words ("bos" and "eos", the context words past a
 // sentence's ends, first; then every word by frequency; "<unk>" last),
 // since Paddle's wordDict.txt is not in the data we hold, and holds out
 // heldOut of the propositions, drawn with seed (data.Dataset.Split).
 func LoadData(dir string, heldOut float64, seed uint64) (*Data, error) {
-	exs, err := data.LoadCoNLL05(dir, "test.wsj")
+	exs, err := conll05.Load(dir, "test.wsj")
 	if err != nil {
 		return nil, err
 	}
-	_, verbs, labels, err := data.LoadSRLDicts(dir)
+	_, verbs, labels, err := conll05.LoadDicts(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func LoadData(dir string, heldOut float64, seed uint64) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := data.SRLDataset(exs, words, verbs, labels)
+	ds, err := conll05.Dataset(exs, words, verbs, labels)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/parallel"
 	"github.com/plumbml/plumb/decode"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/metrics"
@@ -32,7 +33,7 @@ type Data struct {
 	Test            *data.Dataset
 	TestRefs        []string // test2016's German sentences, tokenised and joined by spaces
 	TestSrc         []string // and the English ones
-	trainPairs, val []data.Pair
+	trainPairs, val []parallel.Pair
 }
 
 // multi30kDir finds the folder of the Multi30k files under dir.
@@ -48,14 +49,14 @@ func multi30kDir(dir string) (string, error) {
 // LoadData reads Multi30k from dir (or dir/multi30k): train, val and
 // test_2016_flickr, English and German (raw or gzip), tokenised by
 // Tokenize, with dictionaries of the training words seen at least
-// minCount times (data.ParallelVocab: <s>, <e>, <unk> first).
+// minCount times (parallel.Vocab: <s>, <e>, <unk> first).
 func LoadData(dir string, minCount int) (*Data, error) {
 	dir, err := multi30kDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	load := func(split string) ([]data.Pair, error) {
-		return data.LoadParallel(filepath.Join(dir, split+".en.gz"), filepath.Join(dir, split+".de.gz"), Tokenize)
+	load := func(split string) ([]parallel.Pair, error) {
+		return parallel.Load(filepath.Join(dir, split+".en.gz"), filepath.Join(dir, split+".de.gz"), Tokenize)
 	}
 	d := &Data{}
 	if d.trainPairs, err = load("train"); err != nil {
@@ -68,23 +69,23 @@ func LoadData(dir string, minCount int) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Src, err = data.ParallelVocab(d.trainPairs, false, 0, minCount); err != nil {
+	if d.Src, err = parallel.Vocab(d.trainPairs, false, 0, minCount); err != nil {
 		return nil, err
 	}
-	if d.Trg, err = data.ParallelVocab(d.trainPairs, true, 0, minCount); err != nil {
+	if d.Trg, err = parallel.Vocab(d.trainPairs, true, 0, minCount); err != nil {
 		return nil, err
 	}
 	for _, p := range test {
 		d.TestRefs = append(d.TestRefs, strings.Join(p.Trg, " "))
 		d.TestSrc = append(d.TestSrc, strings.Join(p.Src, " "))
 	}
-	if d.Train, err = data.ParallelDataset(d.trainPairs, d.Src, d.Trg, 0); err != nil {
+	if d.Train, err = parallel.Dataset(d.trainPairs, d.Src, d.Trg, 0); err != nil {
 		return nil, err
 	}
-	if d.Val, err = data.ParallelDataset(d.val, d.Src, d.Trg, 0); err != nil {
+	if d.Val, err = parallel.Dataset(d.val, d.Src, d.Trg, 0); err != nil {
 		return nil, err
 	}
-	if d.Test, err = data.ParallelDataset(test, d.Src, d.Trg, 0); err != nil {
+	if d.Test, err = parallel.Dataset(test, d.Src, d.Trg, 0); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -111,7 +112,7 @@ func DefaultConfig() Config {
 	return Config{Epochs: 1, Batch: 64, LR: 1e-3, ClipNorm: 5, Seed: 1, Beam: 4}
 }
 
-// BatchLoss is Model.Loss over a batch of data.ParallelDataset's fields.
+// BatchLoss is Model.Loss over a batch of parallel.Dataset's fields.
 func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
 	return m.Loss(t, b.Ragged("src"), b.Ragged("trg"), b.Ragged("trg_next"))
 }
@@ -208,7 +209,7 @@ func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
 }
 
 // Translate decodes each source of the ragged batch src (ids with <s> and
-// <e>, as data.ParallelDataset's "src") by beam search over all of them
+// <e>, as parallel.Dataset's "src") by beam search over all of them
 // at once (decode.BeamSearchBatch) and returns each one's best
 // hypothesis's words, without <e>. cfg's Start and End are set from trg.
 func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config) ([][]string, error) {

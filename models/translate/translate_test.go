@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/parallel"
 	"github.com/plumbml/plumb/decode"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
@@ -23,9 +24,9 @@ func tinyData(t *testing.T, n int) *Data {
 	rng := tensor.NewRNG(1)
 	src := []string{"a", "b", "c", "d", "e", "f"}
 	trg := map[string]string{"a": "u", "b": "v", "c": "w", "d": "x", "e": "y", "f": "z"}
-	var pairs []data.Pair
+	var pairs []parallel.Pair
 	for range n {
-		var p data.Pair
+		var p parallel.Pair
 		for range 2 + rng.IntN(4) {
 			w := src[rng.IntN(len(src))]
 			p.Src, p.Trg = append(p.Src, w), append(p.Trg, trg[w])
@@ -34,11 +35,11 @@ func tinyData(t *testing.T, n int) *Data {
 	}
 	d := &Data{}
 	var err error
-	d.Src, err = data.ParallelVocab(pairs, false, 0, 1)
+	d.Src, err = parallel.Vocab(pairs, false, 0, 1)
 	require.NoError(t, err)
-	d.Trg, err = data.ParallelVocab(pairs, true, 0, 1)
+	d.Trg, err = parallel.Vocab(pairs, true, 0, 1)
 	require.NoError(t, err)
-	d.Train, err = data.ParallelDataset(pairs, d.Src, d.Trg, 0)
+	d.Train, err = parallel.Dataset(pairs, d.Src, d.Trg, 0)
 	require.NoError(t, err)
 	k := min(n, 20)
 	d.Val, d.Test = d.Train.Take(k), d.Train.Take(k)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/data/ptb"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/train"
@@ -11,7 +12,7 @@ import (
 
 // MinCount is the dictionary's cut-off: Paddle's imikolov.build_dict keeps
 // words seen more than min_word_freq = 50 times in PTB's train and valid
-// files (2,073 words, then <unk>), which data.PTBVocab counts as 51.
+// files (2,073 words, then <unk>), which ptb.Vocab counts as 51.
 const MinCount = 51
 
 // Data is the chapter's data: the dictionary and the N-gram datasets of
@@ -21,10 +22,10 @@ type Data struct {
 	Train, Valid, Test *data.Dataset
 }
 
-// Load reads PTB from dir (see data.LoadPTB) and builds the book's
+// Load reads PTB from dir (see ptb.Load) and builds the book's
 // dictionary and 5-gram datasets.
 func Load(dir string) (*Data, error) {
-	tr, va, te, err := data.LoadPTB(dir)
+	tr, va, te, err := ptb.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +35,7 @@ func Load(dir string) (*Data, error) {
 // FromSentences builds the dictionary from train and valid (as Paddle) and
 // the 5-grams of each split.
 func FromSentences(tr, va, te [][]string) (*Data, error) {
-	v, err := data.PTBVocab(MinCount, tr, va)
+	v, err := ptb.Vocab(MinCount, tr, va)
 	if err != nil {
 		return nil, fmt.Errorf("word2vec: %w", err)
 	}
@@ -43,7 +44,7 @@ func FromSentences(tr, va, te [][]string) (*Data, error) {
 		dst   **data.Dataset
 		sents [][]string
 	}{{&d.Train, tr}, {&d.Valid, va}, {&d.Test, te}} {
-		if *s.dst, err = data.NGramDataset(s.sents, v, N); err != nil {
+		if *s.dst, err = ptb.NGramDataset(s.sents, v, N); err != nil {
 			return nil, fmt.Errorf("word2vec: %w", err)
 		}
 	}

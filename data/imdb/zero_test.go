@@ -1,0 +1,40 @@
+package imdb_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/data/imdb"
+	"github.com/plumbml/plumb/internal/apicheck"
+)
+
+// Every exported function and method of package imdb, called with zero
+// values and nils, returns (an error, or a value carrying one) instead of
+// panicking. The table is checked against the package's source.
+func TestZeroValuesDoNotPanic(t *testing.T) {
+	apicheck.Check(t, ".", apicheck.API{
+		Funcs: map[string]any{
+			"Load":     imdb.Load,
+			"Vocab":    imdb.Vocab,
+			"Dataset":  imdb.Dataset,
+			"Tokenize": imdb.Tokenize,
+		},
+		Types: []any{
+			(*imdb.Review)(nil),
+		},
+	})
+}
+
+// Zero values and nils reach every reader as errors, never as panics.
+func TestZeroInputsAreErrors(t *testing.T) {
+	errs := map[string]func() error{
+		"Load":    func() error { _, _, err := imdb.Load(""); return err },
+		"Dataset": func() error { _, err := imdb.Dataset(nil, nil); return err },
+	}
+	for name, fn := range errs {
+		require.NotPanics(t, func() { assert.Error(t, fn(), name) }, name)
+	}
+	assert.Empty(t, imdb.Tokenize(""))
+}
