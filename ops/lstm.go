@@ -263,7 +263,7 @@ func lstmForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs
 // z (blocks i, f, g, o) and the state c it writes the activations into act
 // and the new state into h and c. Without peepholes and with the default
 // tanh activations the nonlinearities run over whole gate blocks
-// (sigmoidInto, tanhInto: the vector float32 kernels), and z is left
+// (vec.Sigmoid, vec.Tanh: the vector float32 kernels), and z is left
 // holding tanh(c') in its first block.
 func lstmGates[T tensor.Float](h int, a LSTMAttrs, z, p, hs, cs, act []T) {
 	if p == nil && a.Candidate == ActTanh && a.Cell == ActTanh {

@@ -387,3 +387,78 @@ func BenchmarkConv2DDepthwise(b *testing.B) {
 		})
 	}
 }
+
+// TestChoose checks which algorithm the geometry picks: the channels-last
+// one for ungrouped convolutions whose kernel rows hold at least 16 values
+// of the narrower of C and Cout, the depthwise one for groups = C > 1, and
+// im2col for the rest.
+func TestChoose(t *testing.T) {
+	for _, tc := range []struct {
+		c    convCase
+		want Algorithm[float32]
+	}{
+		{convCase{"mnist_first_layer", 64, 1, 28, 28, 20, 5, 5, attrs{}}, im2colAlg[float32]{}},
+		{convCase{"mnist_second_layer", 64, 20, 12, 12, 50, 5, 5, attrs{}}, rowsAlg[float32]{}},
+		{convCase{"resnet_3x3", 128, 16, 32, 32, 16, 3, 3, attrs{Padding: padSame}}, rowsAlg[float32]{}},
+		{convCase{"narrow_3x3", 2, 5, 9, 9, 5, 3, 3, attrs{}}, im2colAlg[float32]{}},
+		{convCase{"depthwise", 2, 8, 9, 9, 16, 3, 3, attrs{Groups: 8}}, depthwiseAlg[float32]{}},
+		{convCase{"grouped", 2, 8, 9, 9, 16, 3, 3, attrs{Groups: 2}}, im2colAlg[float32]{}},
+	} {
+		t.Run(tc.c.name, func(t *testing.T) {
+			require.IsType(t, tc.want, Choose[float32](geomOf(t, tc.c)))
+		})
+	}
+}
+
+// TestIm2ColMatchesNaive checks the im2col algorithm's forward pass, the
+// reference the other algorithms are tested against, against the
+// textbook seven-loop convolution on grouped, strided, dilated and
+// asymmetrically padded cases.
+func TestIm2ColMatchesNaive(t *testing.T) {
+	for i, c := range []convCase{
+		{"basic", 1, 1, 5, 5, 1, 3, 3, attrs{}},
+		{"stride2_same_batch3", 3, 3, 7, 9, 4, 3, 3, attrs{Stride: [2]int{2, 2}, Padding: padSame}},
+		{"dilation2", 2, 2, 9, 8, 3, 3, 3, attrs{Dilation: [2]int{2, 2}}},
+		{"explicit_asym", 1, 2, 6, 5, 2, 3, 2, attrs{Stride: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}}},
+		{"groups2", 3, 4, 6, 6, 6, 3, 3, attrs{Pad: [4]int{1, 1, 1, 1}, Groups: 2}},
+		{"pad_only_right_groups", 3, 6, 5, 5, 3, 2, 2, attrs{Pad: [4]int{0, 0, 0, 1}, Groups: 3, Stride: [2]int{1, 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := geomOf(t, c)
+			x := randn(uint64(100+i), c.n, c.c, c.h, c.w).Float64s()
+			w := randn(uint64(200+i), c.o, c.c/g.Groups, c.kh, c.kw).Float64s()
+			b := randn(uint64(300+i), c.o).Float64s()
+			got := make([]float64, g.N*g.Cout*g.OH*g.OW)
+			im2colAlg[float64]{}.Forward(g, x, w, b, got)
+			requireNear(t, "y", naiveConv(g, x, w, b), got, 1e-12)
+		})
+	}
+}
+
+// naiveConv is y = conv(x, w) + b by the definition, one output at a time.
+func naiveConv(g Geom, x, w, b []float64) []float64 {
+	cg, og := g.C/g.Groups, g.Cout/g.Groups
+	y := make([]float64, g.N*g.Cout*g.OH*g.OW)
+	for n := range g.N {
+		for o := range g.Cout {
+			for oh := range g.OH {
+				for ow := range g.OW {
+					s := b[o]
+					for ci := range cg {
+						c := o/og*cg + ci
+						for i := range g.KH {
+							for j := range g.KW {
+								ih, iw := oh*g.SH-g.PT+i*g.DH, ow*g.SW-g.PL+j*g.DW
+								if ih >= 0 && ih < g.H && iw >= 0 && iw < g.W {
+									s += x[((n*g.C+c)*g.H+ih)*g.W+iw] * w[((o*cg+ci)*g.KH+i)*g.KW+j]
+								}
+							}
+						}
+					}
+					y[((n*g.Cout+o)*g.OH+oh)*g.OW+ow] = s
+				}
+			}
+		}
+	}
+	return y
+}
