@@ -54,6 +54,16 @@ type Algorithm[T tensor.Float] interface {
 	FilterGrad(g Geom, x, y, dw []T)
 }
 
+// The algorithms, each in float32 and float64.
+var (
+	_ Algorithm[float32] = im2colAlg[float32]{}
+	_ Algorithm[float64] = im2colAlg[float64]{}
+	_ Algorithm[float32] = rowsAlg[float32]{}
+	_ Algorithm[float64] = rowsAlg[float64]{}
+	_ Algorithm[float32] = depthwiseAlg[float32]{}
+	_ Algorithm[float64] = depthwiseAlg[float64]{}
+)
+
 // Choose returns the algorithm that runs g: the channels-last one when
 // rowsPay, the depthwise one for a depthwise convolution, im2col for the
 // rest.
