@@ -337,7 +337,7 @@ func additiveForward[T tensor.Float](d attnDims, m attnMask, q, k, v, val, out [
 				for j := range row {
 					vec.Sum(blk[j*a:(j+1)*a], kb[j*a:(j+1)*a], qi)
 				}
-				tanhInto(blk, blk)
+				vec.Tanh(blk, blk)
 				for j := range row {
 					row[j] = vec.Dot(blk[j*a:(j+1)*a], v)
 				}

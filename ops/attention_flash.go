@@ -108,7 +108,7 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 					lse[h*f.tq+i0+r] = math.Inf(1)
 					continue
 				}
-				scaleRow(oi[r*f.dv:(r+1)*f.dv], 1/l[r])
+				vec.Scale(oi[r*f.dv:(r+1)*f.dv], 1/l[r])
 				lse[h*f.tq+i0+r] = m[r] + math.Log(l[r])
 			}
 			if left[h].Add(-1) == 0 { // the tasks go head by head: free its packings
@@ -195,7 +195,7 @@ func expRow[T tensor.Float](s []T, lim int, keep []bool) (m, sum float64) {
 		clear(s)
 		return m, 0
 	}
-	return m, expShift(s, m)
+	return m, vec.ExpShiftSum(s, s, m)
 }
 
 // flashBackward writes dq and accumulates dk and dv (which the caller
@@ -263,7 +263,7 @@ func probRow[T tensor.Float](s []T, lim int, keep []bool, lse float64) {
 	s = maskRow(s, lim, keep)
 	if s32, ok := any(s).([]float32); ok {
 		shift := float32(lse)
-		expScale32(s32, s32, shift, float32(math.Exp(float64(shift)-lse)))
+		vec.ExpShiftScale32(s32, s32, shift, float32(math.Exp(float64(shift)-lse)))
 		return
 	}
 	for c, x := range s {

@@ -3,9 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"github.com/plumbml/plumb/internal/conv"
 	"github.com/plumbml/plumb/internal/im2col"
-	"github.com/plumbml/plumb/internal/par"
-	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -117,7 +116,8 @@ func (a Conv2DAttrs) norm() (Conv2DAttrs, error) {
 // convGeom is a validated convolution y = conv(x, w) over a batch: x is
 // [n, C, H, W], w is [cout, C/groups, KH, KW] and y is [n, cout, OH, OW].
 // Conv2D computes it forwards; Conv2DTranspose runs it backwards, so its
-// own input plays y and its output plays x.
+// own input plays y and its output plays x. kernel hands it to
+// internal/conv, which chooses the algorithm.
 type convGeom struct {
 	im2col.Geom
 	n, cout, groups int
@@ -174,7 +174,7 @@ type conv2dOp struct {
 // with a few channels or more run as tall GEMMs over chunks of images laid
 // out channels last (an implicit GEMM at stride 1), depthwise ones as
 // direct per-plane loops, and the rest as one im2col GEMM per image and
-// group; see convData.
+// group; see internal/conv.
 func Conv2DOp(attrs Conv2DAttrs) Op { return &conv2dOp{attrs: attrs} }
 
 // Conv2D returns the convolution of x with w plus b (which may be nil); see Conv2DOp.
@@ -233,13 +233,14 @@ func (o *conv2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need 
 // runConv allocates the output of conv2d, or of conv2d_transpose when
 // transposed, and runs its forward pass on the validated inputs.
 func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) *tensor.Tensor {
+	k := g.kernel()
 	shape := []int{g.n, g.cout, g.OH, g.OW}
 	if transposed {
 		shape = []int{g.n, g.C, g.H, g.W}
 	}
-	full := g.dataWritesAll()
+	full := k.DataWritesAll()
 	if transposed {
-		full = g.adjointWritesAll()
+		full = k.AdjointWritesAll()
 	}
 	out := zerosOrEmpty(full, dt, shape)
 	var b *tensor.Tensor
@@ -248,9 +249,9 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 	}
 	switch dt {
 	case tensor.Float32:
-		convForward(g, transposed, in[0].Float32s(), in[1].Float32s(), floats[float32](b), out.Float32s())
+		conv.Forward(k, transposed, in[0].Float32s(), in[1].Float32s(), floats[float32](b), out.Float32s())
 	case tensor.Float64:
-		convForward(g, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
+		conv.Forward(k, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
 	}
 	return out
 }
@@ -265,41 +266,19 @@ func zerosOrEmpty(full bool, dt tensor.DType, shape []int) *tensor.Tensor {
 	return tensor.Zeros(dt, shape...)
 }
 
-// dataWritesAll reports whether convData writes every element of its
-// output rather than adding into a zeroed one: the channels-last kernels
-// write it (rowsConvolve's layout change) and so do the im2col ones (each
-// image's and group's product has beta 0); the depthwise ones add tap by
-// tap.
-func (g convGeom) dataWritesAll() bool { return !g.depthwise() }
-
-// adjointWritesAll reports whether the data gradient (convDataAdjoint,
-// rowsBackward, gridBackward) writes every element of x: the channels-last
-// kernels do when they run it as a convolution of dy, or when the padded
-// window covers all of x so that Unpad's writes reach every cell (a VALID
-// convolution whose windows stop short of the last rows leaves those rows
-// to the zeroing).
-func (g convGeom) adjointWritesAll() bool {
-	covers := g.PT >= 0 && g.PL >= 0 && g.PaddedH() >= g.H+g.PT && g.PaddedW() >= g.W+g.PL
-	return g.rowsPay() && (g.adjointAsConv() || covers)
-}
-
-// convForward computes y = conv(x, w) + b, or convᵀ(x, w) + b when
-// transposed, into y, zeroed unless dataWritesAll (adjointWritesAll when
-// transposed) says the kernel writes all of it; b may be nil.
-func convForward[T tensor.Float](g convGeom, transposed bool, x, w, b, y []T) {
-	if transposed {
-		convDataAdjoint(g, x, w, b, y)
-		return
-	}
-	convData(g, x, w, b, y)
+// kernel is g as internal/conv's algorithms take it.
+func (g convGeom) kernel() conv.Geom {
+	return conv.Geom{Geom: g.Geom, N: g.n, Cout: g.cout, Groups: g.groups}
 }
 
 // convBackward returns the gradients of conv2d, or of conv2d_transpose when
-// transposed, for the inputs that need them.
+// transposed, for the inputs that need them: conv.Backward writes dx and
+// adds into dw and db, so only a dx it writes whole is left unzeroed.
 func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor.Tensor, need []bool) []*tensor.Tensor {
-	full := g.adjointWritesAll()
+	k := g.kernel()
+	full := k.AdjointWritesAll()
 	if transposed {
-		full = g.dataWritesAll()
+		full = k.DataWritesAll()
 	}
 	grads := make([]*tensor.Tensor, len(in))
 	for i, t := range in {
@@ -313,150 +292,9 @@ func convBackward(g convGeom, transposed bool, in []*tensor.Tensor, gout *tensor
 	}
 	switch gout.DType() {
 	case tensor.Float32:
-		convGrad(g, transposed, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](gb))
+		conv.Backward(k, transposed, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]), floats[float32](gb))
 	case tensor.Float64:
-		convGrad(g, transposed, in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](gb))
+		conv.Backward(k, transposed, in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]), floats[float64](gb))
 	}
 	return grads
-}
-
-// convGrad adds into dw and db and writes dx (each nil when unwanted), all
-// zeroed but dx where adjointWritesAll (dataWritesAll when transposed).
-// For y = conv(x, w) + b: dx = convᵀ(dy, w), dw = the filter gradient of x
-// and dy, db = Σ_{images, pixels} dy. For y = convᵀ(x, w) + b the roles
-// swap: dx = conv(dy, w) and dw is the filter gradient with dy as the
-// convolution's input and x as its output gradient.
-func convGrad[T tensor.Float](g convGeom, transposed bool, x, w, dy, dx, dw, db []T) {
-	c, p := g.cout, g.Cols()
-	if transposed {
-		c, p = g.C, g.H*g.W
-	}
-	// The shared kernels take both gradients, unless either runs by
-	// Winograd.
-	shared := g.sharedRows() || g.sharedGrid() && !winogradPays[T](g.adjoint(), g.C) && !winogradPays[T](g.Geom, g.cout)
-	if !transposed && dx != nil && dw != nil && shared {
-		if g.sharedGrid() {
-			gridBackward(g, x, w, dy, dx, dw, db)
-		} else {
-			rowsBackward(g, x, w, dy, dx, dw, db)
-		}
-		dx, dw, db = nil, nil, nil
-	}
-	if dx != nil {
-		if transposed {
-			convData(g, dy, w, nil, dx)
-		} else {
-			convDataAdjoint(g, dy, w, nil, dx)
-		}
-	}
-	if dw != nil {
-		if transposed {
-			convFilter(g, dy, x, dw)
-		} else {
-			convFilter(g, x, dy, dw)
-		}
-	}
-	if db != nil {
-		biasGrad(dy, db, g.n, c, p)
-	}
-}
-
-// The three convolution kernels, shared by conv2d and conv2d_transpose,
-// choose an algorithm from the geometry, each in a file of its own:
-// ungrouped convolutions with enough channels take the channels-last
-// kernels (rowsData, rowsDataAdjoint, rowsFilter in conv2d_rows.go, the
-// implicit GEMM of conv2d_grid.go at stride 1), depthwise ones direct
-// per-plane loops (conv2d_depthwise.go), and the rest the per-image im2col
-// GEMMs (conv2d_im2col.go).
-// With og output and kg = C/groups·KH·KW lowered input rows per group and
-// p = OH·OW pixels, image i and group k compute
-//
-//	convData:         y[i,k] (og×p)  = w[k] (og×kg) · im2col(x[i])[k] (kg×p)
-//	convDataAdjoint:  x[i]          += col2im(w[k]ᵀ (kg×og) · y[i,k] (og×p))
-//	convFilter:       dw[k] (og×kg) += y[i,k] (og×p) · im2col(x[i])[k]ᵀ (p×kg)
-
-// convData writes y = conv(x, w) + b into y, zeroed unless dataWritesAll;
-// b [cout] may be nil.
-func convData[T tensor.Float](g convGeom, x, w, b, y []T) {
-	if g.rowsPay() {
-		rowsData(g, x, w, b, y)
-		return
-	}
-	if g.depthwise() {
-		depthwiseData(g, x, w, y)
-	} else {
-		im2colData(g, x, w, y)
-	}
-	if b != nil {
-		addBias(y, b, g.n, g.cout, g.Cols())
-	}
-}
-
-// convDataAdjoint writes x = convᵀ(y, w) + b, the adjoint of convData in x
-// plus a bias b [C] that may be nil, into x, zeroed unless
-// adjointWritesAll.
-func convDataAdjoint[T tensor.Float](g convGeom, y, w, b, x []T) {
-	if g.rowsPay() {
-		rowsDataAdjoint(g, y, w, b, x)
-		return
-	}
-	if g.depthwise() {
-		depthwiseDataAdjoint(g, y, w, x)
-	} else {
-		im2colDataAdjoint(g, y, w, x)
-	}
-	if b != nil {
-		addBias(x, b, g.n, g.C, g.H*g.W)
-	}
-}
-
-// convFilter adds the gradient of <y, conv(x, w)> in w into dw.
-func convFilter[T tensor.Float](g convGeom, x, y, dw []T) {
-	if g.rowsPay() {
-		rowsFilter(g, x, y, dw)
-		return
-	}
-	if g.depthwise() {
-		depthwiseFilter(g, x, y, dw)
-		return
-	}
-	im2colFilter(g, x, y, dw)
-}
-
-// addBias adds b[c] to every pixel of channel c of y [n, len(b), p].
-func addBias[T tensor.Float](y, b []T, n, c, p int) {
-	for i := 0; i < n; i++ {
-		for j, v := range b {
-			vec.AddConst(y[(i*c+j)*p:(i*c+j+1)*p], v)
-		}
-	}
-}
-
-// biasGrad adds the sum of dy [n, c, p] over images and pixels into db [c],
-// images spread over goroutines that each sum into a pooled row of their
-// own, added in worker order at the end.
-func biasGrad[T tensor.Float](dy, db []T, n, c, p int) {
-	part := make([]*[]T, par.BatchWorkers(n))
-	par.ForBatch(n, func(worker, lo, hi int) {
-		part[worker] = getScratch[T](c)
-		acc := *part[worker]
-		clear(acc)
-		for i := lo; i < hi; i++ {
-			biasSums(dy[i*c*p:(i+1)*c*p], acc, p)
-		}
-	})
-	for _, acc := range part {
-		for j, v := range *acc {
-			db[j] += v
-		}
-		putScratch(acc)
-	}
-}
-
-// biasSums adds the sum of each p-long row of dy into acc, each summed in
-// float64 (vec.SumF64, AVX for float32) and rounded once.
-func biasSums[T tensor.Float](dy, acc []T, p int) {
-	for j := range acc {
-		acc[j] += T(vec.SumF64(dy[j*p : (j+1)*p]))
-	}
 }

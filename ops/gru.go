@@ -224,7 +224,7 @@ func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[
 			zr := a[:2*h] // z and r, through the vector sigmoid in place
 			vec.Sum(zr, zr, b[:2*h])
 			vec.Add(zr, rc[:2*h])
-			sigmoidInto(zr, zr)
+			vec.Sigmoid(zr, zr)
 			if !resetAfter {
 				for k := 0; k < h; k++ {
 					rh[j*h+k] = a[h+k] * hs[j*h+k]
@@ -247,7 +247,7 @@ func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[
 				}
 				a[2*h+k] = T(pre)
 			}
-			tanhInto(a[2*h:3*h], a[2*h:3*h]) // h̃, through the vector tanh in place
+			vec.Tanh(a[2*h:3*h], a[2*h:3*h]) // h̃, through the vector tanh in place
 			for k := 0; k < h; k++ {
 				hh, z := float64(a[2*h+k]), float64(a[k])
 				hj[k] = T(z*float64(hj[k]) + (1-z)*hh)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/plumbml/plumb/internal/gemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -301,8 +302,8 @@ func (o *linearXentOp) takeUnit(g float64, need []bool) []*tensor.Tensor {
 func scaleAll(t *tensor.Tensor, a float64) {
 	switch t.DType() {
 	case tensor.Float32:
-		scaleRow(t.Float32s(), a)
+		vec.Scale(t.Float32s(), a)
 	case tensor.Float64:
-		scaleRow(t.Float64s(), a)
+		vec.Scale(t.Float64s(), a)
 	}
 }

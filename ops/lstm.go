@@ -263,18 +263,18 @@ func lstmForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs
 // z (blocks i, f, g, o) and the state c it writes the activations into act
 // and the new state into h and c. Without peepholes and with the default
 // tanh activations the nonlinearities run over whole gate blocks
-// (sigmoidInto, tanhInto: the vector float32 kernels), and z is left
+// (vec.Sigmoid, vec.Tanh: the vector float32 kernels), and z is left
 // holding tanh(c') in its first block.
 func lstmGates[T tensor.Float](h int, a LSTMAttrs, z, p, hs, cs, act []T) {
 	if p == nil && a.Candidate == ActTanh && a.Cell == ActTanh {
-		sigmoidInto(act[:2*h], z[:2*h])
-		tanhInto(act[2*h:3*h], z[2*h:3*h])
-		sigmoidInto(act[3*h:4*h], z[3*h:4*h])
+		vec.Sigmoid(act[:2*h], z[:2*h])
+		vec.Tanh(act[2*h:3*h], z[2*h:3*h])
+		vec.Sigmoid(act[3*h:4*h], z[3*h:4*h])
 		i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
 		for k := range h {
 			cs[k] = T(float64(f[k])*float64(cs[k]) + float64(i[k])*float64(g[k]))
 		}
-		tanhInto(z[:h], cs[:h])
+		vec.Tanh(z[:h], cs[:h])
 		for k := range h {
 			hs[k] = o[k] * z[k]
 		}
@@ -411,7 +411,7 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d l
 	cp := prevCell(s, h, j, t, d.c0, out)
 	tanhCell := a.Cell == ActTanh
 	if tanhCell {
-		tanhInto(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
+		vec.Tanh(zj[:h], out[(r*2+1)*h:(r*2+2)*h]) // tanh(c'), read at k before zj[k] is written
 		if a.Candidate == ActTanh && d.p == nil {
 			lstmTanhGateGrads(act[r*g4:(r+1)*g4], cp, gout[r*2*h:(r+1)*2*h], dh[j*h:(j+1)*h], dc[j*h:(j+1)*h], zj)
 			return

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -207,7 +208,7 @@ func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
 				yr := y[o : o+g.OW]
 				switch {
 				case fast && arg != nil:
-					max2x2(xc, 2*oh*g.W, g.W, c*plane, yr, arg[o:o+g.OW])
+					vec.MaxPool2x2(xc, 2*oh*g.W, g.W, c*plane, yr, arg[o:o+g.OW])
 				case fast:
 					r0, r1 := xc[2*oh*g.W:][:2*g.OW], xc[(2*oh+1)*g.W:][:2*g.OW]
 					for ow := range yr {
@@ -244,29 +245,6 @@ func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
 			}
 		}
 	})
-}
-
-// max2x2 writes the maxima of the 2×2 windows whose top row starts at
-// xc[top:] (rows w apart) into yr and their flat indices, base added,
-// into ar. On amd64 with AVX2, float32 rows go eight windows at a time
-// through max2x2Fast (compare and blend, no branches to mispredict on
-// random data); the Go loop does the rest.
-func max2x2[T tensor.Float](xc []T, top, w, base int, yr []T, ar []int) {
-	r0, r1 := xc[top:][:2*len(yr)], xc[top+w:][:2*len(yr)]
-	for ow := max2x2Fast(xc, top, w, base, yr, ar); ow < len(yr); ow++ {
-		j := 2 * ow
-		at, best := top+j, r0[j]
-		if v := r0[j+1]; v > best {
-			at, best = top+j+1, v
-		}
-		if v := r1[j]; v > best {
-			at, best = top+w+j, v
-		}
-		if v := r1[j+1]; v > best {
-			at, best = top+w+j+1, v
-		}
-		yr[ow], ar[ow] = best, base+at
-	}
 }
 
 // poolGrad adds into dx: with arg, each dy to its window's maximum; else

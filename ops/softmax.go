@@ -64,7 +64,7 @@ func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // (x - max) - log Σ exp(x - max), of x along the middle axis of
 // [outer, n, inner] into y, in fused passes over contiguous memory: a
 // pass for the maximum, one that writes exp(x - max) and sums it (float32
-// through the vector exponential of exp32.go, sums in float64), and one
+// through the vector exponential of internal/vec, sums in float64), and one
 // that scales by 1/Σ or, for log-softmax, writes (x - max) - log Σ. With
 // inner = 1 (the last axis) each row is one run; otherwise the passes run
 // over the inner lanes of each outer block at once, row by row, so every
@@ -99,14 +99,14 @@ func softmaxRow[T tensor.Float](x, y []T, log bool) {
 	y = y[:len(x)]
 	m := vec.Max(x)
 	if !log {
-		sum := expShiftTo(y, x, float64(m))
-		scaleRow(y, 1/sum)
+		sum := vec.ExpShiftSum(y, x, float64(m))
+		vec.Scale(y, 1/sum)
 		return
 	}
 	// (x - m) - log Σ, each difference rounded in turn: x - m is exact
 	// where the log-probabilities are near 0, so they keep their relative
 	// accuracy. The exponentials are only summed.
-	sum := expShiftTo(nil, x, float64(m))
+	sum := vec.ExpShiftSum(nil, x, float64(m))
 	vec.ShiftTo(y, x, -m, T(-math.Log(sum)))
 }
 
@@ -128,7 +128,7 @@ func softmaxLanes[T tensor.Float](x, y []T, inner int, m, s []float64, log bool)
 		for i, v := range xr {
 			yr[i] = T(float64(v) - m[i])
 		}
-		expShift(yr, 0)
+		vec.ExpShiftSum(yr, yr, 0)
 		for i, v := range yr {
 			s[i] += float64(v)
 		}
@@ -202,7 +202,7 @@ func softmaxGradRow[T tensor.Float](y, dy, dx []T, log bool) {
 		for _, g := range dy {
 			s += float64(g)
 		}
-		expShiftTo(dx, y, 0) // exp(y) = softmax, through the vector exponential
+		vec.ExpShiftSum(dx, y, 0) // exp(y) = softmax, through the vector exponential
 		for i, p := range dx {
 			dx[i] = T(float64(dy[i]) - float64(p)*s)
 		}
@@ -236,7 +236,7 @@ func softmaxGradLanes[T tensor.Float](y, dy, dx []T, inner int, s []float64, log
 	for k := 0; k < n; k++ {
 		yr, gr, xr := y[k*inner:(k+1)*inner], dy[k*inner:(k+1)*inner], dx[k*inner:(k+1)*inner]
 		if log { // exp(y) = softmax, through the vector exponential
-			expShiftTo(xr, yr, 0)
+			vec.ExpShiftSum(xr, yr, 0)
 			for i, p := range xr {
 				xr[i] = T(float64(gr[i]) - float64(p)*s[i])
 			}

@@ -143,7 +143,7 @@ func xentKernel[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum
 			for i := lo; i < hi; i++ {
 				zr := z[i*c : (i+1)*c]
 				m := float64(vec.Max(zr))
-				ls := math.Log(expShiftTo(nil, zr, m))
+				ls := math.Log(vec.ExpShiftSum(nil, zr, m))
 				rowMax[i], logSum[i] = m, ls
 				if y == nil {
 					loss[i] = negLogSoftmax(m, ls, zr[labels[i]])
@@ -208,7 +208,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, 
 				}
 				if dz != nil {
 					dr := dz[i*c : (i+1)*c]
-					expShiftTo(dr, zr, m)
+					vec.ExpShiftSum(dr, zr, m)
 					k := w[i] * math.Exp(-ls) * mass // p·mass·w = exp(z - max)·k
 					if yr != nil {
 						for j, e := range dr {
@@ -217,7 +217,7 @@ func xentGrad[T tensor.Float](z, y []T, labels []int, n, c int, rowMax, logSum, 
 					} else {
 						l := labels[i]
 						el := float64(dr[l])
-						scaleRow(dr, k)
+						vec.Scale(dr, k)
 						dr[l] = T(el*k - w[i])
 					}
 				}

@@ -112,14 +112,9 @@ func leaky(x, alpha float64) float64 {
 	return alpha * x
 }
 
-// sigmoid is 1/(1+exp(-x)), written to avoid overflow for large |x|.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
+// sigmoid is 1/(1+exp(-x)), written to avoid overflow for large |x|
+// (vec.Sigmoid64).
+func sigmoid(x float64) float64 { return vec.Sigmoid64(x) }
 
 func init() {
 	for name := range unaryFns {
@@ -229,7 +224,7 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // unaryKernel writes y = f(x). relu, the activation between most layers,
 // runs as vec.Relu (AVX on amd64) instead of through the scalar function;
 // float32 sigmoid and tanh run in float32 through the vector exponential
-// (sigmoid32, tanh32) instead of float64 math.Exp and math.Tanh.
+// (vec.Sigmoid, vec.Tanh) instead of float64 math.Exp and math.Tanh.
 // The elements run in chunks over the cores (par.Elements).
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
 	par.Elements(len(y), func(lo, hi int) { unaryChunk(o, x[lo:hi], y[lo:hi]) })
@@ -242,9 +237,9 @@ func unaryChunk[T tensor.Float](o *unaryOp, x, y []T) {
 	}
 	if x32, ok := any(x).([]float32); ok && (o.name == "sigmoid" || o.name == "tanh") {
 		if o.name == "sigmoid" {
-			sigmoid32(any(y).([]float32), x32)
+			vec.Sigmoid(any(y).([]float32), x32)
 		} else {
-			tanh32(any(y).([]float32), x32)
+			vec.Tanh(any(y).([]float32), x32)
 		}
 		return
 	}

@@ -3,3 +3,5 @@
 package vec
 
 func setAVX(bool) {}
+
+func setMax2x2AVX2(bool) bool { return false }

@@ -1,8 +1,12 @@
-// Package vec holds the elementwise loops the kernels run over contiguous
-// runs of memory: adding one run into another, and a constant into a run.
-// The Go compiler does not vectorise loops, so on amd64 with AVX the
-// float32 forms run in assembly, eight lanes at a time (vec_amd64.s); other
-// types and CPUs take the Go loops, which the tests check them against.
+// Package vec holds the loops the kernels run over contiguous runs of
+// memory, on plain slices: adding one run into another and a constant
+// into a run, dot products and axpys, the normalisation sums, the
+// float32 exponential, sigmoid and tanh (exp32.go, sigmoid32.go,
+// tanh32.go), and the 2×2 max pool's windows (maxpool2x2.go). The Go
+// compiler does not vectorise loops, so on amd64 the float32 forms run in
+// assembly, eight lanes at a time, where CPUID says the CPU has the
+// instructions (AVX, or AVX2 and FMA); other types and CPUs take the Go
+// loops, which the tests check them against.
 package vec
 
 import (

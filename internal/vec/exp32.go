@@ -1,4 +1,4 @@
-package ops
+package vec
 
 import (
 	"math"
@@ -6,8 +6,7 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// The float32 exponential of the fused softmax-type kernels, Cephes'
-// expf (S. L. Moshier, Cephes Math Library): x = n·ln 2 + r with
+// The float32 exponential of the softmax-type kernels, Cephes' expf (S. L. Moshier, Cephes Math Library): x = n·ln 2 + r with
 // n = round(x·log2 e) and |r| <= ln 2/2, ln 2 split in two parts (c1 is
 // exact in float32, so n·c1 is exact), then
 //
@@ -21,8 +20,8 @@ import (
 // one float32 ulp, the rounding that the float32 result of math.Exp
 // carries anyway, at a fraction of math.Exp's cost, and the AVX2 kernel
 // (exp32_amd64.s) does eight at a time. The kernels call it on x - max or
-// x - logsumexp, never above 0; arguments above ln 2^127 are clamped
-// there, so it never overflows. Below ln 2^-126 the result is 0
+// x - logsumexp, never above 0; arguments above ln 2^127 are clamped, so
+// it never overflows. Below ln 2^-126 the result is 0
 // (subnormal values are dropped, as Eigen's and TF's float32 exp do), which
 // also sends a masked score of -Inf to exactly 0.
 const (
@@ -39,8 +38,8 @@ const (
 	expP5    = 5.0000001201e-1
 )
 
-// expf32 is exp(x) in float32 by the method above, one element at a time.
-func expf32(x float32) float32 {
+// Exp32 is exp(x) in float32 by the method above, one element at a time.
+func Exp32(x float32) float32 {
 	if !(x >= expLo) { // below the range, -Inf or NaN
 		if x != x {
 			return x
@@ -72,7 +71,7 @@ func fma32(a, b, c float32) float32 { return float32(float64(a)*float64(b) + flo
 func expShift32(dst, src []float32, m float32) float64 {
 	n, s := expShiftVec(dst, src, m)
 	for i := n; i < len(src); i++ {
-		e := expf32(src[i] - m)
+		e := Exp32(src[i] - m)
 		if dst != nil {
 			dst[i] = e
 		}
@@ -81,23 +80,24 @@ func expShift32(dst, src []float32, m float32) float64 {
 	return s
 }
 
-// expScale32 writes exp(src - m)·scale, rounded to float32, to dst (which
-// may be src): a row of probabilities exp(s - lse) whose float32 shift m
-// leaves a correction factor, in one pass.
-func expScale32(dst, src []float32, m, scale float32) {
+// ExpShiftScale32 writes exp(src - m)·scale, rounded to float32, to dst
+// (which may be src): a row of probabilities exp(s - lse) whose float32
+// shift m leaves a correction factor, in one pass, eight lanes at a time
+// with AVX2 and FMA where the CPU has them.
+func ExpShiftScale32(dst, src []float32, m, scale float32) {
 	for i := expScaleVec(dst, src, m, scale); i < len(src); i++ {
-		dst[i] = expf32(src[i]-m) * scale
+		dst[i] = Exp32(src[i]-m) * scale
 	}
 }
 
-// expShift overwrites x with exp(x - m), 0 where x is -Inf, and returns
-// the sum in float64; m is exactly a T (a maximum of x, or 0). float32
-// rows go through the vector exponential.
-func expShift[T tensor.Float](x []T, m float64) float64 { return expShiftTo(x, x, m) }
-
-// expShiftTo is expShift reading src and writing dst (the same length, or
-// nil when only the sum is wanted), so a softmax needs no copy of its row.
-func expShiftTo[T tensor.Float](dst, src []T, m float64) float64 {
+// ExpShiftSum writes exp(src - m) to dst, 0 where src is -Inf, and
+// returns their sum in float64: the exp-and-sum pass of a softmax row. m
+// is exactly a T (a maximum of src, or 0). dst has src's length, may be
+// src, or is nil when only the sum is wanted (so a softmax needs no copy
+// of its row). float32 rows go through the vector exponential (Exp32's
+// method, eight lanes at a time with AVX2 and FMA); float64 rows through
+// math.Exp.
+func ExpShiftSum[T tensor.Float](dst, src []T, m float64) float64 {
 	if s32, ok := any(src).([]float32); ok {
 		d32, _ := any(dst).([]float32)
 		return expShift32(d32, s32, float32(m))
@@ -113,8 +113,8 @@ func expShiftTo[T tensor.Float](dst, src []T, m float64) float64 {
 	return sum
 }
 
-// scaleRow multiplies x by a.
-func scaleRow[T tensor.Float](x []T, a float64) {
+// Scale multiplies every element of x by a, rounded to T first.
+func Scale[T tensor.Float](x []T, a float64) {
 	t := T(a)
 	for i := range x {
 		x[i] *= t

@@ -1,4 +1,4 @@
-package ops
+package conv
 
 import (
 	"github.com/plumbml/plumb/internal/par"
@@ -9,7 +9,7 @@ import (
 // depthwise reports whether g is a depthwise convolution: groups > 1, each
 // of one input channel (TF's depthwise_conv2d with channel multiplier
 // cout/C, when the weights are [C·mult, 1, KH, KW]).
-func (g convGeom) depthwise() bool { return g.groups > 1 && g.groups == g.C }
+func (g Geom) depthwise() bool { return g.Groups > 1 && g.Groups == g.C }
 
 // The depthwise kernels convolve each plane directly. Per group the GEMM
 // of the im2col kernels is mult×p×KH·KW with mult (the channel
@@ -20,13 +20,33 @@ func (g convGeom) depthwise() bool { return g.groups > 1 && g.groups == g.C }
 // the padding cost nothing; at column stride 1 each runs as one call of
 // vec's AVX row loops. Images are spread over the cores.
 
+// depthwiseAlg is the depthwise algorithm; its passes add the bias after
+// the taps.
+type depthwiseAlg[T tensor.Float] struct{}
+
+func (depthwiseAlg[T]) Forward(g Geom, x, w, b, y []T) {
+	depthwiseData(g, x, w, y)
+	if b != nil {
+		addBias(y, b, g.N, g.Cout, g.Cols())
+	}
+}
+
+func (depthwiseAlg[T]) DataGrad(g Geom, y, w, b, x []T) {
+	depthwiseDataAdjoint(g, y, w, x)
+	if b != nil {
+		addBias(x, b, g.N, g.C, g.H*g.W)
+	}
+}
+
+func (depthwiseAlg[T]) FilterGrad(g Geom, x, y, dw []T) { depthwiseFilter(g, x, y, dw) }
+
 // dwTap is the window of outputs whose tap (i, j) input lies inside the
 // image: rows [r0, r1) and columns [c0, c1), output (oh, ow) reading
 // input (oh·SH + ro, ow·SW + co).
 type dwTap struct{ r0, r1, c0, c1, ro, co int }
 
 // dwTaps returns each tap's window, taps in (i, j) order.
-func dwTaps(g convGeom) []dwTap {
+func dwTaps(g Geom) []dwTap {
 	taps := make([]dwTap, 0, g.KH*g.KW)
 	for i := 0; i < g.KH; i++ {
 		ro := i*g.DH - g.PT
@@ -57,11 +77,11 @@ func dwSpan(in, out, s, off int) (lo, hi int) {
 // the window's first output and the input it reads, rows×cols in size;
 // output rows lie OW apart in yw and their input rows SH·W apart in xw.
 // o indexes the channel's taps in w and dw, at o·KH·KW + t.
-func dwWindows[T tensor.Float](g convGeom, taps []dwTap, lo, hi int, x, y []T, fn func(o, t int, yw, xw []T, rows, cols int)) {
-	mult, plane, p := g.cout/g.C, g.H*g.W, g.Cols()
+func dwWindows[T tensor.Float](g Geom, taps []dwTap, lo, hi int, x, y []T, fn func(o, t int, yw, xw []T, rows, cols int)) {
+	mult, plane, p := g.Cout/g.C, g.H*g.W, g.Cols()
 	for n := lo; n < hi; n++ {
-		for o := 0; o < g.cout; o++ {
-			xc, yo := x[(n*g.C+o/mult)*plane:][:plane], y[(n*g.cout+o)*p:][:p]
+		for o := 0; o < g.Cout; o++ {
+			xc, yo := x[(n*g.C+o/mult)*plane:][:plane], y[(n*g.Cout+o)*p:][:p]
 			for t, tp := range taps {
 				if rows, cols := tp.r1-tp.r0, tp.c1-tp.c0; rows > 0 && cols > 0 {
 					fn(o, t, yo[tp.r0*g.OW+tp.c0:], xc[(tp.r0*g.SH+tp.ro)*g.W+tp.c0*g.SW+tp.co:], rows, cols)
@@ -72,13 +92,13 @@ func dwWindows[T tensor.Float](g convGeom, taps []dwTap, lo, hi int, x, y []T, f
 }
 
 // depthwiseData writes y = conv(x, w) into the zeroed y.
-func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
+func depthwiseData[T tensor.Float](g Geom, x, w, y []T) {
 	if g.SW != 1 {
 		depthwiseDataStrided(g, x, w, y)
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	par.ForBatch(g.n, func(_, lo, hi int) {
+	par.ForBatch(g.N, func(_, lo, hi int) {
 		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
 			vec.AxpyRows(yw, g.OW, xw, g.SH*g.W, rows, cols, w[o*kk+t])
 		})
@@ -86,13 +106,13 @@ func depthwiseData[T tensor.Float](g convGeom, x, w, y []T) {
 }
 
 // depthwiseDataAdjoint adds convᵀ(y, w) into x.
-func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
+func depthwiseDataAdjoint[T tensor.Float](g Geom, y, w, x []T) {
 	if g.SW != 1 {
 		depthwiseDataAdjointStrided(g, y, w, x)
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	par.ForBatch(g.n, func(_, lo, hi int) {
+	par.ForBatch(g.N, func(_, lo, hi int) {
 		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
 			vec.AxpyRows(xw, g.SH*g.W, yw, g.OW, rows, cols, w[o*kk+t]) // x rows, W or more apart, do not overlap
 		})
@@ -102,14 +122,14 @@ func depthwiseDataAdjoint[T tensor.Float](g convGeom, y, w, x []T) {
 // depthwiseFilter adds the filter gradient of <y, conv(x, w)> into dw,
 // each run of images summing into a pooled buffer of its own, added in
 // run order.
-func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
+func depthwiseFilter[T tensor.Float](g Geom, x, y, dw []T) {
 	if g.SW != 1 {
 		depthwiseFilterStrided(g, x, y, dw)
 		return
 	}
 	taps, kk := dwTaps(g), g.KH*g.KW
-	sums := newCoreSums[T](g.n, len(dw))
-	par.ForBatch(g.n, func(worker, lo, hi int) {
+	sums := newCoreSums[T](g.N, len(dw))
+	par.ForBatch(g.N, func(worker, lo, hi int) {
 		acc := *sums[worker]
 		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
 			acc[o*kk+t] += vec.DotRows(yw, g.OW, xw, g.SH*g.W, rows, cols)
@@ -123,7 +143,7 @@ func depthwiseFilter[T tensor.Float](g convGeom, x, y, dw []T) {
 type dwCol struct{ lo, hi, off int }
 
 // dwCols returns each tap column's run.
-func dwCols(g convGeom) []dwCol {
+func dwCols(g Geom) []dwCol {
 	cols := make([]dwCol, g.KW)
 	for j := range cols {
 		off := j*g.DW - g.PL
@@ -135,7 +155,7 @@ func dwCols(g convGeom) []dwCol {
 
 // dwRows calls fn(oh, i, ih) for every output row oh and tap row i whose
 // input row ih lies inside the image.
-func dwRows(g convGeom, fn func(oh, i, ih int)) {
+func dwRows(g Geom, fn func(oh, i, ih int)) {
 	for oh := 0; oh < g.OH; oh++ {
 		for i := 0; i < g.KH; i++ {
 			if ih := oh*g.SH - g.PT + i*g.DH; ih >= 0 && ih < g.H {
@@ -146,13 +166,13 @@ func dwRows(g convGeom, fn func(oh, i, ih int)) {
 }
 
 // depthwiseDataStrided is depthwiseData at a column stride above 1.
-func depthwiseDataStrided[T tensor.Float](g convGeom, x, w, y []T) {
-	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
-	par.ForBatch(g.n, func(_, lo, hi int) {
+func depthwiseDataStrided[T tensor.Float](g Geom, x, w, y []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.Cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	par.ForBatch(g.N, func(_, lo, hi int) {
 		for n := lo; n < hi; n++ {
-			for o := 0; o < g.cout; o++ {
+			for o := 0; o < g.Cout; o++ {
 				xc := x[(n*g.C+o/mult)*plane:][:plane]
-				yo, wo := y[(n*g.cout+o)*p:][:p], w[o*kk:][:kk]
+				yo, wo := y[(n*g.Cout+o)*p:][:p], w[o*kk:][:kk]
 				dwRows(g, func(oh, i, ih int) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {
@@ -169,13 +189,13 @@ func depthwiseDataStrided[T tensor.Float](g convGeom, x, w, y []T) {
 
 // depthwiseDataAdjointStrided is depthwiseDataAdjoint at a column stride
 // above 1.
-func depthwiseDataAdjointStrided[T tensor.Float](g convGeom, y, w, x []T) {
-	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
-	par.ForBatch(g.n, func(_, lo, hi int) {
+func depthwiseDataAdjointStrided[T tensor.Float](g Geom, y, w, x []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.Cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	par.ForBatch(g.N, func(_, lo, hi int) {
 		for n := lo; n < hi; n++ {
-			for o := 0; o < g.cout; o++ {
+			for o := 0; o < g.Cout; o++ {
 				xc := x[(n*g.C+o/mult)*plane:][:plane]
-				yo, wo := y[(n*g.cout+o)*p:][:p], w[o*kk:][:kk]
+				yo, wo := y[(n*g.Cout+o)*p:][:p], w[o*kk:][:kk]
 				dwRows(g, func(oh, i, ih int) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {
@@ -191,15 +211,15 @@ func depthwiseDataAdjointStrided[T tensor.Float](g convGeom, y, w, x []T) {
 }
 
 // depthwiseFilterStrided is depthwiseFilter at a column stride above 1.
-func depthwiseFilterStrided[T tensor.Float](g convGeom, x, y, dw []T) {
-	cols, mult, kk, plane, p := dwCols(g), g.cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
-	sums := newCoreSums[T](g.n, len(dw))
-	par.ForBatch(g.n, func(worker, lo, hi int) {
+func depthwiseFilterStrided[T tensor.Float](g Geom, x, y, dw []T) {
+	cols, mult, kk, plane, p := dwCols(g), g.Cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
+	sums := newCoreSums[T](g.N, len(dw))
+	par.ForBatch(g.N, func(worker, lo, hi int) {
 		acc := *sums[worker]
 		for n := lo; n < hi; n++ {
-			for o := 0; o < g.cout; o++ {
+			for o := 0; o < g.Cout; o++ {
 				xc := x[(n*g.C+o/mult)*plane:][:plane]
-				yo, ao := y[(n*g.cout+o)*p:][:p], acc[o*kk:][:kk]
+				yo, ao := y[(n*g.Cout+o)*p:][:p], acc[o*kk:][:kk]
 				dwRows(g, func(oh, i, ih int) {
 					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
 					for j, c := range cols {

@@ -5,7 +5,7 @@
 
 // func sigmoidAVX2(y, x *float32, n int)
 //
-// y = 1/(1 + exp(-x)) eight lanes at a time (sigmoidf32's method); NaN
+// y = 1/(1 + exp(-x)) eight lanes at a time (Sigmoid32's method); NaN
 // lanes are passed through.
 TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI

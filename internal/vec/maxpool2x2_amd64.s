@@ -5,7 +5,7 @@
 // For n (a multiple of 4) 2×2 stride-2 windows whose top row starts at r0
 // and bottom row at r1 (w elements later), writes each window's maximum to
 // y and its flat index to arg: base + 2·k + {0, 1, w, w+1} for window k.
-// The four cells are compared in max2x2's order (top-left, top-right,
+// The four cells are compared in MaxPool2x2's order (top-left, top-right,
 // bottom-left, bottom-right) with a strict ordered greater-than, so the
 // first of equal maxima wins and NaN never replaces: the same as the Go
 // loop, eight windows at a time and a last four in 128-bit registers.

@@ -1,10 +1,10 @@
-package ops
+package vec
 
 // The float32 constants of the vector sigmoid and tanh kernels
 // (sigmoid32_amd64.s, tanh32_amd64.s), read by byte offset, each
-// broadcast to eight lanes as it is used: expf32's polynomial p0..p5
+// broadcast to eight lanes as it is used: Exp32's polynomial p0..p5
 // (0-20), its range lo and hi (24, 28), log2 e and ln 2's two parts
-// (32-40), 1 (44), the exponent bias 127 as an integer (48), tanhf32's
+// (32-40), 1 (44), the exponent bias 127 as an integer (48), Tanh32's
 // switch point 0.625 (52) and polynomial q0..q4 (56-72), the sign bit (76)
 // and 2 (80).
 var act32Consts = [21]uint32{
@@ -30,7 +30,7 @@ func tanhAVX2(y, x *float32, n int)
 // and returns its length; the caller does the rest.
 func sigmoidVec(y, x []float32) int {
 	n := len(y) &^ 7
-	if !haveExpAVX2 || n == 0 {
+	if !hasExpAVX2 || n == 0 {
 		return 0
 	}
 	sigmoidAVX2(&y[0], &x[0], n)
@@ -40,7 +40,7 @@ func sigmoidVec(y, x []float32) int {
 // tanhVec is sigmoidVec for tanh.
 func tanhVec(y, x []float32) int {
 	n := len(y) &^ 7
-	if !haveExpAVX2 || n == 0 {
+	if !hasExpAVX2 || n == 0 {
 		return 0
 	}
 	tanhAVX2(&y[0], &x[0], n)

@@ -1,4 +1,4 @@
-package ops
+package vec
 
 import (
 	"math"
@@ -19,8 +19,8 @@ var act32Cases = []struct {
 	slice  func(y, x []float32)
 	want   func(float64) float64
 }{
-	{"sigmoid", sigmoidf32, sigmoid32, sigmoid},
-	{"tanh", tanhf32, tanh32, math.Tanh},
+	{"sigmoid", Sigmoid32, sigmoid32, Sigmoid64},
+	{"tanh", Tanh32, tanh32, math.Tanh},
 }
 
 func TestAct32MatchesFloat64(t *testing.T) {
@@ -99,7 +99,7 @@ func TestAct32Special(t *testing.T) {
 // functions compute, to one float32 ulp (the scalar FMA emulation rounds
 // twice in rare cases).
 func TestAct32VectorMatchesScalar(t *testing.T) {
-	x := f32(randn(7, 4099)).Float32s()
+	x := normal32(7, 4099)
 	for i := range x {
 		x[i] *= 6
 	}
@@ -116,7 +116,7 @@ func TestAct32VectorMatchesScalar(t *testing.T) {
 // BenchmarkAct32 times the float32 activations over 64K elements against
 // the float64 math functions they replace.
 func BenchmarkAct32(b *testing.B) {
-	x := f32(randn(3, 1<<16)).Float32s()
+	x := normal32(3, 1<<16)
 	y := make([]float32, len(x))
 	for _, tc := range act32Cases {
 		b.Run(tc.name+"/float32", func(b *testing.B) {

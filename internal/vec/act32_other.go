@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package ops
+package vec
 
 // Off amd64 sigmoid32 and tanh32 do every element with the scalar
 // functions.

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The polynomial of expf32 (exp32.go), p0 to p5, eight copies each.
+// The polynomial of Exp32 (exp32.go), p0 to p5, eight copies each.
 DATA expPoly<>+0(SB)/4, $0x39506967
 DATA expPoly<>+4(SB)/4, $0x39506967
 DATA expPoly<>+8(SB)/4, $0x39506967
@@ -57,7 +57,7 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 #define BCAST(imm, x, y) MOVL imm, AX; VMOVD AX, x; VPBROADCASTD x, y
 
 // EXPSHIFT8 leaves exp(Y0 - m) in Y4 for the eight float32 lanes of Y0
-// by expf32's method, with the constants expShiftAVX2 sets up in Y7 and
+// by Exp32's method, with the constants expShiftAVX2 sets up in Y7 and
 // Y9-Y15 (m in Y15): the argument is clamped to [lo, hi] with NaN kept
 // (VMAXPS and VMINPS return their second operand on NaN), n =
 // round(x·log2 e) to nearest even, r = x - n·c1 - n·c2, the polynomial
@@ -110,7 +110,7 @@ GLOBL expPoly<>(SB), RODATA|NOPTR, $192
 //
 // Writes exp(src - m) for src[0:n] (n a multiple of 8) to dst[0:n] (which
 // may be src; nil: only the sum is wanted), eight lanes at a time by
-// expf32's method, and returns their sum, taken in float64.
+// Exp32's method, and returns their sum, taken in float64.
 TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
@@ -149,7 +149,7 @@ done:
 // func expScaleAVX2(dst, src *float32, n int, m, scale float32)
 //
 // Writes exp(src - m)·scale for src[0:n] (n a multiple of 8) to dst[0:n]
-// (which may be src), eight lanes at a time by expf32's method; no sum.
+// (which may be src), eight lanes at a time by Exp32's method; no sum.
 TEXT ·expScaleAVX2(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI

@@ -1,7 +1,8 @@
-package ops
+package vec
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -9,19 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// expf32Tol is the relative error allowed to expf32 against math.Exp
+// exp32Tol is the relative error allowed to Exp32 against math.Exp
 // rounded to float32: two float32 ulps (2^-23 each, relative to at most
 // twice the value).
-const expf32Tol = 2.4e-7
+const exp32Tol = 2.4e-7
 
 func TestExpf32MatchesMathExp(t *testing.T) {
 	worst := 0.0
 	for x := float32(-87.3); x <= 88; x += 0.0137 {
 		want := math.Exp(float64(x))
-		got := float64(expf32(x))
+		got := float64(Exp32(x))
 		worst = max(worst, math.Abs(got-want)/want)
 	}
-	require.Less(t, worst, expf32Tol)
+	require.Less(t, worst, exp32Tol)
 	for _, tc := range []struct {
 		x, want float32
 	}{
@@ -30,10 +31,10 @@ func TestExpf32MatchesMathExp(t *testing.T) {
 		{-88, 0}, // below ln 2^-126: subnormal results are dropped
 		{-1000, 0},
 	} {
-		require.Equal(t, tc.want, expf32(tc.x), "exp(%v)", tc.x)
+		require.Equal(t, tc.want, Exp32(tc.x), "exp(%v)", tc.x)
 	}
-	require.True(t, math.IsNaN(float64(expf32(float32(math.NaN())))))
-	require.InEpsilon(t, math.Exp(float64(float32(expHi))), float64(expf32(1000)), expf32Tol, "clamped at ln 2^127")
+	require.True(t, math.IsNaN(float64(Exp32(float32(math.NaN())))))
+	require.InEpsilon(t, math.Exp(float64(float32(expHi))), float64(Exp32(1000)), exp32Tol, "clamped at ln 2^127")
 }
 
 // TestExpShift32MatchesReference runs the vector kernel and the scalar
@@ -41,7 +42,7 @@ func TestExpf32MatchesMathExp(t *testing.T) {
 // math.Exp.
 func TestExpShift32MatchesReference(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 17, 127, 513} {
-		x := f32(randn(uint64(n), n)).Float32s()
+		x := normal32(uint64(n), n)
 		for i := range x {
 			x[i] *= 8
 			if i%5 == 3 {
@@ -67,16 +68,16 @@ func TestExpShift32MatchesReference(t *testing.T) {
 		require.Equal(t, float32(42), into[n], "n %d: nothing written past n", n)
 		sum := expShift32(x, x, m)
 		for i, w := range want {
-			require.InDelta(t, w, float64(x[i]), expf32Tol*w, "n %d, element %d", n, i)
+			require.InDelta(t, w, float64(x[i]), exp32Tol*w, "n %d, element %d", n, i)
 		}
-		require.InEpsilon(t, wantSum, sum, expf32Tol, "n %d", n)
+		require.InEpsilon(t, wantSum, sum, exp32Tol, "n %d", n)
 		require.Equal(t, x, into[:n], "n %d: in place and apart agree", n)
 		require.Equal(t, sum, apart, "n %d", n)
 		require.Equal(t, sum, only, "n %d", n)
 	}
 }
 
-// The vector kernel gives what expf32 gives for NaN, ±Inf, and the ends of
+// The vector kernel gives what Exp32 gives for NaN, ±Inf, and the ends of
 // the range, in every lane: NaN stays NaN (and makes the sum NaN), -Inf
 // and underflow give 0, +Inf and overflow +Inf.
 func TestExpShift32SpecialValues(t *testing.T) {
@@ -90,7 +91,7 @@ func TestExpShift32SpecialValues(t *testing.T) {
 			x[lane], x[8+lane] = v, v
 			want := make([]float32, len(x))
 			for i, xv := range x {
-				want[i] = expf32(xv)
+				want[i] = Exp32(xv)
 			}
 			sum := expShift32(x, x, 0)
 			for i := range x {
@@ -111,7 +112,7 @@ func TestExpShift32SpecialValues(t *testing.T) {
 // past the row.
 func TestExpScale32MatchesExpShift(t *testing.T) {
 	for _, n := range []int{1, 7, 8, 17, 127, 513} {
-		x := f32(randn(uint64(n)+100, n)).Float32s()
+		x := normal32(uint64(n)+100, n)
 		specials := []float32{float32(math.Inf(-1)), float32(math.NaN()), -200, 200}
 		for i := range x {
 			x[i] *= 8
@@ -127,7 +128,7 @@ func TestExpScale32MatchesExpShift(t *testing.T) {
 		}
 		got := make([]float32, n+1)
 		got[n] = 42
-		expScale32(got[:n], x, m, scale)
+		ExpShiftScale32(got[:n], x, m, scale)
 		for i := range want {
 			if math.IsNaN(float64(want[i])) {
 				require.True(t, math.IsNaN(float64(got[i])), "n %d, element %d", n, i)
@@ -142,10 +143,21 @@ func TestExpScale32MatchesExpShift(t *testing.T) {
 // BenchmarkExpShift32 times the vector exponential on a row that stays in
 // L1: the softmax's exp-and-sum pass, per element.
 func BenchmarkExpShift32(b *testing.B) {
-	x := f32(randn(5, 2048)).Float32s()
+	x := normal32(5, 2048)
 	y := make([]float32, len(x))
 	for b.Loop() {
 		expShift32(y, x, 4)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/elem")
+}
+
+// normal32 returns n standard normal float32 values drawn from a PCG
+// seeded with seed.
+func normal32(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
 }

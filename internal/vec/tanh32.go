@@ -1,4 +1,4 @@
-package ops
+package vec
 
 import (
 	"math"
@@ -6,16 +6,16 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// tanhf32 is the hyperbolic tangent in float32 by Cephes' tanhf
+// Tanh32 is the hyperbolic tangent in float32 by Cephes' tanhf
 // (S. L. Moshier): for |x| < 0.625 the odd polynomial
 //
 //	x + x·z·(((((q0·z + q1)·z + q2)·z + q3)·z + q4)    z = x²
 //
-// and above it 1 - 2/(exp(2|x|) + 1) with the sign of x, through expf32.
+// and above it 1 - 2/(exp(2|x|) + 1) with the sign of x, through Exp32.
 // Both are within a few float32 ulps of the exact value, the rounding
 // TF's float32 tanh (Eigen's rational approximation) carries as well;
 // large |x| give exactly ±1.
-func tanhf32(x float32) float32 {
+func Tanh32(x float32) float32 {
 	a := math.Abs(float64(x))
 	var r float32
 	switch {
@@ -29,7 +29,7 @@ func tanhf32(x float32) float32 {
 	case a != a: // NaN
 		return x
 	default:
-		r = 1 - 2/(expf32(float32(a+a))+1)
+		r = 1 - 2/(Exp32(float32(a+a))+1)
 	}
 	return float32(math.Copysign(float64(r), float64(x)))
 }
@@ -45,18 +45,19 @@ const (
 )
 
 // tanh32 writes y = tanh(x) elementwise, eight lanes at a time with AVX2
-// where the CPU has it (tanh32_amd64.s) and tanhf32 for the rest. NaN
+// where the CPU has it (tanh32_amd64.s) and Tanh32 for the rest. NaN
 // stays NaN.
 func tanh32(y, x []float32) {
 	x = x[:len(y)]
 	n := tanhVec(y, x)
 	for i := n; i < len(y); i++ {
-		y[i] = tanhf32(x[i])
+		y[i] = Tanh32(x[i])
 	}
 }
 
-// tanhInto writes y = tanh(x), through tanh32 for float32.
-func tanhInto[T tensor.Float](y, x []T) {
+// Tanh writes y = tanh(x) elementwise for the first len(y) elements of x:
+// float32 through tanh32 (the vector kernel), float64 through math.Tanh.
+func Tanh[T tensor.Float](y, x []T) {
 	if x32, ok := any(x).([]float32); ok {
 		tanh32(any(y).([]float32), x32)
 		return

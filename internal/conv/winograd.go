@@ -1,9 +1,10 @@
-package ops
+package conv
 
 import (
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/internal/winograd"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -170,8 +171,8 @@ func (p *winogradPlan) outputTiles() im2col.Geom {
 // laid out NCHW at the end of the chunk.
 func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, b, y []float32) {
 	pl := newWinogradPlan(g, n, nout)
-	ub := getScratch[float32](16 * g.C * nout)
-	defer putScratch(ub)
+	ub := scratch.Get[float32](16 * g.C * nout)
+	defer scratch.Put(ub)
 	wout, win := nout, g.C
 	if flipped {
 		wout, win = g.C, nout
@@ -179,8 +180,8 @@ func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, 
 	packed := winogradWeights(wout, win, w, flipped, *ub)
 	bias := b
 	if bias == nil {
-		zb := getScratch[float32](nout)
-		defer putScratch(zb)
+		zb := scratch.Get[float32](nout)
+		defer scratch.Put(zb)
 		bias = *zb
 		clear(bias)
 	}
@@ -191,12 +192,12 @@ func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, 
 	p, ot := g.OH*g.OW, pl.outputTiles()
 	ow := ot.PaddedW()
 	par.ForBatch(n, func(_, lo, hi int) {
-		xb, vb, mb, ob := getScratch[float32](pl.nb*pl.tiled.PaddedLen()), getScratch[float32](16*pl.vs),
-			getScratch[float32](16*pl.ms), getScratch[float32](pl.nb*ot.PaddedLen())
-		defer putScratch(xb)
-		defer putScratch(vb)
-		defer putScratch(mb)
-		defer putScratch(ob)
+		xb, vb, mb, ob := scratch.Get[float32](pl.nb*pl.tiled.PaddedLen()), scratch.Get[float32](16*pl.vs),
+			scratch.Get[float32](16*pl.ms), scratch.Get[float32](pl.nb*ot.PaddedLen())
+		defer scratch.Put(xb)
+		defer scratch.Put(vb)
+		defer scratch.Put(mb)
+		defer scratch.Put(ob)
 		xp, v, m, out := *xb, *vb, *mb, *ob
 		for i0 := lo; i0 < hi; i0 += pl.nb {
 			imgs := min(pl.nb, hi-i0)
@@ -235,12 +236,12 @@ func winogradFilter(g im2col.Geom, n, nout int, x, dy, dw []float32) {
 	ot, mul := pl.outputTiles(), coreGemm[float32](n)
 	ow, p := ot.PaddedW(), g.OH*g.OW
 	par.ForBatch(n, func(worker, lo, hi int) {
-		xb, yb, vb, mb := getScratch[float32](pl.nb*pl.tiled.PaddedLen()), getScratch[float32](pl.nb*ot.PaddedLen()),
-			getScratch[float32](16*pl.vs), getScratch[float32](16*pl.ms)
-		defer putScratch(xb)
-		defer putScratch(yb)
-		defer putScratch(vb)
-		defer putScratch(mb)
+		xb, yb, vb, mb := scratch.Get[float32](pl.nb*pl.tiled.PaddedLen()), scratch.Get[float32](pl.nb*ot.PaddedLen()),
+			scratch.Get[float32](16*pl.vs), scratch.Get[float32](16*pl.ms)
+		defer scratch.Put(xb)
+		defer scratch.Put(yb)
+		defer scratch.Put(vb)
+		defer scratch.Put(mb)
 		xp, dyp, v, dm, du := *xb, *yb, *vb, *mb, *sums[worker]
 		for i0 := lo; i0 < hi; i0 += pl.nb {
 			imgs := min(pl.nb, hi-i0)
@@ -260,8 +261,8 @@ func winogradFilter(g im2col.Geom, n, nout int, x, dy, dw []float32) {
 			})
 		}
 	})
-	tb := getScratch[float32](size)
-	defer putScratch(tb)
+	tb := scratch.Get[float32](size)
+	defer scratch.Put(tb)
 	du := *tb
 	clear(du)
 	sums.addTo(du)
@@ -292,4 +293,13 @@ func forRuns(n int, fn func(o0, o1 int)) {
 			fn(o0, min(o0+run, n))
 		}
 	})
+}
+
+// tileStride is the stride of a plane of n values: the least odd multiple
+// of 16 elements (64-byte lines in float32), so that the planes fall in
+// different sets of the L1 cache (ops' flash attention strides its score
+// tiles by the same rule).
+func tileStride(n int) int {
+	lines := (n + 15) / 16
+	return (lines | 1) * 16
 }

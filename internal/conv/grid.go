@@ -1,8 +1,9 @@
-package ops
+package conv
 
 import (
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -92,9 +93,9 @@ func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 	nb, gridLen := gridChunk(l, n, nout)
 	mul := coreGemm[T](n)
 	par.ForBatch(n, func(_, lo, hi int) {
-		gb, ob := getScratch[T](gridLen), getScratch[T](nb*ph*pw*nout)
-		defer putScratch(gb)
-		defer putScratch(ob)
+		gb, ob := scratch.Get[T](gridLen), scratch.Get[T](nb*ph*pw*nout)
+		defer scratch.Put(gb)
+		defer scratch.Put(ob)
 		grid, out := *gb, *ob
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
@@ -119,36 +120,36 @@ func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 
 // spreadDy writes dy [cout, OH, OW] channels last into e [rows, pw, cout]
 // at cells (oh, ow), zero elsewhere.
-func spreadDy[T tensor.Float](g convGeom, pw int, dy, e []T) {
+func spreadDy[T tensor.Float](g Geom, pw int, dy, e []T) {
 	p := g.Cols()
 	clear(e)
 	for oh := 0; oh < g.OH; oh++ {
-		im2col.Transpose(e[oh*pw*g.cout:], g.cout, dy[oh*g.OW:], p, g.cout, g.OW, false)
+		im2col.Transpose(e[oh*pw*g.Cout:], g.Cout, dy[oh*g.OW:], p, g.Cout, g.OW, false)
 	}
 }
 
 // gridFilter is rowsFilter at stride 1, as an implicit GEMM: dy is
 // spread over the grid's cells, zero on the dropped ones.
-func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
+func gridFilter[T tensor.Float](g Geom, x, dy, dw []T) {
 	l := gridLayout(g.Geom)
 	k, p, pw := g.Rows(), g.Cols(), l.PaddedW()
 	cells := l.PaddedH() * pw
-	nb, gridLen := gridChunk(l, g.n, g.cout)
-	mul := coreGemm[T](g.n)
-	sums := newCoreSums[T](g.n, k*g.cout)
-	par.ForBatch(g.n, func(worker, lo, hi int) {
-		gb, eb := getScratch[T](gridLen), getScratch[T](nb*cells*g.cout)
-		defer putScratch(gb)
-		defer putScratch(eb)
+	nb, gridLen := gridChunk(l, g.N, g.Cout)
+	mul := coreGemm[T](g.N)
+	sums := newCoreSums[T](g.N, k*g.Cout)
+	par.ForBatch(g.N, func(worker, lo, hi int) {
+		gb, eb := scratch.Get[T](gridLen), scratch.Get[T](nb*cells*g.Cout)
+		defer scratch.Put(gb)
+		defer scratch.Put(eb)
 		grid, dyg, wt := *gb, *eb, *sums[worker]
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			q := padChunk(l, x, i0, m, grid)
 			for i := range m {
-				spreadDy(g, pw, dy[(i0+i)*g.cout*p:], dyg[i*cells*g.cout:(i+1)*cells*g.cout])
+				spreadDy(g, pw, dy[(i0+i)*g.Cout*p:], dyg[i*cells*g.Cout:(i+1)*cells*g.Cout])
 			}
 			gridTaps(l, func(off, col, kt int) {
-				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg, g.cout, 1, wt[col*g.cout:], g.cout)
+				mul(true, false, kt, g.Cout, q, 1, grid[off:], g.C, dyg, g.Cout, 1, wt[col*g.Cout:], g.Cout)
 			})
 		}
 	})
@@ -160,7 +161,7 @@ func gridFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 // a convolution, and the output is the input's size (stride 1, padding
 // (KH−1)·DH rows and (KW−1)·DW columns in all, as SAME gives), so the two
 // grids have one width and dy sits in both at a fixed distance.
-func (g convGeom) sharedGrid() bool {
+func (g Geom) sharedGrid() bool {
 	return g.rowsPay() && g.OH == g.H && g.OW == g.W && gridPays(g.Geom) && gridPays(g.adjoint())
 }
 
@@ -175,7 +176,7 @@ func (g convGeom) sharedGrid() bool {
 // both read one buffer: the data gradient's grid from its start, the
 // filter gradient's from PT'·PaddedW + PL' cells in, where the wrapped
 // cells of the data gradient's grid land on the zero cells of the other.
-func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
+func gridBackward[T tensor.Float](g Geom, x, w, dy, dx, dw, db []T) {
 	l, back := g.Geom, g.adjoint()
 	if lc, bc := gridLayout(l), gridLayout(back); lc.PaddedH() == bc.PaddedH() && lc.PaddedW() == bc.PaddedW() {
 		l, back = lc, bc // both compact, still one size
@@ -184,40 +185,40 @@ func gridBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 	shift := back.PT*pw + back.PL
 	reach := (g.KH-1)*g.DH*pw + (g.KW-1)*g.DW // cells the last taps read past the grid
 	cells := ph * pw
-	nb, mul := chunkImages(g.n, cells*(2*g.C+g.cout), cells), coreGemm[T](g.n)
-	fb := getScratch[T](k * g.cout)
-	defer putScratch(fb)
+	nb, mul := chunkImages(g.N, cells*(2*g.C+g.Cout), cells), coreGemm[T](g.N)
+	fb := scratch.Get[T](k * g.Cout)
+	defer scratch.Put(fb)
 	wflip := *fb
 	rowWeights(g, w, wflip, true)
-	sums := newCoreSums[T](g.n, k*g.cout)
+	sums := newCoreSums[T](g.N, k*g.Cout)
 	var bsums coreSums[T] // per-worker bias sums
 	if db != nil {
-		bsums = newCoreSums[T](g.n, g.cout)
+		bsums = newCoreSums[T](g.N, g.Cout)
 	}
-	par.ForBatch(g.n, func(worker, lo, hi int) {
-		gb, eb, ob := getScratch[T](nb*cells*g.C+reach*g.C), getScratch[T]((nb*cells+reach)*g.cout), getScratch[T](nb*cells*g.C)
-		defer putScratch(gb)
-		defer putScratch(eb)
-		defer putScratch(ob)
+	par.ForBatch(g.N, func(worker, lo, hi int) {
+		gb, eb, ob := scratch.Get[T](nb*cells*g.C+reach*g.C), scratch.Get[T]((nb*cells+reach)*g.Cout), scratch.Get[T](nb*cells*g.C)
+		defer scratch.Put(gb)
+		defer scratch.Put(eb)
+		defer scratch.Put(ob)
 		grid, dyg, out, wt := *gb, *eb, *ob, *sums[worker]
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			q := padChunk(l, x, i0, m, grid)
-			clear(dyg[:shift*g.cout])
+			clear(dyg[:shift*g.Cout])
 			for i := range m {
-				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
-				spreadDy(g, pw, dyi, dyg[(shift+i*cells)*g.cout:(shift+(i+1)*cells)*g.cout])
+				dyi := dy[(i0+i)*g.Cout*p:][:g.Cout*p]
+				spreadDy(g, pw, dyi, dyg[(shift+i*cells)*g.Cout:(shift+(i+1)*cells)*g.Cout])
 				if db != nil {
 					biasSums(dyi, *bsums[worker], p)
 				}
 			}
-			clear(dyg[(shift+q)*g.cout : (q+reach)*g.cout])
+			clear(dyg[(shift+q)*g.Cout : (q+reach)*g.Cout])
 			gridTaps(l, func(off, col, kt int) {
-				mul(true, false, kt, g.cout, q, 1, grid[off:], g.C, dyg[shift*g.cout:], g.cout, 1, wt[col*g.cout:], g.cout)
+				mul(true, false, kt, g.Cout, q, 1, grid[off:], g.C, dyg[shift*g.Cout:], g.Cout, 1, wt[col*g.Cout:], g.Cout)
 			})
 			beta := T(0)
 			gridTaps(back, func(off, col, kt int) {
-				mul(false, true, q, g.C, kt, 1, dyg[off:], g.cout, wflip[col:], back.Rows(), beta, out, g.C)
+				mul(false, true, q, g.C, kt, 1, dyg[off:], g.Cout, wflip[col:], back.Rows(), beta, out, g.C)
 				beta = 1
 			})
 			for i := range m {

@@ -1,9 +1,9 @@
 //go:build !amd64
 
-package ops
+package vec
 
 // expShiftVec has no vector kernel off amd64: expShift32 does every
-// element with expf32.
+// element with Exp32.
 func expShiftVec(dst, src []float32, m float32) (int, float64) { return 0, 0 }
 
 // expScaleVec has no vector kernel off amd64 either.

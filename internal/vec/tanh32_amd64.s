@@ -5,7 +5,7 @@
 
 // func tanhAVX2(y, x *float32, n int)
 //
-// y = tanh(x) eight lanes at a time by tanhf32's method: both the
+// y = tanh(x) eight lanes at a time by Tanh32's method: both the
 // polynomial (|x| < 0.625) and 1 - 2/(exp(2|x|) + 1) are computed and
 // blended, then the sign of x is put back; NaN lanes are passed through.
 TEXT ·tanhAVX2(SB), NOSPLIT, $0-24

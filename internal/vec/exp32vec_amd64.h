@@ -1,5 +1,5 @@
 // EXP8 overwrites Y0 with r and leaves exp(Y0) in Y4 for eight float32
-// lanes by expf32's method (exp32.go), the argument clamped to
+// lanes by Exp32's method (exp32.go), the argument clamped to
 // [ln 2^-126, ln 2^127]; R8 holds the address of act32Consts.
 // Clobbers Y2, Y3, Y5, Y6.
 #define EXP8 \

@@ -1,4 +1,4 @@
-package ops
+package conv
 
 import (
 	"runtime"
@@ -6,6 +6,7 @@ import (
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -41,12 +42,21 @@ import (
 // The layout changes between NCHW and channels last are im2col.Transpose's
 // 8×8 register transposes.
 
+// rowsAlg is the channels-last algorithm: each pass runs by Winograd
+// where winogradPays, by the implicit GEMM where gridPays, and by the row
+// matrix otherwise, and adds the bias in its output pass.
+type rowsAlg[T tensor.Float] struct{}
+
+func (rowsAlg[T]) Forward(g Geom, x, w, b, y []T)  { rowsData(g, x, w, b, y) }
+func (rowsAlg[T]) DataGrad(g Geom, y, w, b, x []T) { rowsDataAdjoint(g, y, w, b, x) }
+func (rowsAlg[T]) FilterGrad(g Geom, x, y, dw []T) { rowsFilter(g, x, y, dw) }
+
 // rowsPay reports whether the channels-last kernels take g: ungrouped, with
 // KW·C and KW·O (the runs their lowering copies, forward and backward) of
 // at least 16 values. Below that (MNIST's one-channel first layer) the
 // copies are too short to repay, and im2col's runs of whole output rows
 // win.
-func (g convGeom) rowsPay() bool { return g.groups == 1 && g.KW*min(g.C, g.cout) >= 16 }
+func (g Geom) rowsPay() bool { return g.Groups == 1 && g.KW*min(g.C, g.Cout) >= 16 }
 
 // gridPays reports whether the implicit GEMM takes g: stride 1, runs of
 // KW·C ≥ 32 so each of its GEMMs has a useful K, and at most 20% of its
@@ -109,17 +119,17 @@ type coreSums[T tensor.Float] []*[]T
 func newCoreSums[T tensor.Float](n, size int) coreSums[T] {
 	s := make(coreSums[T], par.BatchWorkers(n))
 	for i := range s {
-		s[i] = getScratch[T](size)
+		s[i] = scratch.Get[T](size)
 		clear(*s[i])
 	}
 	return s
 }
 
 // addFilter adds partial filter gradients wt [(i·KW+j)·C+c, o] into dw.
-func (s coreSums[T]) addFilter(g convGeom, dw []T) {
+func (s coreSums[T]) addFilter(g Geom, dw []T) {
 	for _, wt := range s {
 		addFilter(g, *wt, dw)
-		putScratch(wt)
+		scratch.Put(wt)
 	}
 }
 
@@ -127,7 +137,7 @@ func (s coreSums[T]) addFilter(g convGeom, dw []T) {
 func (s coreSums[T]) addTo(dst []T) {
 	for _, part := range s {
 		vec.Add(dst, *part)
-		putScratch(part)
+		scratch.Put(part)
 	}
 }
 
@@ -136,14 +146,14 @@ func (s coreSums[T]) addTo(dst []T) {
 // data gradient as a convolution of dy instead, C outputs from O inputs
 // with the kernel turned by 180°: wr [c, (i·KW+j)·O+o] = w[o, c, KH−1−i,
 // KW−1−j].
-func rowWeights[T tensor.Float](g convGeom, w, wr []T, flipped bool) {
+func rowWeights[T tensor.Float](g Geom, w, wr []T, flipped bool) {
 	kk := g.KH * g.KW
-	for o := 0; o < g.cout; o++ {
+	for o := 0; o < g.Cout; o++ {
 		for c := 0; c < g.C; c++ {
 			src := w[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
 			for t, v := range src {
 				if flipped {
-					wr[(c*kk+kk-1-t)*g.cout+o] = v
+					wr[(c*kk+kk-1-t)*g.Cout+o] = v
 				} else {
 					wr[(o*kk+t)*g.C+c] = v
 				}
@@ -162,10 +172,10 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb, mul := chunkImages(n, p*(k+nout), p), coreGemm[T](n)
 	par.ForBatch(n, func(_, lo, hi int) {
-		rb, ob, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*nout), getScratch[T](g.PaddedLen())
-		defer putScratch(rb)
-		defer putScratch(ob)
-		defer putScratch(xb)
+		rb, ob, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*nout), scratch.Get[T](g.PaddedLen())
+		defer scratch.Put(rb)
+		defer scratch.Put(ob)
+		defer scratch.Put(xb)
 		rows, out, xp := *rb, *ob, *xb
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
@@ -186,15 +196,15 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 }
 
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
-func rowsData[T tensor.Float](g convGeom, x, w, b, y []T) {
-	if winogradPays[T](g.Geom, g.cout) {
-		winogradConvolve(g.Geom, g.n, g.cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32))
+func rowsData[T tensor.Float](g Geom, x, w, b, y []T) {
+	if winogradPays[T](g.Geom, g.Cout) {
+		winogradConvolve(g.Geom, g.N, g.Cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32))
 		return
 	}
-	wb := getScratch[T](len(w))
-	defer putScratch(wb)
+	wb := scratch.Get[T](len(w))
+	defer scratch.Put(wb)
 	rowWeights(g, w, *wb, false)
-	rowsConvolve(g.Geom, g.n, g.cout, x, *wb, b, y)
+	rowsConvolve(g.Geom, g.N, g.Cout, x, *wb, b, y)
 }
 
 // adjointAsConv reports whether rowsDataAdjoint runs the data gradient as
@@ -202,14 +212,14 @@ func rowsData[T tensor.Float](g convGeom, x, w, b, y []T) {
 // pixels than the output. That convolution multiplies H·W·K·O times where
 // the forward pass does OH·OW·K·O, the rest against dy's zero border
 // (2.25 times the work on MNIST's 12×12 5×5 VALID layer).
-func (g convGeom) adjointAsConv() bool {
+func (g Geom) adjointAsConv() bool {
 	return g.SH == 1 && g.SW == 1 && 10*g.H*g.W <= 13*g.OH*g.OW
 }
 
 // adjoint is the geometry of the data gradient of a stride-1 convolution
 // as a convolution of dy (see rowsDataAdjoint).
-func (g convGeom) adjoint() im2col.Geom {
-	return im2col.Geom{C: g.cout, H: g.OH, W: g.OW, KH: g.KH, KW: g.KW, SH: 1, SW: 1, DH: g.DH, DW: g.DW,
+func (g Geom) adjoint() im2col.Geom {
+	return im2col.Geom{C: g.Cout, H: g.OH, W: g.OW, KH: g.KH, KW: g.KW, SH: 1, SW: 1, DH: g.DH, DW: g.DW,
 		PT: (g.KH-1)*g.DH - g.PT, PL: (g.KW-1)*g.DW - g.PL, OH: g.H, OW: g.W}
 }
 
@@ -219,34 +229,34 @@ func (g convGeom) adjoint() im2col.Geom {
 // Σ dy[o, h+PT−i·DH, w+PL−j·DW]·w[o, c, i, j], the kernel turned by 180°
 // over a window that starts (KH−1)·DH−PT rows above dy (a negative start
 // crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
-func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
+func rowsDataAdjoint[T tensor.Float](g Geom, dy, w, b, dx []T) {
 	if g.adjointAsConv() && winogradPays[T](g.adjoint(), g.C) {
-		winogradConvolve(g.adjoint(), g.n, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32))
+		winogradConvolve(g.adjoint(), g.N, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32))
 		return
 	}
-	wb := getScratch[T](len(w))
-	defer putScratch(wb)
+	wb := scratch.Get[T](len(w))
+	defer scratch.Put(wb)
 	wr := *wb
 	if g.adjointAsConv() {
 		rowWeights(g, w, wr, true)
-		rowsConvolve(g.adjoint(), g.n, g.C, dy, wr, b, dx)
+		rowsConvolve(g.adjoint(), g.N, g.C, dy, wr, b, dx)
 		return
 	}
 	rowWeights(g, w, wr, false)
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(g.n, p*(k+g.cout), p), coreGemm[T](g.n)
-	par.ForBatch(g.n, func(_, lo, hi int) {
-		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
-		defer putScratch(rb)
-		defer putScratch(tb)
-		defer putScratch(xb)
+	nb, mul := chunkImages(g.N, p*(k+g.Cout), p), coreGemm[T](g.N)
+	par.ForBatch(g.N, func(_, lo, hi int) {
+		rb, tb, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*g.Cout), scratch.Get[T](g.PaddedLen())
+		defer scratch.Put(rb)
+		defer scratch.Put(tb)
+		defer scratch.Put(xb)
 		rows, dyT, xp := *rb, *tb, *xb
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			for i := range m {
-				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dy[(i0+i)*g.cout*p:], p, g.cout, p, false)
+				im2col.Transpose(dyT[i*p*g.Cout:], g.Cout, dy[(i0+i)*g.Cout*p:], p, g.Cout, p, false)
 			}
-			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			mul(false, false, m*p, k, g.Cout, 1, dyT, g.Cout, wr, k, 0, rows, k)
 			for i := range m {
 				clear(xp)
 				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
@@ -263,9 +273,9 @@ func rowsDataAdjoint[T tensor.Float](g convGeom, dy, w, b, dx []T) {
 // rowsFilter adds the filter gradient of an ungrouped convolution with
 // input x and output gradient dy into dw, summing every image of a chunk in
 // one GEMM.
-func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
-	if winogradPays[T](g.Geom, g.cout) {
-		winogradFilter(g.Geom, g.n, g.cout, any(x).([]float32), any(dy).([]float32), any(dw).([]float32))
+func rowsFilter[T tensor.Float](g Geom, x, dy, dw []T) {
+	if winogradPays[T](g.Geom, g.Cout) {
+		winogradFilter(g.Geom, g.N, g.Cout, any(x).([]float32), any(dy).([]float32), any(dw).([]float32))
 		return
 	}
 	if gridPays(g.Geom) {
@@ -278,55 +288,55 @@ func rowsFilter[T tensor.Float](g convGeom, x, dy, dw []T) {
 // sharedRows reports whether rowsBackward takes both gradients of g: the
 // filter gradient and the data gradient both go through row matrices
 // (not the implicit GEMM, and not the data gradient as a convolution).
-func (g convGeom) sharedRows() bool {
+func (g Geom) sharedRows() bool {
 	return g.rowsPay() && !gridPays(g.Geom) && !g.adjointAsConv()
 }
 
 // rowsBackward writes the data gradient of a convolution that sharedRows
-// takes into dx (zeroed unless adjointWritesAll), adds its filter
+// takes into dx (zeroed unless AdjointWritesAll), adds its filter
 // gradient into dw and, when db is non-nil, its bias gradient into db
 // (biasSums). Per chunk, x is lowered to rows and dy laid out channels
 // last once for both GEMMs: the filter gradient reads the rows, then the
 // data gradient's GEMM overwrites them with dyᵀ·W, which Row2Im adds back
 // into dx. With dx nil (and w unused) it
 // takes the filter gradient alone, as rowsFilter.
-func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
+func rowsBackward[T tensor.Float](g Geom, x, w, dy, dx, dw, db []T) {
 	var wr []T
 	if dx != nil {
-		wb := getScratch[T](len(w))
-		defer putScratch(wb)
+		wb := scratch.Get[T](len(w))
+		defer scratch.Put(wb)
 		wr = *wb
 		rowWeights(g, w, wr, false)
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(g.n, p*(k+g.cout), p), coreGemm[T](g.n)
-	sums := newCoreSums[T](g.n, k*g.cout)
+	nb, mul := chunkImages(g.N, p*(k+g.Cout), p), coreGemm[T](g.N)
+	sums := newCoreSums[T](g.N, k*g.Cout)
 	var bsums coreSums[T]
 	if db != nil {
-		bsums = newCoreSums[T](g.n, g.cout)
+		bsums = newCoreSums[T](g.N, g.Cout)
 	}
-	par.ForBatch(g.n, func(worker, lo, hi int) {
-		rb, tb, xb := getScratch[T](nb*p*k), getScratch[T](nb*p*g.cout), getScratch[T](g.PaddedLen())
-		defer putScratch(rb)
-		defer putScratch(tb)
-		defer putScratch(xb)
+	par.ForBatch(g.N, func(worker, lo, hi int) {
+		rb, tb, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*g.Cout), scratch.Get[T](g.PaddedLen())
+		defer scratch.Put(rb)
+		defer scratch.Put(tb)
+		defer scratch.Put(xb)
 		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			for i := range m {
 				im2col.Pad(g.Geom, x[(i0+i)*chw:], xp)
 				im2col.Im2Row(g.Geom, xp, rows[i*p*k:(i+1)*p*k])
-				dyi := dy[(i0+i)*g.cout*p:][:g.cout*p]
-				im2col.Transpose(dyT[i*p*g.cout:], g.cout, dyi, p, g.cout, p, false)
+				dyi := dy[(i0+i)*g.Cout*p:][:g.Cout*p]
+				im2col.Transpose(dyT[i*p*g.Cout:], g.Cout, dyi, p, g.Cout, p, false)
 				if db != nil {
 					biasSums(dyi, *bsums[worker], p)
 				}
 			}
-			mul(true, false, k, g.cout, m*p, 1, rows, k, dyT, g.cout, 1, wt, g.cout)
+			mul(true, false, k, g.Cout, m*p, 1, rows, k, dyT, g.Cout, 1, wt, g.Cout)
 			if dx == nil {
 				continue
 			}
-			mul(false, false, m*p, k, g.cout, 1, dyT, g.cout, wr, k, 0, rows, k)
+			mul(false, false, m*p, k, g.Cout, 1, dyT, g.Cout, wr, k, 0, rows, k)
 			for i := range m {
 				clear(xp)
 				im2col.Row2Im(g.Geom, rows[i*p*k:(i+1)*p*k], xp)
@@ -339,13 +349,13 @@ func rowsBackward[T tensor.Float](g convGeom, x, w, dy, dx, dw, db []T) {
 }
 
 // addFilter adds wt [(i·KW+j)·C+c, o] into dw [o, c, i, j].
-func addFilter[T tensor.Float](g convGeom, wt, dw []T) {
+func addFilter[T tensor.Float](g Geom, wt, dw []T) {
 	kk := g.KH * g.KW
-	for o := 0; o < g.cout; o++ {
+	for o := 0; o < g.Cout; o++ {
 		for c := 0; c < g.C; c++ {
 			dst := dw[(o*g.C+c)*kk : (o*g.C+c+1)*kk]
 			for t := range dst {
-				dst[t] += wt[(t*g.C+c)*g.cout+o]
+				dst[t] += wt[(t*g.C+c)*g.Cout+o]
 			}
 		}
 	}
