@@ -228,8 +228,8 @@ func BenchmarkConv2D(b *testing.B) {
 func BenchmarkConv2DResNet(b *testing.B) {
 	const n, big = 128, 1024
 	// Random operands: fresh make()s would all read the kernel's shared
-	// zero page, which ran this GEMM at a third of its rate here and so
-	// inflated of_sgemm1024.
+	// zero page, which slows this GEMM and so would inflate
+	// of_sgemm1024.
 	a1, a2, a3 := f32(randn(4, big, big)).Float32s(), f32(randn(5, big, big)).Float32s(), make([]float32, big*big)
 	for _, c := range []struct {
 		c, h, o, stride int

@@ -61,8 +61,8 @@ func (g Geom) rowsPay() bool { return g.Groups == 1 && g.KW*min(g.C, g.Cout) >= 
 // gridPays reports whether the implicit GEMM takes g: stride 1, runs of
 // KW·C ≥ 32 so each of its GEMMs has a useful K, and at most 20% of its
 // grid cells (gridLayout) wasted beyond the OH×OW outputs: 6% and 13% on
-// 3×3 SAME layers of 32×32 and 16×16, where 27% at 8×8 (ResNet's third
-// stage) runs slower than the row matrix, and 125% on MNIST's 12×12 5×5
+// 3×3 SAME layers of 32×32 and 16×16, against 27% at 8×8 (ResNet's
+// third stage, left to the row matrix) and 125% on MNIST's 12×12 5×5
 // VALID one.
 func gridPays(g im2col.Geom) bool {
 	if g.SH != 1 || g.SW != 1 || g.KW*g.C < 32 {

@@ -95,7 +95,7 @@ func winogradWeights(cout, c int, w []float32, flipped bool, u []float32) []*gem
 // and the GEMMs. The planes' strides vs and ms are odd multiples of 64
 // bytes (tileStride), so that the transforms' 16 streams fall in
 // different L1 sets: at 8 KiB apart (128 tiles of 16 channels) they
-// shared one and ran 2-4x slower.
+// would all share one set and evict each other.
 type winogradPlan struct {
 	g, tiled      im2col.Geom // the convolution, and its window of whole tiles
 	nout          int
