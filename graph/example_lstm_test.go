@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -15,7 +16,7 @@ func ExampleLSTM() {
 	const in, units = 2, 3
 	rng := tensor.NewRNG(1)
 	param := func(name string, shape ...int) *graph.Param {
-		t, _ := tensor.GlorotUniform(rng, tensor.Float32, shape...)
+		t, _ := initializer.GlorotUniform(rng, tensor.Float32, shape...)
 		return graph.NewParam(name, t)
 	}
 	w, u := param("w", in, 4*units), param("u", units, 4*units)

@@ -3,10 +3,10 @@ package layers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -30,15 +30,6 @@ type MultiHeadAttention struct {
 	Heads, KeyDim          int
 	WQ, WK, WV, BQ, BK, BV *graph.Param
 	WO, BO                 *graph.Param
-}
-
-// kerasGlorot draws a Glorot-uniform 3-D kernel with Keras' fans:
-// receptive field = the product of all but the last two dims.
-func kerasGlorot(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error) {
-	field := tensor.Shape(shape[:len(shape)-2]).Size()
-	in, out := shape[len(shape)-2]*field, shape[len(shape)-1]*field
-	l := math.Sqrt(6 / float64(in+out))
-	return tensor.RandUniform(rng, dt, -l, l, shape...)
 }
 
 // MultiHeadAttentionConfig shapes a MultiHeadAttention: queries of
@@ -70,7 +61,7 @@ func NewMultiHeadAttention(name string, cfg MultiHeadAttentionConfig, rng *rand.
 		{&m.WV, &m.BV, "value", []int{valueDim, heads, keyDim}, []int{heads, keyDim}},
 		{&m.WO, &m.BO, "attention_output", []int{heads, keyDim, outDim}, []int{outDim}},
 	} {
-		w, err := kerasGlorot(rng, c.dtype, p.shape...)
+		w, err := initializer.GlorotUniformKeras(rng, c.dtype, p.shape...)
 		if err != nil {
 			return nil, fmt.Errorf("layers: multi-head attention %q: %w", name, err)
 		}
@@ -139,15 +130,15 @@ func NewBahdanauAttention(name string, cfg BahdanauAttentionConfig, rng *rand.Ra
 		return nil, fmt.Errorf("layers: bahdanau attention %q: sizes query=%d memory=%d units=%d must be positive", name, queryDim, memoryDim, units)
 	}
 	c := newConfig(opts)
-	wq, err := tensor.GlorotUniform(rng, c.dtype, queryDim, units)
+	wq, err := initializer.GlorotUniform(rng, c.dtype, queryDim, units)
 	if err != nil {
 		return nil, err
 	}
-	wm, err := tensor.GlorotUniform(rng, c.dtype, memoryDim, units)
+	wm, err := initializer.GlorotUniform(rng, c.dtype, memoryDim, units)
 	if err != nil {
 		return nil, err
 	}
-	v, err := tensor.GlorotUniform(rng, c.dtype, units)
+	v, err := initializer.GlorotUniform(rng, c.dtype, units)
 	if err != nil {
 		return nil, err
 	}

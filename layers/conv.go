@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // Conv2D is a 2-D convolution over NCHW input with an OIHW kernel
@@ -40,7 +40,7 @@ func NewConv2D(name string, cfg Conv2DConfig, rng *rand.Rand, opts ...Option) (*
 		return nil, fmt.Errorf("layers: conv2d %q: in=%d out=%d kernel %dx%d groups=%d: want positive sizes and channels divisible by groups",
 			name, cfg.In, cfg.Out, cfg.KH, cfg.KW, groups)
 	}
-	w, err := tensor.GlorotUniform(rng, c.dtype, cfg.Out, cfg.In/groups, cfg.KH, cfg.KW)
+	w, err := initializer.GlorotUniform(rng, c.dtype, cfg.Out, cfg.In/groups, cfg.KH, cfg.KW)
 	if err != nil {
 		return nil, fmt.Errorf("layers: conv2d %q: %w", name, err)
 	}

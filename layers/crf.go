@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -25,7 +26,7 @@ func NewCRF(name string, numTags int, rng *rand.Rand, opts ...Option) (*CRF, err
 	if numTags <= 0 {
 		return nil, fmt.Errorf("layers: crf %q: %d tags; want at least one", name, numTags)
 	}
-	tr, err := tensor.GlorotUniform(rng, c.dtype, numTags, numTags)
+	tr, err := initializer.GlorotUniform(rng, c.dtype, numTags, numTags)
 	if err != nil {
 		return nil, fmt.Errorf("layers: crf %q: %w", name, err)
 	}

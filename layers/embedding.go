@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -30,16 +31,10 @@ type EmbeddingConfig struct {
 	Padded     bool
 	PaddingIdx int
 	// Init draws the [Vocab, Dim] table in place of Keras' uniform
-	// ±0.05, e.g. tensor.GlorotUniform (Paddle's default) or Normal(1)
-	// (PyTorch's nn.Embedding default); nil keeps Keras'.
-	Init func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error)
-}
-
-// Normal returns an embedding initialiser drawing from N(0, std²).
-func Normal(std float64) func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error) {
-	return func(rng *rand.Rand, dt tensor.DType, shape ...int) (*tensor.Tensor, error) {
-		return tensor.RandNormal(rng, dt, 0, std, shape...)
-	}
+	// ±0.05, e.g. initializer.GlorotUniform (Paddle's default) or
+	// initializer.Normal(1) (PyTorch's nn.Embedding default); nil keeps
+	// Keras'.
+	Init initializer.Func
 }
 
 // NewEmbedding returns an Embedding shaped by cfg whose table is named
@@ -53,13 +48,11 @@ func NewEmbedding(name string, cfg EmbeddingConfig, rng *rand.Rand, opts ...Opti
 	if vocab <= 0 || dim <= 0 || paddingIdx >= vocab || (cfg.Padded && paddingIdx < 0) {
 		return nil, fmt.Errorf("layers: embedding %q: vocab=%d dim=%d padded=%v padding index %d: want positive sizes and a padding index in [0, vocab)", name, vocab, dim, cfg.Padded, cfg.PaddingIdx)
 	}
-	var w *tensor.Tensor
-	var err error
-	if cfg.Init != nil {
-		w, err = cfg.Init(rng, c.dtype, vocab, dim)
-	} else {
-		w, err = tensor.RandUniform(rng, c.dtype, -0.05, 0.05, vocab, dim)
+	init := cfg.Init
+	if init == nil {
+		init = initializer.Uniform(-0.05, 0.05)
 	}
+	w, err := init(rng, c.dtype, vocab, dim)
 	if err == nil && (w == nil || !w.Shape().Equal(tensor.Shape{vocab, dim}) || w.DType() != c.dtype) {
 		got := "nil"
 		if w != nil {

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
-	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/initializer"
 )
 
 // Linear is a fully connected layer, y = x·W + b, with W [in, out] (Keras
@@ -20,7 +20,7 @@ func NewLinear(name string, in, out int, rng *rand.Rand, opts ...Option) (*Linea
 	if in <= 0 || out <= 0 {
 		return nil, fmt.Errorf("layers: linear %q: sizes in=%d out=%d must be positive", name, in, out)
 	}
-	w, err := tensor.GlorotUniform(rng, c.dtype, in, out)
+	w, err := initializer.GlorotUniform(rng, c.dtype, in, out)
 	if err != nil {
 		return nil, fmt.Errorf("layers: linear %q: %w", name, err)
 	}

@@ -3,12 +3,12 @@ package layers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -162,11 +162,11 @@ func (p LSTMParams) Params() []*graph.Param {
 }
 
 func newLSTMParams(name string, in, units int, peep bool, rng *rand.Rand, dt tensor.DType) (LSTMParams, error) {
-	w, err := tensor.GlorotUniform(rng, dt, in, 4*units)
+	w, err := initializer.GlorotUniform(rng, dt, in, 4*units)
 	if err != nil {
 		return LSTMParams{}, err
 	}
-	u, err := orthogonal(rng, dt, units, 4*units)
+	u, err := initializer.Orthogonal(rng, dt, units, 4*units)
 	if err != nil {
 		return LSTMParams{}, err
 	}
@@ -301,11 +301,11 @@ func NewGRU(name string, cfg RNNConfig, rng *rand.Rand, opts ...Option) (*GRU, e
 	for i := 0; i < cfg.layers(); i++ {
 		var dirs []GRUParams
 		for d := 0; d < cfg.dirs(); d++ {
-			w, err := tensor.GlorotUniform(rng, c.dtype, in, 3*units)
+			w, err := initializer.GlorotUniform(rng, c.dtype, in, 3*units)
 			if err != nil {
 				return nil, fmt.Errorf("layers: gru %q: %w", name, err)
 			}
-			u, err := orthogonal(rng, c.dtype, units, 3*units)
+			u, err := initializer.Orthogonal(rng, c.dtype, units, 3*units)
 			if err != nil {
 				return nil, fmt.Errorf("layers: gru %q: %w", name, err)
 			}
@@ -363,54 +363,4 @@ func (g *GRU) Params() []*graph.Param {
 		ms = append(ms, List(dirs))
 	}
 	return ms.Params()
-}
-
-// orthogonal returns a [rows, cols] matrix with orthonormal rows (rows <=
-// cols) or columns, Keras' Orthogonal initializer with gain 1: the Q of a
-// standard normal matrix's QR decomposition with R's diagonal made
-// positive (Saxe et al. 2014). Q is computed by modified Gram-Schmidt in
-// float64, whose R has a positive diagonal by construction; a column that
-// comes out (numerically) dependent is redrawn.
-func orthogonal(rng *rand.Rand, dt tensor.DType, rows, cols int) (*tensor.Tensor, error) {
-	n, m := max(rows, cols), min(rows, cols)
-	q := make([][]float64, m) // m orthonormal vectors of length n
-	for j := 0; j < m; j++ {
-		for {
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = rng.NormFloat64()
-			}
-			for _, p := range q[:j] {
-				dot := 0.0
-				for i := range v {
-					dot += v[i] * p[i]
-				}
-				for i := range v {
-					v[i] -= dot * p[i]
-				}
-			}
-			norm := 0.0
-			for _, x := range v {
-				norm += x * x
-			}
-			if norm = math.Sqrt(norm); norm > 1e-6 {
-				for i := range v {
-					v[i] /= norm
-				}
-				q[j] = v
-				break
-			}
-		}
-	}
-	out := tensor.Zeros(tensor.Float64, rows, cols)
-	for j, v := range q {
-		for i, x := range v {
-			if rows >= cols { // Q [n, m]: column j
-				out.SetAt(i*cols+j, x)
-			} else { // Qᵀ [m, n]: row j
-				out.SetAt(j*cols+i, x)
-			}
-		}
-	}
-	return out.Cast(dt)
 }

@@ -13,37 +13,6 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-func TestOrthogonalInit(t *testing.T) {
-	for _, s := range [][2]int{{4, 16}, {6, 3}, {5, 5}} {
-		q, err := orthogonal(tensor.NewRNG(1), tensor.Float64, s[0], s[1])
-		require.NoError(t, err)
-		rows := s[0] <= s[1] // rows orthonormal, else columns
-		n, m := s[1], s[0]
-		if !rows {
-			n, m = s[0], s[1]
-		}
-		at := func(v, i int) float64 {
-			if rows {
-				return q.At(v*s[1] + i)
-			}
-			return q.At(i*s[1] + v)
-		}
-		for a := 0; a < m; a++ {
-			for b := 0; b < m; b++ {
-				dot := 0.0
-				for i := 0; i < n; i++ {
-					dot += at(a, i) * at(b, i)
-				}
-				want := 0.0
-				if a == b {
-					want = 1
-				}
-				require.InDelta(t, want, dot, 1e-12)
-			}
-		}
-	}
-}
-
 func TestRNNLayersShapesAndInit(t *testing.T) {
 	rng := tensor.NewRNG(1)
 	l, err := NewLSTM("enc", RNNConfig{In: 3, Units: 4, Layers: 2, Bidirectional: true, Peepholes: true}, rng)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -56,7 +57,7 @@ func NewSequenceConv(name string, cfg SequenceConvConfig, rng *rand.Rand, opts .
 	if in <= 0 || out <= 0 || contextLength <= 0 {
 		return nil, fmt.Errorf("layers: sequence conv %q: in=%d out=%d context length %d must be positive", name, in, out, contextLength)
 	}
-	f, err := tensor.GlorotUniform(rng, c.dtype, contextLength*in, out)
+	f, err := initializer.GlorotUniform(rng, c.dtype, contextLength*in, out)
 	if err != nil {
 		return nil, fmt.Errorf("layers: sequence conv %q: %w", name, err)
 	}

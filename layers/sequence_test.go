@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -18,7 +19,7 @@ import (
 // at zero); one returning the wrong shape or dtype, or failing, is an
 // error naming the embedding.
 func TestEmbeddingConfigInit(t *testing.T) {
-	l, err := NewEmbedding("n", EmbeddingConfig{Vocab: 400, Dim: 8, Padded: true, PaddingIdx: 0, Init: Normal(2)}, tensor.NewRNG(1))
+	l, err := NewEmbedding("n", EmbeddingConfig{Vocab: 400, Dim: 8, Padded: true, PaddingIdx: 0, Init: initializer.Normal(2)}, tensor.NewRNG(1))
 	require.NoError(t, err)
 	sum, sq, big := 0.0, 0.0, 0
 	for i, v := range l.Table.Value.Float32s() {
@@ -36,7 +37,7 @@ func TestEmbeddingConfigInit(t *testing.T) {
 	require.InDelta(t, 2, math.Sqrt(sq/n-(sum/n)*(sum/n)), 0.1, "N(0, 2²)")
 	require.Greater(t, big, 3000, "not Keras' uniform ±0.05")
 
-	g, err := NewEmbedding("g", EmbeddingConfig{Vocab: 2, Dim: 5, Init: tensor.GlorotUniform}, tensor.NewRNG(1), DType(tensor.Float64))
+	g, err := NewEmbedding("g", EmbeddingConfig{Vocab: 2, Dim: 5, Init: initializer.GlorotUniform}, tensor.NewRNG(1), DType(tensor.Float64))
 	require.NoError(t, err)
 	limit := math.Sqrt(6.0 / 7)
 	for _, v := range g.Table.Value.Float64s() {

@@ -28,7 +28,6 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewConv2D":             layers.NewConv2D,
 			"NewCRF":                layers.NewCRF,
 			"NewEmbedding":          layers.NewEmbedding,
-			"Normal":                layers.Normal,
 			"DType":                 layers.DType,
 			"NoBias":                layers.NoBias,
 			"Trainable":             layers.Trainable,

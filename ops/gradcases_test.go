@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"sort"
 	"testing"
 
@@ -138,5 +137,3 @@ func checkDTypes(t *testing.T, mk func() Op, in ...*tensor.Tensor) {
 	require.Equal(t, tensor.Float32, got.DType())
 	requireClose(t, want, got, 1e-5, 1e-4)
 }
-
-func errString(err error) string { return fmt.Sprint(err) }

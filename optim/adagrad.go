@@ -3,6 +3,7 @@ package optim
 import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -28,19 +29,14 @@ func NewAdagrad(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, sparse: c.epsilon > 0, prepare: func(lr float64, _ int64) update {
-		k := adagradCoef{lr: lr, eps: c.epsilon}
-		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
-			run(k, v, g, rows, s, adagradKernel[float32], adagradKernel[float64])
-		}
-	}}
-	return newOptimizer(params, c, r)
+	return newOptimizer(params, c, rule{name: "Adagrad", slots: []slot{{"accumulator", c.initAccum}}, sparse: c.epsilon > 0,
+		coef: func(lr float64, _ int64) ops.Update { return ops.Update{Rule: "adagrad", LR: lr, Epsilon: c.epsilon} },
+		host: hostKernel{adagradKernel[float32], adagradKernel[float64]},
+	})
 }
-
-type adagradCoef struct{ lr, eps float64 }
 
 // adagradKernel applies the update to v with the accumulator slot, in
 // vec.Adagrad (an AVX loop for float32).
-func adagradKernel[T tensor.Float](c adagradCoef, v, g []T, s [][]T) {
-	vec.Adagrad(v, g, s[0], T(c.lr), T(c.eps))
+func adagradKernel[T tensor.Float](u *ops.Update, v, g []T, s [][]T) {
+	vec.Adagrad(v, g, s[0], T(u.LR), T(u.Epsilon))
 }

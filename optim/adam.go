@@ -5,6 +5,7 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -47,22 +48,18 @@ func newAdam(name string, wd float64, params []*graph.Param, opts []Option) (Opt
 	if err != nil {
 		return nil, err
 	}
-	r := rule{name: name, slots: []slot{{"m", 0}, {"v", 0}}, prepare: func(lr float64, t int64) update {
-		k := adamCoef{
-			lrT:   lr * math.Sqrt(1-math.Pow(c.beta2, float64(t))) / (1 - math.Pow(c.beta1, float64(t))),
-			beta1: c.beta1, beta2: c.beta2, eps: c.epsilon,
-		}
-		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
-			run(k, v, g, rows, s, adamKernel[float32], adamKernel[float64])
-		}
-	}}
-	return newOptimizer(params, c, r)
+	return newOptimizer(params, c, rule{name: name, slots: []slot{{"m", 0}, {"v", 0}},
+		// The update's LR is step t's bias-corrected lr_t.
+		coef: func(lr float64, t int64) ops.Update {
+			lrT := lr * math.Sqrt(1-math.Pow(c.beta2, float64(t))) / (1 - math.Pow(c.beta1, float64(t)))
+			return ops.Update{Rule: "adam", LR: lrT, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.epsilon}
+		},
+		host: hostKernel{adamKernel[float32], adamKernel[float64]},
+	})
 }
-
-type adamCoef struct{ lrT, beta1, beta2, eps float64 }
 
 // adamKernel applies the update to v with slots m and v (s), in vec.Adam:
 // AVX on amd64 for float32, each product and sum rounded as written.
-func adamKernel[T tensor.Float](c adamCoef, v, g []T, s [][]T) {
-	vec.Adam(v, g, s[0], s[1], T(c.lrT), T(c.beta1), T(c.beta2), T(c.eps))
+func adamKernel[T tensor.Float](u *ops.Update, v, g []T, s [][]T) {
+	vec.Adam(v, g, s[0], s[1], T(u.LR), T(u.Beta1), T(u.Beta2), T(u.Epsilon))
 }

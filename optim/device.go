@@ -71,8 +71,9 @@ func (o *optimizer) stepDevice(dev tensor.Device, done int64, lr float64) error 
 	}
 	for _, i := range o.active {
 		p := o.params[i]
-		u := o.update(lr*o.lrMult[i], done+1)
-		u.L2 = l2
+		lrI := lr * o.lrMult[i]
+		u := o.rule.coef(lrI, done+1)
+		u.L2, u.Decay = l2, lrI*o.cfg.weightDecay
 		slots := make([]*tensor.Tensor, len(o.slots[i]))
 		for j, s := range o.slots[i] {
 			slots[j] = s.Value
@@ -84,28 +85,6 @@ func (o *optimizer) stepDevice(dev tensor.Device, done int64, lr float64) error 
 	}
 	o.iter.Value.Int64s()[0] = done + 1
 	return nil
-}
-
-// update describes step t of the rule at learning rate lr for a device
-// kernel, with the coefficients each constructor's CPU kernel uses.
-func (o *optimizer) update(lr float64, t int64) ops.Update {
-	c := o.cfg
-	u := ops.Update{LR: lr, L2: c.l2, Decay: lr * c.weightDecay, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.epsilon,
-		Momentum: c.momentum, Nesterov: c.nesterov, Rho: c.rho, Centered: c.centered}
-	switch o.rule.name {
-	case "SGD":
-		u.Rule = "sgd"
-	case "Momentum":
-		u.Rule = "momentum"
-	case "Adam", "AdamW":
-		u.Rule = "adam"
-		u.LR = lr * math.Sqrt(1-math.Pow(c.beta2, float64(t))) / (1 - math.Pow(c.beta1, float64(t)))
-	case "RMSProp":
-		u.Rule = "rmsprop"
-	case "Adagrad":
-		u.Rule = "adagrad"
-	}
-	return u
 }
 
 // nonFinite reports whether the device tensor g holds NaN or Inf: its sum,

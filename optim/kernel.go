@@ -5,28 +5,40 @@ import (
 
 	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
-// kernel is one rule's update on validated slices: parameter v, gradient g
-// and slots s, all of one length, with the step's coefficients c.
-type kernel[C any, T tensor.Float] func(c C, v, g []T, s [][]T)
+// kernel is one rule's update on the CPU, on validated slices: parameter
+// v, gradient g and slots s (in the rule's order), all of one length, with
+// the step's coefficients u (rule.coef). The host applies L2 and the
+// decoupled weight decay before the rule, so a kernel reads neither.
+type kernel[T tensor.Float] func(u *ops.Update, v, g []T, s [][]T)
+
+// hostKernel is a rule's CPU kernel in both float dtypes.
+type hostKernel struct {
+	f32 kernel[float32]
+	f64 kernel[float64]
+}
 
 // run calls the kernel instance for v's dtype (float32 or float64, which
 // newOptimizer and check have guaranteed, as they have the shapes): on the
 // whole of v when rows is nil, else row by row on rows of v and the slots
-// with the matching rows of g (see update).
-func run[C any](c C, v, g *tensor.Tensor, rows []int, s *slotSet, k32 kernel[C, float32], k64 kernel[C, float64]) {
+// with the matching rows of g. With rows nil, g is dense, of v's shape;
+// otherwise g holds the gradient of v's rows listed in rows (a sparse
+// gradient, not empty), every other row's gradient is zero, and only
+// those rows of v and the slots change.
+func (k hostKernel) run(u *ops.Update, v, g *tensor.Tensor, rows []int, s *slotSet) {
 	if v.DType() == tensor.Float32 {
-		runRows(c, v.Float32s(), g.Float32s(), rows, slotData[float32](s), k32)
+		runRows(u, v.Float32s(), g.Float32s(), rows, slotData[float32](s), k.f32)
 		return
 	}
-	runRows(c, v.Float64s(), g.Float64s(), rows, slotData[float64](s), k64)
+	runRows(u, v.Float64s(), g.Float64s(), rows, slotData[float64](s), k.f64)
 }
 
 // runRows is run on slices. A rule's kernel is elementwise, so running it
 // on the gradient's rows is the dense update of those rows.
-func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel[C, T]) {
+func runRows[T tensor.Float](u *ops.Update, v, g []T, rows []int, s [][]T, k kernel[T]) {
 	if rows == nil && len(v) >= par.MinWork {
 		// A large tensor's update in chunks over the cores (par.Rows):
 		// each element's result is its own, so the bits do not change.
@@ -36,13 +48,13 @@ func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel
 				for j := range s {
 					sc[j] = s[j][lo:hi]
 				}
-				k(c, v[lo:hi], g[lo:hi], sc)
+				k(u, v[lo:hi], g[lo:hi], sc)
 			}
 		})
 		return
 	}
 	if rows == nil {
-		k(c, v, g, s)
+		k(u, v, g, s)
 		return
 	}
 	w := len(g) / len(rows)
@@ -51,7 +63,7 @@ func runRows[C any, T tensor.Float](c C, v, g []T, rows []int, s [][]T, k kernel
 		for j := range s {
 			sr[j] = s[j][r*w : (r+1)*w]
 		}
-		k(c, v[r*w:(r+1)*w], g[i*w:(i+1)*w], sr)
+		k(u, v[r*w:(r+1)*w], g[i*w:(i+1)*w], sr)
 	}
 }
 

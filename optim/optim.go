@@ -52,6 +52,7 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/vec"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -82,15 +83,11 @@ type slot struct {
 	init float64
 }
 
-// update applies one step of a rule to one parameter v with gradient g and
-// slots s (in the order of rule.slots). With rows nil, g is dense, of v's
-// shape; otherwise g holds the gradient of v's rows listed in rows (a
-// sparse gradient, not empty), every other row's gradient is zero, and
-// only those rows of v and the slots change. Shapes and dtypes are
-// validated.
-type update func(v, g *tensor.Tensor, rows []int, s *slotSet)
-
-// rule is what distinguishes one optimizer from another.
+// rule is what distinguishes one optimizer from another, declared once for
+// every device in its constructor: its slots, its step's coefficients and
+// its CPU kernel. On a device, the same coefficients go to the device's
+// fused update kernel for the rule (ops.RegisterUpdate, keyed by
+// ops.Update.Rule), which follows the CPU kernel's arithmetic.
 type rule struct {
 	name  string
 	slots []slot
@@ -100,9 +97,13 @@ type rule struct {
 	// update bit for bit. Rules whose slots decay on every step (momentum,
 	// Adam's moments, RMSProp's mean square) take a densified gradient.
 	sparse bool
-	// prepare returns the update for step t (1-based, as TF's local_step)
-	// at learning rate lr.
-	prepare func(lr float64, t int64) update
+	// coef returns the coefficients of step t (1-based, as TF's
+	// local_step) at learning rate lr, with Rule set and L2 and Decay
+	// zero: Step adds those, on a device, or applies them first, on the
+	// CPU.
+	coef func(lr float64, t int64) ops.Update
+	// host is the rule's kernel on the CPU.
+	host hostKernel
 }
 
 // optimizer runs a rule over a fixed set of parameters; it implements
@@ -116,6 +117,7 @@ type optimizer struct {
 	iter   *graph.Param     // int64 scalar: steps taken
 	active []int            // scratch: indices of params updated this step
 	set    slotSet          // scratch: the slots of the parameter being updated
+	coef   ops.Update       // scratch: the coefficients of the parameter being updated
 }
 
 // newOptimizer allocates the slots of every trainable parameter in params;
@@ -236,13 +238,13 @@ func (o *optimizer) Step() error {
 			axpy(-lr*o.lrMult[i]*o.cfg.weightDecay, o.params[i].Value, o.params[i].Value)
 		}
 	}
-	up := o.rule.prepare(lr, done+1)
-	s := &o.set
+	u1 := o.rule.coef(lr, done+1)
+	s, u := &o.set, &o.coef
 	for _, i := range o.active {
 		p := o.params[i]
-		up := up
+		*u = u1
 		if m := o.lrMult[i]; m != 1 {
-			up = o.rule.prepare(lr*m, done+1)
+			*u = o.rule.coef(lr*m, done+1)
 		}
 		s.t = s.t[:0]
 		for _, sp := range o.slots[i] {
@@ -250,9 +252,9 @@ func (o *optimizer) Step() error {
 		}
 		switch {
 		case p.SparseGrad == nil:
-			up(p.Value, p.Grad, nil, s)
+			o.rule.host.run(u, p.Value, p.Grad, nil, s)
 		case len(p.SparseGrad.Rows) > 0:
-			up(p.Value, p.SparseGrad.Values, p.SparseGrad.Rows, s)
+			o.rule.host.run(u, p.Value, p.SparseGrad.Values, p.SparseGrad.Rows, s)
 		}
 		p.ZeroGrad()
 	}

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -27,47 +28,47 @@ func NewRMSProp(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newOptimizer(params, c, rule{name: "RMSProp", slots: rmspropSlots(c.momentum > 0, c.centered),
+		coef: func(lr float64, _ int64) ops.Update {
+			return ops.Update{Rule: "rmsprop", LR: lr, Rho: c.rho, Momentum: c.momentum, Epsilon: c.epsilon, Centered: c.centered}
+		},
+		host: hostKernel{rmspropKernel[float32], rmspropKernel[float64]},
+	})
+}
+
+// rmspropSlots returns RMSProp's slots in their order, which the kernels
+// of every device follow (ops.UpdateKernel): ms, then mom with momentum,
+// then mg when centered.
+func rmspropSlots(momentum, centered bool) []slot {
 	slots := []slot{{"ms", 0}}
-	k := rmspropCoef{rho: c.rho, momentum: c.momentum, eps: c.epsilon, mom: -1, mg: -1}
-	if c.momentum > 0 {
-		k.mom = len(slots)
+	if momentum {
 		slots = append(slots, slot{"mom", 0})
 	}
-	if c.centered {
-		k.mg = len(slots)
+	if centered {
 		slots = append(slots, slot{"mg", 0})
 	}
-	r := rule{name: "RMSProp", slots: slots, prepare: func(lr float64, _ int64) update {
-		k := k
-		k.lr = lr
-		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
-			run(k, v, g, rows, s, rmspropKernel[float32], rmspropKernel[float64])
-		}
-	}}
-	return newOptimizer(params, c, r)
+	return slots
 }
 
-// rmspropCoef holds one step's scalars; mom and mg are the indices of those
-// slots, or -1 when the rule has none.
-type rmspropCoef struct {
-	lr, rho, momentum, eps float64
-	mom, mg                int
-}
-
-func rmspropKernel[T tensor.Float](c rmspropCoef, v, g []T, s [][]T) {
-	lr, rho, momentum, eps := T(c.lr), T(c.rho), T(c.momentum), T(c.eps)
-	ms := s[0]
+func rmspropKernel[T tensor.Float](u *ops.Update, v, g []T, s [][]T) {
+	lr, rho, momentum, eps := T(u.LR), T(u.Rho), T(u.Momentum), T(u.Epsilon)
+	hasMom, centered := u.Momentum > 0, u.Centered
+	ms, mom, mg := s[0], []T(nil), []T(nil)
+	if hasMom {
+		mom = s[1]
+	}
+	if centered {
+		mg = s[len(s)-1]
+	}
 	for i, gi := range g {
 		ms[i] = rho*ms[i] + (1-rho)*gi*gi
 		d := ms[i] + eps
-		if c.mg >= 0 {
-			mg := s[c.mg]
+		if centered {
 			mg[i] = rho*mg[i] + (1-rho)*gi
 			d = ms[i] - mg[i]*mg[i] + eps
 		}
 		inc := lr * gi / sqrt(d)
-		if c.mom >= 0 {
-			mom := s[c.mom]
+		if hasMom {
 			mom[i] = momentum*mom[i] + inc
 			inc = mom[i]
 		}

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -17,15 +18,14 @@ func NewSGD(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newOptimizer(params, c, rule{name: "SGD", sparse: true, prepare: func(lr float64, _ int64) update {
-		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
-			run(lr, v, g, rows, s, sgdKernel[float32], sgdKernel[float64])
-		}
-	}})
+	return newOptimizer(params, c, rule{name: "SGD", sparse: true,
+		coef: func(lr float64, _ int64) ops.Update { return ops.Update{Rule: "sgd", LR: lr} },
+		host: hostKernel{sgdKernel[float32], sgdKernel[float64]},
+	})
 }
 
 // sgdKernel is var -= lr*g, as axpy computes it (var += (-lr)*g).
-func sgdKernel[T tensor.Float](lr float64, v, g []T, _ [][]T) { axpyT(T(-lr), g, v) }
+func sgdKernel[T tensor.Float](u *ops.Update, v, g []T, _ [][]T) { axpyT(T(-u.LR), g, v) }
 
 // NewMomentum returns gradient descent with momentum, TF's ApplyMomentum,
 // with one slot "momentum" (the accumulator, starting at zero):
@@ -46,25 +46,19 @@ func NewMomentum(params []*graph.Param, opts ...Option) (Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := rule{name: "Momentum", slots: []slot{{"momentum", 0}}, prepare: func(lr float64, _ int64) update {
-		k := momentumCoef{lr: lr, m: c.momentum, nesterov: c.nesterov}
-		return func(v, g *tensor.Tensor, rows []int, s *slotSet) {
-			run(k, v, g, rows, s, momentumKernel[float32], momentumKernel[float64])
-		}
-	}}
-	return newOptimizer(params, c, r)
+	return newOptimizer(params, c, rule{name: "Momentum", slots: []slot{{"momentum", 0}},
+		coef: func(lr float64, _ int64) ops.Update {
+			return ops.Update{Rule: "momentum", LR: lr, Momentum: c.momentum, Nesterov: c.nesterov}
+		},
+		host: hostKernel{momentumKernel[float32], momentumKernel[float64]},
+	})
 }
 
-type momentumCoef struct {
-	lr, m    float64
-	nesterov bool
-}
-
-func momentumKernel[T tensor.Float](c momentumCoef, v, g []T, s [][]T) {
-	lr, m, acc := T(c.lr), T(c.m), s[0]
+func momentumKernel[T tensor.Float](u *ops.Update, v, g []T, s [][]T) {
+	lr, m, acc := T(u.LR), T(u.Momentum), s[0]
 	for i, gi := range g {
 		acc[i] = m*acc[i] + gi
-		if c.nesterov {
+		if u.Nesterov {
 			v[i] -= gi*lr + acc[i]*m*lr
 		} else {
 			v[i] -= lr * acc[i]

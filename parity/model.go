@@ -2,11 +2,11 @@ package parity
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -24,13 +24,13 @@ type model struct {
 // its name stands for. The parameters' initial values are overwritten by
 // the case's, so the seed does not matter.
 var models = map[string]func(c *Case, dt tensor.DType, data []*tensor.Tensor) (*model, error){
-	// The book's MNIST CNN: the mean softmax cross-entropy of the logits
+	// The book's MNIST CNN (bookCNN): the mean softmax cross-entropy of the logits
 	// of images data[0] against labels data[1], on a training tape.
 	"mnist_cnn": func(c *Case, dt tensor.DType, data []*tensor.Tensor) (*model, error) {
 		if len(data) != 2 {
 			return nil, fmt.Errorf("want data inputs images and labels, got %d", len(data))
 		}
-		net, err := mnist.NewCNN(tensor.NewRNG(uint64(c.Seed)), layers.DType(dt))
+		net, err := bookCNN(tensor.NewRNG(uint64(c.Seed)), layers.DType(dt))
 		if err != nil {
 			return nil, err
 		}
@@ -58,6 +58,34 @@ var models = map[string]func(c *Case, dt tensor.DType, data []*tensor.Tensor) (*
 			return m.Forward(in[0], key, in[1], attrs)
 		}}, nil
 	},
+}
+
+// bookCNN is the book's MNIST CNN as parity/record/record.py records it
+// and as models/mnist.NewCNN builds it: conv 5×5×20 + relu + max pool 2 →
+// batch norm → conv 5×5×50 + relu + max pool 2 → fc 10, with the
+// parameter names of the golden case. It is defined here, from layers,
+// so that parity stays below the models; models/mnist's tests check that
+// NewCNN has this case's parameters.
+func bookCNN(rng *rand.Rand, opts ...layers.Option) (layers.Layer, error) {
+	conv1, err := layers.NewConv2D("conv1", layers.Conv2DConfig{In: 1, Out: 20, KH: 5, KW: 5}, rng, opts...)
+	if err != nil {
+		return nil, err
+	}
+	bn, err := layers.NewBatchNorm("bn1", 20, opts...)
+	if err != nil {
+		return nil, err
+	}
+	conv2, err := layers.NewConv2D("conv2", layers.Conv2DConfig{In: 20, Out: 50, KH: 5, KW: 5}, rng, opts...)
+	if err != nil {
+		return nil, err
+	}
+	fc, err := layers.NewLinear("fc", 50*4*4, 10, rng, opts...)
+	if err != nil {
+		return nil, err
+	}
+	relu := layers.Activation(graph.Relu)
+	pool := layers.MaxPool2D{Attrs: ops.Pool2DAttrs{Kernel: [2]int{2, 2}}}
+	return layers.Sequential{conv1, relu, pool, bn, conv2, relu, pool, layers.Flatten{}, fc}, nil
 }
 
 // evaluateModel loads a model case's parameters into the model by name

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"reflect"
 )
 
 // DType is the element type of a tensor.
@@ -70,20 +69,6 @@ func DTypeOf[T Elem]() DType {
 	default:
 		return Int64
 	}
-}
-
-func dtypeOfSlice(data any) (DType, int, error) {
-	switch s := data.(type) {
-	case []float32:
-		return Float32, len(s), nil
-	case []float64:
-		return Float64, len(s), nil
-	case []int32:
-		return Int32, len(s), nil
-	case []int64:
-		return Int64, len(s), nil
-	}
-	return 0, 0, fmt.Errorf("tensor: unsupported backing %v (want []float32, []float64, []int32 or []int64)", reflect.TypeOf(data))
 }
 
 // makeSlice returns a zeroed slice of n elements of dt with capacity c.

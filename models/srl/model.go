@@ -11,6 +11,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
@@ -81,13 +82,13 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	}
 	m := &Model{sizes: s}
 	var err error
-	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim, Init: tensor.GlorotUniform}, rng); err != nil {
+	if m.Word, err = layers.NewEmbedding("srl/word", layers.EmbeddingConfig{Vocab: s.Words, Dim: s.WordDim, Init: initializer.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
-	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim, Init: tensor.GlorotUniform}, rng); err != nil {
+	if m.Verb, err = layers.NewEmbedding("srl/verb", layers.EmbeddingConfig{Vocab: s.Verbs, Dim: s.WordDim, Init: initializer.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
-	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim, Init: tensor.GlorotUniform}, rng); err != nil {
+	if m.Mark, err = layers.NewEmbedding("srl/mark", layers.EmbeddingConfig{Vocab: marks, Dim: s.MarkDim, Init: initializer.GlorotUniform}, rng); err != nil {
 		return nil, err
 	}
 	for i, f := range Features {

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -75,7 +76,7 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	if m.Drop, err = layers.NewDropout(s.Dropout, rng); err != nil {
 		return nil, fmt.Errorf("translate: %w", err)
 	}
-	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", layers.EmbeddingConfig{Vocab: s.Src, Dim: s.Emb, Init: layers.Normal(1)}, rng); err != nil {
+	if m.SrcEmb, err = layers.NewEmbedding("translate/src_emb", layers.EmbeddingConfig{Vocab: s.Src, Dim: s.Emb, Init: initializer.Normal(1)}, rng); err != nil {
 		return nil, err
 	}
 	enc := layers.RNNConfig{In: s.Emb, Units: s.Hidden, Bidirectional: true, ResetAfter: true}
@@ -85,7 +86,7 @@ func New(s Sizes, rng *rand.Rand) (*Model, error) {
 	if m.Boot, err = layers.NewLinear("translate/boot", s.Hidden, s.Hidden, rng); err != nil {
 		return nil, err
 	}
-	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", layers.EmbeddingConfig{Vocab: s.Trg, Dim: s.Emb, Init: layers.Normal(1)}, rng); err != nil {
+	if m.TrgEmb, err = layers.NewEmbedding("translate/trg_emb", layers.EmbeddingConfig{Vocab: s.Trg, Dim: s.Emb, Init: initializer.Normal(1)}, rng); err != nil {
 		return nil, err
 	}
 	if m.Attn, err = layers.NewBahdanauAttention("translate/attention", layers.BahdanauAttentionConfig{QueryDim: s.Hidden, MemoryDim: 2 * s.Hidden, Units: s.Attention}, rng); err != nil {

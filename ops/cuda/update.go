@@ -11,11 +11,19 @@ import (
 
 // update is the device's ops.UpdateKernel: one step of an optimizer rule of
 // package optim on a parameter, its gradient and its slots, all float32
-// tensors on the device, with the kernels of kernels/optim.cu.
+// tensors on the device, with the rule's kernel of kernels/optim.cu
+// (updateKernels). optim declares each rule and its coefficients once and
+// has checked the shapes and dtypes; what is checked here is what the
+// device's memory needs: every tensor is a float32 buffer on this device
+// of the parameter's size, and the rule has its slots.
 func update(u ops.Update, v, g *tensor.Tensor, slots []*tensor.Tensor) error {
 	d, ok := v.Device().(*Device)
 	if !ok {
 		return fmt.Errorf("cuda: update of a parameter on %s", tensor.DeviceName(v.Device()))
+	}
+	k, ok := updateKernels[u.Rule]
+	if !ok {
+		return fmt.Errorf("cuda: no update kernel for rule %q", u.Rule)
 	}
 	bufs := []*Buffer{view(v), view(g)}
 	for _, s := range slots {
@@ -26,17 +34,7 @@ func update(u ops.Update, v, g *tensor.Tensor, slots []*tensor.Tensor) error {
 			return fmt.Errorf("cuda: %s update: tensor %d is not a float32 tensor of the parameter's size on %v", u.Rule, i, d)
 		}
 	}
-	want := map[string]int{"sgd": 0, "momentum": 1, "adam": 2, "adagrad": 1}[u.Rule]
-	if u.Rule == "rmsprop" {
-		want = 1
-		if u.Momentum > 0 {
-			want++
-		}
-		if u.Centered {
-			want++
-		}
-	}
-	if len(slots) != want {
+	if want := k.slots(u); len(slots) != want {
 		return fmt.Errorf("cuda: %s update with %d slots, want %d", u.Rule, len(slots), want)
 	}
 	if u.Decay != 0 && u.Rule != "adam" {
@@ -47,33 +45,62 @@ func update(u ops.Update, v, g *tensor.Tensor, slots []*tensor.Tensor) error {
 	if n == 0 {
 		return nil
 	}
-	return d.do(func() error {
-		grid := grid1(n)
-		switch u.Rule {
-		case "sgd":
-			return d.launch("optim_sgd", grid, block1, ptr(p), ptr(gr), i64(n), f64(u.LR), f64(u.L2))
-		case "momentum":
-			return d.launch("optim_momentum", grid, block1, ptr(p), ptr(gr), ptr(s[0]), i64(n), f64(u.LR), f64(u.L2),
-				f64(u.Momentum), flag(u.Nesterov))
-		case "adam":
-			return d.launch("optim_adam", grid, block1, ptr(p), ptr(gr), ptr(s[0]), ptr(s[1]), i64(n), f64(u.LR), f64(u.L2),
-				f64(-u.Decay), f64(u.Beta1), f64(u.Beta2), f64(u.Epsilon))
-		case "rmsprop":
+	return d.do(func() error { return k.launch(d, u, grid1(n), n, p, gr, s) })
+}
+
+// updateKernel launches one rule's kernel on n elements of the parameter
+// p with gradient g and the rule's slots s, in optim's order; slots says
+// how many the rule has for u.
+type updateKernel struct {
+	slots  func(u ops.Update) int
+	launch func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, s []*Buffer) error
+}
+
+// fixed is the slot count of a rule whose slots do not depend on its
+// options.
+func fixed(n int) func(ops.Update) int { return func(ops.Update) int { return n } }
+
+// rmspropSlots counts RMSProp's slots: ms, then mom with momentum, then mg
+// when centered.
+func rmspropSlots(u ops.Update) int {
+	n := 1
+	if u.Momentum > 0 {
+		n++
+	}
+	if u.Centered {
+		n++
+	}
+	return n
+}
+
+// updateKernels are the device's update kernels, keyed by ops.Update.Rule.
+var updateKernels = map[string]updateKernel{
+	"sgd": {fixed(0), func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, _ []*Buffer) error {
+		return d.launch("optim_sgd", grid, block1, ptr(p), ptr(g), i64(n), f64(u.LR), f64(u.L2))
+	}},
+	"momentum": {fixed(1), func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, s []*Buffer) error {
+		return d.launch("optim_momentum", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(u.LR), f64(u.L2),
+			f64(u.Momentum), flag(u.Nesterov))
+	}},
+	"adam": {fixed(2), func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, s []*Buffer) error {
+		return d.launch("optim_adam", grid, block1, ptr(p), ptr(g), ptr(s[0]), ptr(s[1]), i64(n), f64(u.LR), f64(u.L2),
+			f64(-u.Decay), f64(u.Beta1), f64(u.Beta2), f64(u.Epsilon))
+	}},
+	"rmsprop": {rmspropSlots,
+		func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, s []*Buffer) error {
 			var mom, mg *Buffer
-			k := 1
 			if u.Momentum > 0 {
-				mom, k = s[k], k+1
+				mom = s[1]
 			}
 			if u.Centered {
-				mg = s[k]
+				mg = s[len(s)-1]
 			}
-			return d.launch("optim_rmsprop", grid, block1, ptr(p), ptr(gr), ptr(s[0]), ptr(mom), ptr(mg), i64(n), f64(u.LR),
+			return d.launch("optim_rmsprop", grid, block1, ptr(p), ptr(g), ptr(s[0]), ptr(mom), ptr(mg), i64(n), f64(u.LR),
 				f64(u.L2), f64(u.Rho), f64(u.Momentum), f64(u.Epsilon))
-		case "adagrad":
-			return d.launch("optim_adagrad", grid, block1, ptr(p), ptr(gr), ptr(s[0]), i64(n), f64(u.LR), f64(u.L2), f64(u.Epsilon))
-		}
-		return fmt.Errorf("cuda: no update kernel for rule %q", u.Rule)
-	})
+		}},
+	"adagrad": {fixed(1), func(d *Device, u ops.Update, grid [3]int, n int, p, g *Buffer, s []*Buffer) error {
+		return d.launch("optim_adagrad", grid, block1, ptr(p), ptr(g), ptr(s[0]), i64(n), f64(u.LR), f64(u.L2), f64(u.Epsilon))
+	}},
 }
 
 // clip is the device's ops.ClipKernel: L2·v added into each gradient, then
