@@ -13,6 +13,8 @@ func init() {
 		Name:   "batch_norm",
 		Inputs: []string{"x", "gamma", "beta", "moving_mean", "moving_variance"},
 		Grads:  []int{0, 1, 2},
+		Make:   MakeOp(BatchNormOp),
+		CUDA:   DeviceKernel,
 	})
 }
 
@@ -26,9 +28,9 @@ const (
 // (epsilon must be positive); start from DefaultBatchNormMomentum and
 // DefaultBatchNormEpsilon, Keras' defaults.
 type BatchNormAttrs struct {
-	Momentum float64 // in [0, 1]: weight of the old moving statistics
-	Epsilon  float64 // > 0: added to the variance
-	Training bool    // normalise with the batch statistics and update the moving ones
+	Momentum float64 `json:"momentum"` // in [0, 1]: weight of the old moving statistics
+	Epsilon  float64 `json:"epsilon"`  // > 0: added to the variance
+	Training bool    `json:"training"` // normalise with the batch statistics and update the moving ones
 
 	// CrossReplica, when set in training, makes the statistics those of
 	// the whole batch of a data-parallel run (synchronised batch norm, as
@@ -36,7 +38,7 @@ type BatchNormAttrs struct {
 	// replica, by the element-wise sum over all replicas (an allreduce),
 	// and every replica must reach it in the same order. See
 	// crossReplicaGrad for the gradient.
-	CrossReplica func(sums []float64) error
+	CrossReplica func(sums []float64) error `json:"-"`
 }
 
 type batchNormOp struct {

@@ -71,7 +71,8 @@ func b2f(b bool) float64 {
 
 func init() {
 	for name := range binaryFns {
-		register(Spec{Name: name, Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+		register(Spec{Name: name, Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+			Make: MakeOp(func(NoAttrs) Op { return BinaryOp(name) }), CUDA: DeviceKernel})
 	}
 }
 

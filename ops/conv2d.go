@@ -10,7 +10,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "conv2d", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "conv2d", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(Conv2DOp), CUDA: DeviceKernel})
 }
 
 // PadMode says where a convolution's or pool's padding comes from.
@@ -37,6 +38,33 @@ func (m PadMode) String() string {
 		return "same"
 	}
 	return fmt.Sprintf("PadMode(%d)", uint8(m))
+}
+
+// UnmarshalText reads TensorFlow's padding names, as the parity goldens
+// write them: "SAME", "VALID", or "EXPLICIT" (or "") for the attrs' Pad.
+func (m *PadMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "SAME":
+		*m = PadSame
+	case "VALID":
+		*m = PadValid
+	case "EXPLICIT", "":
+		*m = PadExplicit
+	default:
+		return fmt.Errorf("unknown padding %q (want SAME, VALID or EXPLICIT)", b)
+	}
+	return nil
+}
+
+// MarshalText writes TensorFlow's name of the padding.
+func (m PadMode) MarshalText() ([]byte, error) {
+	switch m {
+	case PadSame:
+		return []byte("SAME"), nil
+	case PadValid:
+		return []byte("VALID"), nil
+	}
+	return []byte("EXPLICIT"), nil
 }
 
 // SamePadding returns the per-side padding (top, bottom, left, right) of
@@ -94,11 +122,11 @@ func windowsOut(in, lo, hi, eff, s int) (int, bool) {
 // Conv2DAttrs are the attributes of a 2-D convolution. The zero value is a
 // stride-1, undilated, unpadded (VALID), ungrouped convolution.
 type Conv2DAttrs struct {
-	Stride   [2]int  // (height, width); 0 means 1
-	Dilation [2]int  // (height, width); 0 means 1
-	Pad      [4]int  // zero padding (top, bottom, left, right), with Padding PadExplicit
-	Padding  PadMode // where the padding comes from
-	Groups   int     // input and output channels split into this many groups; 0 means 1
+	Stride   [2]int  `json:"strides"`   // (height, width); 0 means 1
+	Dilation [2]int  `json:"dilations"` // (height, width); 0 means 1
+	Pad      [4]int  `json:"pads"`      // zero padding (top, bottom, left, right), with Padding PadExplicit
+	Padding  PadMode `json:"padding"`   // where the padding comes from
+	Groups   int     `json:"groups"`    // input and output channels split into this many groups; 0 means 1
 }
 
 // norm returns a with zero strides, dilations and groups replaced by 1.

@@ -6,7 +6,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "conv2d_transpose", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "conv2d_transpose", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(Conv2DTransposeOp), CUDA: DeviceKernel})
 }
 
 // Conv2DTransposeAttrs are the attributes of a transposed convolution. The
@@ -17,7 +18,7 @@ func init() {
 // same input size; each must be below its stride (as TF and Keras require).
 type Conv2DTransposeAttrs struct {
 	Conv2DAttrs
-	OutputPadding [2]int // (height, width)
+	OutputPadding [2]int `json:"output_padding"` // (height, width)
 }
 
 type conv2dTransposeOp struct {

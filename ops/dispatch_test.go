@@ -41,9 +41,10 @@ func (k *hostKernel) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, nee
 
 func TestDispatch(t *testing.T) {
 	dev := testdev.New("test:0")
-	var built []Attrs
+	var built []SoftmaxAttrs
 	var last *hostKernel
-	require.NoError(t, RegisterKernel("softmax", "testdev", tensor.Float32, func(d tensor.Device, a Attrs) (Op, error) {
+	require.NoError(t, RegisterKernel("softmax", "testdev", tensor.Float32, func(d tensor.Device, attrs any) (Op, error) {
+		a := attrs.(SoftmaxAttrs)
 		built = append(built, a)
 		last = &hostKernel{cpu: SoftmaxOp(a.Axis), dev: d.(*testdev.Device)}
 		return last, nil
@@ -75,7 +76,7 @@ func TestDispatch(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want.Float32s(), y.Float32s())
 		}
-		assert.Equal(t, []Attrs{{Axis: -1}, {Axis: 0}}, built)
+		assert.Equal(t, []SoftmaxAttrs{{Axis: -1}, {Axis: 0}}, built)
 	})
 	t.Run("a fallback runs the CPU kernel on host copies", func(t *testing.T) {
 		op := LogSoftmaxOp(1)
@@ -139,7 +140,7 @@ func TestAttrsRoundTrip(t *testing.T) {
 			if !ok {
 				continue
 			}
-			again, err := Build(name, a.Attrs())
+			again, err := Build(name, AttrsOf(a.Attrs()))
 			require.NoError(t, err, "%s/%s", name, c.name)
 			want, err1 := op.Forward(c.in)
 			got, err2 := again.Forward(c.in)

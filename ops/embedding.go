@@ -7,7 +7,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "embedding", Inputs: []string{"table", "ids"}, Grads: []int{0}})
+	register(Spec{Name: "embedding", Inputs: []string{"table", "ids"}, Grads: []int{0},
+		Make: MakeOp(func(a EmbeddingAttrs) Op { return EmbeddingOp(a.PaddingIdx) }), CUDA: DeviceKernel})
+}
+
+// EmbeddingAttrs are embedding's attributes: the padding index (negative:
+// none), whose row gets no gradient.
+type EmbeddingAttrs struct {
+	PaddingIdx int `json:"padding_idx"`
 }
 
 // NoPadding is the padding index of an embedding without one.

@@ -9,20 +9,21 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "gru", Inputs: []string{"x", "w", "u", "b", "h0"}, Grads: []int{0, 1, 2, 3, 4}})
+	register(Spec{Name: "gru", Inputs: []string{"x", "w", "u", "b", "h0"}, Grads: []int{0, 1, 2, 3, 4},
+		Make: MakeOp(GRUOp), CUDA: DeviceKernel})
 }
 
 // GRUAttrs are the fused GRU's attributes.
 type GRUAttrs struct {
 	// Offsets split the rows of x into sequences (see LSTMAttrs.Offsets).
-	Offsets []int
+	Offsets []int `json:"offsets"`
 	// Reverse processes each sequence from its last step (see LSTMAttrs.Reverse).
-	Reverse bool
+	Reverse bool `json:"reverse"`
 	// ResetAfter applies the reset gate after the recurrent matmul, with
 	// separate input and recurrent biases (Keras reset_after=True, TF2's
 	// default and cuDNN's form); false is the original GRU (Cho et al.
 	// 2014, Keras reset_after=False).
-	ResetAfter bool
+	ResetAfter bool `json:"reset_after"`
 }
 
 // gruOp is the fused GRU over a ragged batch, or (cell) one step of it.

@@ -9,7 +9,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "layer_norm", Inputs: []string{"x", "gamma", "beta"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "layer_norm", Inputs: []string{"x", "gamma", "beta"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(a LayerNormAttrs) Op { return LayerNormOp(a.NormAxes, a.Epsilon) }), CUDA: DeviceKernel})
+}
+
+// LayerNormAttrs are layer_norm's attributes: how many trailing axes it
+// normalises over and the epsilon added to the variance.
+type LayerNormAttrs struct {
+	NormAxes int     `json:"norm_axes"`
+	Epsilon  float64 `json:"epsilon"`
 }
 
 // DefaultLayerNormEpsilon is Keras' LayerNormalization default epsilon.

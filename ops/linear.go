@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "linear", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "linear", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(NoAttrs) Op { return LinearOp() }), CUDA: DeviceKernel})
 }
 
 // linearOp is y = x·W + b over the last axis of x (Keras Dense without the

@@ -9,22 +9,25 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "lstm", Inputs: []string{"x", "w", "u", "b", "peephole", "h0", "c0"}, Grads: []int{0, 1, 2, 3, 4, 5, 6}})
+	register(Spec{Name: "lstm", Inputs: []string{"x", "w", "u", "b", "peephole", "h0", "c0"}, Grads: []int{0, 1, 2, 3, 4, 5, 6},
+		Make: MakeOp(LSTMOp), CUDA: DeviceKernel})
 }
 
 // LSTMAttrs are the fused LSTM's attributes.
 type LSTMAttrs struct {
 	// Offsets split the rows of x into sequences (a ragged batch: sequence
 	// q is rows Offsets[q] to Offsets[q+1]; see tensor.Ragged).
-	Offsets []int
+	Offsets []int `json:"offsets"`
 	// Reverse processes each sequence from its last step to its first
 	// (Keras go_backwards), writing each step's output at the row of its
 	// input, so outputs stay aligned with the inputs.
-	Reverse bool
+	Reverse bool `json:"reverse"`
 	// Candidate is the candidate's activation g and Cell the cell
 	// output's, tanh(c') in h' = o∘tanh(c') (tanh when zero; Paddle's
 	// candidate_activation and cell_activation).
-	Candidate, Cell RNNActivation
+	// Not in the goldens, which record TensorFlow's tanh LSTM.
+	Candidate RNNActivation `json:"-"`
+	Cell      RNNActivation `json:"-"`
 }
 
 // lstmOp is the fused LSTM over a ragged batch, or (cell) one step of it.

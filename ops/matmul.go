@@ -6,7 +6,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "matmul", Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+	register(Spec{Name: "matmul", Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a MatMulAttrs) Op { return MatMulOp(a.TransposeA, a.TransposeB) }), CUDA: DeviceKernel})
+}
+
+// MatMulAttrs are matmul's attributes: whether it transposes a and b.
+type MatMulAttrs struct {
+	TransposeA bool `json:"transpose_a"`
+	TransposeB bool `json:"transpose_b"`
 }
 
 type matmulOp struct{ transA, transB bool }

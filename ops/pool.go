@@ -7,17 +7,20 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "max_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
-	register(Spec{Name: "avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
-	register(Spec{Name: "global_avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "max_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(MaxPool2DOp), CUDA: DeviceKernel})
+	register(Spec{Name: "avg_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(AvgPool2DOp), CUDA: DeviceKernel})
+	register(Spec{Name: "global_avg_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(NoAttrs) Op { return GlobalAvgPool2DOp() }), CUDA: DeviceFallback})
 }
 
 // Pool2DAttrs are the attributes of a 2-D max or average pool.
 type Pool2DAttrs struct {
-	Kernel  [2]int  // window (height, width); both required
-	Stride  [2]int  // (height, width); 0 means the window size, as Keras and PyTorch default
-	Pad     [4]int  // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
-	Padding PadMode // where the padding comes from
+	Kernel  [2]int  `json:"kernel"`  // window (height, width); both required
+	Stride  [2]int  `json:"strides"` // (height, width); 0 means the window size, as Keras and PyTorch default
+	Pad     [4]int  `json:"pads"`    // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
+	Padding PadMode `json:"padding"` // where the padding comes from
 }
 
 type pool2dOp struct {

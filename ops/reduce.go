@@ -27,8 +27,16 @@ var reduceNames = []string{"sum", "mean", "max", "min", "variance", "logsumexp"}
 
 func init() {
 	for _, name := range reduceNames {
-		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0},
+			Make: MakeOp(func(a ReduceAttrs) Op { return ReduceOp(name, a.Axes, a.KeepDims) }), CUDA: DeviceKernel})
 	}
+}
+
+// ReduceAttrs are the reductions' attributes: the axes (none: every axis)
+// and whether each reduced axis stays, with size 1.
+type ReduceAttrs struct {
+	Axes     []int `json:"axes"`
+	KeepDims bool  `json:"keepdims"`
 }
 
 type reduceOp struct {

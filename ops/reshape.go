@@ -7,7 +7,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "reshape", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "reshape", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a ReshapeAttrs) Op { return ReshapeOp(a.Shape...) }), CUDA: DeviceLayout})
+}
+
+// ReshapeAttrs are reshape's attributes: the new shape, with at most one -1.
+type ReshapeAttrs struct {
+	Shape []int `json:"shape"`
 }
 
 type reshapeOp struct{ shape []int }

@@ -9,8 +9,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "rms_norm", Inputs: []string{"x", "gamma"}, Grads: []int{0, 1}})
-	builders["rms_norm"] = func(a Attrs) (Op, error) { return RMSNormOp(a.Epsilon), nil }
+	register(Spec{Name: "rms_norm", Inputs: []string{"x", "gamma"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a RMSNormAttrs) Op { return RMSNormOp(a.Epsilon) }), CUDA: DeviceKernel})
+}
+
+// RMSNormAttrs are rms_norm's attributes: the epsilon added to the mean
+// square.
+type RMSNormAttrs struct {
+	Epsilon float64 `json:"epsilon"`
 }
 
 // DefaultRMSNormEpsilon is Keras' RMSNormalization default epsilon.
@@ -37,8 +43,6 @@ func RMSNorm(x, gamma *tensor.Tensor, epsilon float64) (*tensor.Tensor, error) {
 }
 
 func (o *rmsNormOp) Name() string { return "rms_norm" }
-
-func (o *rmsNormOp) Attrs() Attrs { return Attrs{Epsilon: o.epsilon} }
 
 func (o *rmsNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("rms_norm", in, 2)

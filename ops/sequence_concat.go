@@ -8,7 +8,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_concat", Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+	register(Spec{Name: "sequence_concat", Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a SequenceConcatAttrs) Op { return SequenceConcatOp(a.Offsets, a.OffsetsB) }), CUDA: DeviceKernel})
+}
+
+// SequenceConcatAttrs are sequence_concat's attributes: the offsets of a
+// and of b.
+type SequenceConcatAttrs struct {
+	Offsets  []int `json:"offsets"`
+	OffsetsB []int `json:"offsets_b"`
 }
 
 type sequenceConcatOp struct {

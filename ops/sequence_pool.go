@@ -8,7 +8,16 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_pool", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_pool", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequencePoolAttrs) Op { return SequencePoolOp(a.Pool, a.Pad, a.Offsets) }), CUDA: DeviceKernel})
+}
+
+// SequencePoolAttrs are sequence_pool's attributes: the pooling, the value
+// of an empty sequence's row and the offsets.
+type SequencePoolAttrs struct {
+	Pool    SequencePoolType `json:"pool"`
+	Pad     float64          `json:"pad"`
+	Offsets []int            `json:"offsets"`
 }
 
 // SequencePoolType names a sequence pooling (Paddle's sequence_pool

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_softmax", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_softmax", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequenceAttrs) Op { return SequenceSoftmaxOp(a.Offsets) }), CUDA: DeviceKernel})
 }
 
 type sequenceSoftmaxOp struct{ offsets []int }

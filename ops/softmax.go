@@ -9,7 +9,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "softmax", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "softmax", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SoftmaxAttrs) Op { return SoftmaxOp(a.Axis) }), CUDA: DeviceKernel})
+}
+
+// SoftmaxAttrs are softmax's and log_softmax's attributes: the axis.
+type SoftmaxAttrs struct {
+	Axis int `json:"axis"`
 }
 
 // softmaxOp is softmax ("softmax") or log-softmax ("log_softmax") over one

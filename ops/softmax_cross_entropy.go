@@ -9,8 +9,10 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "softmax_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0}})
-	register(Spec{Name: "softmax_cross_entropy_soft", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1}})
+	register(Spec{Name: "softmax_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0},
+		Make: MakeOp(func(a LossAttrs) Op { return SoftmaxCrossEntropyOp(a.Reduction) }), CUDA: DeviceKernel})
+	register(Spec{Name: "softmax_cross_entropy_soft", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a LossAttrs) Op { return SoftmaxCrossEntropySoftOp(a.Reduction) }), CUDA: DeviceKernel})
 }
 
 // softmaxXentOp is the fused softmax cross-entropy from logits [N, C],

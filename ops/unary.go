@@ -123,8 +123,29 @@ func sigmoid(x float64) float64 {
 
 func init() {
 	for name := range unaryFns {
-		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0},
+			Make: MakeOp(func(a UnaryAttrs) Op { return UnaryOp(name, a.Params(name)...) }), CUDA: DeviceKernel})
 	}
+}
+
+// UnaryAttrs are the elementwise ops' scalar attributes: leaky_relu's and
+// elu's alpha, clip's bounds; the other ops have none.
+type UnaryAttrs struct {
+	Alpha float64 `json:"alpha"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// Params returns the scalar attributes of the elementwise op name, in the
+// order UnaryOp takes them.
+func (a UnaryAttrs) Params(name string) []float64 {
+	switch name {
+	case "clip":
+		return []float64{a.Lo, a.Hi}
+	case "leaky_relu", "elu":
+		return []float64{a.Alpha}
+	}
+	return nil
 }
 
 type unaryOp struct {

@@ -16,6 +16,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Samples: []any{tensor.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3), []int{0, 1, 2}, 1},
 		Funcs: map[string]any{
 			"Build":                            ops.Build,
+			"AttrsOf":                          ops.AttrsOf,
+			"MakeOp":                           ops.MakeOp[ops.NoAttrs],
 			"Buildable":                        ops.Buildable,
 			"HasKernel":                        ops.HasKernel,
 			"Kernels":                          ops.Kernels,
@@ -167,8 +169,10 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"WhereOp":                          ops.WhereOp,
 			"Where":                            ops.Where,
 		},
-		Types: []any{
+		Types: append([]any{
 			(*ops.Attrs)(nil),
+			(*ops.Backend)(nil),
+			(*ops.Maker)(nil),
 			(*ops.Kernel)(nil),
 			(*ops.KernelFactory)(nil),
 			(*ops.Attributed)(nil),
@@ -177,21 +181,14 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*ops.UpdateKernel)(nil),
 			(*ops.ClipKernel)(nil),
 			(*ops.RNNActivation)(nil),
-			(*ops.AttentionAttrs)(nil),
-			(*ops.BatchNormAttrs)(nil),
 			(*ops.PadMode)(nil),
-			(*ops.Conv2DAttrs)(nil),
-			(*ops.Conv2DTransposeAttrs)(nil),
 			(*ops.SparseGrader)(nil),
-			(*ops.GRUAttrs)(nil),
 			(*ops.LossReduction)(nil),
-			(*ops.LSTMAttrs)(nil),
 			(*ops.Op)(nil),
 			(*ops.Error)(nil),
-			(*ops.Pool2DAttrs)(nil),
 			(*ops.Spec)(nil),
 			(*ops.SequencePoolType)(nil),
 			(*ops.PackedWeights)(nil),
-		},
+		}, attrTypes...), // the ops' typed attributes, generated from the op table
 	})
 }
