@@ -115,6 +115,18 @@ func Minimum(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp(
 
 func (o *binaryOp) Name() string { return o.name }
 
+// Check is the binary ops' device-free check (Checker): one float dtype
+// and shapes that broadcast.
+func (o *binaryOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 2); err != nil {
+		return err
+	}
+	if _, err := BroadcastShapes(in[0].Shape(), in[1].Shape()); err != nil {
+		return Errorf(o.name, in, "%v", err)
+	}
+	return nil
+}
+
 func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 2)
 	if err != nil {

@@ -78,6 +78,14 @@ func TestDispatch(t *testing.T) {
 		}
 		assert.Equal(t, []SoftmaxAttrs{{Axis: -1}, {Axis: 0}}, built)
 	})
+	t.Run("the op's device-free check runs before a kernel is built", func(t *testing.T) {
+		n := len(built)
+		_, err := Run(SoftmaxOp(5), xd)
+		var oe *Error
+		require.ErrorAs(t, err, &oe)
+		assert.Equal(t, "softmax", oe.Op)
+		assert.Len(t, built, n, "no kernel is built for inputs that fail the check")
+	})
 	t.Run("a fallback runs the CPU kernel on host copies", func(t *testing.T) {
 		op := LogSoftmaxOp(1)
 		k, err := Dispatch(op, []*tensor.Tensor{xd})

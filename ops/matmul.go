@@ -56,6 +56,15 @@ func (o *matmulOp) dims(in []*tensor.Tensor) (batch, m, n, k int, shared bool, o
 	return a[:len(a)-2].Size(), m, n, ka, shared, outShape, nil
 }
 
+// Check is matmul's device-free check (Checker).
+func (o *matmulOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("matmul", in, 2); err != nil {
+		return err
+	}
+	_, _, _, _, _, _, err := o.dims(in)
+	return err
+}
+
 func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("matmul", in, 2)
 	if err != nil {

@@ -75,7 +75,7 @@ func (o *pool2dOp) Name() string {
 // geom validates the input and attrs and returns the pool's geometry.
 func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) {
 	op, a := o.Name(), o.attrs
-	dt, err := checkFloat(op, in, 1)
+	dt, err := checkShapes(op, in, 1)
 	if err != nil {
 		return 0, im2col.Geom{}, err
 	}
@@ -110,7 +110,17 @@ func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) 
 	return dt, g, nil
 }
 
+// Check is the 2-D pools' device-free check (Checker): x [N, C, H, W],
+// the window, stride and padding.
+func (o *pool2dOp) Check(in []*tensor.Tensor) error {
+	_, _, err := o.geom(in)
+	return err
+}
+
 func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if err := checkArity(o.Name(), in, 1); err != nil {
+		return nil, err
+	}
 	dt, g, err := o.geom(in)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,16 @@ func reduceShapes(op string, x *tensor.Tensor, axes []int, keepDims bool) (keep,
 	return keep, append(tensor.Shape{}, out...), n, nil
 }
 
+// Check is the reductions' device-free check (Checker): the dtype and
+// axes in range, none repeated.
+func (o *reduceOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	_, _, _, err := reduceShapes(o.name, in[0], o.axes, o.keepDims)
+	return err
+}
+
 func (o *reduceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)
 	if err != nil {

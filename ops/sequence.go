@@ -57,6 +57,19 @@ type rowsOp struct {
 
 func (o *rowsOp) Name() string { return o.name }
 
+// Check is the row-moving sequence ops' device-free check (Checker): the
+// values' rank, and the plan of the offsets (starts, lengths) for its rows.
+func (o *rowsOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	if in[0].Rank() < 1 {
+		return Errorf(o.name, in, "want values [rows, D...] of rank >= 1")
+	}
+	_, err := o.plan(in[0])
+	return err
+}
+
 func (o *rowsOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)
 	if err != nil {

@@ -62,6 +62,23 @@ func SequencePool(x *tensor.Tensor, offsets []int, kind SequencePoolType, pad fl
 
 func (o *sequencePoolOp) Name() string { return "sequence_pool" }
 
+// Check is sequence_pool's device-free check (Checker).
+func (o *sequencePoolOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("sequence_pool", in, 1); err != nil {
+		return err
+	}
+	x := in[0]
+	switch o.kind {
+	case SequencePoolSum, SequencePoolAverage, SequencePoolSqrt, SequencePoolMax, SequencePoolFirst, SequencePoolLast:
+	default:
+		return Errorf("sequence_pool", in, "unknown pool type %q; want sum, average, sqrt, max, first or last", o.kind)
+	}
+	if x.Rank() < 1 {
+		return Errorf("sequence_pool", in, "want x [total, D...] of rank >= 1")
+	}
+	return checkOffsets("sequence_pool", in, o.offsets, x.Dim(0))
+}
+
 func (o *sequencePoolOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("sequence_pool", in, 1)
 	if err != nil {

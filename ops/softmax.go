@@ -46,6 +46,15 @@ func (o *softmaxOp) dims(in []*tensor.Tensor) (outer, n, inner int, err error) {
 	return s[:ax].Size(), s[ax], s[ax+1:].Size(), nil
 }
 
+// Check is softmax's and log_softmax's device-free check (Checker).
+func (o *softmaxOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	_, _, _, err := o.dims(in)
+	return err
+}
+
 func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)
 	if err != nil {

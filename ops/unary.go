@@ -232,6 +232,12 @@ func Swish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("swish
 
 func (o *unaryOp) Name() string { return o.name }
 
+// Check is the elementwise ops' device-free check (Checker).
+func (o *unaryOp) Check(in []*tensor.Tensor) error {
+	_, err := checkShapes(o.name, in, 1)
+	return err
+}
+
 func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)
 	if err != nil {

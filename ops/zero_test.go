@@ -173,6 +173,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*ops.Attrs)(nil),
 			(*ops.Backend)(nil),
 			(*ops.Maker)(nil),
+			(*ops.Checker)(nil),
 			(*ops.Kernel)(nil),
 			(*ops.KernelFactory)(nil),
 			(*ops.Attributed)(nil),

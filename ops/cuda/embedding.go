@@ -44,15 +44,9 @@ func (o *embeddingLauncher) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer,
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if len(table.shape) != 2 {
-		return nil, opError(op, in, "want a float32 table [V, D]")
-	}
-	if ids == nil {
-		return nil, opError(op, in, "want int32 or int64 ids, got nil")
-	}
-	idx, err := ids.Ints()
+	idx, err := ids.Ints() // the table's rank and the ids' dtype were checked by ops.Dispatch (embeddingOp.Check)
 	if err != nil {
-		return nil, opError(op, in, "want int32 or int64 ids, got %v%v", ids.DType(), ids.Shape())
+		return nil, err
 	}
 	v, dim := table.shape[0], table.shape[1]
 	src := make([]int64, len(idx))

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/ops"
@@ -130,9 +129,6 @@ func unaryKernel(name string) factory {
 		p := a.Params(name)
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return d.unaryFwd(name, in[0], p...)
 			},
 			backward: func(in []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
@@ -146,9 +142,6 @@ func binaryKernel(name string) factory {
 	return typed(func(d *Device, _ ops.NoAttrs) (kernel, error) {
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 2 || in[0] == nil || in[1] == nil {
-					return nil, opError(name, in, "want 2 inputs")
-				}
 				as, bs := in[0].shape, in[1].shape
 				if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
 					return nil, fmt.Errorf("%s of %v and %v: %w (b of a's shape or of its trailing dims)", name, as, bs, errUnsupported)
@@ -168,9 +161,6 @@ func reduceKernel(name string) factory {
 		o := d.reduceOp(name, a.Axes, a.KeepDims)
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return o.Forward(in[0])
 			},
 			backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(o.Backward(gout)) },
@@ -181,15 +171,12 @@ func reduceKernel(name string) factory {
 
 func softmaxKernel(log bool) factory {
 	return typed(func(d *Device, a ops.SoftmaxAttrs) (kernel, error) {
-		fwd, bwd, name := d.softmaxFwd, d.softmaxBwd, "softmax"
+		fwd, bwd := d.softmaxFwd, d.softmaxBwd
 		if log {
-			fwd, bwd, name = d.logSoftmaxFwd, d.logSoftmaxBwd, "log_softmax"
+			fwd, bwd = d.logSoftmaxFwd, d.logSoftmaxBwd
 		}
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return fwd(in[0], a.Axis)
 			},
 			backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(out, gout, a.Axis)) },
@@ -206,9 +193,6 @@ func xentKernel(soft bool) factory {
 		}
 		return kernel{
 			forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 2 {
-					return nil, opError(o.name(), in, "want logits and labels")
-				}
 				if soft {
 					return o.ForwardSoft(in[0], in[1])
 				}
@@ -230,9 +214,6 @@ func xentKernel(soft bool) factory {
 func matmulKernel(d *Device, a ops.MatMulAttrs) (kernel, error) {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("matmul", in, "want 2 inputs")
-			}
 			return d.matMul(in[0], in[1], a.TransposeA, a.TransposeB)
 		},
 		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -254,17 +235,10 @@ func linearKernel(d *Device, _ ops.NoAttrs) (kernel, error) {
 	var sum *reduceLauncher
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 && len(in) != 3 {
-				return nil, opError(name, in, "want x, W and an optional b")
-			}
 			if err := d.checkInputs(name, in...); err != nil {
 				return nil, err
 			}
 			x, w := in[0], in[1]
-			if len(x.shape) < 1 || len(w.shape) != 2 || x.shape[len(x.shape)-1] != w.shape[0] ||
-				(len(in) == 3 && (len(in[2].shape) != 1 || in[2].shape[0] != w.shape[1])) {
-				return nil, opError(name, in, "want x [..., In], W [In, Out] and b [Out]")
-			}
 			y, err := d.matMul(rows(x), w, false, false)
 			if err != nil {
 				return nil, err
@@ -350,9 +324,6 @@ func poolKernel(isMax bool) factory {
 func single(name string, fwd func(x *Buffer) (*Buffer, error), bwd func(gout *Buffer) (*Buffer, error), free func()) kernel {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 1 {
-				return nil, opError(name, in, "want 1 input")
-			}
 			return fwd(in[0])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(gout)) },
@@ -364,9 +335,6 @@ func batchNormKernel(d *Device, a ops.BatchNormAttrs) (kernel, error) {
 	o := d.batchNormOp(a)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 5 {
-				return nil, opError("batch_norm", in, "want x, gamma, beta, moving mean and moving variance")
-			}
 			return o.Forward(in[0], in[1], in[2], in[3], in[4])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -381,9 +349,6 @@ func layerNormKernel(d *Device, a ops.LayerNormAttrs) (kernel, error) {
 	o := d.layerNormOp(a.NormAxes, a.Epsilon)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 3 {
-				return nil, opError("layer_norm", in, "want x, gamma and beta")
-			}
 			return o.Forward(in[0], in[1], in[2])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -402,21 +367,10 @@ func rmsNormKernel(d *Device, a ops.RMSNormAttrs) (kernel, error) {
 	ln := d.layerNormOp(1, a.Epsilon) // holds x, gamma and the saved statistics for Backward
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError(name, in, "want x and gamma")
-			}
 			if err := d.checkInputs(name, in...); err != nil {
 				return nil, err
 			}
 			x, gamma := in[0], in[1]
-			switch {
-			case len(x.shape) < 1:
-				return nil, opError(name, in, "want x of rank 1 or more")
-			case !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 1):
-				return nil, opError(name, in, "epsilon %v must be positive and finite (Keras' default is %v)", a.Epsilon, ops.DefaultRMSNormEpsilon)
-			case len(gamma.shape) != 1 || gamma.shape[0] != x.shape[len(x.shape)-1]:
-				return nil, opError(name, in, "want gamma of shape [%d]", x.shape[len(x.shape)-1])
-			}
 			ln.Free()
 			ln.dim = gamma.shape[0]
 			ln.rows, ln.x, ln.gamma = x.Size()/max(ln.dim, 1), x, gamma
@@ -471,9 +425,6 @@ func embeddingKernel(d *Device, a ops.EmbeddingAttrs) (kernel, error) {
 	o := d.embeddingOp(a.PaddingIdx)
 	return kernel{
 		forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("embedding", in, "want a table and ids")
-			}
 			ids, err := host(1) // the lookup plan is made on the host, as ops makes it
 			if err != nil {
 				return nil, err
@@ -666,9 +617,6 @@ func seqPoolKernel(d *Device, a ops.SequencePoolAttrs) (kernel, error) {
 func seqSoftmaxKernel(d *Device, a ops.SequenceAttrs) (kernel, error) {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 1 {
-				return nil, opError("sequence_softmax", in, "want 1 input")
-			}
 			return d.sequenceSoftmaxFwd(in[0], a.Offsets)
 		},
 		backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
@@ -699,9 +647,6 @@ func seqConcatKernel(d *Device, a ops.SequenceConcatAttrs) (kernel, error) {
 	o := d.sequenceConcatOp(a.Offsets, a.OffsetsB)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("sequence_concat", in, "want 2 inputs")
-			}
 			return o.Forward(in[0], in[1])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {

@@ -69,13 +69,10 @@ func (o *reduceLauncher) plan(x *Buffer) (tensor.Shape, error) {
 	in := []*Buffer{x}
 	rank := len(x.shape)
 	reduced := make([]bool, rank)
-	for _, a := range o.axes {
+	for _, a := range o.axes { // in range and distinct: ops.Dispatch checked them (reduceOp.Check)
 		ax, err := tensor.Axis(a, rank)
 		if err != nil {
-			return nil, opError(o.name, in, "%v", err)
-		}
-		if reduced[ax] {
-			return nil, opError(o.name, in, "axis %d repeated in axes %v", a, o.axes)
+			return nil, err
 		}
 		reduced[ax] = true
 	}

@@ -67,7 +67,7 @@ func TestReduce(t *testing.T) {
 		}
 	}
 	x := up(t, randn(t, rng, 2, 3))
-	_, err := dev.reduceOp("sum", []int{1, -1}, false).Forward(x)
+	_, err := ops.Run(ops.ReduceOp("sum", []int{1, -1}, false), onDevice(t, randn(t, rng, 2, 3))) // ops.Dispatch's check
 	require.ErrorContains(t, err, "repeated")
 	_, err = dev.reduceOp("sum", []int{2}, false).Forward(x)
 	require.Error(t, err)

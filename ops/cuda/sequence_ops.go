@@ -103,10 +103,7 @@ func (o *sequenceRowsLauncher) Forward(x *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
 	}
-	if len(x.shape) < 1 {
-		return nil, opError(o.name, in, "want values [rows, D...] of rank >= 1")
-	}
-	src, err := o.plan(in, x.shape[0])
+	src, err := o.plan(in, x.shape[0]) // x's rank checked by ops.Dispatch (the op's Check)
 	if err != nil {
 		return nil, err
 	}
@@ -175,18 +172,9 @@ func (o *sequenceConcatLauncher) Forward(a, b *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if len(a.shape) < 1 || len(b.shape) < 1 || !a.shape[1:].Equal(b.shape[1:]) {
-		return nil, opError(op, in, "want a [ta, D...] and b [tb, D...] with the same D...")
-	}
-	if err := checkOffsets(op, in, o.offA, a.shape[0]); err != nil {
-		return nil, err
-	}
-	if err := checkOffsets(op, in, o.offB, b.shape[0]); err != nil {
-		return nil, err
-	}
-	off, err := ops.SequenceConcatOffsets(o.offA, o.offB)
+	off, err := ops.SequenceConcatOffsets(o.offA, o.offB) // shapes and offsets checked by ops.Dispatch (sequenceConcatOp.Check)
 	if err != nil {
-		return nil, opError(op, in, "offsets %v and %v describe different numbers of sequences", o.offA, o.offB)
+		return nil, err
 	}
 	o.pos = [2][]int64{make([]int64, 0, a.shape[0]), make([]int64, 0, b.shape[0])}
 	for i := 0; i+1 < len(off); i++ {
@@ -281,9 +269,6 @@ func (d *Device) seqSoftmax(x, dy *Buffer, offsets []int) (*Buffer, error) {
 	}
 	if err := d.checkInputs(op, in...); err != nil {
 		return nil, err
-	}
-	if r := len(x.shape); r < 1 || r > 2 || r == 2 && x.shape[1] != 1 {
-		return nil, opError(op, in, "want x [total] or [total, 1]")
 	}
 	if dy != nil && !dy.shape.Equal(x.shape) {
 		return nil, opError(op, in, "want y and dy of one shape")

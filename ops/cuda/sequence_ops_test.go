@@ -105,9 +105,10 @@ func TestSequenceConcat(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.sequenceConcatOp([]int{0, 1}, []int{0, 1, 2}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 2, 2)))
+	// ops.Dispatch's check (sequenceConcatOp.Check) rejects bad inputs on the device.
+	_, err := ops.Run(ops.SequenceConcatOp([]int{0, 1}, []int{0, 1, 2}), onDevice(t, randn(t, rng, 1, 2)), onDevice(t, randn(t, rng, 2, 2)))
 	require.ErrorContains(t, err, "different numbers of sequences")
-	_, err = dev.sequenceConcatOp([]int{0, 1}, []int{0, 1}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 1, 3)))
+	_, err = ops.Run(ops.SequenceConcatOp([]int{0, 1}, []int{0, 1}), onDevice(t, randn(t, rng, 1, 2)), onDevice(t, randn(t, rng, 1, 3)))
 	require.ErrorContains(t, err, "with the same D")
 }
 
@@ -134,7 +135,7 @@ func TestSequenceSoftmax(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.sequenceSoftmaxFwd(up(t, randn(t, rng, 4, 2)), []int{0, 4})
+	_, err := ops.Run(ops.SequenceSoftmaxOp([]int{0, 4}), onDevice(t, randn(t, rng, 4, 2))) // ops.Dispatch's check
 	require.ErrorContains(t, err, "want x [total] or [total, 1]")
 	_, err = dev.sequenceSoftmaxBwd(up(t, randn(t, rng, 4)), nil, []int{0, 4})
 	require.ErrorContains(t, err, "nil input")

@@ -49,10 +49,7 @@ func (o *sequencePoolLauncher) Forward(x *Buffer) (*Buffer, error) {
 	if !ok {
 		return nil, opError(op, in, "unknown pool type %q; want sum, average, sqrt, max, first or last", o.kind)
 	}
-	if len(x.shape) < 1 {
-		return nil, opError(op, in, "want x [total, D...] of rank >= 1")
-	}
-	if err := checkOffsets(op, in, o.offsets, x.shape[0]); err != nil {
+	if err := checkOffsets(op, in, o.offsets, x.shape[0]); err != nil { // x's rank checked by ops.Dispatch
 		return nil, err
 	}
 	off := make([]int64, len(o.offsets))
