@@ -6,8 +6,9 @@
 //     of any op's typed <Op>Attrs under its JSON name, and the conversions
 //     between the bag and each op's typed attributes, both ways, which
 //     ops.Build and ops.AttrsOf use;
-//   - ops/zz_zero_test.go: the typed attributes' entries in the zero-value
-//     test's table (TestZeroValuesDoNotPanic);
+//   - ops/zz_zero_test.go: the table of the zero-value test
+//     (TestZeroValuesDoNotPanic), every exported function and type of
+//     package ops, read from its source with go/parser;
 //   - ops/cuda/zz_ops.go: the ops with a CUDA kernel, the layout-only ops
 //     and the host fallbacks, which ops/cuda registers;
 //   - docs/ops.md: the table of every op, its inputs, attributes and CUDA
@@ -24,7 +25,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/build"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -57,7 +62,7 @@ func run(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "zz_attrs.go"), src, 0o644); err != nil {
 		return err
 	}
-	if src, err = t.zeroTestFile(); err != nil {
+	if src, err = t.zeroTestFile(dir); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "zz_zero_test.go"), src, 0o644); err != nil {
@@ -230,24 +235,63 @@ func AttrsOf(t any) Attrs {
 	return format.Source(b.Bytes())
 }
 
-// attrTypes returns the ops' typed attributes' types, sorted by name.
-func (t *table) attrTypes() []string {
-	var names []string
-	for _, o := range t.ops {
-		if n := typeName(o.attrs); !slices.Contains(names, n) {
-			names = append(names, n)
+// exported returns the exported functions (generic ones aside, which a
+// table cannot hold uninstantiated) and types of the package in dir, as the
+// default build sees it, sorted.
+func exported(dir string) (funcs, types []string, err error) {
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() && d.Type.TypeParams == nil {
+					funcs = append(funcs, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.IsExported() {
+						types = append(types, ts.Name.Name)
+					}
+				}
+			}
 		}
 	}
-	sort.Strings(names)
-	return names
+	sort.Strings(funcs)
+	sort.Strings(types)
+	return funcs, types, nil
 }
 
-func (t *table) zeroTestFile() ([]byte, error) {
+// zeroTestFile writes the table of TestZeroValuesDoNotPanic: every
+// exported function and type of package ops, read from its source.
+func (t *table) zeroTestFile(dir string) ([]byte, error) {
+	funcs, types, err := exported(dir)
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	b.WriteString(header)
 	b.WriteString("package ops_test\n\nimport \"github.com/plumbml/plumb/ops\"\n\n")
-	b.WriteString("// attrTypes are the ops' typed attributes, for TestZeroValuesDoNotPanic's table.\nvar attrTypes = []any{\n")
-	for _, n := range t.attrTypes() {
+	b.WriteString("// apiFuncs are package ops' exported functions, for TestZeroValuesDoNotPanic.\nvar apiFuncs = map[string]any{\n")
+	for _, n := range funcs {
+		fmt.Fprintf(&b, "\t%q: ops.%s,\n", n, n)
+	}
+	b.WriteString("}\n\n// apiTypes are package ops' exported types, for TestZeroValuesDoNotPanic.\nvar apiTypes = []any{\n")
+	for _, n := range types {
 		fmt.Fprintf(&b, "\t(*ops.%s)(nil),\n", n)
 	}
 	b.WriteString("}\n")
