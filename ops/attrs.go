@@ -11,16 +11,6 @@ type Attributed interface {
 	Attrs() any
 }
 
-func (o *unaryOp) Attrs() any {
-	switch o.name {
-	case "clip":
-		return UnaryAttrs{Lo: o.p[0], Hi: o.p[1]}
-	case "leaky_relu", "elu":
-		return UnaryAttrs{Alpha: o.p[0]}
-	}
-	return UnaryAttrs{}
-}
-
 func (o *binaryOp) Attrs() any { return NoAttrs{} }
 
 func (o *reduceOp) Attrs() any { return ReduceAttrs{Axes: o.axes, KeepDims: o.keepDims} }

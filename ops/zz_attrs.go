@@ -17,6 +17,8 @@ type Attrs struct {
 	Lo float64 `json:"lo"`
 	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
 	Hi float64 `json:"hi"`
+	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
+	Approximate bool `json:"approximate"`
 	// additive_attention, attention.
 	KeyLengths []int `json:"key_lengths"`
 	// additive_attention, attention.
@@ -102,7 +104,7 @@ type Attrs struct {
 // typedAttrs copies each op's attributes out of the bag into its typed
 // attributes, which its Spec's Make takes.
 var typedAttrs = map[string]func(a Attrs) any{
-	"abs":                func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"abs":                func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"add":                func(a Attrs) any { return NoAttrs{} },
 	"additive_attention": func(a Attrs) any { return AttentionAttrs{KeyLengths: a.KeyLengths, Causal: a.Causal, Scale: a.Scale} },
 	"attention":          func(a Attrs) any { return AttentionAttrs{KeyLengths: a.KeyLengths, Causal: a.Causal, Scale: a.Scale} },
@@ -112,7 +114,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"batch_norm": func(a Attrs) any {
 		return BatchNormAttrs{Momentum: a.Momentum, Epsilon: a.Epsilon, Training: a.Training}
 	},
-	"clip":   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"clip":   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"concat": func(a Attrs) any { return ConcatAttrs{Axis: a.Axis} },
 	"conv2d": func(a Attrs) any {
 		return Conv2DAttrs{Stride: a.Strides, Dilation: a.Dilations, Pad: a.Pads, Padding: a.Padding, Groups: a.Groups}
@@ -123,21 +125,21 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"crf":                          func(a Attrs) any { return CRFAttrs{Offsets: a.Offsets} },
 	"div":                          func(a Attrs) any { return NoAttrs{} },
 	"dropout":                      func(a Attrs) any { return DropoutAttrs{Rate: a.Rate, Seed: a.Seed} },
-	"elu":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"elu":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"embedding":                    func(a Attrs) any { return EmbeddingAttrs{PaddingIdx: a.PaddingIdx} },
-	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gather":                       func(a Attrs) any { return GatherAttrs{Axis: a.Axis} },
-	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
-	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
 	"gru":                          func(a Attrs) any { return GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter} },
 	"gru_cell":                     func(a Attrs) any { return GRUCellAttrs{ResetAfter: a.ResetAfter} },
 	"layer_norm":                   func(a Attrs) any { return LayerNormAttrs{NormAxes: a.NormAxes, Epsilon: a.Epsilon} },
-	"leaky_relu":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"leaky_relu":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"linear":                       func(a Attrs) any { return NoAttrs{} },
 	"linear_concat":                func(a Attrs) any { return NoAttrs{} },
 	"linear_softmax_cross_entropy": func(a Attrs) any { return LinearSoftmaxCrossEntropyAttrs{ChunkRows: a.ChunkRows} },
-	"log":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"log":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"log_softmax":                  func(a Attrs) any { return SoftmaxAttrs{Axis: a.Axis} },
 	"logsumexp":                    func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
 	"lstm": func(a Attrs) any {
@@ -158,14 +160,14 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"minimum":         func(a Attrs) any { return NoAttrs{} },
 	"mse":             func(a Attrs) any { return LossAttrs{Reduction: a.Reduction} },
 	"mul":             func(a Attrs) any { return NoAttrs{} },
-	"neg":             func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"neg":             func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"pow":             func(a Attrs) any { return NoAttrs{} },
-	"relu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
-	"relu6":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"relu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"relu6":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"reshape":         func(a Attrs) any { return ReshapeAttrs{Shape: a.Shape} },
 	"rms_norm":        func(a Attrs) any { return RMSNormAttrs{Epsilon: a.Epsilon} },
 	"rnn_final_state": func(a Attrs) any { return RNNFinalStateAttrs{Offsets: a.Offsets, Reverse: a.Reverse} },
-	"rsqrt":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"rsqrt":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sequence_concat": func(a Attrs) any { return SequenceConcatAttrs{Offsets: a.Offsets, OffsetsB: a.OffsetsB} },
 	"sequence_conv": func(a Attrs) any {
 		return SequenceConvAttrs{Offsets: a.Offsets, ContextStart: a.ContextStart, ContextLength: a.ContextLength}
@@ -178,19 +180,19 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"sequence_reverse":           func(a Attrs) any { return SequenceAttrs{Offsets: a.Offsets} },
 	"sequence_slice":             func(a Attrs) any { return SequenceSliceAttrs{Offsets: a.Offsets, Starts: a.Starts, Lengths: a.Lengths} },
 	"sequence_softmax":           func(a Attrs) any { return SequenceAttrs{Offsets: a.Offsets} },
-	"sigmoid":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"sigmoid":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sigmoid_cross_entropy":      func(a Attrs) any { return LossAttrs{Reduction: a.Reduction} },
 	"slice":                      func(a Attrs) any { return SliceAttrs{Axis: a.Axis, Begin: a.Begin, End: a.End} },
 	"softmax":                    func(a Attrs) any { return SoftmaxAttrs{Axis: a.Axis} },
 	"softmax_cross_entropy":      func(a Attrs) any { return LossAttrs{Reduction: a.Reduction} },
 	"softmax_cross_entropy_soft": func(a Attrs) any { return LossAttrs{Reduction: a.Reduction} },
-	"softplus":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
-	"sqrt":                       func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
-	"square":                     func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"softplus":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"sqrt":                       func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"square":                     func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sub":                        func(a Attrs) any { return NoAttrs{} },
 	"sum":                        func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
-	"swish":                      func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
-	"tanh":                       func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi} },
+	"swish":                      func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"tanh":                       func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"transpose":                  func(a Attrs) any { return TransposeAttrs{Perm: a.Perm} },
 	"variance":                   func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
 	"where":                      func(a Attrs) any { return NoAttrs{} },
@@ -203,7 +205,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 func AttrsOf(t any) Attrs {
 	switch t := t.(type) {
 	case UnaryAttrs:
-		return Attrs{Alpha: t.Alpha, Lo: t.Lo, Hi: t.Hi}
+		return Attrs{Alpha: t.Alpha, Lo: t.Lo, Hi: t.Hi, Approximate: t.Approximate}
 	case NoAttrs:
 		return Attrs{}
 	case AttentionAttrs:
