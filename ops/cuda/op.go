@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -116,14 +115,7 @@ func (o *reshapeOp) Name() string          { return "reshape" }
 func (o *reshapeOp) Device() tensor.Device { return o.d }
 
 func (o *reshapeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	if len(in) != 1 || in[0] == nil {
-		return nil, ops.Errorf("reshape", in, "want 1 input")
-	}
-	y, err := in[0].Reshape(o.shape...)
-	if err != nil {
-		return nil, ops.Errorf("reshape", in, "%v", err)
-	}
-	return y, nil
+	return in[0].Reshape(o.shape...) // input count and size checked by ops.Dispatch (reshapeOp.Check)
 }
 
 func (o *reshapeOp) Backward(in []*tensor.Tensor, _, gout *tensor.Tensor, _ []bool) ([]*tensor.Tensor, error) {
