@@ -175,6 +175,22 @@ func (o *attentionOp) scale(d attnDims) float64 {
 	return 1 / math.Sqrt(float64(max(d.d, 1)))
 }
 
+// Check is attention's device-free check (Checker): q, k, v (and the
+// mask) of one float dtype and matching shapes, and the key lengths.
+func (o *attentionOp) Check(in []*tensor.Tensor) error {
+	if len(in) != 3 && len(in) != 4 {
+		return Errorf("attention", in, "want inputs q, k, v and optional mask")
+	}
+	if err := checkCount("attention", in, len(in)); err != nil {
+		return err
+	}
+	if _, err := checkShapes("attention", in[:3], 3); err != nil {
+		return Errorf("attention", in, "want float32 or float64 q, k, v of one dtype")
+	}
+	_, _, err := o.dims(in)
+	return err
+}
+
 func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if len(in) != 3 && len(in) != 4 {
 		return nil, Errorf("attention", in, "want inputs q, k, v and optional mask")

@@ -83,15 +83,9 @@ func (o *batchNormLauncher) forward(x, gamma, beta, movingMean, movingVar, y *Bu
 // through the fixed moving statistics in inference.
 func (o *batchNormLauncher) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
 	const op = "batch_norm"
-	if o.mean == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.gamma, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
-	}
-	if !gout.shape.Equal(o.x.shape) {
-		return nil, nil, nil, opError(op, in, "want gout of x's shape %v", o.x.shape)
 	}
 	d := o.d
 	err = d.do(func() error {

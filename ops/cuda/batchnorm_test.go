@@ -111,12 +111,8 @@ func TestBatchNormErrors(t *testing.T) {
 	}
 	x, p3 := up(t, randn(t, rng, 2, 3, 4)), up(t, randn(t, rng, 3))
 	o := dev.batchNormOp(keras)
-	_, _, _, err := o.Backward(x, [3]bool{true, true, true})
-	require.ErrorContains(t, err, "Backward before Forward")
 	y, err := o.Forward(x, p3, p3, p3, up(t, uniform(t, rng, 0.5, 1, 3)))
 	require.NoError(t, err)
 	defer y.Free()
 	defer o.Free()
-	_, _, _, err = o.Backward(p3, [3]bool{true, true, true})
-	require.ErrorContains(t, err, "want gout of x's shape")
 }

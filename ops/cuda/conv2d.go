@@ -173,17 +173,11 @@ func (c *conv2dLauncher) im2col(x *Buffer) (*Buffer, error) {
 // from per-image partials, so no two threads add into one element.
 func (c *conv2dLauncher) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
 	const op = "conv2d"
-	if c.x == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{c.x, c.w, gout}
 	if err := c.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
 	}
 	g := c.g
-	if !gout.shape.Equal(tensor.Shape{c.n, c.o, g.OH, g.OW}) {
-		return nil, nil, nil, opError(op, in, "want gout [%d %d %d %d]", c.n, c.o, g.OH, g.OW)
-	}
 	d := c.d
 	og, kg, p, z := c.o/c.group, g.rows()/c.group, g.cols(), c.n*c.group
 	err = d.do(func() error {

@@ -151,18 +151,12 @@ const (
 func (o *gruLauncher) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 	const op = "gru"
 	var g [5]*Buffer
-	if o.act == nil {
-		return g, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.w, o.u, o.b, o.out, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return g, err
 	}
 	d, s, h, nIn, ra := o.d, o.s, o.h, o.nIn, o.attrs.ResetAfter
 	g3 := 3 * h
-	if !gout.shape.Equal(tensor.Shape{s.total, h}) {
-		return g, opError(op, in, "want gout [%d %d], the output's shape", s.total, h)
-	}
 	shapes := [5]tensor.Shape{{s.total, nIn}, {nIn, g3}, {h, g3}, o.b.shape, {s.batch, h}}
 	err := d.do(func() error {
 		for i := range g {

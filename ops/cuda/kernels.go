@@ -283,10 +283,7 @@ func linearKernel(d *Device, _ ops.NoAttrs) (kernel, error) {
 func convLike(name string, fwd func(x, w, b *Buffer) (*Buffer, error), bwd func(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error)) kernel {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 && len(in) != 3 {
-				return nil, opError(name, in, "want x, w and an optional b")
-			}
-			var b *Buffer
+			var b *Buffer // input count checked by ops.Dispatch (the op's Check)
 			if len(in) == 3 {
 				b = in[2]
 			}
@@ -439,10 +436,7 @@ func attentionKernel(d *Device, a ops.AttentionAttrs) (kernel, error) {
 	o := d.attentionOp(a)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 3 && len(in) != 4 {
-				return nil, opError("attention", in, "want q, k, v and an optional mask")
-			}
-			var mask *Buffer
+			var mask *Buffer // input count checked by ops.Dispatch (attentionOp.Check)
 			if len(in) == 4 {
 				mask = in[3]
 			}
@@ -549,9 +543,6 @@ func lstmCellKernel(d *Device, a ops.LSTMCellAttrs) (kernel, error) {
 		return s[:n], nil
 	}
 	fwd := func(b []*Buffer) (*Buffer, error) {
-		if b[0] == nil || len(b[0].shape) == 0 {
-			return nil, opError("lstm_cell", b, "want x [B, In]")
-		}
 		o = d.lstmOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0]), Candidate: a.Candidate, Cell: a.Cell})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
 	}
@@ -595,9 +586,6 @@ func gruCellKernel(d *Device, a ops.GRUCellAttrs) (kernel, error) {
 		return []int{gruGradX, gruGradH0, gruGradW, gruGradU, gruGradB}, nil
 	}
 	fwd := func(b []*Buffer) (*Buffer, error) {
-		if b[0] == nil || len(b[0].shape) == 0 {
-			return nil, opError("gru_cell", b, "want x [B, In]")
-		}
 		o = d.gruOp(ops.GRUAttrs{Offsets: steps(b[0].shape[0]), ResetAfter: a.ResetAfter})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4])
 	}

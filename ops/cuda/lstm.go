@@ -140,18 +140,12 @@ const (
 func (o *lstmLauncher) Backward(gout *Buffer, need [7]bool) ([7]*Buffer, error) {
 	const op = "lstm"
 	var g [7]*Buffer
-	if o.act == nil {
-		return g, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.w, o.u, o.b, o.out, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return g, err
 	}
 	d, s, h, nIn := o.d, o.s, o.h, o.nIn
 	g4 := 4 * h
-	if !gout.shape.Equal(tensor.Shape{s.total, 2 * h}) {
-		return g, opError(op, in, "want gout [%d %d], the output's shape", s.total, 2*h)
-	}
 	shapes := [7]tensor.Shape{{s.total, nIn}, {nIn, g4}, {h, g4}, {g4}, {3 * h}, {s.batch, h}, {s.batch, h}}
 	given := [7]bool{true, true, true, true, o.p != nil, o.h0 != nil, o.c0 != nil}
 	err := d.do(func() error {

@@ -88,17 +88,11 @@ func (o *pool2dLauncher) Forward(x *Buffer) (*Buffer, error) {
 // its window's cells.
 func (o *pool2dLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	op := o.name()
-	if o.x == nil {
-		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	xs, g := o.x.shape, o.g
-	if !gout.shape.Equal(tensor.Shape{xs[0], xs[1], g.OH, g.OW}) {
-		return nil, opError(op, in, "want gout [%d %d %d %d]", xs[0], xs[1], g.OH, g.OW)
-	}
+	xs := o.x.shape
 	d := o.d
 	var dx *Buffer
 	err := d.do(func() error {

@@ -79,16 +79,9 @@ func (d *Device) sequenceSliceOp(offsets, starts, lengths []int) *sequenceRowsLa
 		if err := checkOffsets(op, in, offsets, rows); err != nil {
 			return nil, err
 		}
-		b := len(offsets) - 1
-		if len(starts) != b || len(lengths) != b {
-			return nil, opError(op, in, "%d starts and %d lengths for %d sequences", len(starts), len(lengths), b)
-		}
+		b := len(offsets) - 1 // starts and lengths checked by ops.Dispatch (the op's Check)
 		var src []int
 		for i := range b {
-			n := offsets[i+1] - offsets[i]
-			if starts[i] < 0 || lengths[i] < 0 || starts[i]+lengths[i] > n {
-				return nil, opError(op, in, "sequence %d of length %d: start %d, length %d out of range", i, n, starts[i], lengths[i])
-			}
 			for r := range lengths[i] {
 				src = append(src, offsets[i]+starts[i]+r)
 			}
@@ -124,15 +117,9 @@ func (o *sequenceRowsLauncher) Forward(x *Buffer) (*Buffer, error) {
 // the output's shape: each row of x gets the sum of the upstream rows
 // copied from it, zero if none.
 func (o *sequenceRowsLauncher) Backward(gout *Buffer) (*Buffer, error) {
-	if o.x == nil {
-		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
-	}
-	if want := slices.Concat(tensor.Shape{len(o.src)}, o.x.shape[1:]); !gout.shape.Equal(want) {
-		return nil, opError(o.name, in, "want gout of the output's shape %v", want)
 	}
 	d, rows, inner := o.d, o.x.shape[0], o.x.shape[1:].Size()
 	seg, list := segments(o.src, rows)
@@ -208,16 +195,9 @@ func (o *sequenceConcatLauncher) Forward(a, b *Buffer) (*Buffer, error) {
 // upstream row it went to.
 func (o *sequenceConcatLauncher) Backward(gout *Buffer, need [2]bool) (da, db *Buffer, err error) {
 	const op = "sequence_concat"
-	if o.a == nil {
-		return nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.a, o.b, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, err
-	}
-	want := slices.Concat(tensor.Shape{o.a.shape[0] + o.b.shape[0]}, o.a.shape[1:])
-	if !gout.shape.Equal(want) {
-		return nil, nil, opError(op, in, "want gout of the output's shape %v", want)
 	}
 	d, inner := o.d, o.a.shape[1:].Size()
 	grads := [2]*Buffer{}
@@ -253,10 +233,7 @@ func (d *Device) sequenceSoftmaxFwd(x *Buffer, offsets []int) (*Buffer, error) {
 // sequenceSoftmaxBwd returns dx = y·(dy - Σ dy·y) per sequence for
 // SequenceSoftmax's output y and the upstream gradient dy.
 func (d *Device) sequenceSoftmaxBwd(y, dy *Buffer, offsets []int) (*Buffer, error) {
-	if dy == nil {
-		return nil, opError("sequence_softmax", []*Buffer{y, dy}, "nil input")
-	}
-	return d.seqSoftmax(y, dy, offsets)
+	return d.seqSoftmax(y, dy, offsets) // dy of y's shape: the generic op checks gout
 }
 
 // seqSoftmax runs the forward kernel on x, or with dy non-nil the
@@ -269,9 +246,6 @@ func (d *Device) seqSoftmax(x, dy *Buffer, offsets []int) (*Buffer, error) {
 	}
 	if err := d.checkInputs(op, in...); err != nil {
 		return nil, err
-	}
-	if dy != nil && !dy.shape.Equal(x.shape) {
-		return nil, opError(op, in, "want y and dy of one shape")
 	}
 	if err := checkOffsets(op, in, offsets, x.shape[0]); err != nil {
 		return nil, err

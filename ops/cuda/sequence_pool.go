@@ -88,17 +88,11 @@ func (o *sequencePoolLauncher) Forward(x *Buffer) (*Buffer, error) {
 // empty sequences pass nothing back.
 func (o *sequencePoolLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	const op = "sequence_pool"
-	if o.off == nil {
-		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
 	batch, inner := len(o.offsets)-1, o.x.shape[1:].Size()
-	if !gout.shape.Equal(slices.Concat(tensor.Shape{batch}, o.x.shape[1:])) {
-		return nil, opError(op, in, "want gout of the pooled shape")
-	}
 	d := o.d
 	var dx *Buffer
 	err := d.do(func() error {
