@@ -11,93 +11,93 @@ package ops
 // the op's default. Build makes an op from it; AttrsOf fills it from an
 // op's typed attributes.
 type Attrs struct {
-	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
+	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
 	Alpha float64 `json:"alpha"`
-	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
+	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
 	Lo float64 `json:"lo"`
-	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
+	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
 	Hi float64 `json:"hi"`
-	// abs, clip, elu, exp, gelu, gelu_tanh, leaky_relu, log, neg, relu, relu6, rsqrt, sigmoid, softplus, sqrt, square, swish, tanh.
+	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
 	Approximate bool `json:"approximate"`
-	// additive_attention, attention.
+	// AttentionAttrs: additive_attention, attention.
 	KeyLengths []int `json:"key_lengths"`
-	// additive_attention, attention.
+	// AttentionAttrs: additive_attention, attention.
 	Causal bool `json:"causal"`
-	// additive_attention, attention.
+	// AttentionAttrs: additive_attention, attention.
 	Scale float64 `json:"scale"`
-	// avg_pool2d, max_pool2d.
+	// Pool2DAttrs: avg_pool2d, max_pool2d.
 	Kernel [2]int `json:"kernel"`
-	// avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
+	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Strides [2]int `json:"strides"`
-	// avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
+	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Pads [4]int `json:"pads"`
-	// avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
+	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Padding PadMode `json:"padding"`
-	// batch_norm.
+	// BatchNormAttrs: batch_norm.
 	Momentum float64 `json:"momentum"`
-	// batch_norm, layer_norm, rms_norm.
+	// BatchNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, layer_norm, rms_norm.
 	Epsilon float64 `json:"epsilon"`
-	// batch_norm.
+	// BatchNormAttrs: batch_norm.
 	Training bool `json:"training"`
-	// concat, gather, log_softmax, slice, softmax.
+	// ConcatAttrs, GatherAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
-	// conv2d, conv2d_transpose.
+	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
 	Dilations [2]int `json:"dilations"`
-	// conv2d, conv2d_transpose.
+	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
 	Groups int `json:"groups"`
-	// conv2d_transpose.
+	// Conv2DTransposeAttrs: conv2d_transpose.
 	OutputPadding [2]int `json:"output_padding"`
-	// crf, gru, lstm, lstm_projected, rnn_final_state, sequence_concat, sequence_conv, sequence_conv_pool_max, sequence_expand, sequence_pool, sequence_reverse, sequence_slice, sequence_softmax.
+	// CRFAttrs, GRUAttrs, LSTMAttrs, RNNFinalStateAttrs, SequenceConcatAttrs, SequenceConvAttrs, SequenceAttrs, SequencePoolAttrs, SequenceSliceAttrs: crf, gru, lstm, lstm_projected, rnn_final_state, sequence_concat and 7 more.
 	Offsets []int `json:"offsets"`
-	// dropout.
+	// DropoutAttrs: dropout.
 	Rate float64 `json:"rate"`
-	// dropout.
+	// DropoutAttrs: dropout.
 	Seed uint64 `json:"-"`
-	// embedding.
+	// EmbeddingAttrs: embedding.
 	PaddingIdx int `json:"padding_idx"`
-	// gru, lstm, lstm_projected, rnn_final_state.
+	// GRUAttrs, LSTMAttrs, RNNFinalStateAttrs: gru, lstm, lstm_projected, rnn_final_state.
 	Reverse bool `json:"reverse"`
-	// gru, gru_cell.
+	// GRUAttrs, GRUCellAttrs: gru, gru_cell.
 	ResetAfter bool `json:"reset_after"`
-	// layer_norm.
+	// LayerNormAttrs: layer_norm.
 	NormAxes int `json:"norm_axes"`
-	// linear_softmax_cross_entropy.
+	// LinearSoftmaxCrossEntropyAttrs: linear_softmax_cross_entropy.
 	ChunkRows int `json:"chunk_rows"`
-	// logsumexp, max, mean, min, sum, variance.
+	// ReduceAttrs: logsumexp, max, mean, min, sum, variance.
 	Axes []int `json:"axes"`
-	// logsumexp, max, mean, min, sum, variance.
+	// ReduceAttrs: logsumexp, max, mean, min, sum, variance.
 	KeepDims bool `json:"keepdims"`
-	// lstm, lstm_cell, lstm_projected.
+	// LSTMAttrs, LSTMCellAttrs: lstm, lstm_cell, lstm_projected.
 	Candidate RNNActivation `json:"-"`
-	// lstm, lstm_cell, lstm_projected.
+	// LSTMAttrs, LSTMCellAttrs: lstm, lstm_cell, lstm_projected.
 	Cell RNNActivation `json:"-"`
-	// matmul.
+	// MatMulAttrs: matmul.
 	TransposeA bool `json:"transpose_a"`
-	// matmul.
+	// MatMulAttrs: matmul.
 	TransposeB bool `json:"transpose_b"`
-	// mse, sigmoid_cross_entropy, softmax_cross_entropy, softmax_cross_entropy_soft.
+	// LossAttrs: mse, sigmoid_cross_entropy, softmax_cross_entropy, softmax_cross_entropy_soft.
 	Reduction LossReduction `json:"reduction"`
-	// reshape.
+	// ReshapeAttrs: reshape.
 	Shape []int `json:"shape"`
-	// sequence_concat.
+	// SequenceConcatAttrs: sequence_concat.
 	OffsetsB []int `json:"offsets_b"`
-	// sequence_conv, sequence_conv_pool_max.
+	// SequenceConvAttrs: sequence_conv, sequence_conv_pool_max.
 	ContextStart int `json:"context_start"`
-	// sequence_conv, sequence_conv_pool_max.
+	// SequenceConvAttrs: sequence_conv, sequence_conv_pool_max.
 	ContextLength int `json:"context_length"`
-	// sequence_pool.
+	// SequencePoolAttrs: sequence_pool.
 	Pool SequencePoolType `json:"pool"`
-	// sequence_pool.
+	// SequencePoolAttrs: sequence_pool.
 	Pad float64 `json:"pad"`
-	// sequence_slice.
+	// SequenceSliceAttrs: sequence_slice.
 	Starts []int `json:"starts"`
-	// sequence_slice.
+	// SequenceSliceAttrs: sequence_slice.
 	Lengths []int `json:"lengths"`
-	// slice.
+	// SliceAttrs: slice.
 	Begin int `json:"begin"`
-	// slice.
+	// SliceAttrs: slice.
 	End int `json:"end"`
-	// transpose.
+	// TransposeAttrs: transpose.
 	Perm []int `json:"perm"`
 }
 

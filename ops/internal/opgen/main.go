@@ -86,6 +86,7 @@ func run(dir string) error {
 type field struct {
 	Name, Go, Type, JSON string
 	ops                  []string // the ops that take it
+	owners               []string // their typed attributes' types
 }
 
 // bagName returns the bag's name of the typed field goName with JSON name
@@ -134,9 +135,12 @@ func newTable(specs []ops.Spec) (*table, error) {
 						s.Name, f.Go, f.Type, f.JSON, g.ops[0], g.Go, g.Type, g.JSON, f.Name)
 				}
 				g.ops = append(g.ops, s.Name)
+				if n := typeName(at); !slices.Contains(g.owners, n) {
+					g.owners = append(g.owners, n)
+				}
 				continue
 			}
-			f.ops = []string{s.Name}
+			f.ops, f.owners = []string{s.Name}, []string{typeName(at)}
 			t.fields = append(t.fields, f)
 			t.byName[f.Name] = f
 		}
@@ -198,7 +202,7 @@ func (t *table) attrsFile() ([]byte, error) {
 type Attrs struct {
 `)
 	for _, f := range t.fields {
-		fmt.Fprintf(&b, "\t// %s.\n", strings.Join(f.ops, ", "))
+		fmt.Fprintf(&b, "\t// %s: %s.\n", strings.Join(f.owners, ", "), opList(f.ops))
 		tag := f.JSON
 		if tag == "" {
 			tag = "-"
@@ -296,6 +300,15 @@ func (t *table) zeroTestFile(dir string) ([]byte, error) {
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
+}
+
+// opList names the ops that take an attribute, a long family in short.
+func opList(names []string) string {
+	const most = 6
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 // byBackend returns the names of the ops whose CUDA backend is k, sorted.
