@@ -135,6 +135,21 @@ func TestDispatch(t *testing.T) {
 	})
 }
 
+// Every op that runs on a device through a kernel of its own (its Spec's
+// CUDA is DeviceKernel or DeviceLayout) has a device-free check, which
+// Dispatch runs so that the device kernel need not validate.
+func TestEveryDeviceOpChecks(t *testing.T) {
+	for _, s := range Registered() {
+		if s.CUDA != DeviceKernel && s.CUDA != DeviceLayout {
+			continue
+		}
+		op, err := Build(s.Name, Attrs{})
+		require.NoError(t, err)
+		_, ok := op.(Checker)
+		assert.True(t, ok, "%s has a device kernel but no Check (ops.Checker)", s.Name)
+	}
+}
+
 // TestAttrsRoundTrip checks that an op's Attrs is the inverse of Build:
 // the op built again from them computes the same output on every gradient
 // case, so a device kernel built from a CPU op's Attrs runs the same op.
