@@ -11,8 +11,10 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "attention", Inputs: []string{"q", "k", "v", "mask"}, Grads: []int{0, 1, 2}})
-	register(Spec{Name: "additive_attention", Inputs: []string{"q", "k", "v", "values", "mask"}, Grads: []int{0, 1, 2, 3}})
+	register(Spec{Name: "attention", Inputs: []string{"q", "k", "v", "mask"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(AttentionOp), CUDA: DeviceKernel})
+	register(Spec{Name: "additive_attention", Inputs: []string{"q", "k", "v", "values", "mask"}, Grads: []int{0, 1, 2, 3},
+		Make: MakeOp(AdditiveAttentionOp), CUDA: DeviceFallback})
 }
 
 // AttentionAttrs are the masking (and scaling) attributes of the attention
@@ -29,11 +31,11 @@ func init() {
 // may attend to no key at all (every key masked) outputs zeros and passes
 // zero gradient, where Keras would average every value with equal weights.
 type AttentionAttrs struct {
-	KeyLengths []int
-	Causal     bool
+	KeyLengths []int `json:"key_lengths"`
+	Causal     bool  `json:"causal"`
 	// Scale multiplies the scores q·kᵀ; 0 means 1/sqrt(d) (Vaswani et al.
 	// 2017). Only the dot-product op reads it.
-	Scale float64
+	Scale float64 `json:"scale"`
 }
 
 // attnMask answers whether query i of batch element b may attend to key j.
@@ -171,6 +173,22 @@ func (o *attentionOp) scale(d attnDims) float64 {
 		return o.a.Scale
 	}
 	return 1 / math.Sqrt(float64(max(d.d, 1)))
+}
+
+// Check is attention's device-free check (Checker): q, k, v (and the
+// mask) of one float dtype and matching shapes, and the key lengths.
+func (o *attentionOp) Check(in []*tensor.Tensor) error {
+	if len(in) != 3 && len(in) != 4 {
+		return Errorf("attention", in, "want inputs q, k, v and optional mask")
+	}
+	if err := checkCount("attention", in, len(in)); err != nil {
+		return err
+	}
+	if _, err := checkShapes("attention", in[:3], 3); err != nil {
+		return Errorf("attention", in, "want float32 or float64 q, k, v of one dtype")
+	}
+	_, _, err := o.dims(in)
+	return err
 }
 
 func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {

@@ -13,6 +13,8 @@ func init() {
 		Name:   "batch_norm",
 		Inputs: []string{"x", "gamma", "beta", "moving_mean", "moving_variance"},
 		Grads:  []int{0, 1, 2},
+		Make:   MakeOp(BatchNormOp),
+		CUDA:   DeviceKernel,
 	})
 }
 
@@ -26,9 +28,9 @@ const (
 // (epsilon must be positive); start from DefaultBatchNormMomentum and
 // DefaultBatchNormEpsilon, Keras' defaults.
 type BatchNormAttrs struct {
-	Momentum float64 // in [0, 1]: weight of the old moving statistics
-	Epsilon  float64 // > 0: added to the variance
-	Training bool    // normalise with the batch statistics and update the moving ones
+	Momentum float64 `json:"momentum"` // in [0, 1]: weight of the old moving statistics
+	Epsilon  float64 `json:"epsilon"`  // > 0: added to the variance
+	Training bool    `json:"training"` // normalise with the batch statistics and update the moving ones
 
 	// CrossReplica, when set in training, makes the statistics those of
 	// the whole batch of a data-parallel run (synchronised batch norm, as
@@ -36,7 +38,7 @@ type BatchNormAttrs struct {
 	// replica, by the element-wise sum over all replicas (an allreduce),
 	// and every replica must reach it in the same order. See
 	// crossReplicaGrad for the gradient.
-	CrossReplica func(sums []float64) error
+	CrossReplica func(sums []float64) error `json:"-"`
 }
 
 type batchNormOp struct {
@@ -82,30 +84,43 @@ func batchNormDims(x *tensor.Tensor) (n, c, hw int) {
 	return x.Dim(0), x.Dim(1), x.Shape()[2:].Size()
 }
 
+// Check is batch_norm's device-free check (Checker).
+func (o *batchNormOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("batch_norm", in, 5); err != nil {
+		return err
+	}
+	x := in[0]
+	if x.Rank() < 2 {
+		return Errorf("batch_norm", in, "want x of rank >= 2 ([N, C] or [N, C, H, W])")
+	}
+	n, c, hw := batchNormDims(x)
+	for _, p := range in[1:] {
+		if p.Rank() != 1 || p.Dim(0) != c {
+			return Errorf("batch_norm", in, "want gamma, beta, moving_mean and moving_variance of shape [%d]", c)
+		}
+	}
+	if !(o.a.Momentum >= 0 && o.a.Momentum <= 1) {
+		return Errorf("batch_norm", in, "momentum %v outside [0, 1]", o.a.Momentum)
+	}
+	if !(o.a.Epsilon > 0) || math.IsInf(o.a.Epsilon, 1) {
+		return Errorf("batch_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.a.Epsilon, DefaultBatchNormEpsilon)
+	}
+	if o.a.Training && n*hw == 0 {
+		return Errorf("batch_norm", in, "training needs a non-empty batch to take statistics over")
+	}
+	return nil
+}
+
 func (o *batchNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("batch_norm", in, 5)
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Check(in); err != nil {
+		return nil, err
+	}
 	x := in[0]
-	if x.Rank() < 2 {
-		return nil, Errorf("batch_norm", in, "want x of rank >= 2 ([N, C] or [N, C, H, W])")
-	}
 	n, c, hw := batchNormDims(x)
-	for _, p := range in[1:] {
-		if p.Rank() != 1 || p.Dim(0) != c {
-			return nil, Errorf("batch_norm", in, "want gamma, beta, moving_mean and moving_variance of shape [%d]", c)
-		}
-	}
-	if !(o.a.Momentum >= 0 && o.a.Momentum <= 1) {
-		return nil, Errorf("batch_norm", in, "momentum %v outside [0, 1]", o.a.Momentum)
-	}
-	if !(o.a.Epsilon > 0) || math.IsInf(o.a.Epsilon, 1) {
-		return nil, Errorf("batch_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.a.Epsilon, DefaultBatchNormEpsilon)
-	}
-	if o.a.Training && n*hw == 0 {
-		return nil, Errorf("batch_norm", in, "training needs a non-empty batch to take statistics over")
-	}
 	o.mean, o.invStd = make([]float64, c), make([]float64, c)
 	out := tensor.Empty(x.DType(), x.Shape()...) // batchNormKernel writes every element
 	if o.a.Training && o.a.CrossReplica != nil {

@@ -9,7 +9,9 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-func bnAttrs(training bool) BatchNormAttrs { return bnBuildAttrs(training).BatchNorm() }
+func bnAttrs(training bool) BatchNormAttrs {
+	return BatchNormAttrs{Momentum: DefaultBatchNormMomentum, Epsilon: DefaultBatchNormEpsilon, Training: training}
+}
 
 // bnBuildAttrs is bnAttrs as Build's attributes.
 func bnBuildAttrs(training bool) Attrs {

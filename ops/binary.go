@@ -71,7 +71,8 @@ func b2f(b bool) float64 {
 
 func init() {
 	for name := range binaryFns {
-		register(Spec{Name: name, Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+		register(Spec{Name: name, Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+			Make: MakeOp(func(NoAttrs) Op { return BinaryOp(name) }), CUDA: DeviceKernel})
 	}
 }
 
@@ -113,6 +114,18 @@ func Maximum(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp(
 func Minimum(a, b *tensor.Tensor) (*tensor.Tensor, error) { return run(BinaryOp("minimum"), a, b) }
 
 func (o *binaryOp) Name() string { return o.name }
+
+// Check is the binary ops' device-free check (Checker): one float dtype
+// and shapes that broadcast.
+func (o *binaryOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 2); err != nil {
+		return err
+	}
+	if _, err := BroadcastShapes(in[0].Shape(), in[1].Shape()); err != nil {
+		return Errorf(o.name, in, "%v", err)
+	}
+	return nil
+}
 
 func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 2)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 func TestEveryOpHasBuilder(t *testing.T) {
 	for _, s := range Registered() {
 		op, err := Build(s.Name, Attrs{})
-		if assert.NoErrorf(t, err, "op %s has no builder: add it to builders in ops/build.go", s.Name) {
+		if assert.NoErrorf(t, err, "op %s has no builder: run go generate ./ops", s.Name) {
 			assert.Equal(t, s.Name, op.Name(), "Build(%q) made another op", s.Name)
 		}
 	}
@@ -31,16 +32,16 @@ func TestBuildAttrs(t *testing.T) {
 		attrs Attrs
 		want  Op
 	}{
-		{name: "conv2d same", op: "conv2d", attrs: Attrs{Strides: []int{2, 1}, Padding: "SAME", Groups: 2},
+		{name: "conv2d same", op: "conv2d", attrs: Attrs{Strides: [2]int{2, 1}, Padding: PadSame, Groups: 2},
 			want: Conv2DOp(Conv2DAttrs{Stride: [2]int{2, 1}, Padding: PadSame, Groups: 2})},
-		{name: "conv2d explicit", op: "conv2d", attrs: Attrs{Padding: "EXPLICIT", Pads: []int{1, 0, 2, 1}, Dilations: []int{2, 2}},
+		{name: "conv2d explicit", op: "conv2d", attrs: Attrs{Padding: PadExplicit, Pads: [4]int{1, 0, 2, 1}, Dilations: [2]int{2, 2}},
 			want: Conv2DOp(Conv2DAttrs{Pad: [4]int{1, 0, 2, 1}, Dilation: [2]int{2, 2}})},
-		{name: "conv2d_transpose valid", op: "conv2d_transpose", attrs: Attrs{Padding: "VALID", OutputPadding: []int{1, 0}},
+		{name: "conv2d_transpose valid", op: "conv2d_transpose", attrs: Attrs{Padding: PadValid, OutputPadding: [2]int{1, 0}},
 			want: Conv2DTransposeOp(Conv2DTransposeAttrs{Conv2DAttrs: Conv2DAttrs{Padding: PadValid}, OutputPadding: [2]int{1, 0}})},
-		{name: "max pool", op: "max_pool2d", attrs: Attrs{Kernel: []int{3, 3}, Strides: []int{2, 2}, Padding: "SAME"},
+		{name: "max pool", op: "max_pool2d", attrs: Attrs{Kernel: [2]int{3, 3}, Strides: [2]int{2, 2}, Padding: PadSame},
 			want: MaxPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})},
-		{name: "loss sum", op: "softmax_cross_entropy_soft", attrs: Attrs{Reduction: "sum"}, want: SoftmaxCrossEntropySoftOp(LossSum)},
-		{name: "loss none", op: "softmax_cross_entropy", attrs: Attrs{Reduction: "none"}, want: SoftmaxCrossEntropyOp(LossNone)},
+		{name: "loss sum", op: "softmax_cross_entropy_soft", attrs: Attrs{Reduction: LossSum}, want: SoftmaxCrossEntropySoftOp(LossSum)},
+		{name: "loss none", op: "softmax_cross_entropy", attrs: Attrs{Reduction: LossNone}, want: SoftmaxCrossEntropyOp(LossNone)},
 		{name: "loss default mean", op: "softmax_cross_entropy", attrs: Attrs{}, want: SoftmaxCrossEntropyOp(LossMean)},
 		{name: "sum keepdims", op: "sum", attrs: Attrs{Axes: []int{1}, KeepDims: true}, want: ReduceOp("sum", []int{1}, true)},
 		{name: "batch norm", op: "batch_norm", attrs: Attrs{Momentum: 0.9, Epsilon: 1e-3, Training: true},
@@ -90,10 +91,6 @@ func TestBuildErrors(t *testing.T) {
 		want  string
 	}{
 		{name: "unknown op", op: "convolve", want: `ops.Build: no op "convolve"`},
-		{name: "unknown padding", op: "conv2d", attrs: Attrs{Padding: "FULL"}, want: `ops.Build conv2d: unknown padding "FULL"`},
-		{name: "explicit without pads", op: "avg_pool2d", attrs: Attrs{Padding: "EXPLICIT"}, want: "explicit padding wants pads"},
-		{name: "three pads", op: "conv2d", attrs: Attrs{Pads: []int{1, 1, 1}}, want: "explicit padding wants pads"},
-		{name: "unknown reduction", op: "mse", attrs: Attrs{Reduction: "avg"}, want: `ops.Build mse: unknown reduction "avg"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,4 +98,26 @@ func TestBuildErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// The bag's names that do not parse fail as the case file is read.
+func TestAttrsJSONErrors(t *testing.T) {
+	for _, tc := range []struct{ name, json, want string }{
+		{"unknown padding", `{"padding": "FULL"}`, `unknown padding "FULL"`},
+		{"unknown reduction", `{"reduction": "avg"}`, `unknown reduction "avg"`},
+		{"three pads fit", `{"pads": [1, 1, 1]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a Attrs
+			err := json.Unmarshal([]byte(tc.json), &a)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	var a Attrs
+	require.NoError(t, json.Unmarshal([]byte(`{"padding": "SAME", "reduction": "sum", "strides": [2, 1]}`), &a))
+	assert.Equal(t, Attrs{Padding: PadSame, Reduction: LossSum, Strides: [2]int{2, 1}}, a)
 }

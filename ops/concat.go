@@ -7,7 +7,13 @@ import (
 // concat takes any number of inputs; its one input name stands for all of
 // them, and every input is differentiable.
 func init() {
-	register(Spec{Name: "concat", Inputs: []string{"xs..."}, Grads: []int{0}})
+	register(Spec{Name: "concat", Inputs: []string{"xs..."}, Grads: []int{0},
+		Make: MakeOp(func(a ConcatAttrs) Op { return ConcatOp(a.Axis) }), CUDA: DeviceFallback})
+}
+
+// ConcatAttrs are concat's attributes: the axis it joins along.
+type ConcatAttrs struct {
+	Axis int `json:"axis"`
 }
 
 type concatOp struct{ axis int }

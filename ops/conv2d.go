@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "conv2d", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "conv2d", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(Conv2DOp), CUDA: DeviceKernel})
 }
 
 // PadMode says where a convolution's or pool's padding comes from.
@@ -36,6 +37,33 @@ func (m PadMode) String() string {
 		return "same"
 	}
 	return fmt.Sprintf("PadMode(%d)", uint8(m))
+}
+
+// UnmarshalText reads TensorFlow's padding names, as the parity goldens
+// write them: "SAME", "VALID", or "EXPLICIT" (or "") for the attrs' Pad.
+func (m *PadMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "SAME":
+		*m = PadSame
+	case "VALID":
+		*m = PadValid
+	case "EXPLICIT", "":
+		*m = PadExplicit
+	default:
+		return fmt.Errorf("unknown padding %q (want SAME, VALID or EXPLICIT)", b)
+	}
+	return nil
+}
+
+// MarshalText writes TensorFlow's name of the padding.
+func (m PadMode) MarshalText() ([]byte, error) {
+	switch m {
+	case PadSame:
+		return []byte("SAME"), nil
+	case PadValid:
+		return []byte("VALID"), nil
+	}
+	return []byte("EXPLICIT"), nil
 }
 
 // SamePadding returns the per-side padding (top, bottom, left, right) of
@@ -93,11 +121,11 @@ func windowsOut(in, lo, hi, eff, s int) (int, bool) {
 // Conv2DAttrs are the attributes of a 2-D convolution. The zero value is a
 // stride-1, undilated, unpadded (VALID), ungrouped convolution.
 type Conv2DAttrs struct {
-	Stride   [2]int  // (height, width); 0 means 1
-	Dilation [2]int  // (height, width); 0 means 1
-	Pad      [4]int  // zero padding (top, bottom, left, right), with Padding PadExplicit
-	Padding  PadMode // where the padding comes from
-	Groups   int     // input and output channels split into this many groups; 0 means 1
+	Stride   [2]int  `json:"strides"`   // (height, width); 0 means 1
+	Dilation [2]int  `json:"dilations"` // (height, width); 0 means 1
+	Pad      [4]int  `json:"pads"`      // zero padding (top, bottom, left, right), with Padding PadExplicit
+	Padding  PadMode `json:"padding"`   // where the padding comes from
+	Groups   int     `json:"groups"`    // input and output channels split into this many groups; 0 means 1
 }
 
 // norm returns a with zero strides, dilations and groups replaced by 1.
@@ -130,7 +158,7 @@ func convInputs(op, layout string, in []*tensor.Tensor, a Conv2DAttrs) (tensor.D
 	if len(in) != 2 && len(in) != 3 {
 		return 0, a, Errorf(op, in, "want inputs x, w and optional b")
 	}
-	dt, err := checkFloat(op, in, len(in))
+	dt, err := checkShapes(op, in, len(in))
 	if err != nil {
 		return 0, a, err
 	}
@@ -192,15 +220,35 @@ func runWithBias(op Op, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
 
 func (o *conv2dOp) Name() string { return "conv2d" }
 
+// Check is conv2d's device-free check (Checker).
+func (o *conv2dOp) Check(in []*tensor.Tensor) error {
+	_, _, err := o.geom(in)
+	return err
+}
+
 func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	const op = "conv2d"
-	dt, a, err := convInputs(op, "[O, C/groups, KH, KW]", in, o.attrs)
+	if err := checkArity("conv2d", in, len(in)); err != nil {
+		return nil, err
+	}
+	dt, g, err := o.geom(in)
 	if err != nil {
 		return nil, err
 	}
+	o.g = g
+	return runConv(g, false, dt, in), nil
+}
+
+// geom validates the inputs and attributes from their shapes alone and
+// returns the convolution's geometry.
+func (o *conv2dOp) geom(in []*tensor.Tensor) (tensor.DType, convGeom, error) {
+	const op = "conv2d"
+	dt, a, err := convInputs(op, "[O, C/groups, KH, KW]", in, o.attrs)
+	if err != nil {
+		return 0, convGeom{}, err
+	}
 	x, w := in[0].Shape(), in[1].Shape()
 	if x[1]%a.Groups != 0 || w[0]%a.Groups != 0 || w[1]*a.Groups != x[1] {
-		return nil, Errorf(op, in, "with groups %d want C and O divisible by it and w [O, %d, KH, KW]", a.Groups, x[1]/a.Groups)
+		return 0, convGeom{}, Errorf(op, in, "with groups %d want C and O divisible by it and w [O, %d, KH, KW]", a.Groups, x[1]/a.Groups)
 	}
 	g := convGeom{n: x[0], cout: w[0], groups: a.Groups, Geom: im2col.Geom{
 		C: x[1], H: x[2], W: x[3], KH: w[2], KW: w[3],
@@ -208,7 +256,7 @@ func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}}
 	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.DH, g.DW)
 	if err != nil {
-		return nil, Errorf(op, in, "%v", err)
+		return 0, convGeom{}, Errorf(op, in, "%v", err)
 	}
 	g.PT, g.PL = pad[0], pad[2]
 	effH, effW := (g.KH-1)*g.DH+1, (g.KW-1)*g.DW+1
@@ -216,14 +264,13 @@ func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	g.OH, okH = windowsOut(g.H, pad[0], pad[1], effH, g.SH)
 	g.OW, okW = windowsOut(g.W, pad[2], pad[3], effW, g.SW)
 	if !okH || !okW {
-		return nil, Errorf(op, in, "dilated kernel %dx%d is larger than the padded input %dx%d (padding %v)",
+		return 0, convGeom{}, Errorf(op, in, "dilated kernel %dx%d is larger than the padded input %dx%d (padding %v)",
 			effH, effW, g.H+pad[0]+pad[1], g.W+pad[2]+pad[3], pad)
 	}
 	if err := checkBias(op, in, g.cout); err != nil {
-		return nil, err
+		return 0, convGeom{}, err
 	}
-	o.g = g
-	return runConv(g, false, dt, in), nil
+	return dt, g, nil
 }
 
 func (o *conv2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

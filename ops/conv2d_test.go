@@ -13,12 +13,12 @@ import (
 )
 
 var _ = addGradCases("conv2d",
-	gradCase{name: "bias_pad1", attrs: Attrs{Pads: []int{1, 1, 1, 1}},
+	gradCase{name: "bias_pad1", attrs: Attrs{Pads: [4]int{1, 1, 1, 1}},
 		in: ins(randn(1, 2, 3, 5, 5), randn(2, 4, 3, 3, 3), randn(3, 4)), wrt: []int{0, 1, 2}},
-	gradCase{name: "groups2_stride_dilation_asym", attrs: Attrs{Strides: []int{2, 1}, Dilations: []int{2, 1}, Pads: []int{1, 0, 2, 1}, Groups: 2}, in: ins(randn(4, 1, 4, 7, 6), randn(5, 4, 2, 2, 3)), wrt: []int{0, 1}},
-	gradCase{name: "shared_grid_1x3_same", attrs: Attrs{Padding: "SAME"},
+	gradCase{name: "groups2_stride_dilation_asym", attrs: Attrs{Strides: [2]int{2, 1}, Dilations: [2]int{2, 1}, Pads: [4]int{1, 0, 2, 1}, Groups: 2}, in: ins(randn(4, 1, 4, 7, 6), randn(5, 4, 2, 2, 3)), wrt: []int{0, 1}},
+	gradCase{name: "shared_grid_1x3_same", attrs: Attrs{Padding: PadSame},
 		in: ins(randn(9, 2, 11, 2, 12), randn(10, 11, 11, 1, 3), randn(11, 11)), wrt: []int{0, 1, 2}},
-	gradCase{name: "depthwise_same_stride2", attrs: Attrs{Strides: []int{2, 2}, Padding: "SAME", Groups: 3}, in: ins(randn(6, 2, 3, 5, 4), randn(7, 3, 1, 3, 3), randn(8, 3)), wrt: []int{0, 1, 2}},
+	gradCase{name: "depthwise_same_stride2", attrs: Attrs{Strides: [2]int{2, 2}, Padding: PadSame, Groups: 3}, in: ins(randn(6, 2, 3, 5, 4), randn(7, 3, 1, 3, 3), randn(8, 3)), wrt: []int{0, 1, 2}},
 )
 
 // convCase is one convolution shape: x [n, c, h, w], w [o, c/groups, kh, kw].

@@ -6,7 +6,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "conv2d_transpose", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "conv2d_transpose", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(Conv2DTransposeOp), CUDA: DeviceKernel})
 }
 
 // Conv2DTransposeAttrs are the attributes of a transposed convolution. The
@@ -17,7 +18,7 @@ func init() {
 // same input size; each must be below its stride (as TF and Keras require).
 type Conv2DTransposeAttrs struct {
 	Conv2DAttrs
-	OutputPadding [2]int // (height, width)
+	OutputPadding [2]int `json:"output_padding"` // (height, width)
 }
 
 type conv2dTransposeOp struct {
@@ -47,18 +48,38 @@ func Conv2DTranspose(x, w, b *tensor.Tensor, attrs Conv2DTransposeAttrs) (*tenso
 
 func (o *conv2dTransposeOp) Name() string { return "conv2d_transpose" }
 
+// Check is conv2d_transpose's device-free check (Checker).
+func (o *conv2dTransposeOp) Check(in []*tensor.Tensor) error {
+	_, _, err := o.geom(in)
+	return err
+}
+
 func (o *conv2dTransposeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	const op = "conv2d_transpose"
-	dt, a, err := convInputs(op, "[C, O/groups, KH, KW]", in, o.attrs.Conv2DAttrs)
+	if err := checkArity("conv2d_transpose", in, len(in)); err != nil {
+		return nil, err
+	}
+	dt, g, err := o.geom(in)
 	if err != nil {
 		return nil, err
 	}
+	o.g = g
+	return runConv(g, true, dt, in), nil
+}
+
+// geom validates the inputs and attributes from their shapes alone and
+// returns the convolution's geometry.
+func (o *conv2dTransposeOp) geom(in []*tensor.Tensor) (tensor.DType, convGeom, error) {
+	const op = "conv2d_transpose"
+	dt, a, err := convInputs(op, "[C, O/groups, KH, KW]", in, o.attrs.Conv2DAttrs)
+	if err != nil {
+		return 0, convGeom{}, err
+	}
 	x, w, opad := in[0].Shape(), in[1].Shape(), o.attrs.OutputPadding
 	if w[0] != x[1] || w[0]%a.Groups != 0 {
-		return nil, Errorf(op, in, "with groups %d want w [C=%d, O/groups, KH, KW] and C divisible by groups", a.Groups, x[1])
+		return 0, convGeom{}, Errorf(op, in, "with groups %d want w [C=%d, O/groups, KH, KW] and C divisible by groups", a.Groups, x[1])
 	}
 	if opad[0] < 0 || opad[1] < 0 || opad[0] >= a.Stride[0] || opad[1] >= a.Stride[1] {
-		return nil, Errorf(op, in, "output padding %v must be non-negative and below the stride %v", opad, a.Stride)
+		return 0, convGeom{}, Errorf(op, in, "output padding %v must be non-negative and below the stride %v", opad, a.Stride)
 	}
 	g := convGeom{n: x[0], cout: x[1], groups: a.Groups, Geom: im2col.Geom{
 		C: w[1] * a.Groups, KH: w[2], KW: w[3], OH: x[2], OW: x[3],
@@ -66,27 +87,26 @@ func (o *conv2dTransposeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error)
 	}}
 	if a.Padding == PadSame {
 		if opad != [2]int{} {
-			return nil, Errorf(op, in, "SAME padding takes no output padding, got %v", opad)
+			return 0, convGeom{}, Errorf(op, in, "SAME padding takes no output padding, got %v", opad)
 		}
 		g.H, g.W = g.OH*g.SH, g.OW*g.SW
 	}
 	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.DH, g.DW)
 	if err != nil {
-		return nil, Errorf(op, in, "%v", err)
+		return 0, convGeom{}, Errorf(op, in, "%v", err)
 	}
 	if a.Padding != PadSame {
 		g.H = (g.OH-1)*g.SH - pad[0] - pad[1] + (g.KH-1)*g.DH + 1 + opad[0]
 		g.W = (g.OW-1)*g.SW - pad[2] - pad[3] + (g.KW-1)*g.DW + 1 + opad[1]
 		if g.OH < 1 || g.OW < 1 || g.H < 1 || g.W < 1 {
-			return nil, Errorf(op, in, "padding %v leaves an empty output %dx%d", pad, g.H, g.W)
+			return 0, convGeom{}, Errorf(op, in, "padding %v leaves an empty output %dx%d", pad, g.H, g.W)
 		}
 	}
 	g.PT, g.PL = pad[0], pad[2]
 	if err := checkBias(op, in, g.C); err != nil {
-		return nil, err
+		return 0, convGeom{}, err
 	}
-	o.g = g
-	return runConv(g, true, dt, in), nil
+	return dt, g, nil
 }
 
 func (o *conv2dTransposeOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

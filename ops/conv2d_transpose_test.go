@@ -9,9 +9,9 @@ import (
 )
 
 var _ = addGradCases("conv2d_transpose",
-	gradCase{name: "stride2_outpad_bias", attrs: Attrs{Strides: []int{2, 2}, Pads: []int{1, 1, 1, 1}, OutputPadding: []int{1, 0}}, in: ins(randn(11, 2, 3, 3, 3), randn(12, 3, 2, 3, 3), randn(13, 2)), wrt: []int{0, 1, 2}},
-	gradCase{name: "groups2_dilation_asym", attrs: Attrs{Dilations: []int{2, 1}, Pads: []int{0, 2, 1, 0}, Groups: 2}, in: ins(randn(14, 1, 4, 3, 4), randn(15, 4, 1, 2, 3)), wrt: []int{0, 1}},
-	gradCase{name: "same_stride2", attrs: Attrs{Strides: []int{2, 2}, Padding: "SAME"}, in: ins(randn(16, 2, 2, 3, 2), randn(17, 2, 3, 3, 3), randn(18, 3)), wrt: []int{0, 1, 2}},
+	gradCase{name: "stride2_outpad_bias", attrs: Attrs{Strides: [2]int{2, 2}, Pads: [4]int{1, 1, 1, 1}, OutputPadding: [2]int{1, 0}}, in: ins(randn(11, 2, 3, 3, 3), randn(12, 3, 2, 3, 3), randn(13, 2)), wrt: []int{0, 1, 2}},
+	gradCase{name: "groups2_dilation_asym", attrs: Attrs{Dilations: [2]int{2, 1}, Pads: [4]int{0, 2, 1, 0}, Groups: 2}, in: ins(randn(14, 1, 4, 3, 4), randn(15, 4, 1, 2, 3)), wrt: []int{0, 1}},
+	gradCase{name: "same_stride2", attrs: Attrs{Strides: [2]int{2, 2}, Padding: PadSame}, in: ins(randn(16, 2, 2, 3, 2), randn(17, 2, 3, 3, 3), randn(18, 3)), wrt: []int{0, 1, 2}},
 )
 
 // convTCase is one transposed-convolution shape: x [n, c, h, w],

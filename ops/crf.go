@@ -9,7 +9,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "crf", Inputs: []string{"emissions", "transitions", "start", "stop", "tags"}, Grads: []int{0, 1, 2, 3}})
+	register(Spec{Name: "crf", Inputs: []string{"emissions", "transitions", "start", "stop", "tags"}, Grads: []int{0, 1, 2, 3},
+		Make: MakeOp(func(a CRFAttrs) Op { return CRFOp(a.Offsets) }), CUDA: DeviceFallback})
+}
+
+// CRFAttrs are crf's attributes: the offsets of the ragged batch.
+type CRFAttrs struct {
+	Offsets []int `json:"offsets"`
 }
 
 // crfOp is the linear-chain CRF negative log-likelihood.

@@ -56,7 +56,12 @@ func dispatch(op Op, in []*tensor.Tensor) (Op, error) {
 	case k == nil:
 		return nil, fmt.Errorf("op %s has no %s %v kernel (inputs on %v)", op.Name(), dev.Kind(), dt, dev)
 	case k.Fallback:
-		return &fallbackOp{cpu: op, dev: dev}, nil
+		return &fallbackOp{cpu: op, dev: dev}, nil // the CPU op validates the host copies
+	}
+	if c, ok := op.(Checker); ok {
+		if err := c.Check(in); err != nil {
+			return nil, err
+		}
 	}
 	a, ok := op.(Attributed)
 	if !ok {
@@ -67,6 +72,17 @@ func dispatch(op Op, in []*tensor.Tensor) (Op, error) {
 		return nil, fmt.Errorf("%s on %v: %w", op.Name(), dev, err)
 	}
 	return kop, nil
+}
+
+// Checker is an op with a device-free check: the count, dtypes, ranks and
+// shapes of its inputs and its attributes, read from the tensors' shapes
+// and dtypes alone (never their data, which may be on a device). Dispatch
+// runs it before building a device kernel, so device kernels do not
+// validate again; the op's own Forward runs the same check on the CPU.
+// It is optional: an op without it (a user's custom op) is handed to the
+// device unchecked.
+type Checker interface {
+	Check(in []*tensor.Tensor) error
 }
 
 // deviceOp marks a device kernel, which Dispatch passes through.

@@ -41,9 +41,10 @@ func (k *hostKernel) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, nee
 
 func TestDispatch(t *testing.T) {
 	dev := testdev.New("test:0")
-	var built []Attrs
+	var built []SoftmaxAttrs
 	var last *hostKernel
-	require.NoError(t, RegisterKernel("softmax", "testdev", tensor.Float32, func(d tensor.Device, a Attrs) (Op, error) {
+	require.NoError(t, RegisterKernel("softmax", "testdev", tensor.Float32, func(d tensor.Device, attrs any) (Op, error) {
+		a := attrs.(SoftmaxAttrs)
 		built = append(built, a)
 		last = &hostKernel{cpu: SoftmaxOp(a.Axis), dev: d.(*testdev.Device)}
 		return last, nil
@@ -75,7 +76,15 @@ func TestDispatch(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want.Float32s(), y.Float32s())
 		}
-		assert.Equal(t, []Attrs{{Axis: -1}, {Axis: 0}}, built)
+		assert.Equal(t, []SoftmaxAttrs{{Axis: -1}, {Axis: 0}}, built)
+	})
+	t.Run("the op's device-free check runs before a kernel is built", func(t *testing.T) {
+		n := len(built)
+		_, err := Run(SoftmaxOp(5), xd)
+		var oe *Error
+		require.ErrorAs(t, err, &oe)
+		assert.Equal(t, "softmax", oe.Op)
+		assert.Len(t, built, n, "no kernel is built for inputs that fail the check")
 	})
 	t.Run("a fallback runs the CPU kernel on host copies", func(t *testing.T) {
 		op := LogSoftmaxOp(1)
@@ -126,6 +135,21 @@ func TestDispatch(t *testing.T) {
 	})
 }
 
+// Every op that runs on a device through a kernel of its own (its Spec's
+// CUDA is DeviceKernel or DeviceLayout) has a device-free check, which
+// Dispatch runs so that the device kernel need not validate.
+func TestEveryDeviceOpChecks(t *testing.T) {
+	for _, s := range Registered() {
+		if s.CUDA != DeviceKernel && s.CUDA != DeviceLayout {
+			continue
+		}
+		op, err := Build(s.Name, Attrs{})
+		require.NoError(t, err)
+		_, ok := op.(Checker)
+		assert.True(t, ok, "%s has a device kernel but no Check (ops.Checker)", s.Name)
+	}
+}
+
 // TestAttrsRoundTrip checks that an op's Attrs is the inverse of Build:
 // the op built again from them computes the same output on every gradient
 // case, so a device kernel built from a CPU op's Attrs runs the same op.
@@ -139,7 +163,7 @@ func TestAttrsRoundTrip(t *testing.T) {
 			if !ok {
 				continue
 			}
-			again, err := Build(name, a.Attrs())
+			again, err := Build(name, AttrsOf(a.Attrs()))
 			require.NoError(t, err, "%s/%s", name, c.name)
 			want, err1 := op.Forward(c.in)
 			got, err2 := again.Forward(c.in)

@@ -7,7 +7,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "dropout", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "dropout", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a DropoutAttrs) Op { return DropoutOp(a.Rate, tensor.NewRNG(a.Seed)) }), CUDA: DeviceFallback})
+}
+
+// DropoutAttrs are dropout's attributes: the rate, and the seed of the
+// generator that draws the mask (Plumb's, so not in the goldens).
+type DropoutAttrs struct {
+	Rate float64 `json:"rate"`
+	Seed uint64  `json:"-"`
 }
 
 type dropoutOp struct {

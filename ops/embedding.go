@@ -7,7 +7,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "embedding", Inputs: []string{"table", "ids"}, Grads: []int{0}})
+	register(Spec{Name: "embedding", Inputs: []string{"table", "ids"}, Grads: []int{0},
+		Make: MakeOp(func(a EmbeddingAttrs) Op { return EmbeddingOp(a.PaddingIdx) }), CUDA: DeviceKernel})
+}
+
+// EmbeddingAttrs are embedding's attributes: the padding index (negative:
+// none), whose row gets no gradient.
+type EmbeddingAttrs struct {
+	PaddingIdx int `json:"padding_idx"`
 }
 
 // NoPadding is the padding index of an embedding without one.
@@ -78,6 +85,22 @@ type SparseGrader interface {
 }
 
 func (o *embeddingOp) Name() string { return "embedding" }
+
+// Check is embedding's device-free check (Checker): a float table [V, D]
+// and int ids; the ids' range is checked where they are read.
+func (o *embeddingOp) Check(in []*tensor.Tensor) error {
+	if err := checkCount("embedding", in, 2); err != nil {
+		return err
+	}
+	table, ids := in[0], in[1]
+	if !table.DType().IsFloat() || table.Rank() != 2 {
+		return Errorf("embedding", in, "want a float32 or float64 table [V, D]")
+	}
+	if ids.DType() != tensor.Int32 && ids.DType() != tensor.Int64 {
+		return Errorf("embedding", in, "want int32 or int64 ids")
+	}
+	return nil
+}
 
 func (o *embeddingOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err := checkArity("embedding", in, 2); err != nil {

@@ -5,7 +5,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "gather", Inputs: []string{"params", "indices"}, Grads: []int{0}})
+	register(Spec{Name: "gather", Inputs: []string{"params", "indices"}, Grads: []int{0},
+		Make: MakeOp(func(a GatherAttrs) Op { return GatherOp(a.Axis) }), CUDA: DeviceFallback})
+}
+
+// GatherAttrs are gather's attributes: the axis it indexes.
+type GatherAttrs struct {
+	Axis int `json:"axis"`
 }
 
 type gatherOp struct {

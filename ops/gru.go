@@ -9,20 +9,21 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "gru", Inputs: []string{"x", "w", "u", "b", "h0"}, Grads: []int{0, 1, 2, 3, 4}})
+	register(Spec{Name: "gru", Inputs: []string{"x", "w", "u", "b", "h0"}, Grads: []int{0, 1, 2, 3, 4},
+		Make: MakeOp(GRUOp), CUDA: DeviceKernel})
 }
 
 // GRUAttrs are the fused GRU's attributes.
 type GRUAttrs struct {
 	// Offsets split the rows of x into sequences (see LSTMAttrs.Offsets).
-	Offsets []int
+	Offsets []int `json:"offsets"`
 	// Reverse processes each sequence from its last step (see LSTMAttrs.Reverse).
-	Reverse bool
+	Reverse bool `json:"reverse"`
 	// ResetAfter applies the reset gate after the recurrent matmul, with
 	// separate input and recurrent biases (Keras reset_after=True, TF2's
 	// default and cuDNN's form); false is the original GRU (Cho et al.
 	// 2014, Keras reset_after=False).
-	ResetAfter bool
+	ResetAfter bool `json:"reset_after"`
 }
 
 // gruOp is the fused GRU over a ragged batch, or (cell) one step of it.
@@ -94,41 +95,58 @@ func (o *gruOp) roles(in []*tensor.Tensor) gruInputs {
 	return r
 }
 
-func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// Check is gru's and gru_cell's device-free check (Checker).
+func (o *gruOp) Check(in []*tensor.Tensor) error {
+	_, _, _, _, err := o.validate(in, checkShapes)
+	return err
+}
+
+// validate checks the inputs (count and dtype with checkDType, then
+// shapes, attributes and offsets) and returns their roles, sizes and
+// schedule.
+func (o *gruOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error)) (gruInputs, int, int, *rnnSchedule, error) {
+	var r gruInputs
 	switch {
 	case o.name == "gru_cell" && len(in) != 5:
-		return nil, Errorf(o.name, in, "want inputs x, h, W, U, b")
+		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, h, W, U, b")
 	case len(in) != 4 && len(in) != 5:
-		return nil, Errorf(o.name, in, "want inputs x, W, U, b and optional h0")
+		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, W, U, b and optional h0")
 	}
-	dt, err := checkFloat(o.name, in, len(in))
-	if err != nil {
-		return nil, err
+	if _, err := checkDType(o.name, in, len(in)); err != nil {
+		return r, 0, 0, nil, err
 	}
-	r := o.roles(in)
+	r = o.roles(in)
 	if o.name == "gru_cell" {
 		o.attrs.Offsets = cellOffsets(r.x)
 	}
 	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%3 != 0 {
-		return nil, Errorf(o.name, in, "want x [rows, In] and W [In, 3H] with matching In")
+		return r, 0, 0, nil, Errorf(o.name, in, "want x [rows, In] and W [In, 3H] with matching In")
 	}
 	nIn, h := r.x.Dim(1), r.w.Dim(1)/3
 	if !r.u.Shape().Equal(tensor.Shape{h, 3 * h}) {
-		return nil, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
+		return r, 0, 0, nil, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
 	}
 	if o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{2, 3 * h}) {
-		return nil, Errorf(o.name, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
+		return r, 0, 0, nil, Errorf(o.name, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
 	}
 	if !o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{3 * h}) {
-		return nil, Errorf(o.name, in, "want bias [%d] without reset_after", 3*h)
+		return r, 0, 0, nil, Errorf(o.name, in, "want bias [%d] without reset_after", 3*h)
 	}
 	bs := len(o.attrs.Offsets) - 1
 	if r.h0 != nil && !r.h0.Shape().Equal(tensor.Shape{bs, h}) {
-		return nil, Errorf(o.name, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
+		return r, 0, 0, nil, Errorf(o.name, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
 	}
-	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
+	s, err := newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
+	return r, nIn, h, s, err
+}
+
+func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	r, nIn, h, s, err := o.validate(in, checkFloat)
+	if err != nil {
 		return nil, err
 	}
+	dt := in[0].DType()
+	o.s = s
 	o.Free() // a second Forward of the same op
 	out := tensor.Zeros(dt, r.x.Dim(0), h)
 	switch dt {

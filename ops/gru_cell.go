@@ -5,7 +5,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "gru_cell", Inputs: []string{"x", "h", "w", "u", "b"}, Grads: []int{0, 1, 2, 3, 4}})
+	register(Spec{Name: "gru_cell", Inputs: []string{"x", "h", "w", "u", "b"}, Grads: []int{0, 1, 2, 3, 4},
+		Make: MakeOp(func(a GRUCellAttrs) Op { return GRUCellOp(a.ResetAfter) }), CUDA: DeviceKernel})
+}
+
+// GRUCellAttrs are gru_cell's attributes (see GRUAttrs.ResetAfter).
+type GRUCellAttrs struct {
+	ResetAfter bool `json:"reset_after"`
 }
 
 // GRUCellOp returns one GRU step for a batch (Keras GRUCell; the formulas,

@@ -9,7 +9,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "layer_norm", Inputs: []string{"x", "gamma", "beta"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "layer_norm", Inputs: []string{"x", "gamma", "beta"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(a LayerNormAttrs) Op { return LayerNormOp(a.NormAxes, a.Epsilon) }), CUDA: DeviceKernel})
+}
+
+// LayerNormAttrs are layer_norm's attributes: how many trailing axes it
+// normalises over and the epsilon added to the variance.
+type LayerNormAttrs struct {
+	NormAxes int     `json:"norm_axes"`
+	Epsilon  float64 `json:"epsilon"`
 }
 
 // DefaultLayerNormEpsilon is Keras' LayerNormalization default epsilon.
@@ -42,22 +50,35 @@ func LayerNorm(x, gamma, beta *tensor.Tensor, axes int, epsilon float64) (*tenso
 
 func (o *layerNormOp) Name() string { return "layer_norm" }
 
+// Check is layer_norm's device-free check (Checker).
+func (o *layerNormOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("layer_norm", in, 3); err != nil {
+		return err
+	}
+	x := in[0]
+	if o.axes < 1 || o.axes > x.Rank() {
+		return Errorf("layer_norm", in, "cannot normalise the last %d axes of a rank-%d x", o.axes, x.Rank())
+	}
+	if !(o.epsilon > 0) || math.IsInf(o.epsilon, 1) {
+		return Errorf("layer_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, DefaultLayerNormEpsilon)
+	}
+	norm := x.Shape()[x.Rank()-o.axes:]
+	if !in[1].Shape().Equal(norm) || !in[2].Shape().Equal(norm) {
+		return Errorf("layer_norm", in, "want gamma and beta of shape %v", norm)
+	}
+	return nil
+}
+
 func (o *layerNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("layer_norm", in, 3)
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Check(in); err != nil {
+		return nil, err
+	}
 	x := in[0]
-	if o.axes < 1 || o.axes > x.Rank() {
-		return nil, Errorf("layer_norm", in, "cannot normalise the last %d axes of a rank-%d x", o.axes, x.Rank())
-	}
-	if !(o.epsilon > 0) || math.IsInf(o.epsilon, 1) {
-		return nil, Errorf("layer_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, DefaultLayerNormEpsilon)
-	}
 	norm := x.Shape()[x.Rank()-o.axes:]
-	if !in[1].Shape().Equal(norm) || !in[2].Shape().Equal(norm) {
-		return nil, Errorf("layer_norm", in, "want gamma and beta of shape %v", norm)
-	}
 	d := norm.Size()
 	rows := x.Shape()[:x.Rank()-o.axes].Size()
 	o.mean, o.invStd = make([]float64, rows), make([]float64, rows)

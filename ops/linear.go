@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "linear", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "linear", Inputs: []string{"x", "w", "b"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(NoAttrs) Op { return LinearOp() }), CUDA: DeviceKernel})
 }
 
 // linearOp is y = x·W + b over the last axis of x (Keras Dense without the
@@ -31,6 +32,24 @@ func Linear(x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
 
 func (linearOp) Name() string { return "linear" }
 
+// Check is linear's device-free check (Checker).
+func (o linearOp) Check(in []*tensor.Tensor) error {
+	if len(in) != 2 && len(in) != 3 {
+		return Errorf("linear", in, "want inputs x, w and optional b")
+	}
+	if _, err := checkShapes("linear", in, len(in)); err != nil {
+		return err
+	}
+	x, w := in[0], in[1]
+	if x.Rank() < 1 || w.Rank() != 2 || x.Dim(-1) != w.Dim(0) {
+		return Errorf("linear", in, "want x [..., in] and w [in, out] with matching in")
+	}
+	if len(in) == 3 && (in[2].Rank() != 1 || in[2].Dim(0) != w.Dim(1)) {
+		return Errorf("linear", in, "want bias [%d]", w.Dim(1))
+	}
+	return nil
+}
+
 func (o linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if len(in) != 2 && len(in) != 3 {
 		return nil, Errorf("linear", in, "want inputs x, w and optional b")
@@ -39,13 +58,10 @@ func (o linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Check(in); err != nil {
+		return nil, err
+	}
 	x, w := in[0], in[1]
-	if x.Rank() < 1 || w.Rank() != 2 || x.Dim(-1) != w.Dim(0) {
-		return nil, Errorf("linear", in, "want x [..., in] and w [in, out] with matching in")
-	}
-	if len(in) == 3 && (in[2].Rank() != 1 || in[2].Dim(0) != w.Dim(1)) {
-		return nil, Errorf("linear", in, "want bias [%d]", w.Dim(1))
-	}
 	outShape := append(x.Shape()[:x.Rank()-1].Clone(), w.Dim(1))
 	out := tensor.Empty(dt, outShape...) // the product has beta 0: written whole
 	m, k, n := x.Size()/max(x.Dim(-1), 1), w.Dim(0), w.Dim(1)

@@ -6,7 +6,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "linear_concat", Inputs: []string{"a", "b", "w", "bias"}, Grads: []int{0, 1, 2, 3}})
+	register(Spec{Name: "linear_concat", Inputs: []string{"a", "b", "w", "bias"}, Grads: []int{0, 1, 2, 3},
+		Make: MakeOp(func(NoAttrs) Op { return LinearConcatOp() }), CUDA: DeviceFallback})
 }
 
 // linearConcatOp is y = [a, b]·W + bias, the linear op over the

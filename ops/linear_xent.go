@@ -7,7 +7,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "linear_softmax_cross_entropy", Inputs: []string{"x", "w", "b", "labels"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "linear_softmax_cross_entropy", Inputs: []string{"x", "w", "b", "labels"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(a LinearSoftmaxCrossEntropyAttrs) Op { return LinearSoftmaxCrossEntropyOp(a.ChunkRows) }), CUDA: DeviceFallback})
+}
+
+// LinearSoftmaxCrossEntropyAttrs are linear_softmax_cross_entropy's
+// attributes: the rows per chunk (0: its default).
+type LinearSoftmaxCrossEntropyAttrs struct {
+	ChunkRows int `json:"chunk_rows"`
 }
 
 // linearXentChunkElems is the size of the logits buffer the op works in,

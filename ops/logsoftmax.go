@@ -5,7 +5,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "log_softmax", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "log_softmax", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SoftmaxAttrs) Op { return LogSoftmaxOp(a.Axis) }), CUDA: DeviceKernel})
 }
 
 // LogSoftmaxOp returns the op log(softmax(x)) along axis (negative counts

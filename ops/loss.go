@@ -34,6 +34,31 @@ func (r LossReduction) String() string {
 	return fmt.Sprintf("LossReduction(%d)", int(r))
 }
 
+// LossAttrs are the losses' attributes: how they fold the per-example
+// losses.
+type LossAttrs struct {
+	Reduction LossReduction `json:"reduction"`
+}
+
+// UnmarshalText reads a reduction by its name: "mean" (or ""), "sum" or
+// "none", as the parity goldens write it.
+func (r *LossReduction) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "mean":
+		*r = LossMean
+	case "sum":
+		*r = LossSum
+	case "none":
+		*r = LossNone
+	default:
+		return fmt.Errorf("unknown reduction %q (want mean, sum or none)", b)
+	}
+	return nil
+}
+
+// MarshalText writes the reduction's name.
+func (r LossReduction) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
 // checkReduction rejects a reduction other than the three above.
 func checkReduction(op string, in []*tensor.Tensor, r LossReduction) error {
 	if r != LossMean && r != LossSum && r != LossNone {

@@ -9,22 +9,25 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "lstm", Inputs: []string{"x", "w", "u", "b", "peephole", "h0", "c0"}, Grads: []int{0, 1, 2, 3, 4, 5, 6}})
+	register(Spec{Name: "lstm", Inputs: []string{"x", "w", "u", "b", "peephole", "h0", "c0"}, Grads: []int{0, 1, 2, 3, 4, 5, 6},
+		Make: MakeOp(LSTMOp), CUDA: DeviceKernel})
 }
 
 // LSTMAttrs are the fused LSTM's attributes.
 type LSTMAttrs struct {
 	// Offsets split the rows of x into sequences (a ragged batch: sequence
 	// q is rows Offsets[q] to Offsets[q+1]; see tensor.Ragged).
-	Offsets []int
+	Offsets []int `json:"offsets"`
 	// Reverse processes each sequence from its last step to its first
 	// (Keras go_backwards), writing each step's output at the row of its
 	// input, so outputs stay aligned with the inputs.
-	Reverse bool
+	Reverse bool `json:"reverse"`
 	// Candidate is the candidate's activation g and Cell the cell
 	// output's, tanh(c') in h' = o∘tanh(c') (tanh when zero; Paddle's
 	// candidate_activation and cell_activation).
-	Candidate, Cell RNNActivation
+	// Not in the goldens, which record TensorFlow's tanh LSTM.
+	Candidate RNNActivation `json:"-"`
+	Cell      RNNActivation `json:"-"`
 }
 
 // lstmOp is the fused LSTM over a ragged batch, or (cell) one step of it.
@@ -153,33 +156,50 @@ func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error
 	return nIn, h, nil
 }
 
-func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// Check is the LSTM ops' device-free check (Checker).
+func (o *lstmOp) Check(in []*tensor.Tensor) error {
+	_, _, _, _, err := o.validate(in, checkShapes)
+	return err
+}
+
+// validate checks the inputs (count and dtype with checkDType, then
+// shapes, attributes and offsets) and returns their roles, sizes and
+// schedule.
+func (o *lstmOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error)) (lstmInputs, int, int, *rnnSchedule, error) {
+	var r lstmInputs
 	switch {
 	case o.name == "lstm_projected" && len(in) != 3 && len(in) != 4:
-		return nil, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
+		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
 	case o.name == "lstm_cell" && len(in) != 6 && len(in) != 7:
-		return nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
+		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
 	case o.name == "lstm" && (len(in) < 4 || len(in) > 7):
-		return nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
+		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
 	}
-	dt, err := checkFloat(o.name, in, len(in))
-	if err != nil {
-		return nil, err
+	if _, err := checkDType(o.name, in, len(in)); err != nil {
+		return r, 0, 0, nil, err
 	}
-	r := o.roles(in)
+	r = o.roles(in)
 	if o.name == "lstm_cell" {
 		o.attrs.Offsets = cellOffsets(r.x)
 	}
 	nIn, h, err := o.check(in, r)
 	if err != nil {
-		return nil, err
+		return r, 0, 0, nil, err
 	}
 	if !o.attrs.Candidate.valid() || !o.attrs.Cell.valid() {
-		return nil, Errorf(o.name, in, "unknown activations %v, %v", o.attrs.Candidate, o.attrs.Cell)
+		return r, 0, 0, nil, Errorf(o.name, in, "unknown activations %v, %v", o.attrs.Candidate, o.attrs.Cell)
 	}
-	if o.s, err = newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse); err != nil {
+	s, err := newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
+	return r, nIn, h, s, err
+}
+
+func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	r, nIn, h, s, err := o.validate(in, checkFloat)
+	if err != nil {
 		return nil, err
 	}
+	dt := in[0].DType()
+	o.s = s
 	o.Free() // a second Forward of the same op
 	out, rows := tensor.Zeros(dt, r.x.Dim(0), 2*h), o.s.off[len(o.s.off)-1]*4*h
 	switch dt {

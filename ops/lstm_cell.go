@@ -5,7 +5,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "lstm_cell", Inputs: []string{"x", "h", "c", "w", "u", "b", "peephole"}, Grads: []int{0, 1, 2, 3, 4, 5, 6}})
+	register(Spec{Name: "lstm_cell", Inputs: []string{"x", "h", "c", "w", "u", "b", "peephole"}, Grads: []int{0, 1, 2, 3, 4, 5, 6},
+		Make: MakeOp(func(a LSTMCellAttrs) Op { return LSTMCellActsOp(a.Candidate, a.Cell) }), CUDA: DeviceKernel})
+}
+
+// LSTMCellAttrs are lstm_cell's attributes (see LSTMAttrs).
+type LSTMCellAttrs struct {
+	Candidate RNNActivation `json:"-"`
+	Cell      RNNActivation `json:"-"`
 }
 
 // LSTMCellOp returns one LSTM step for a batch (Keras LSTMCell; the

@@ -3,7 +3,8 @@ package ops
 import "github.com/plumbml/plumb/tensor"
 
 func init() {
-	register(Spec{Name: "lstm_projected", Inputs: []string{"x", "u", "b", "peephole"}, Grads: []int{0, 1, 2, 3}})
+	register(Spec{Name: "lstm_projected", Inputs: []string{"x", "u", "b", "peephole"}, Grads: []int{0, 1, 2, 3},
+		Make: MakeOp(LSTMProjectedOp), CUDA: DeviceFallback})
 }
 
 // LSTMProjectedOp returns the fused LSTM over a ragged batch whose input

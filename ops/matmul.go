@@ -6,7 +6,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "matmul", Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+	register(Spec{Name: "matmul", Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a MatMulAttrs) Op { return MatMulOp(a.TransposeA, a.TransposeB) }), CUDA: DeviceKernel})
+}
+
+// MatMulAttrs are matmul's attributes: whether it transposes a and b.
+type MatMulAttrs struct {
+	TransposeA bool `json:"transpose_a"`
+	TransposeB bool `json:"transpose_b"`
 }
 
 type matmulOp struct{ transA, transB bool }
@@ -47,6 +54,15 @@ func (o *matmulOp) dims(in []*tensor.Tensor) (batch, m, n, k int, shared bool, o
 	}
 	outShape = append(a[:len(a)-2].Clone(), m, n)
 	return a[:len(a)-2].Size(), m, n, ka, shared, outShape, nil
+}
+
+// Check is matmul's device-free check (Checker).
+func (o *matmulOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("matmul", in, 2); err != nil {
+		return err
+	}
+	_, _, _, _, _, _, err := o.dims(in)
+	return err
 }
 
 func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {

@@ -5,7 +5,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "mse", Inputs: []string{"predictions", "targets"}, Grads: []int{0, 1}})
+	register(Spec{Name: "mse", Inputs: []string{"predictions", "targets"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a LossAttrs) Op { return MSEOp(a.Reduction) }), CUDA: DeviceFallback})
 }
 
 // squaredError is (p - t)² with ∂/∂p = 2(p - t) and ∂/∂t = -2(p - t).

@@ -9,9 +9,9 @@ import (
 )
 
 var _ = addGradCases("mse",
-	gradCase{name: "mean", attrs: Attrs{Reduction: "mean"}, in: ins(randn(51, 3, 4), randn(52, 3, 4)), wrt: []int{0, 1}},
-	gradCase{name: "sum", attrs: Attrs{Reduction: "sum"}, in: ins(randn(53, 5), randn(54, 5)), wrt: []int{0, 1}},
-	gradCase{name: "none", attrs: Attrs{Reduction: "none"}, in: ins(randn(55, 2, 3), randn(56, 2, 3)), wrt: []int{0, 1}},
+	gradCase{name: "mean", attrs: Attrs{Reduction: LossMean}, in: ins(randn(51, 3, 4), randn(52, 3, 4)), wrt: []int{0, 1}},
+	gradCase{name: "sum", attrs: Attrs{Reduction: LossSum}, in: ins(randn(53, 5), randn(54, 5)), wrt: []int{0, 1}},
+	gradCase{name: "none", attrs: Attrs{Reduction: LossNone}, in: ins(randn(55, 2, 3), randn(56, 2, 3)), wrt: []int{0, 1}},
 )
 
 func TestMSEForward(t *testing.T) {

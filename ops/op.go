@@ -77,7 +77,23 @@ func checkFloat(op string, in []*tensor.Tensor, n int) (tensor.DType, error) {
 	return dt, nil
 }
 
-func checkArity(op string, in []*tensor.Tensor, n int) error {
+// checkShapes is checkFloat for a device-free check (Checker): it reads
+// the inputs' count, nils and dtypes, wherever their data is.
+func checkShapes(op string, in []*tensor.Tensor, n int) (tensor.DType, error) {
+	if err := checkCount(op, in, n); err != nil {
+		return 0, err
+	}
+	dt := in[0].DType()
+	for _, t := range in {
+		if t.DType() != dt || !dt.IsFloat() {
+			return 0, Errorf(op, in, "want float32 or float64 inputs of one dtype")
+		}
+	}
+	return dt, nil
+}
+
+// checkCount checks the input count and that no input is nil.
+func checkCount(op string, in []*tensor.Tensor, n int) error {
 	if len(in) != n {
 		return Errorf(op, in, "want %d inputs, got %d", n, len(in))
 	}
@@ -85,6 +101,15 @@ func checkArity(op string, in []*tensor.Tensor, n int) error {
 		if t == nil {
 			return Errorf(op, in, "nil input")
 		}
+	}
+	return nil
+}
+
+func checkArity(op string, in []*tensor.Tensor, n int) error {
+	if err := checkCount(op, in, n); err != nil {
+		return err
+	}
+	for _, t := range in {
 		if t.Storage() != nil { // the CPU kernels read host memory; Dispatch picks a device's kernel
 			return Errorf(op, in, "input on %v: the CPU kernel reads host memory; move it with To(nil), or run the op through ops.Run or a tape", t.Device())
 		}

@@ -8,17 +8,20 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "max_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
-	register(Spec{Name: "avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
-	register(Spec{Name: "global_avg_pool2d", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "max_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(MaxPool2DOp), CUDA: DeviceKernel})
+	register(Spec{Name: "avg_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(AvgPool2DOp), CUDA: DeviceKernel})
+	register(Spec{Name: "global_avg_pool2d", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(NoAttrs) Op { return GlobalAvgPool2DOp() }), CUDA: DeviceFallback})
 }
 
 // Pool2DAttrs are the attributes of a 2-D max or average pool.
 type Pool2DAttrs struct {
-	Kernel  [2]int  // window (height, width); both required
-	Stride  [2]int  // (height, width); 0 means the window size, as Keras and PyTorch default
-	Pad     [4]int  // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
-	Padding PadMode // where the padding comes from
+	Kernel  [2]int  `json:"kernel"`  // window (height, width); both required
+	Stride  [2]int  `json:"strides"` // (height, width); 0 means the window size, as Keras and PyTorch default
+	Pad     [4]int  `json:"pads"`    // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
+	Padding PadMode `json:"padding"` // where the padding comes from
 }
 
 type pool2dOp struct {
@@ -73,7 +76,7 @@ func (o *pool2dOp) Name() string {
 // geom validates the input and attrs and returns the pool's geometry.
 func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) {
 	op, a := o.Name(), o.attrs
-	dt, err := checkFloat(op, in, 1)
+	dt, err := checkShapes(op, in, 1)
 	if err != nil {
 		return 0, im2col.Geom{}, err
 	}
@@ -108,7 +111,17 @@ func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) 
 	return dt, g, nil
 }
 
+// Check is the 2-D pools' device-free check (Checker): x [N, C, H, W],
+// the window, stride and padding.
+func (o *pool2dOp) Check(in []*tensor.Tensor) error {
+	_, _, err := o.geom(in)
+	return err
+}
+
 func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if err := checkArity(o.Name(), in, 1); err != nil {
+		return nil, err
+	}
 	dt, g, err := o.geom(in)
 	if err != nil {
 		return nil, err

@@ -28,9 +28,9 @@ var poolGradAttrs = []struct {
 	name string
 	a    Attrs
 }{
-	{"k2", Attrs{Kernel: []int{2, 2}}},
-	{"k3_s2_same", Attrs{Kernel: []int{3, 3}, Strides: []int{2, 2}, Padding: "SAME"}},
-	{"asym_pad", Attrs{Kernel: []int{3, 2}, Strides: []int{1, 2}, Pads: []int{1, 0, 0, 1}}},
+	{"k2", Attrs{Kernel: [2]int{2, 2}}},
+	{"k3_s2_same", Attrs{Kernel: [2]int{3, 3}, Strides: [2]int{2, 2}, Padding: PadSame}},
+	{"asym_pad", Attrs{Kernel: [2]int{3, 2}, Strides: [2]int{1, 2}, Pads: [4]int{1, 0, 0, 1}}},
 }
 
 var _ = addPoolGradCases()

@@ -27,8 +27,16 @@ var reduceNames = []string{"sum", "mean", "max", "min", "variance", "logsumexp"}
 
 func init() {
 	for _, name := range reduceNames {
-		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0},
+			Make: MakeOp(func(a ReduceAttrs) Op { return ReduceOp(name, a.Axes, a.KeepDims) }), CUDA: DeviceKernel})
 	}
+}
+
+// ReduceAttrs are the reductions' attributes: the axes (none: every axis)
+// and whether each reduced axis stays, with size 1.
+type ReduceAttrs struct {
+	Axes     []int `json:"axes"`
+	KeepDims bool  `json:"keepdims"`
 }
 
 type reduceOp struct {
@@ -122,6 +130,16 @@ func reduceShapes(op string, x *tensor.Tensor, axes []int, keepDims bool) (keep,
 		out = append(out, d)
 	}
 	return keep, append(tensor.Shape{}, out...), n, nil
+}
+
+// Check is the reductions' device-free check (Checker): the dtype and
+// axes in range, none repeated.
+func (o *reduceOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	_, _, _, err := reduceShapes(o.name, in[0], o.axes, o.keepDims)
+	return err
 }
 
 func (o *reduceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {

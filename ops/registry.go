@@ -8,13 +8,65 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// Spec is an op's entry in the registry, the one list of all ops that the
-// gradient-check suite, the parity harness and device backends read, so each
-// can fail on an op that lacks its case or kernel.
+// Spec is an op's entry in the op table: the one declaration of an op's
+// facts, registered from the op's own file. The gradient-check suite, the
+// parity harness, Build and device backends read it, and `go generate`
+// (ops/internal/opgen) writes from it the attribute bag Attrs, the CUDA
+// backend's kernel and fallback lists and the op tables in docs/ops.md and
+// ops/cuda/README.md.
 type Spec struct {
 	Name   string
 	Inputs []string // input names, in order
 	Grads  []int    // indices of the inputs that are differentiable
+	// Make builds the op from its typed attributes (<Op>Attrs, or NoAttrs),
+	// whose fields' JSON names are the parity goldens' (see MakeOp).
+	Make Maker
+	// CUDA says how the op runs on a CUDA device: its own kernel, a
+	// relabelling of the storage (DeviceLayout), or its CPU kernel on host
+	// copies (DeviceFallback). ops/cuda registers what it says.
+	CUDA Backend
+}
+
+// Backend says how a device runs an op.
+type Backend string
+
+// The ways a device runs an op.
+const (
+	NoDevice       Backend = ""         // not at all
+	DeviceKernel   Backend = "kernel"   // a kernel of its own
+	DeviceLayout   Backend = "layout"   // a relabelling of the storage's shape
+	DeviceFallback Backend = "fallback" // the CPU kernel on host copies of the inputs
+)
+
+// NoAttrs is the typed attributes of an op that has none.
+type NoAttrs struct{}
+
+// Maker builds an op from its typed attributes; MakeOp makes one.
+type Maker interface {
+	// Attrs returns the zero value of the op's typed attributes.
+	Attrs() any
+	// Make builds the op from typed attributes of Attrs' type.
+	Make(attrs any) (Op, error)
+}
+
+// MakeOp returns the Maker that builds an op with f from attributes of type
+// A, the op's <Op>Attrs struct. A's exported fields are the op's
+// attributes; their `json` tags name them in the parity goldens' case.json.
+func MakeOp[A any](f func(A) Op) Maker { return maker[A](f) }
+
+type maker[A any] func(A) Op
+
+func (m maker[A]) Attrs() any {
+	var a A
+	return a
+}
+
+func (m maker[A]) Make(attrs any) (Op, error) {
+	a, ok := attrs.(A)
+	if !ok {
+		return nil, fmt.Errorf("attributes %T, want %T", attrs, *new(A))
+	}
+	return m(a), nil
 }
 
 var registry = map[string]Spec{}
@@ -23,6 +75,9 @@ var registry = map[string]Spec{}
 func register(s Spec) {
 	if _, dup := registry[s.Name]; dup {
 		panic("ops: duplicate registration of " + s.Name)
+	}
+	if s.Make == nil {
+		panic("ops: " + s.Name + " registered without Make")
 	}
 	registry[s.Name] = s
 }
@@ -53,10 +108,12 @@ type Kernel struct {
 	Fallback bool
 }
 
-// KernelFactory builds an op's kernel on dev from the attributes of the CPU
-// op it replaces (Attributed.Attrs). The kernel is an Op: Forward takes and
-// returns tensors on dev, and Backward returns gradients there.
-type KernelFactory func(dev tensor.Device, a Attrs) (Op, error)
+// KernelFactory builds an op's kernel on dev from the typed attributes
+// (<Op>Attrs) of the CPU op it replaces (Attributed.Attrs). The kernel is
+// an Op: Forward takes and returns tensors on dev, and Backward returns
+// gradients there. Dispatch has run the op's device-free check (Checker)
+// before, so a kernel need not validate its inputs again.
+type KernelFactory func(dev tensor.Device, attrs any) (Op, error)
 
 // deviceKernel is a registered kernel and how to build it (nil for a
 // fallback).

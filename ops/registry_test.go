@@ -15,7 +15,7 @@ func TestKernels(t *testing.T) {
 	assert.Equal(t, cpu, Kernels("softmax"), "every op has its CPU kernels")
 	assert.False(t, HasKernel("softmax", "testdevice", tensor.Float32))
 
-	build := func(tensor.Device, Attrs) (Op, error) { return nil, nil }
+	build := func(tensor.Device, any) (Op, error) { return nil, nil }
 	require.NoError(t, RegisterKernel("softmax", "testdevice", tensor.Float32, build))
 	assert.Equal(t, append(cpu, Kernel{Device: "testdevice", DType: tensor.Float32}), Kernels("softmax"))
 	assert.True(t, HasKernel("softmax", "testdevice", tensor.Float32))

@@ -7,7 +7,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "reshape", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "reshape", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a ReshapeAttrs) Op { return ReshapeOp(a.Shape...) }), CUDA: DeviceLayout})
+}
+
+// ReshapeAttrs are reshape's attributes: the new shape, with at most one -1.
+type ReshapeAttrs struct {
+	Shape []int `json:"shape"`
 }
 
 type reshapeOp struct{ shape []int }
@@ -25,6 +31,18 @@ func Reshape(x *tensor.Tensor, shape ...int) (*tensor.Tensor, error) {
 }
 
 func (o *reshapeOp) Name() string { return "reshape" }
+
+// Check is reshape's device-free check (Checker): one input whose size
+// the new shape holds (a view of a device tensor reads no data).
+func (o *reshapeOp) Check(in []*tensor.Tensor) error {
+	if err := checkCount("reshape", in, 1); err != nil {
+		return err
+	}
+	if _, err := in[0].Reshape(o.shape...); err != nil {
+		return Errorf("reshape", in, "%v", err)
+	}
+	return nil
+}
 
 func (o *reshapeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err := checkArity("reshape", in, 1); err != nil {

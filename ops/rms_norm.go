@@ -9,8 +9,14 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "rms_norm", Inputs: []string{"x", "gamma"}, Grads: []int{0, 1}})
-	builders["rms_norm"] = func(a Attrs) (Op, error) { return RMSNormOp(a.Epsilon), nil }
+	register(Spec{Name: "rms_norm", Inputs: []string{"x", "gamma"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a RMSNormAttrs) Op { return RMSNormOp(a.Epsilon) }), CUDA: DeviceKernel})
+}
+
+// RMSNormAttrs are rms_norm's attributes: the epsilon added to the mean
+// square.
+type RMSNormAttrs struct {
+	Epsilon float64 `json:"epsilon"`
 }
 
 // DefaultRMSNormEpsilon is Keras' RMSNormalization default epsilon.
@@ -38,22 +44,32 @@ func RMSNorm(x, gamma *tensor.Tensor, epsilon float64) (*tensor.Tensor, error) {
 
 func (o *rmsNormOp) Name() string { return "rms_norm" }
 
-func (o *rmsNormOp) Attrs() Attrs { return Attrs{Epsilon: o.epsilon} }
+// Check is rms_norm's device-free check (Checker).
+func (o *rmsNormOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("rms_norm", in, 2); err != nil {
+		return err
+	}
+	x := in[0]
+	switch {
+	case x.Rank() < 1:
+		return Errorf("rms_norm", in, "want x of rank 1 or more")
+	case !(o.epsilon > 0) || math.IsInf(o.epsilon, 1):
+		return Errorf("rms_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, DefaultRMSNormEpsilon)
+	case in[1].Rank() != 1 || in[1].Dim(0) != x.Dim(-1):
+		return Errorf("rms_norm", in, "want gamma of shape [%d]", x.Dim(-1))
+	}
+	return nil
+}
 
 func (o *rmsNormOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("rms_norm", in, 2)
 	if err != nil {
 		return nil, err
 	}
-	x := in[0]
-	switch {
-	case x.Rank() < 1:
-		return nil, Errorf("rms_norm", in, "want x of rank 1 or more")
-	case !(o.epsilon > 0) || math.IsInf(o.epsilon, 1):
-		return nil, Errorf("rms_norm", in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, DefaultRMSNormEpsilon)
-	case in[1].Rank() != 1 || in[1].Dim(0) != x.Dim(-1):
-		return nil, Errorf("rms_norm", in, "want gamma of shape [%d]", x.Dim(-1))
+	if err := o.Check(in); err != nil {
+		return nil, err
 	}
+	x := in[0]
 	d := x.Dim(-1)
 	rows := 0
 	if d > 0 {

@@ -12,7 +12,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "rnn_final_state", Inputs: []string{"states", "init"}, Grads: []int{0, 1}})
+	register(Spec{Name: "rnn_final_state", Inputs: []string{"states", "init"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a RNNFinalStateAttrs) Op { return RNNFinalStateOp(a.Offsets, a.Reverse) }), CUDA: DeviceFallback})
+}
+
+// RNNFinalStateAttrs are rnn_final_state's attributes: the ragged batch's
+// offsets and whether the recurrence ran in reverse.
+type RNNFinalStateAttrs struct {
+	Offsets []int `json:"offsets"`
+	Reverse bool  `json:"reverse"`
 }
 
 // rnnSchedule is how the fused recurrent ops (lstm, gru) walk a ragged

@@ -6,6 +6,13 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
+// SequenceAttrs are the attributes of a ragged sequence op that has no
+// other: the offsets of its ragged input (sequence q is rows Offsets[q] to
+// Offsets[q+1]).
+type SequenceAttrs struct {
+	Offsets []int `json:"offsets"`
+}
+
 // The sequence ops work on ragged batches (Paddle's level-1 LoD; see
 // tensor.Ragged): values [total_steps, D...] hold every step of every
 // sequence and sequence b is rows offsets[b] to offsets[b+1]. The offsets
@@ -43,12 +50,25 @@ func checkOffsets(op string, in []*tensor.Tensor, offsets []int, rows int) error
 // (sequence_expand) sums its gradients.
 type rowsOp struct {
 	name  string
-	attrs Attrs // the offsets (starts, lengths) that plan reads, for Attrs
+	attrs any // the typed attributes (offsets, starts, lengths) that plan reads, for Attrs
 	plan  func(x *tensor.Tensor) ([]int, error)
 	src   []int // Forward's plan, for Backward
 }
 
 func (o *rowsOp) Name() string { return o.name }
+
+// Check is the row-moving sequence ops' device-free check (Checker): the
+// values' rank, and the plan of the offsets (starts, lengths) for its rows.
+func (o *rowsOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	if in[0].Rank() < 1 {
+		return Errorf(o.name, in, "want values [rows, D...] of rank >= 1")
+	}
+	_, err := o.plan(in[0])
+	return err
+}
 
 func (o *rowsOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)

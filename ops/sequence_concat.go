@@ -8,7 +8,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_concat", Inputs: []string{"a", "b"}, Grads: []int{0, 1}})
+	register(Spec{Name: "sequence_concat", Inputs: []string{"a", "b"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a SequenceConcatAttrs) Op { return SequenceConcatOp(a.Offsets, a.OffsetsB) }), CUDA: DeviceKernel})
+}
+
+// SequenceConcatAttrs are sequence_concat's attributes: the offsets of a
+// and of b.
+type SequenceConcatAttrs struct {
+	Offsets  []int `json:"offsets"`
+	OffsetsB []int `json:"offsets_b"`
 }
 
 type sequenceConcatOp struct {
@@ -45,6 +53,27 @@ func SequenceConcatOffsets(offA, offB []int) ([]int, error) {
 }
 
 func (o *sequenceConcatOp) Name() string { return "sequence_concat" }
+
+// Check is sequence_concat's device-free check (Checker).
+func (o *sequenceConcatOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("sequence_concat", in, 2); err != nil {
+		return err
+	}
+	a, b := in[0], in[1]
+	if a.Rank() < 1 || b.Rank() < 1 || !a.Shape()[1:].Equal(b.Shape()[1:]) {
+		return Errorf("sequence_concat", in, "want a [ta, D...] and b [tb, D...] with the same D...")
+	}
+	if err := checkOffsets("sequence_concat", in, o.offA, a.Dim(0)); err != nil {
+		return err
+	}
+	if err := checkOffsets("sequence_concat", in, o.offB, b.Dim(0)); err != nil {
+		return err
+	}
+	if _, err := SequenceConcatOffsets(o.offA, o.offB); err != nil {
+		return Errorf("sequence_concat", in, "offsets %v and %v describe different numbers of sequences", o.offA, o.offB)
+	}
+	return nil
+}
 
 func (o *sequenceConcatOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("sequence_concat", in, 2)

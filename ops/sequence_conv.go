@@ -10,7 +10,16 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_conv", Inputs: []string{"x", "filter", "padding"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "sequence_conv", Inputs: []string{"x", "filter", "padding"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(a SequenceConvAttrs) Op { return SequenceConvOp(a.Offsets, a.ContextStart, a.ContextLength) }), CUDA: DeviceFallback})
+}
+
+// SequenceConvAttrs are sequence_conv's (and sequence_conv_pool_max's)
+// attributes: the offsets and the context window.
+type SequenceConvAttrs struct {
+	Offsets       []int `json:"offsets"`
+	ContextStart  int   `json:"context_start"`
+	ContextLength int   `json:"context_length"`
 }
 
 type sequenceConvOp struct {

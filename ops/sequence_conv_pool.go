@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_conv_pool_max", Inputs: []string{"x", "filter", "padding"}, Grads: []int{0, 1, 2}})
+	register(Spec{Name: "sequence_conv_pool_max", Inputs: []string{"x", "filter", "padding"}, Grads: []int{0, 1, 2},
+		Make: MakeOp(func(a SequenceConvAttrs) Op { return SequenceConvPoolMaxOp(a.Offsets, a.ContextStart, a.ContextLength) }), CUDA: DeviceFallback})
 }
 
 // sequenceConvPoolMaxOp is sequence_conv followed by max pooling over each

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_expand", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_expand", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequenceAttrs) Op { return SequenceExpandOp(a.Offsets) }), CUDA: DeviceKernel})
 }
 
 // SequenceExpandOp returns the op that broadcasts row b of x [B, D...] over
@@ -18,7 +19,7 @@ func init() {
 // of sequence b (TF: tf.math.segment_sum of the upstream gradient).
 func SequenceExpandOp(offsets []int) Op {
 	offsets = slices.Clone(offsets)
-	return &rowsOp{name: "sequence_expand", attrs: Attrs{Offsets: offsets}, plan: func(x *tensor.Tensor) ([]int, error) {
+	return &rowsOp{name: "sequence_expand", attrs: SequenceAttrs{Offsets: offsets}, plan: func(x *tensor.Tensor) ([]int, error) {
 		in := []*tensor.Tensor{x}
 		if len(offsets) == 0 || len(offsets)-1 != x.Dim(0) {
 			return nil, Errorf("sequence_expand", in, "offsets %v describe %d sequences, want one per row of x (%d)", offsets, len(offsets)-1, x.Dim(0))

@@ -8,7 +8,16 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_pool", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_pool", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequencePoolAttrs) Op { return SequencePoolOp(a.Pool, a.Pad, a.Offsets) }), CUDA: DeviceKernel})
+}
+
+// SequencePoolAttrs are sequence_pool's attributes: the pooling, the value
+// of an empty sequence's row and the offsets.
+type SequencePoolAttrs struct {
+	Pool    SequencePoolType `json:"pool"`
+	Pad     float64          `json:"pad"`
+	Offsets []int            `json:"offsets"`
 }
 
 // SequencePoolType names a sequence pooling (Paddle's sequence_pool
@@ -52,6 +61,23 @@ func SequencePool(x *tensor.Tensor, offsets []int, kind SequencePoolType, pad fl
 }
 
 func (o *sequencePoolOp) Name() string { return "sequence_pool" }
+
+// Check is sequence_pool's device-free check (Checker).
+func (o *sequencePoolOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("sequence_pool", in, 1); err != nil {
+		return err
+	}
+	x := in[0]
+	switch o.kind {
+	case SequencePoolSum, SequencePoolAverage, SequencePoolSqrt, SequencePoolMax, SequencePoolFirst, SequencePoolLast:
+	default:
+		return Errorf("sequence_pool", in, "unknown pool type %q; want sum, average, sqrt, max, first or last", o.kind)
+	}
+	if x.Rank() < 1 {
+		return Errorf("sequence_pool", in, "want x [total, D...] of rank >= 1")
+	}
+	return checkOffsets("sequence_pool", in, o.offsets, x.Dim(0))
+}
 
 func (o *sequencePoolOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("sequence_pool", in, 1)

@@ -14,8 +14,8 @@ var seqPoolTypes = []SequencePoolType{SequencePoolSum, SequencePoolAverage, Sequ
 func addSequencePoolGradCases() bool {
 	for _, kind := range seqPoolTypes {
 		addGradCases("sequence_pool",
-			gradCase{name: string(kind), attrs: Attrs{Pool: string(kind), Pad: 0, Offsets: mixedOffsets}, in: ins(randn(1, 10, 3)), wrt: []int{0}},
-			gradCase{name: string(kind) + "_rank3_pad", attrs: Attrs{Pool: string(kind), Pad: -2, Offsets: []int{0, 0, 2, 3}}, in: ins(randn(2, 3, 2, 2)), wrt: []int{0}},
+			gradCase{name: string(kind), attrs: Attrs{Pool: kind, Pad: 0, Offsets: mixedOffsets}, in: ins(randn(1, 10, 3)), wrt: []int{0}},
+			gradCase{name: string(kind) + "_rank3_pad", attrs: Attrs{Pool: kind, Pad: -2, Offsets: []int{0, 0, 2, 3}}, in: ins(randn(2, 3, 2, 2)), wrt: []int{0}},
 		)
 	}
 	return true

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_reverse", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_reverse", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequenceAttrs) Op { return SequenceReverseOp(a.Offsets) }), CUDA: DeviceKernel})
 }
 
 // SequenceReverseOp returns the op that reverses each sequence of a ragged
@@ -16,7 +17,7 @@ func init() {
 // padded form). The gradient reverses the upstream gradient the same way.
 func SequenceReverseOp(offsets []int) Op {
 	offsets = slices.Clone(offsets)
-	return &rowsOp{name: "sequence_reverse", attrs: Attrs{Offsets: offsets}, plan: func(x *tensor.Tensor) ([]int, error) {
+	return &rowsOp{name: "sequence_reverse", attrs: SequenceAttrs{Offsets: offsets}, plan: func(x *tensor.Tensor) ([]int, error) {
 		if err := checkOffsets("sequence_reverse", []*tensor.Tensor{x}, offsets, x.Dim(0)); err != nil {
 			return nil, err
 		}

@@ -7,7 +7,16 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_slice", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_slice", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequenceSliceAttrs) Op { return SequenceSliceOp(a.Offsets, a.Starts, a.Lengths) }), CUDA: DeviceKernel})
+}
+
+// SequenceSliceAttrs are sequence_slice's attributes: the offsets and each
+// sequence's start and length.
+type SequenceSliceAttrs struct {
+	Offsets []int `json:"offsets"`
+	Starts  []int `json:"starts"`
+	Lengths []int `json:"lengths"`
 }
 
 // SequenceSliceOp returns the op that keeps steps starts[b] to
@@ -20,7 +29,7 @@ func init() {
 // other steps get zero.
 func SequenceSliceOp(offsets, starts, lengths []int) Op {
 	offsets, starts, lengths = slices.Clone(offsets), slices.Clone(starts), slices.Clone(lengths)
-	return &rowsOp{name: "sequence_slice", attrs: Attrs{Offsets: offsets, Starts: starts, Lengths: lengths}, plan: func(x *tensor.Tensor) ([]int, error) {
+	return &rowsOp{name: "sequence_slice", attrs: SequenceSliceAttrs{Offsets: offsets, Starts: starts, Lengths: lengths}, plan: func(x *tensor.Tensor) ([]int, error) {
 		in := []*tensor.Tensor{x}
 		if err := checkOffsets("sequence_slice", in, offsets, x.Dim(0)); err != nil {
 			return nil, err

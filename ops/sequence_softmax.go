@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sequence_softmax", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "sequence_softmax", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SequenceAttrs) Op { return SequenceSoftmaxOp(a.Offsets) }), CUDA: DeviceKernel})
 }
 
 type sequenceSoftmaxOp struct{ offsets []int }
@@ -26,6 +27,18 @@ func SequenceSoftmax(x *tensor.Tensor, offsets []int) (*tensor.Tensor, error) {
 }
 
 func (o *sequenceSoftmaxOp) Name() string { return "sequence_softmax" }
+
+// Check is sequence_softmax's device-free check (Checker).
+func (o *sequenceSoftmaxOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes("sequence_softmax", in, 1); err != nil {
+		return err
+	}
+	x := in[0]
+	if x.Rank() < 1 || x.Rank() > 2 || x.Rank() == 2 && x.Dim(1) != 1 {
+		return Errorf("sequence_softmax", in, "want x [total] or [total, 1]")
+	}
+	return checkOffsets("sequence_softmax", in, o.offsets, x.Dim(0))
+}
 
 func (o *sequenceSoftmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat("sequence_softmax", in, 1)

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "sigmoid_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1}})
+	register(Spec{Name: "sigmoid_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a LossAttrs) Op { return SigmoidCrossEntropyOp(a.Reduction) }), CUDA: DeviceFallback})
 }
 
 // sigmoidXent is tf.nn.sigmoid_cross_entropy_with_logits for logits x and

@@ -10,9 +10,9 @@ import (
 )
 
 var _ = addGradCases("sigmoid_cross_entropy",
-	gradCase{name: "mean", attrs: Attrs{Reduction: "mean"}, in: ins(randn(41, 3, 4), randu(42, 0, 1, 3, 4)), wrt: []int{0, 1}},
-	gradCase{name: "sum", attrs: Attrs{Reduction: "sum"}, in: ins(randn(43, 5), randu(44, 0, 1, 5)), wrt: []int{0, 1}},
-	gradCase{name: "none", attrs: Attrs{Reduction: "none"}, in: ins(randn(45, 2, 3), randu(46, 0, 1, 2, 3)), wrt: []int{0, 1}},
+	gradCase{name: "mean", attrs: Attrs{Reduction: LossMean}, in: ins(randn(41, 3, 4), randu(42, 0, 1, 3, 4)), wrt: []int{0, 1}},
+	gradCase{name: "sum", attrs: Attrs{Reduction: LossSum}, in: ins(randn(43, 5), randu(44, 0, 1, 5)), wrt: []int{0, 1}},
+	gradCase{name: "none", attrs: Attrs{Reduction: LossNone}, in: ins(randn(45, 2, 3), randu(46, 0, 1, 2, 3)), wrt: []int{0, 1}},
 )
 
 // plainSigmoidXent is the textbook -z·log(σ(x)) - (1-z)·log(1-σ(x)).

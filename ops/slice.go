@@ -5,7 +5,15 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "slice", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "slice", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SliceAttrs) Op { return SliceOp(a.Axis, a.Begin, a.End) }), CUDA: DeviceFallback})
+}
+
+// SliceAttrs are slice's attributes: the axis and the range [Begin, End).
+type SliceAttrs struct {
+	Axis  int `json:"axis"`
+	Begin int `json:"begin"`
+	End   int `json:"end"`
 }
 
 type sliceOp struct{ axis, from, to int }

@@ -9,7 +9,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "softmax", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "softmax", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a SoftmaxAttrs) Op { return SoftmaxOp(a.Axis) }), CUDA: DeviceKernel})
+}
+
+// SoftmaxAttrs are softmax's and log_softmax's attributes: the axis.
+type SoftmaxAttrs struct {
+	Axis int `json:"axis"`
 }
 
 // softmaxOp is softmax ("softmax") or log-softmax ("log_softmax") over one
@@ -38,6 +44,15 @@ func (o *softmaxOp) dims(in []*tensor.Tensor) (outer, n, inner int, err error) {
 		return 0, 0, 0, Errorf(o.name, in, "%v", err)
 	}
 	return s[:ax].Size(), s[ax], s[ax+1:].Size(), nil
+}
+
+// Check is softmax's and log_softmax's device-free check (Checker).
+func (o *softmaxOp) Check(in []*tensor.Tensor) error {
+	if _, err := checkShapes(o.name, in, 1); err != nil {
+		return err
+	}
+	_, _, _, err := o.dims(in)
+	return err
 }
 
 func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {

@@ -9,8 +9,10 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "softmax_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0}})
-	register(Spec{Name: "softmax_cross_entropy_soft", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1}})
+	register(Spec{Name: "softmax_cross_entropy", Inputs: []string{"logits", "labels"}, Grads: []int{0},
+		Make: MakeOp(func(a LossAttrs) Op { return SoftmaxCrossEntropyOp(a.Reduction) }), CUDA: DeviceKernel})
+	register(Spec{Name: "softmax_cross_entropy_soft", Inputs: []string{"logits", "labels"}, Grads: []int{0, 1},
+		Make: MakeOp(func(a LossAttrs) Op { return SoftmaxCrossEntropySoftOp(a.Reduction) }), CUDA: DeviceKernel})
 }
 
 // softmaxXentOp is the fused softmax cross-entropy from logits [N, C],
@@ -72,6 +74,32 @@ func SoftmaxCrossEntropySoft(logits, labels *tensor.Tensor, r LossReduction) (*t
 func (o *softmaxXentOp) Name() string { return o.name }
 
 // check validates the inputs and, for integer labels, saves them.
+// Check is the softmax cross-entropies' device-free check (Checker): the
+// logits [N, C] and labels of the logits' shape (soft) or int labels [N];
+// the integer labels' range is checked where they are read.
+func (o *softmaxXentOp) Check(in []*tensor.Tensor) error {
+	if err := checkCount(o.name, in, 2); err != nil {
+		return err
+	}
+	if err := checkReduction(o.name, in, o.r); err != nil {
+		return err
+	}
+	z, y := in[0], in[1]
+	if !z.DType().IsFloat() || z.Rank() != 2 {
+		return Errorf(o.name, in, "want float32 or float64 logits [N, C]")
+	}
+	if o.soft {
+		if y.DType() != z.DType() || !y.Shape().Equal(z.Shape()) {
+			return Errorf(o.name, in, "want labels of the logits' dtype and shape %v", z.Shape())
+		}
+		return nil
+	}
+	if (y.DType() != tensor.Int32 && y.DType() != tensor.Int64) || y.Rank() != 1 || y.Dim(0) != z.Dim(0) {
+		return Errorf(o.name, in, "want int32 or int64 labels [%d]", z.Dim(0))
+	}
+	return nil
+}
+
 func (o *softmaxXentOp) check(in []*tensor.Tensor) error {
 	if err := checkArity(o.name, in, 2); err != nil {
 		return err

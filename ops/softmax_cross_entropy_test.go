@@ -18,14 +18,14 @@ var (
 )
 
 var _ = addGradCases("softmax_cross_entropy",
-	gradCase{name: "mean", attrs: Attrs{Reduction: "mean"}, in: ins(randn(21, 4, 5), xentLabels64), wrt: []int{0}},
-	gradCase{name: "sum", attrs: Attrs{Reduction: "sum"}, in: ins(randn(22, 3, 2), xentLabels32), wrt: []int{0}},
-	gradCase{name: "none", attrs: Attrs{Reduction: "none"}, in: ins(randn(23, 4, 5), xentLabels64), wrt: []int{0}},
+	gradCase{name: "mean", attrs: Attrs{Reduction: LossMean}, in: ins(randn(21, 4, 5), xentLabels64), wrt: []int{0}},
+	gradCase{name: "sum", attrs: Attrs{Reduction: LossSum}, in: ins(randn(22, 3, 2), xentLabels32), wrt: []int{0}},
+	gradCase{name: "none", attrs: Attrs{Reduction: LossNone}, in: ins(randn(23, 4, 5), xentLabels64), wrt: []int{0}},
 )
 
 var _ = addGradCases("softmax_cross_entropy_soft",
-	gradCase{name: "mean", attrs: Attrs{Reduction: "mean"}, in: ins(randn(24, 4, 3), xentSoft), wrt: []int{0, 1}},
-	gradCase{name: "none", attrs: Attrs{Reduction: "none"}, in: ins(randn(25, 4, 3), xentSoft), wrt: []int{0, 1}},
+	gradCase{name: "mean", attrs: Attrs{Reduction: LossMean}, in: ins(randn(24, 4, 3), xentSoft), wrt: []int{0, 1}},
+	gradCase{name: "none", attrs: Attrs{Reduction: LossNone}, in: ins(randn(25, 4, 3), xentSoft), wrt: []int{0, 1}},
 )
 
 // plainXent returns -log(softmax(z_i)[label_i]) for each row.

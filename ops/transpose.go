@@ -7,7 +7,13 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "transpose", Inputs: []string{"x"}, Grads: []int{0}})
+	register(Spec{Name: "transpose", Inputs: []string{"x"}, Grads: []int{0},
+		Make: MakeOp(func(a TransposeAttrs) Op { return TransposeOp(a.Perm...) }), CUDA: DeviceFallback})
+}
+
+// TransposeAttrs are transpose's attributes: the permutation of the axes.
+type TransposeAttrs struct {
+	Perm []int `json:"perm"`
 }
 
 type transposeOp struct{ perm []int }

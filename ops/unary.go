@@ -118,8 +118,54 @@ func sigmoid(x float64) float64 { return vec.Sigmoid64(x) }
 
 func init() {
 	for name := range unaryFns {
-		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0}})
+		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0},
+			Make: MakeOp(func(a UnaryAttrs) Op { return newUnary(name, a) }), CUDA: DeviceKernel})
 	}
+}
+
+// UnaryAttrs are the elementwise ops' attributes: leaky_relu's and elu's
+// alpha, clip's bounds, and gelu's approximate (tf.nn.gelu's: the tanh
+// form, the op gelu_tanh); the other ops have none.
+type UnaryAttrs struct {
+	Alpha       float64 `json:"alpha"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	Approximate bool    `json:"approximate"`
+}
+
+// newUnary builds the elementwise op name from its attributes: gelu with
+// Approximate is gelu_tanh, as tf.nn.gelu(x, approximate=True).
+func newUnary(name string, a UnaryAttrs) Op {
+	if name == "gelu" && a.Approximate {
+		name = "gelu_tanh"
+	}
+	return UnaryOp(name, a.Params(name)...)
+}
+
+// Params returns the scalar attributes of the elementwise op name, in the
+// order UnaryOp takes them.
+func (a UnaryAttrs) Params(name string) []float64 {
+	switch name {
+	case "clip":
+		return []float64{a.Lo, a.Hi}
+	case "leaky_relu", "elu":
+		return []float64{a.Alpha}
+	}
+	return nil
+}
+
+// Attrs returns the op's UnaryAttrs (Attributed); gelu_tanh's are gelu's
+// with Approximate, which builds gelu_tanh under either name.
+func (o *unaryOp) Attrs() any {
+	switch o.name {
+	case "clip":
+		return UnaryAttrs{Lo: o.p[0], Hi: o.p[1]}
+	case "leaky_relu", "elu":
+		return UnaryAttrs{Alpha: o.p[0]}
+	case "gelu_tanh":
+		return UnaryAttrs{Approximate: true}
+	}
+	return UnaryAttrs{}
 }
 
 type unaryOp struct {
@@ -205,6 +251,12 @@ func Softplus(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("so
 func Swish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("swish"), x) }
 
 func (o *unaryOp) Name() string { return o.name }
+
+// Check is the elementwise ops' device-free check (Checker).
+func (o *unaryOp) Check(in []*tensor.Tensor) error {
+	_, err := checkShapes(o.name, in, 1)
+	return err
+}
 
 func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	dt, err := checkFloat(o.name, in, 1)

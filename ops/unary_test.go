@@ -48,7 +48,28 @@ func addUnaryGradCases() bool {
 		x := unaryInput(name, 7)
 		addGradCases(name, gradCase{name: "3x4", attrs: unaryAttrs(name), in: ins(x), wrt: []int{0}})
 	}
+	addGradCases("gelu", gradCase{name: "approximate_3x4", attrs: Attrs{Approximate: true}, in: ins(unaryInput("gelu", 8)), wrt: []int{0}})
 	return true
+}
+
+// gelu with approximate is tf.nn.gelu(x, approximate=True): the op
+// gelu_tanh, in its values, its name (so a device runs gelu_tanh's kernel)
+// and its attributes.
+func TestGeluApproximate(t *testing.T) {
+	x := randn(3, 2, 5)
+	for _, tc := range []struct {
+		approximate bool
+		want        string
+	}{{false, "gelu"}, {true, "gelu_tanh"}} {
+		op, err := Build("gelu", Attrs{Approximate: tc.approximate})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, op.Name())
+		got, err := Run(op, x)
+		require.NoError(t, err)
+		want, err := Run(UnaryOp(tc.want), x)
+		require.NoError(t, err)
+		require.Equal(t, want.Float64s(), got.Float64s())
+	}
 }
 
 func TestUnaryForward(t *testing.T) {

@@ -5,7 +5,8 @@ import (
 )
 
 func init() {
-	register(Spec{Name: "where", Inputs: []string{"cond", "a", "b"}, Grads: []int{1, 2}})
+	register(Spec{Name: "where", Inputs: []string{"cond", "a", "b"}, Grads: []int{1, 2},
+		Make: MakeOp(func(NoAttrs) Op { return WhereOp() }), CUDA: DeviceFallback})
 }
 
 type whereOp struct {

@@ -49,7 +49,7 @@ var models = map[string]func(c *Case, dt tensor.DType, data []*tensor.Tensor) (*
 		if err != nil {
 			return nil, err
 		}
-		attrs := a.Attention()
+		attrs := ops.AttentionAttrs{KeyLengths: a.KeyLengths, Causal: a.Causal, Scale: a.Scale}
 		return &model{params: m.Params(), forward: func(in []*graph.Value, _ []*tensor.Tensor) *graph.Value {
 			var key *graph.Value
 			if len(in) == 3 {

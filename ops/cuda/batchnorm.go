@@ -3,8 +3,6 @@
 package cuda
 
 import (
-	"math"
-
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -33,33 +31,11 @@ func (d *Device) batchNormOp(attrs ops.BatchNormAttrs) *batchNormLauncher {
 	return &batchNormLauncher{d: d, attrs: attrs}
 }
 
-// check validates the inputs and attributes as ops' batch_norm does.
+// check checks that the inputs are live float32 buffers of the device;
+// their shapes and the attributes were checked by ops.Dispatch
+// (batchNormOp.Check).
 func (o *batchNormLauncher) check(x, gamma, beta, movingMean, movingVar *Buffer) error {
-	const op = "batch_norm"
-	in := []*Buffer{x, gamma, beta, movingMean, movingVar}
-	if err := o.d.checkInputs(op, in...); err != nil {
-		return err
-	}
-	if len(x.shape) < 2 {
-		return opError(op, in, "want x of rank >= 2 ([N, C] or [N, C, H, W])")
-	}
-	n, c, hw := x.shape[0], x.shape[1], x.shape[2:].Size()
-	for _, p := range in[1:] {
-		if len(p.shape) != 1 || p.shape[0] != c {
-			return opError(op, in, "want gamma, beta, moving_mean and moving_variance of shape [%d]", c)
-		}
-	}
-	a := o.attrs
-	if !(a.Momentum >= 0 && a.Momentum <= 1) {
-		return opError(op, in, "momentum %v outside [0, 1]", a.Momentum)
-	}
-	if !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 1) {
-		return opError(op, in, "epsilon %v must be positive and finite (Keras' default is %v)", a.Epsilon, ops.DefaultBatchNormEpsilon)
-	}
-	if a.Training && n*hw == 0 {
-		return opError(op, in, "training needs a non-empty batch to take statistics over")
-	}
-	return nil
+	return o.d.checkInputs("batch_norm", x, gamma, beta, movingMean, movingVar)
 }
 
 // Forward returns the normalised x; in training it also updates
@@ -107,15 +83,9 @@ func (o *batchNormLauncher) forward(x, gamma, beta, movingMean, movingVar, y *Bu
 // through the fixed moving statistics in inference.
 func (o *batchNormLauncher) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
 	const op = "batch_norm"
-	if o.mean == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.gamma, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
-	}
-	if !gout.shape.Equal(o.x.shape) {
-		return nil, nil, nil, opError(op, in, "want gout of x's shape %v", o.x.shape)
 	}
 	d := o.d
 	err = d.do(func() error {

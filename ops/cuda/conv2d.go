@@ -89,31 +89,18 @@ func (c *conv2dLauncher) check(x, w, b *Buffer) error {
 	if err := c.d.checkInputs(op, in...); err != nil {
 		return err
 	}
-	if len(x.shape) != 4 || len(w.shape) != 4 {
-		return opError(op, in, "want x [N, C, H, W] and w [O, C/groups, KH, KW]")
-	}
+	// Ranks, groups, kernel size, padding and bias were checked by
+	// ops.Dispatch (conv2dOp.Check); this derives the device geometry.
 	a := c.attrs
-	if min(a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1], a.Groups) < 0 {
-		return opError(op, in, "stride %v, dilation %v and groups %d must be positive (0 means 1)", a.Stride, a.Dilation, a.Groups)
-	}
 	for _, v := range []*int{&a.Stride[0], &a.Stride[1], &a.Dilation[0], &a.Dilation[1], &a.Groups} {
 		if *v == 0 {
 			*v = 1
 		}
 	}
 	xs, ws := x.shape, w.shape
-	if ws[2] < 1 || ws[3] < 1 {
-		return opError(op, in, "want a kernel of at least 1x1")
-	}
-	if xs[1]%a.Groups != 0 || ws[0]%a.Groups != 0 || ws[1]*a.Groups != xs[1] {
-		return opError(op, in, "with groups %d want C and O divisible by it and w [O, %d, KH, KW]", a.Groups, xs[1]/a.Groups)
-	}
 	g := geom{C: xs[1], H: xs[2], W: xs[3], KH: ws[2], KW: ws[3], SH: a.Stride[0], SW: a.Stride[1], DH: a.Dilation[0], DW: a.Dilation[1]}
 	if _, err := g.pad(a.Padding, a.Pad); err != nil {
-		return opError(op, in, "%v", err)
-	}
-	if b != nil && (len(b.shape) != 1 || b.shape[0] != ws[0]) {
-		return opError(op, in, "want bias [%d]", ws[0])
+		return err
 	}
 	c.g, c.n, c.o, c.group = g, xs[0], ws[0], a.Groups
 	c.x, c.w, c.b = x, w, b
@@ -186,17 +173,11 @@ func (c *conv2dLauncher) im2col(x *Buffer) (*Buffer, error) {
 // from per-image partials, so no two threads add into one element.
 func (c *conv2dLauncher) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
 	const op = "conv2d"
-	if c.x == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{c.x, c.w, gout}
 	if err := c.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
 	}
 	g := c.g
-	if !gout.shape.Equal(tensor.Shape{c.n, c.o, g.OH, g.OW}) {
-		return nil, nil, nil, opError(op, in, "want gout [%d %d %d %d]", c.n, c.o, g.OH, g.OW)
-	}
 	d := c.d
 	og, kg, p, z := c.o/c.group, g.rows()/c.group, g.cols(), c.n*c.group
 	err = d.do(func() error {

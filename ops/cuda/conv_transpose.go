@@ -48,61 +48,32 @@ func (o *conv2dTransposeLauncher) check(x, w, b *Buffer) error {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return err
 	}
-	if len(x.shape) != 4 || len(w.shape) != 4 {
-		return opError(op, in, "want x [N, C, H, W] and w [C, O/groups, KH, KW]")
-	}
+	// Ranks, groups, output padding, padding and bias were checked by
+	// ops.Dispatch (conv2dTransposeOp.Check); this derives the device
+	// geometry.
 	a, opad := o.attrs.Conv2DAttrs, o.attrs.OutputPadding
-	if min(a.Stride[0], a.Stride[1], a.Dilation[0], a.Dilation[1], a.Groups) < 0 {
-		return opError(op, in, "stride %v, dilation %v and groups %d must be positive (0 means 1)", a.Stride, a.Dilation, a.Groups)
-	}
 	for _, v := range []*int{&a.Stride[0], &a.Stride[1], &a.Dilation[0], &a.Dilation[1], &a.Groups} {
 		if *v == 0 {
 			*v = 1
 		}
 	}
 	xs, ws := x.shape, w.shape
-	if ws[2] < 1 || ws[3] < 1 {
-		return opError(op, in, "want a kernel of at least 1x1")
-	}
-	if ws[0] != xs[1] || ws[0]%a.Groups != 0 {
-		return opError(op, in, "with groups %d want w [C=%d, O/groups, KH, KW] and C divisible by groups", a.Groups, xs[1])
-	}
-	if opad[0] < 0 || opad[1] < 0 || opad[0] >= a.Stride[0] || opad[1] >= a.Stride[1] {
-		return opError(op, in, "output padding %v must be non-negative and below the stride %v", opad, a.Stride)
-	}
 	g := geom{C: ws[1] * a.Groups, KH: ws[2], KW: ws[3], SH: a.Stride[0], SW: a.Stride[1], DH: a.Dilation[0], DW: a.Dilation[1]}
 	oh, ow := xs[2], xs[3] // the convolution's output is this op's input
 	pad := a.Pad
 	switch a.Padding {
 	case ops.PadSame:
-		if opad != [2]int{} {
-			return opError(op, in, "SAME padding takes no output padding, got %v", opad)
-		}
 		g.H, g.W = oh*g.SH, ow*g.SW
-	case ops.PadExplicit, ops.PadValid:
-		if a.Padding == ops.PadValid && pad != [4]int{} {
-			return opError(op, in, "padding mode %v takes no explicit Pad, got %v", a.Padding, pad)
-		}
-		if min(pad[0], pad[1], pad[2], pad[3]) < 0 {
-			return opError(op, in, "negative padding %v (top, bottom, left, right)", pad)
-		}
+	default:
 		g.H = (oh-1)*g.SH - pad[0] - pad[1] + (g.KH-1)*g.DH + 1 + opad[0]
 		g.W = (ow-1)*g.SW - pad[2] - pad[3] + (g.KW-1)*g.DW + 1 + opad[1]
-		if oh < 1 || ow < 1 || g.H < 1 || g.W < 1 {
-			return opError(op, in, "padding %v leaves an empty output %dx%d", pad, g.H, g.W)
-		}
-	default:
-		return opError(op, in, "unknown padding mode %v", a.Padding)
 	}
 	var err error
 	if pad, err = g.pad(a.Padding, pad); err != nil {
-		return opError(op, in, "%v", err)
+		return err
 	}
 	if g.OH != oh || g.OW != ow {
 		return opError(op, in, "padding %v maps an output of %dx%d to %dx%d, not the input's %dx%d", pad, g.H, g.W, g.OH, g.OW, oh, ow)
-	}
-	if b != nil && (len(b.shape) != 1 || b.shape[0] != g.C) {
-		return opError(op, in, "want bias [%d]", g.C)
 	}
 	o.conv = &conv2dLauncher{d: o.d, g: g, n: xs[0], o: xs[1], group: a.Groups, w: w,
 		attrs: ops.Conv2DAttrs{Stride: a.Stride, Dilation: a.Dilation, Pad: pad, Padding: ops.PadExplicit, Groups: a.Groups}}
@@ -142,17 +113,11 @@ func (o *conv2dTransposeLauncher) Forward(x, w, b *Buffer) (*Buffer, error) {
 // input gout and output gradient x, and db = Σ_{images, pixels} gout.
 func (o *conv2dTransposeLauncher) Backward(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error) {
 	const op = "conv2d_transpose"
-	if o.conv == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.w, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
 	}
 	g := o.conv.g
-	if want := (tensor.Shape{o.conv.n, g.C, g.H, g.W}); !gout.shape.Equal(want) {
-		return nil, nil, nil, opError(op, in, "want gout %v", want)
-	}
 	// The convolution of gout by w; its Backward with x as the upstream
 	// gradient gives this op's filter gradient.
 	conv := o.d.conv2dOp(o.conv.attrs)

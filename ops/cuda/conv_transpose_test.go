@@ -61,12 +61,13 @@ func TestConv2DTranspose(t *testing.T) {
 			requireClose(t, grads[1], dw2, tolGEMM, "dw alone")
 		})
 	}
-	x, w := up(t, randn(t, rng, 1, 2, 3, 3)), up(t, randn(t, rng, 2, 1, 3, 3))
-	_, err := dev.conv2dTransposeOp(attrs{OutputPadding: [2]int{1, 0}}).Forward(x, w, nil)
+	// ops.Dispatch's check (conv2dTransposeOp.Check) rejects bad inputs on the device.
+	x, w := onDevice(t, randn(t, rng, 1, 2, 3, 3)), onDevice(t, randn(t, rng, 2, 1, 3, 3))
+	_, err := ops.Run(ops.Conv2DTransposeOp(attrs{OutputPadding: [2]int{1, 0}}), x, w)
 	require.ErrorContains(t, err, "output padding [1 0] must be non-negative and below the stride [1 1]")
-	_, err = dev.conv2dTransposeOp(attrs{}).Forward(x, up(t, randn(t, rng, 3, 1, 3, 3)), nil)
+	_, err = ops.Run(ops.Conv2DTransposeOp(attrs{}), x, onDevice(t, randn(t, rng, 3, 1, 3, 3)))
 	require.ErrorContains(t, err, "want w [C=2, O/groups, KH, KW]")
-	_, err = dev.conv2dTransposeOp(attrs{Conv2DAttrs: conv{Pad: [4]int{3, 3, 0, 0}, Padding: ops.PadExplicit}}).Forward(x, w, nil)
+	_, err = ops.Run(ops.Conv2DTransposeOp(attrs{Conv2DAttrs: conv{Pad: [4]int{3, 3, 0, 0}, Padding: ops.PadExplicit}}), x, w)
 	require.ErrorContains(t, err, "leaves an empty output")
 }
 

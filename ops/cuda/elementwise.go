@@ -30,9 +30,6 @@ func unaryParams(name string, in []*Buffer, p []float64) (int, [2]float64, error
 	if !ok {
 		return 0, attrs, opError(name, in, "no CUDA kernel for unary op %q", name)
 	}
-	if len(p) > 2 {
-		return 0, attrs, opError(name, in, "want at most 2 scalar attributes, got %d", len(p))
-	}
 	copy(attrs[:], p)
 	if name == "clip" && attrs[0] > attrs[1] {
 		return 0, attrs, opError(name, in, "lo %v > hi %v", attrs[0], attrs[1])
@@ -73,9 +70,6 @@ func (d *Device) unaryBwd(name string, x, y, dy *Buffer, p ...float64) (*Buffer,
 	}
 	if err := d.checkInputs(name, in...); err != nil {
 		return nil, err
-	}
-	if !x.shape.Equal(y.shape) || !x.shape.Equal(dy.shape) {
-		return nil, opError(name, in, "want x, y and dy of one shape")
 	}
 	var dx *Buffer
 	err = d.do(func() error {
@@ -138,9 +132,6 @@ func (d *Device) binaryBwd(name string, a, b, y, dy *Buffer, needA, needB bool) 
 	code, err := binaryShapes(name, a, b)
 	if err != nil {
 		return nil, nil, err
-	}
-	if !a.shape.Equal(y.shape) || !a.shape.Equal(dy.shape) {
-		return nil, nil, opError(name, in, "want y and dy of a's shape")
 	}
 	n, nb := a.Size(), b.Size()
 	err = d.do(func() error {

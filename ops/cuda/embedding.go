@@ -44,15 +44,9 @@ func (o *embeddingLauncher) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer,
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if len(table.shape) != 2 {
-		return nil, opError(op, in, "want a float32 table [V, D]")
-	}
-	if ids == nil {
-		return nil, opError(op, in, "want int32 or int64 ids, got nil")
-	}
-	idx, err := ids.Ints()
+	idx, err := ids.Ints() // the table's rank and the ids' dtype were checked by ops.Dispatch (embeddingOp.Check)
 	if err != nil {
-		return nil, opError(op, in, "want int32 or int64 ids, got %v%v", ids.DType(), ids.Shape())
+		return nil, err
 	}
 	v, dim := table.shape[0], table.shape[1]
 	src := make([]int64, len(idx))
@@ -82,15 +76,9 @@ func (o *embeddingLauncher) Forward(table *Buffer, ids *tensor.Tensor) (*Buffer,
 // add into each, after checking gout against the lookup's output.
 func (o *embeddingLauncher) plan(gout *Buffer) (rows []int, seg, list []int64, err error) {
 	const op = "embedding"
-	if o.table == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.table, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
-	}
-	if want := append(o.idt.Shape().Clone(), o.table.shape[1]); !gout.shape.Equal(want) {
-		return nil, nil, nil, opError(op, in, "want gout of the lookup's shape %v", want)
 	}
 	if rows, err = ops.EmbeddingRows(o.idt, o.padding); err != nil {
 		return nil, nil, nil, err

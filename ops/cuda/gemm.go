@@ -221,31 +221,24 @@ type matmulDims struct {
 	out            tensor.Shape
 }
 
-// matmulDims checks MatMul's operands as ops.MatMulOp does.
+// matmulDims derives MatMul's sizes from operands ops.Dispatch checked.
 func (d *Device) matmulDims(a, b *Buffer, transA, transB bool) (matmulDims, error) {
 	const op = "matmul"
 	in := []*Buffer{a, b}
 	if err := d.checkInputs(op, in...); err != nil {
 		return matmulDims{}, err
 	}
+	// Ranks, batch and inner dims were checked by ops.Dispatch
+	// (matmulOp.Check, and linearOp.Check for linear's product).
 	as, bs := a.shape, b.shape
-	if len(as) < 2 || len(bs) < 2 {
-		return matmulDims{}, opError(op, in, "want rank >= 2 operands")
-	}
 	shared := len(bs) == 2 && len(as) > 2
-	if !shared && !as[:len(as)-2].Equal(bs[:len(bs)-2]) {
-		return matmulDims{}, opError(op, in, "batch dims %v and %v differ", as[:len(as)-2], bs[:len(bs)-2])
-	}
 	m, ka := as[len(as)-2], as[len(as)-1]
 	if transA {
 		m, ka = ka, m
 	}
-	kb, n := bs[len(bs)-2], bs[len(bs)-1]
+	n := bs[len(bs)-1]
 	if transB {
-		kb, n = n, kb
-	}
-	if ka != kb {
-		return matmulDims{}, opError(op, in, "inner dims differ: %d vs %d (transA=%v transB=%v)", ka, kb, transA, transB)
+		n = bs[len(bs)-2]
 	}
 	dm := matmulDims{batch: as[:len(as)-2].Size(), m: m, n: n, k: ka, bStride: ka * n,
 		out: append(as[:len(as)-2].Clone(), m, n)}

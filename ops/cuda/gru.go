@@ -40,7 +40,9 @@ func (d *Device) gruOp(attrs ops.GRUAttrs) *gruLauncher {
 	return &gruLauncher{d: d, attrs: attrs}
 }
 
-// check validates the inputs as ops' gru does and returns In and H.
+// check checks that the inputs are live float32 buffers of the device and
+// returns In and H; their shapes and the offsets were checked by
+// ops.Dispatch (the gru op's Check).
 func (o *gruLauncher) check(x, w, u, b, h0 *Buffer) (nIn, h int, err error) {
 	const op = "gru"
 	in := []*Buffer{x, w, u, b}
@@ -50,27 +52,7 @@ func (o *gruLauncher) check(x, w, u, b, h0 *Buffer) (nIn, h int, err error) {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return 0, 0, err
 	}
-	if len(x.shape) != 2 || len(w.shape) != 2 || w.shape[0] != x.shape[1] || w.shape[1]%3 != 0 {
-		return 0, 0, opError(op, in, "want x [rows, In] and W [In, 3H] with matching In")
-	}
-	nIn, h = x.shape[1], w.shape[1]/3
-	if !u.shape.Equal(tensor.Shape{h, 3 * h}) {
-		return 0, 0, opError(op, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
-	}
-	if o.attrs.ResetAfter && !b.shape.Equal(tensor.Shape{2, 3 * h}) {
-		return 0, 0, opError(op, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
-	}
-	if !o.attrs.ResetAfter && !b.shape.Equal(tensor.Shape{3 * h}) {
-		return 0, 0, opError(op, in, "want bias [%d] without reset_after", 3*h)
-	}
-	if err := checkOffsets(op, in, o.attrs.Offsets, x.shape[0]); err != nil {
-		return 0, 0, err
-	}
-	bs := len(o.attrs.Offsets) - 1
-	if h0 != nil && !h0.shape.Equal(tensor.Shape{bs, h}) {
-		return 0, 0, opError(op, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
-	}
-	return nIn, h, nil
+	return x.shape[1], w.shape[1] / 3, nil
 }
 
 // Forward runs the GRU on x [total, In] with W [In, 3H], U [H, 3H] and b;
@@ -169,18 +151,12 @@ const (
 func (o *gruLauncher) Backward(gout *Buffer, need [5]bool) ([5]*Buffer, error) {
 	const op = "gru"
 	var g [5]*Buffer
-	if o.act == nil {
-		return g, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.w, o.u, o.b, o.out, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return g, err
 	}
 	d, s, h, nIn, ra := o.d, o.s, o.h, o.nIn, o.attrs.ResetAfter
 	g3 := 3 * h
-	if !gout.shape.Equal(tensor.Shape{s.total, h}) {
-		return g, opError(op, in, "want gout [%d %d], the output's shape", s.total, h)
-	}
 	shapes := [5]tensor.Shape{{s.total, nIn}, {nIn, g3}, {h, g3}, o.b.shape, {s.batch, h}}
 	err := d.do(func() error {
 		for i := range g {

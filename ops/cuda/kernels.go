@@ -4,60 +4,59 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
-// factory builds an op's kernel on d from the CPU op's attributes.
-type factory func(d *Device, a ops.Attrs) (kernel, error)
+// factory builds an op's kernel on d from the CPU op's typed attributes
+// (its <Op>Attrs, as ops.Attributed gives them).
+type factory func(d *Device, attrs any) (kernel, error)
 
-// kernels maps each op of package ops that has a CUDA float32 kernel to
-// its factory; init adds the elementwise ops and reductions from their
-// code tables and registers every entry with ops, so that ops.Dispatch
-// runs the op here for inputs on a Device. Each must have a float32 golden
-// that TestParityGoldens runs on the device (TestEveryCUDAKernelIsTested).
+// typed makes a factory of f, which takes the op's typed attributes A.
+func typed[A any](f func(d *Device, a A) (kernel, error)) factory {
+	return func(d *Device, attrs any) (kernel, error) {
+		a, ok := attrs.(A)
+		if !ok {
+			return kernel{}, fmt.Errorf("attributes %T, want %T", attrs, *new(A))
+		}
+		return f(d, a)
+	}
+}
+
+// kernels maps each op of package ops whose declaration says
+// CUDA: ops.DeviceKernel (kernelOps, generated) to its factory; init adds
+// the elementwise ops and reductions from their code tables and registers
+// every entry of kernelOps with ops, so that ops.Dispatch runs the op here
+// for inputs on a Device. Each must have a float32 golden that
+// TestParityGoldens runs on the device (TestEveryCUDAKernelIsTested).
 var kernels = map[string]factory{
 	"softmax":                    softmaxKernel(false),
 	"log_softmax":                softmaxKernel(true),
 	"softmax_cross_entropy":      xentKernel(false),
 	"softmax_cross_entropy_soft": xentKernel(true),
-	"matmul":                     matmulKernel,
-	"linear":                     linearKernel,
-	"conv2d":                     convKernel,
-	"conv2d_transpose":           convTransposeKernel,
+	"matmul":                     typed(matmulKernel),
+	"linear":                     typed(linearKernel),
+	"conv2d":                     typed(convKernel),
+	"conv2d_transpose":           typed(convTransposeKernel),
 	"max_pool2d":                 poolKernel(true),
 	"avg_pool2d":                 poolKernel(false),
-	"batch_norm":                 batchNormKernel,
-	"layer_norm":                 layerNormKernel,
-	"rms_norm":                   rmsNormKernel,
-	"embedding":                  embeddingKernel,
-	"attention":                  attentionKernel,
-	"lstm":                       lstmKernel,
-	"lstm_cell":                  lstmCellKernel,
-	"gru":                        gruKernel,
-	"gru_cell":                   gruCellKernel,
-	"sequence_pool":              seqPoolKernel,
-	"sequence_softmax":           seqSoftmaxKernel,
+	"batch_norm":                 typed(batchNormKernel),
+	"layer_norm":                 typed(layerNormKernel),
+	"rms_norm":                   typed(rmsNormKernel),
+	"embedding":                  typed(embeddingKernel),
+	"attention":                  typed(attentionKernel),
+	"lstm":                       typed(lstmKernel),
+	"lstm_cell":                  typed(lstmCellKernel),
+	"gru":                        typed(gruKernel),
+	"gru_cell":                   typed(gruCellKernel),
+	"sequence_pool":              typed(seqPoolKernel),
+	"sequence_softmax":           typed(seqSoftmaxKernel),
 	"sequence_expand":            seqRowsKernel("sequence_expand"),
 	"sequence_reverse":           seqRowsKernel("sequence_reverse"),
 	"sequence_slice":             seqRowsKernel("sequence_slice"),
-	"sequence_concat":            seqConcatKernel,
-}
-
-// layoutOps relabel the storage's shape and run no kernel (reshapeOp).
-var layoutOps = []string{"reshape"}
-
-// fallbacks are the ops with no CUDA kernel yet: they run on a Device
-// through their CPU kernel on host copies of the inputs (ops.RegisterFallback),
-// so that every model runs on the GPU, paying a copy each way for these.
-// ops.Kernels lists them as fallbacks, not as CUDA kernels.
-var fallbacks = []string{
-	"additive_attention", "concat", "crf", "dropout", "gather", "global_avg_pool2d",
-	"linear_concat", "linear_softmax_cross_entropy", "lstm_projected", "mse", "rnn_final_state", "sequence_conv",
-	"sequence_conv_pool_max", "sigmoid_cross_entropy", "slice", "transpose", "where",
+	"sequence_concat":            typed(seqConcatKernel),
 }
 
 // registerErrs holds the registrations ops refused (a name it does not
@@ -74,8 +73,18 @@ func init() {
 	for name := range reduceCodes {
 		kernels[name] = reduceKernel(name)
 	}
-	for name, f := range kernels {
-		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
+	for name := range kernels {
+		if !slices.Contains(kernelOps, name) {
+			registerErrs = append(registerErrs, fmt.Errorf("cuda: %s has a kernel but its declaration does not say CUDA: ops.DeviceKernel", name))
+		}
+	}
+	for _, name := range kernelOps {
+		f, ok := kernels[name]
+		if !ok {
+			registerErrs = append(registerErrs, fmt.Errorf("cuda: %s's declaration says CUDA: ops.DeviceKernel but kernels has no factory", name))
+			continue
+		}
+		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a any) (ops.Op, error) {
 			d, ok := dev.(*Device)
 			if !ok {
 				return nil, fmt.Errorf("cuda: kernel of %s asked for device %v", name, dev)
@@ -91,8 +100,12 @@ func init() {
 		}
 	}
 	for _, name := range layoutOps {
-		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
-			return &reshapeOp{d: dev.(*Device), shape: a.Shape}, nil
+		err := ops.RegisterKernel(name, "cuda", tensor.Float32, func(dev tensor.Device, a any) (ops.Op, error) {
+			r, ok := a.(ops.ReshapeAttrs)
+			if !ok {
+				return nil, fmt.Errorf("cuda: %s: attributes %T, want ops.ReshapeAttrs", name, a)
+			}
+			return &reshapeOp{d: dev.(*Device), shape: r.Shape}, nil
 		})
 		if err != nil {
 			registerErrs = append(registerErrs, err)
@@ -112,29 +125,23 @@ func init() {
 func one(g *Buffer, err error) ([]*Buffer, error) { return []*Buffer{g}, err }
 
 func unaryKernel(name string) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
-		p := a.UnaryParams(name)
+	return typed(func(d *Device, a ops.UnaryAttrs) (kernel, error) {
+		p := a.Params(name)
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return d.unaryFwd(name, in[0], p...)
 			},
 			backward: func(in []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
 				return one(d.unaryBwd(name, in[0], out, gout, p...))
 			},
 		}, nil
-	}
+	})
 }
 
 func binaryKernel(name string) factory {
-	return func(d *Device, _ ops.Attrs) (kernel, error) {
+	return typed(func(d *Device, _ ops.NoAttrs) (kernel, error) {
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 2 || in[0] == nil || in[1] == nil {
-					return nil, opError(name, in, "want 2 inputs")
-				}
 				as, bs := in[0].shape, in[1].shape
 				if len(bs) > len(as) || !slices.Equal(as[len(as)-len(bs):], bs) {
 					return nil, fmt.Errorf("%s of %v and %v: %w (b of a's shape or of its trailing dims)", name, as, bs, errUnsupported)
@@ -146,58 +153,46 @@ func binaryKernel(name string) factory {
 				return []*Buffer{da, db}, err
 			},
 		}, nil
-	}
+	})
 }
 
 func reduceKernel(name string) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
+	return typed(func(d *Device, a ops.ReduceAttrs) (kernel, error) {
 		o := d.reduceOp(name, a.Axes, a.KeepDims)
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return o.Forward(in[0])
 			},
 			backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(o.Backward(gout)) },
 			free:     o.Free,
 		}, nil
-	}
+	})
 }
 
 func softmaxKernel(log bool) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
-		fwd, bwd, name := d.softmaxFwd, d.softmaxBwd, "softmax"
+	return typed(func(d *Device, a ops.SoftmaxAttrs) (kernel, error) {
+		fwd, bwd := d.softmaxFwd, d.softmaxBwd
 		if log {
-			fwd, bwd, name = d.logSoftmaxFwd, d.logSoftmaxBwd, "log_softmax"
+			fwd, bwd = d.logSoftmaxFwd, d.logSoftmaxBwd
 		}
 		return kernel{
 			forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 1 {
-					return nil, opError(name, in, "want 1 input")
-				}
 				return fwd(in[0], a.Axis)
 			},
 			backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(out, gout, a.Axis)) },
 		}, nil
-	}
+	})
 }
 
 func xentKernel(soft bool) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
-		r, err := a.LossReduction()
-		if err != nil {
-			return kernel{}, err
-		}
+	return typed(func(d *Device, a ops.LossAttrs) (kernel, error) {
+		r := a.Reduction
 		o := d.softmaxXentOp(r)
 		if soft {
 			o = d.softmaxXentSoftOp(r)
 		}
 		return kernel{
 			forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-				if len(in) != 2 {
-					return nil, opError(o.name(), in, "want logits and labels")
-				}
 				if soft {
 					return o.ForwardSoft(in[0], in[1])
 				}
@@ -213,15 +208,12 @@ func xentKernel(soft bool) factory {
 			},
 			free: o.Free,
 		}, nil
-	}
+	})
 }
 
-func matmulKernel(d *Device, a ops.Attrs) (kernel, error) {
+func matmulKernel(d *Device, a ops.MatMulAttrs) (kernel, error) {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("matmul", in, "want 2 inputs")
-			}
 			return d.matMul(in[0], in[1], a.TransposeA, a.TransposeB)
 		},
 		backward: func(in []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -234,7 +226,7 @@ func matmulKernel(d *Device, a ops.Attrs) (kernel, error) {
 // linearKernel is x·W (+ b) as ops.LinearOp: x [..., In] flattened to
 // [N, In] for the GEMM, the bias added along the last axis, and its
 // gradient the column sums of gout.
-func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
+func linearKernel(d *Device, _ ops.NoAttrs) (kernel, error) {
 	const name = "linear"
 	rows := func(b *Buffer) *Buffer {
 		n := b.shape[len(b.shape)-1]
@@ -243,17 +235,10 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 	var sum *reduceLauncher
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 && len(in) != 3 {
-				return nil, opError(name, in, "want x, W and an optional b")
-			}
 			if err := d.checkInputs(name, in...); err != nil {
 				return nil, err
 			}
 			x, w := in[0], in[1]
-			if len(x.shape) < 1 || len(w.shape) != 2 || x.shape[len(x.shape)-1] != w.shape[0] ||
-				(len(in) == 3 && (len(in[2].shape) != 1 || in[2].shape[0] != w.shape[1])) {
-				return nil, opError(name, in, "want x [..., In], W [In, Out] and b [Out]")
-			}
 			y, err := d.matMul(rows(x), w, false, false)
 			if err != nil {
 				return nil, err
@@ -298,10 +283,7 @@ func linearKernel(d *Device, _ ops.Attrs) (kernel, error) {
 func convLike(name string, fwd func(x, w, b *Buffer) (*Buffer, error), bwd func(gout *Buffer, need [3]bool) (dx, dw, db *Buffer, err error)) kernel {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 && len(in) != 3 {
-				return nil, opError(name, in, "want x, w and an optional b")
-			}
-			var b *Buffer
+			var b *Buffer // input count checked by ops.Dispatch (the op's Check)
 			if len(in) == 3 {
 				b = in[2]
 			}
@@ -314,36 +296,24 @@ func convLike(name string, fwd func(x, w, b *Buffer) (*Buffer, error), bwd func(
 	}
 }
 
-func convKernel(d *Device, a ops.Attrs) (kernel, error) {
-	c, err := a.Conv2D()
-	if err != nil {
-		return kernel{}, err
-	}
+func convKernel(d *Device, c ops.Conv2DAttrs) (kernel, error) {
 	o := d.conv2dOp(c)
 	return convLike("conv2d", o.Forward, o.Backward), nil
 }
 
-func convTransposeKernel(d *Device, a ops.Attrs) (kernel, error) {
-	c, err := a.Conv2DTranspose()
-	if err != nil {
-		return kernel{}, err
-	}
+func convTransposeKernel(d *Device, c ops.Conv2DTransposeAttrs) (kernel, error) {
 	o := d.conv2dTransposeOp(c)
 	return convLike("conv2d_transpose", o.Forward, o.Backward), nil
 }
 
 func poolKernel(isMax bool) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
-		p, err := a.Pool2D()
-		if err != nil {
-			return kernel{}, err
-		}
+	return typed(func(d *Device, p ops.Pool2DAttrs) (kernel, error) {
 		o := d.avgPool2DOp(p)
 		if isMax {
 			o = d.maxPool2DOp(p)
 		}
 		return single(o.name(), o.Forward, o.Backward, o.Free), nil
-	}
+	})
 }
 
 // single is the kernel of a one-input op with a Forward(x) / Backward(gout)
@@ -351,9 +321,6 @@ func poolKernel(isMax bool) factory {
 func single(name string, fwd func(x *Buffer) (*Buffer, error), bwd func(gout *Buffer) (*Buffer, error), free func()) kernel {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 1 {
-				return nil, opError(name, in, "want 1 input")
-			}
 			return fwd(in[0])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, _ []bool) ([]*Buffer, error) { return one(bwd(gout)) },
@@ -361,13 +328,10 @@ func single(name string, fwd func(x *Buffer) (*Buffer, error), bwd func(gout *Bu
 	}
 }
 
-func batchNormKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.batchNormOp(a.BatchNorm())
+func batchNormKernel(d *Device, a ops.BatchNormAttrs) (kernel, error) {
+	o := d.batchNormOp(a)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 5 {
-				return nil, opError("batch_norm", in, "want x, gamma, beta, moving mean and moving variance")
-			}
 			return o.Forward(in[0], in[1], in[2], in[3], in[4])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -378,13 +342,10 @@ func batchNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 	}, nil
 }
 
-func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+func layerNormKernel(d *Device, a ops.LayerNormAttrs) (kernel, error) {
 	o := d.layerNormOp(a.NormAxes, a.Epsilon)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 3 {
-				return nil, opError("layer_norm", in, "want x, gamma and beta")
-			}
 			return o.Forward(in[0], in[1], in[2])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {
@@ -398,26 +359,15 @@ func layerNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 // rmsNormKernel is ops.RMSNormOp on the device: rms_fwd and rms_bwd_dx
 // (kernels/layernorm.cu), and dgamma through layer norm's parameter sums
 // with the means held at zero.
-func rmsNormKernel(d *Device, a ops.Attrs) (kernel, error) {
+func rmsNormKernel(d *Device, a ops.RMSNormAttrs) (kernel, error) {
 	const name = "rms_norm"
 	ln := d.layerNormOp(1, a.Epsilon) // holds x, gamma and the saved statistics for Backward
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError(name, in, "want x and gamma")
-			}
 			if err := d.checkInputs(name, in...); err != nil {
 				return nil, err
 			}
 			x, gamma := in[0], in[1]
-			switch {
-			case len(x.shape) < 1:
-				return nil, opError(name, in, "want x of rank 1 or more")
-			case !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 1):
-				return nil, opError(name, in, "epsilon %v must be positive and finite (Keras' default is %v)", a.Epsilon, ops.DefaultRMSNormEpsilon)
-			case len(gamma.shape) != 1 || gamma.shape[0] != x.shape[len(x.shape)-1]:
-				return nil, opError(name, in, "want gamma of shape [%d]", x.shape[len(x.shape)-1])
-			}
 			ln.Free()
 			ln.dim = gamma.shape[0]
 			ln.rows, ln.x, ln.gamma = x.Size()/max(ln.dim, 1), x, gamma
@@ -468,13 +418,10 @@ func rmsNormKernel(d *Device, a ops.Attrs) (kernel, error) {
 	}, nil
 }
 
-func embeddingKernel(d *Device, a ops.Attrs) (kernel, error) {
+func embeddingKernel(d *Device, a ops.EmbeddingAttrs) (kernel, error) {
 	o := d.embeddingOp(a.PaddingIdx)
 	return kernel{
 		forward: func(in []*Buffer, host func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("embedding", in, "want a table and ids")
-			}
 			ids, err := host(1) // the lookup plan is made on the host, as ops makes it
 			if err != nil {
 				return nil, err
@@ -485,14 +432,11 @@ func embeddingKernel(d *Device, a ops.Attrs) (kernel, error) {
 	}, nil
 }
 
-func attentionKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.attentionOp(a.Attention())
+func attentionKernel(d *Device, a ops.AttentionAttrs) (kernel, error) {
+	o := d.attentionOp(a)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 3 && len(in) != 4 {
-				return nil, opError("attention", in, "want q, k, v and an optional mask")
-			}
-			var mask *Buffer
+			var mask *Buffer // input count checked by ops.Dispatch (attentionOp.Check)
 			if len(in) == 4 {
 				mask = in[3]
 			}
@@ -566,7 +510,7 @@ func lstmSlots(n int) ([]int, error) {
 
 // lstmFor returns the fused LSTM's launcher for a's form; the kernels
 // take the four activations ops.RNNActivation names.
-func lstmFor(d *Device, a ops.Attrs) (*lstmLauncher, error) {
+func lstmFor(d *Device, a ops.LSTMAttrs) (*lstmLauncher, error) {
 	for _, act := range []ops.RNNActivation{a.Candidate, a.Cell} {
 		if act < ops.ActTanh || act > ops.ActIdentity {
 			return nil, fmt.Errorf("lstm activation %v: want tanh, sigmoid, relu or identity", act)
@@ -575,7 +519,7 @@ func lstmFor(d *Device, a ops.Attrs) (*lstmLauncher, error) {
 	return d.lstmOp(ops.LSTMAttrs{Offsets: a.Offsets, Reverse: a.Reverse, Candidate: a.Candidate, Cell: a.Cell}), nil
 }
 
-func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
+func lstmKernel(d *Device, a ops.LSTMAttrs) (kernel, error) {
 	o, err := lstmFor(d, a)
 	if err != nil {
 		return kernel{}, err
@@ -586,8 +530,8 @@ func lstmKernel(d *Device, a ops.Attrs) (kernel, error) {
 
 // lstmCellKernel is one step of the fused LSTM over B one-step sequences;
 // its inputs are x, h, c, W, U, b and an optional peephole.
-func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
-	if _, err := lstmFor(d, a); err != nil {
+func lstmCellKernel(d *Device, a ops.LSTMCellAttrs) (kernel, error) {
+	if _, err := lstmFor(d, ops.LSTMAttrs{Candidate: a.Candidate, Cell: a.Cell}); err != nil {
 		return kernel{}, err
 	}
 	var o *lstmLauncher
@@ -599,9 +543,6 @@ func lstmCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 		return s[:n], nil
 	}
 	fwd := func(b []*Buffer) (*Buffer, error) {
-		if b[0] == nil || len(b[0].shape) == 0 {
-			return nil, opError("lstm_cell", b, "want x [B, In]")
-		}
 		o = d.lstmOp(ops.LSTMAttrs{Offsets: steps(b[0].shape[0]), Candidate: a.Candidate, Cell: a.Cell})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
 	}
@@ -622,8 +563,8 @@ func steps(n int) []int {
 	return off
 }
 
-func gruKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.gruOp(ops.GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter})
+func gruKernel(d *Device, a ops.GRUAttrs) (kernel, error) {
+	o := d.gruOp(a)
 	slots := func(n int) ([]int, error) {
 		if n != 4 && n != 5 {
 			return nil, fmt.Errorf("want x, W, U, b and an optional h0; got %d inputs", n)
@@ -636,7 +577,7 @@ func gruKernel(d *Device, a ops.Attrs) (kernel, error) {
 
 // gruCellKernel is one step of the fused GRU over B one-step sequences;
 // its inputs are x, h, W, U, b.
-func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
+func gruCellKernel(d *Device, a ops.GRUCellAttrs) (kernel, error) {
 	var o *gruLauncher
 	slots := func(n int) ([]int, error) {
 		if n != 5 {
@@ -645,9 +586,6 @@ func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 		return []int{gruGradX, gruGradH0, gruGradW, gruGradU, gruGradB}, nil
 	}
 	fwd := func(b []*Buffer) (*Buffer, error) {
-		if b[0] == nil || len(b[0].shape) == 0 {
-			return nil, opError("gru_cell", b, "want x [B, In]")
-		}
 		o = d.gruOp(ops.GRUAttrs{Offsets: steps(b[0].shape[0]), ResetAfter: a.ResetAfter})
 		return o.Forward(b[0], b[1], b[2], b[3], b[4])
 	}
@@ -659,17 +597,14 @@ func gruCellKernel(d *Device, a ops.Attrs) (kernel, error) {
 	}), nil
 }
 
-func seqPoolKernel(d *Device, a ops.Attrs) (kernel, error) {
-	o := d.sequencePoolOp(ops.SequencePoolType(a.Pool), a.Pad, a.Offsets)
+func seqPoolKernel(d *Device, a ops.SequencePoolAttrs) (kernel, error) {
+	o := d.sequencePoolOp(a.Pool, a.Pad, a.Offsets)
 	return single("sequence_pool", o.Forward, o.Backward, o.Free), nil
 }
 
-func seqSoftmaxKernel(d *Device, a ops.Attrs) (kernel, error) {
+func seqSoftmaxKernel(d *Device, a ops.SequenceAttrs) (kernel, error) {
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 1 {
-				return nil, opError("sequence_softmax", in, "want 1 input")
-			}
 			return d.sequenceSoftmaxFwd(in[0], a.Offsets)
 		},
 		backward: func(_ []*Buffer, out, gout *Buffer, _ []bool) ([]*Buffer, error) {
@@ -681,27 +616,25 @@ func seqSoftmaxKernel(d *Device, a ops.Attrs) (kernel, error) {
 // seqRowsKernel serves sequence_expand, sequence_reverse and
 // sequence_slice, which move whole rows.
 func seqRowsKernel(name string) factory {
-	return func(d *Device, a ops.Attrs) (kernel, error) {
-		var o *sequenceRowsLauncher
-		switch name {
-		case "sequence_expand":
-			o = d.sequenceExpandOp(a.Offsets)
-		case "sequence_reverse":
+	if name == "sequence_slice" {
+		return typed(func(d *Device, a ops.SequenceSliceAttrs) (kernel, error) {
+			o := d.sequenceSliceOp(a.Offsets, a.Starts, a.Lengths)
+			return single(name, o.Forward, o.Backward, nil), nil
+		})
+	}
+	return typed(func(d *Device, a ops.SequenceAttrs) (kernel, error) {
+		o := d.sequenceExpandOp(a.Offsets)
+		if name == "sequence_reverse" {
 			o = d.sequenceReverseOp(a.Offsets)
-		default:
-			o = d.sequenceSliceOp(a.Offsets, a.Starts, a.Lengths)
 		}
 		return single(name, o.Forward, o.Backward, nil), nil
-	}
+	})
 }
 
-func seqConcatKernel(d *Device, a ops.Attrs) (kernel, error) {
+func seqConcatKernel(d *Device, a ops.SequenceConcatAttrs) (kernel, error) {
 	o := d.sequenceConcatOp(a.Offsets, a.OffsetsB)
 	return kernel{
 		forward: func(in []*Buffer, _ func(int) (*tensor.Tensor, error)) (*Buffer, error) {
-			if len(in) != 2 {
-				return nil, opError("sequence_concat", in, "want 2 inputs")
-			}
 			return o.Forward(in[0], in[1])
 		},
 		backward: func(_ []*Buffer, _, gout *Buffer, need []bool) ([]*Buffer, error) {

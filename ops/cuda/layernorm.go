@@ -3,9 +3,6 @@
 package cuda
 
 import (
-	"math"
-
-	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -44,16 +41,7 @@ func (o *layerNormLauncher) Forward(x, gamma, beta *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if o.axes < 1 || o.axes > len(x.shape) {
-		return nil, opError(op, in, "cannot normalise the last %d axes of a rank-%d x", o.axes, len(x.shape))
-	}
-	if !(o.epsilon > 0) || math.IsInf(o.epsilon, 1) {
-		return nil, opError(op, in, "epsilon %v must be positive and finite (Keras' default is %v)", o.epsilon, ops.DefaultLayerNormEpsilon)
-	}
-	norm := x.shape[len(x.shape)-o.axes:]
-	if !gamma.shape.Equal(norm) || !beta.shape.Equal(norm) {
-		return nil, opError(op, in, "want gamma and beta of shape %v", norm)
-	}
+	norm := x.shape[len(x.shape)-o.axes:] // shapes and epsilon checked by ops.Dispatch (layerNormOp.Check)
 	o.Free()
 	o.rows, o.dim, o.x, o.gamma = x.shape[:len(x.shape)-o.axes].Size(), norm.Size(), x, gamma
 	d := o.d
@@ -95,15 +83,9 @@ const (
 // dbeta = Σ_rows gout (ops' layerNormGrad).
 func (o *layerNormLauncher) Backward(gout *Buffer, need [3]bool) (dx, dgamma, dbeta *Buffer, err error) {
 	const op = "layer_norm"
-	if o.mean == nil {
-		return nil, nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.gamma, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, nil, err
-	}
-	if !gout.shape.Equal(o.x.shape) {
-		return nil, nil, nil, opError(op, in, "want gout of x's shape %v", o.x.shape)
 	}
 	d, rows, dim := o.d, o.rows, o.dim
 	err = d.do(func() error {

@@ -54,13 +54,12 @@ func TestLayerNorm(t *testing.T) {
 			}
 		})
 	}
-	x := up(t, randn(t, rng, 2, 3))
-	_, err := dev.layerNormOp(1, 1e-3).Forward(x, up(t, randn(t, rng, 2)), up(t, randn(t, rng, 3)))
+	// ops.Dispatch's check (layerNormOp.Check) rejects bad inputs on the device.
+	xt := onDevice(t, randn(t, rng, 2, 3))
+	_, err := ops.Run(ops.LayerNormOp(1, 1e-3), xt, onDevice(t, randn(t, rng, 2)), onDevice(t, randn(t, rng, 3)))
 	require.ErrorContains(t, err, "want gamma and beta of shape [3]")
-	_, err = dev.layerNormOp(3, 1e-3).Forward(x, up(t, randn(t, rng, 3)), up(t, randn(t, rng, 3)))
+	_, err = ops.Run(ops.LayerNormOp(3, 1e-3), xt, onDevice(t, randn(t, rng, 3)), onDevice(t, randn(t, rng, 3)))
 	require.ErrorContains(t, err, "last 3 axes of a rank-2 x")
-	_, _, _, err = dev.layerNormOp(1, 1e-3).Backward(x, [3]bool{true, false, false})
-	require.ErrorContains(t, err, "Backward before Forward")
 }
 
 // BenchmarkLayerNorm is one forward and backward pass (all three

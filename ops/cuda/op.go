@@ -28,6 +28,7 @@ type op struct {
 	name string
 	d    *Device
 	k    kernel
+	out  tensor.Shape // Forward's output shape; nil before Forward
 }
 
 func (o *op) Name() string          { return o.name }
@@ -39,6 +40,7 @@ func (o *op) Free() {
 	if o.k.free != nil {
 		o.k.free()
 	}
+	o.out = nil // Backward after Free is an error, as before Forward
 }
 
 func (o *op) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
@@ -56,12 +58,21 @@ func (o *op) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.out = y.shape.Clone()
 	return wrap(y), nil
 }
 
 func (o *op) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	if o.k.backward == nil {
 		return nil, fmt.Errorf("%s on %v: no gradient kernel", o.name, o.d)
+	}
+	// The one check of every kernel's Backward: it follows a Forward, and
+	// gout has the output's shape (the launchers check neither again).
+	if o.out == nil {
+		return nil, ops.Errorf(o.name, in, "Backward before Forward")
+	}
+	if gout == nil || !gout.Shape().Equal(o.out) {
+		return nil, ops.Errorf(o.name, []*tensor.Tensor{gout}, "want gout of the output's shape %v", o.out)
 	}
 	bufs, err := o.views(append(append(make([]*tensor.Tensor, 0, len(in)+2), in...), out, gout))
 	if err != nil {
@@ -116,14 +127,7 @@ func (o *reshapeOp) Name() string          { return "reshape" }
 func (o *reshapeOp) Device() tensor.Device { return o.d }
 
 func (o *reshapeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	if len(in) != 1 || in[0] == nil {
-		return nil, ops.Errorf("reshape", in, "want 1 input")
-	}
-	y, err := in[0].Reshape(o.shape...)
-	if err != nil {
-		return nil, ops.Errorf("reshape", in, "%v", err)
-	}
-	return y, nil
+	return in[0].Reshape(o.shape...) // input count and size checked by ops.Dispatch (reshapeOp.Check)
 }
 
 func (o *reshapeOp) Backward(in []*tensor.Tensor, _, gout *tensor.Tensor, _ []bool) ([]*tensor.Tensor, error) {

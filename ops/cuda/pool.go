@@ -51,12 +51,8 @@ func (o *pool2dLauncher) Forward(x *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if len(x.shape) != 4 {
-		return nil, opError(op, in, "want x [N, C, H, W]")
-	}
-	if a.Kernel[0] < 1 || a.Kernel[1] < 1 || a.Stride[0] < 0 || a.Stride[1] < 0 {
-		return nil, opError(op, in, "want a positive kernel and non-negative stride (0 means the kernel), got kernel %v, stride %v", a.Kernel, a.Stride)
-	}
+	// x's rank, the window, stride and padding were checked by ops.Dispatch
+	// (pool2dOp.Check); this derives the device geometry.
 	for i := range a.Stride {
 		if a.Stride[i] == 0 {
 			a.Stride[i] = a.Kernel[i]
@@ -64,18 +60,14 @@ func (o *pool2dLauncher) Forward(x *Buffer) (*Buffer, error) {
 	}
 	xs := x.shape
 	g := geom{C: xs[0] * xs[1], H: xs[2], W: xs[3], KH: a.Kernel[0], KW: a.Kernel[1], SH: a.Stride[0], SW: a.Stride[1], DH: 1, DW: 1}
-	pad, err := g.pad(a.Padding, a.Pad)
-	if max(pad[0], pad[1]) >= g.KH || max(pad[2], pad[3]) >= g.KW {
-		return nil, opError(op, in, "padding %v must be below the kernel %v, so that every window holds an input cell", pad, a.Kernel)
-	}
-	if err != nil {
-		return nil, opError(op, in, "%v", err)
+	if _, err := g.pad(a.Padding, a.Pad); err != nil {
+		return nil, err
 	}
 	o.Free()
 	o.g, o.x = g, x
 	d := o.d
 	var y *Buffer
-	err = d.do(func() error {
+	err := d.do(func() error {
 		var err error
 		if y, err = d.newBuffer(tensor.Float32, tensor.Shape{xs[0], xs[1], g.OH, g.OW}); err != nil || y.Size() == 0 {
 			return err
@@ -96,17 +88,11 @@ func (o *pool2dLauncher) Forward(x *Buffer) (*Buffer, error) {
 // its window's cells.
 func (o *pool2dLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	op := o.name()
-	if o.x == nil {
-		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	xs, g := o.x.shape, o.g
-	if !gout.shape.Equal(tensor.Shape{xs[0], xs[1], g.OH, g.OW}) {
-		return nil, opError(op, in, "want gout [%d %d %d %d]", xs[0], xs[1], g.OH, g.OW)
-	}
+	xs := o.x.shape
 	d := o.d
 	var dx *Buffer
 	err := d.do(func() error {

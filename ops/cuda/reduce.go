@@ -69,13 +69,10 @@ func (o *reduceLauncher) plan(x *Buffer) (tensor.Shape, error) {
 	in := []*Buffer{x}
 	rank := len(x.shape)
 	reduced := make([]bool, rank)
-	for _, a := range o.axes {
+	for _, a := range o.axes { // in range and distinct: ops.Dispatch checked them (reduceOp.Check)
 		ax, err := tensor.Axis(a, rank)
 		if err != nil {
-			return nil, opError(o.name, in, "%v", err)
-		}
-		if reduced[ax] {
-			return nil, opError(o.name, in, "axis %d repeated in axes %v", a, o.axes)
+			return nil, err
 		}
 		reduced[ax] = true
 	}
@@ -254,15 +251,9 @@ func (o *reduceLauncher) Forward(x *Buffer) (*Buffer, error) {
 // Backward returns the gradient of x for the upstream gradient gout of
 // the output's shape; see Reduce.
 func (o *reduceLauncher) Backward(gout *Buffer) (*Buffer, error) {
-	if o.y == nil {
-		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, o.y, gout}
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
-	}
-	if !gout.shape.Equal(o.y.shape) {
-		return nil, opError(o.name, in, "want gout of the output's shape %v", o.y.shape)
 	}
 	d, code, total := o.d, reduceCodes[o.name], o.x.Size()
 	var dx *Buffer

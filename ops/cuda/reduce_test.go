@@ -67,18 +67,35 @@ func TestReduce(t *testing.T) {
 		}
 	}
 	x := up(t, randn(t, rng, 2, 3))
-	_, err := dev.reduceOp("sum", []int{1, -1}, false).Forward(x)
+	_, err := ops.Run(ops.ReduceOp("sum", []int{1, -1}, false), onDevice(t, randn(t, rng, 2, 3))) // ops.Dispatch's check
 	require.ErrorContains(t, err, "repeated")
 	_, err = dev.reduceOp("sum", []int{2}, false).Forward(x)
 	require.Error(t, err)
 	_, err = dev.reduceOp("median", nil, false).Forward(x)
 	require.ErrorContains(t, err, "unknown reduction")
-	o := dev.reduceOp("sum", []int{0}, false)
-	y, err := o.Forward(x)
+}
+
+// A kernel's Backward follows its Forward and takes gout of the output's
+// shape: the generic op (op.go) checks both, once for every kernel.
+func TestKernelBackwardChecks(t *testing.T) {
+	rng := tensor.NewRNG(24)
+	x := onDevice(t, randn(t, rng, 2, 3))
+	k, err := ops.Dispatch(ops.ReduceOp("sum", []int{0}, false), []*tensor.Tensor{x})
 	require.NoError(t, err)
-	defer y.Free()
-	_, err = o.Backward(x)
+	_, err = k.Backward([]*tensor.Tensor{x}, nil, x, []bool{true})
+	require.ErrorContains(t, err, "Backward before Forward")
+	y, err := k.Forward([]*tensor.Tensor{x})
+	require.NoError(t, err)
+	t.Cleanup(y.Storage().Free)
+	_, err = k.Backward([]*tensor.Tensor{x}, y, x, []bool{true})
+	var oe *ops.Error
+	require.ErrorAs(t, err, &oe)
 	require.ErrorContains(t, err, "want gout of the output's shape [3]")
+	_, err = k.Backward([]*tensor.Tensor{x}, y, nil, []bool{true})
+	require.ErrorContains(t, err, "want gout of the output's shape [3]", "nil gout")
+	k.(ops.Freer).Free()
+	_, err = k.Backward([]*tensor.Tensor{x}, y, y, []bool{true})
+	require.ErrorContains(t, err, "Backward before Forward", "Backward after Free")
 }
 
 // BenchmarkReduceSum sums [4096, 1024] over its last axis (a block per

@@ -232,29 +232,27 @@ func TestRNNPartialGrads(t *testing.T) {
 func TestRNNErrors(t *testing.T) {
 	rng := tensor.NewRNG(23)
 	x, w, u, b := up(t, randn(t, rng, 4, 3)), up(t, randn(t, rng, 3, 8)), up(t, randn(t, rng, 2, 8)), up(t, randn(t, rng, 8))
+	xt, wt, ut, bt := onDevice(t, randn(t, rng, 4, 3)), onDevice(t, randn(t, rng, 3, 8)), onDevice(t, randn(t, rng, 2, 8)), onDevice(t, randn(t, rng, 8))
 	for _, c := range []struct {
 		name string
 		run  func() error
 		msg  string
 	}{
+		// Shapes and offsets: ops.Dispatch's check (the ops' Check) on device tensors.
 		{"lstm offsets", func() error {
-			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 3}}).Forward(x, w, u, b, nil, nil, nil)
+			_, err := ops.Run(ops.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 3}}), xt, wt, ut, bt)
 			return err
 		}, "end at 3"},
 		{"lstm U", func() error {
-			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, b, b, nil, nil, nil)
+			_, err := ops.Run(ops.LSTMOp(ops.LSTMAttrs{Offsets: []int{0, 4}}), xt, wt, bt, bt)
 			return err
 		}, "want U [2 8]"},
 		{"lstm h0 without c0", func() error {
 			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Forward(x, w, u, b, nil, up(t, randn(t, rng, 1, 2)), nil)
 			return err
 		}, "nil input"},
-		{"lstm backward first", func() error {
-			_, err := dev.lstmOp(ops.LSTMAttrs{Offsets: []int{0, 4}}).Backward(x, [7]bool{true})
-			return err
-		}, "Backward before Forward"},
 		{"gru bias", func() error {
-			_, err := dev.gruOp(ops.GRUAttrs{Offsets: []int{0, 4}, ResetAfter: true}).Forward(x, up(t, randn(t, rng, 3, 6)), up(t, randn(t, rng, 2, 6)), up(t, randn(t, rng, 6)), nil)
+			_, err := ops.Run(ops.GRUOp(ops.GRUAttrs{Offsets: []int{0, 4}, ResetAfter: true}), xt, onDevice(t, randn(t, rng, 3, 6)), onDevice(t, randn(t, rng, 2, 6)), onDevice(t, randn(t, rng, 6)))
 			return err
 		}, "want bias [2 6]"},
 	} {

@@ -79,16 +79,9 @@ func (d *Device) sequenceSliceOp(offsets, starts, lengths []int) *sequenceRowsLa
 		if err := checkOffsets(op, in, offsets, rows); err != nil {
 			return nil, err
 		}
-		b := len(offsets) - 1
-		if len(starts) != b || len(lengths) != b {
-			return nil, opError(op, in, "%d starts and %d lengths for %d sequences", len(starts), len(lengths), b)
-		}
+		b := len(offsets) - 1 // starts and lengths checked by ops.Dispatch (the op's Check)
 		var src []int
 		for i := range b {
-			n := offsets[i+1] - offsets[i]
-			if starts[i] < 0 || lengths[i] < 0 || starts[i]+lengths[i] > n {
-				return nil, opError(op, in, "sequence %d of length %d: start %d, length %d out of range", i, n, starts[i], lengths[i])
-			}
 			for r := range lengths[i] {
 				src = append(src, offsets[i]+starts[i]+r)
 			}
@@ -103,10 +96,7 @@ func (o *sequenceRowsLauncher) Forward(x *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
 	}
-	if len(x.shape) < 1 {
-		return nil, opError(o.name, in, "want values [rows, D...] of rank >= 1")
-	}
-	src, err := o.plan(in, x.shape[0])
+	src, err := o.plan(in, x.shape[0]) // x's rank checked by ops.Dispatch (the op's Check)
 	if err != nil {
 		return nil, err
 	}
@@ -127,15 +117,9 @@ func (o *sequenceRowsLauncher) Forward(x *Buffer) (*Buffer, error) {
 // the output's shape: each row of x gets the sum of the upstream rows
 // copied from it, zero if none.
 func (o *sequenceRowsLauncher) Backward(gout *Buffer) (*Buffer, error) {
-	if o.x == nil {
-		return nil, opError(o.name, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(o.name, in...); err != nil {
 		return nil, err
-	}
-	if want := slices.Concat(tensor.Shape{len(o.src)}, o.x.shape[1:]); !gout.shape.Equal(want) {
-		return nil, opError(o.name, in, "want gout of the output's shape %v", want)
 	}
 	d, rows, inner := o.d, o.x.shape[0], o.x.shape[1:].Size()
 	seg, list := segments(o.src, rows)
@@ -175,18 +159,9 @@ func (o *sequenceConcatLauncher) Forward(a, b *Buffer) (*Buffer, error) {
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if len(a.shape) < 1 || len(b.shape) < 1 || !a.shape[1:].Equal(b.shape[1:]) {
-		return nil, opError(op, in, "want a [ta, D...] and b [tb, D...] with the same D...")
-	}
-	if err := checkOffsets(op, in, o.offA, a.shape[0]); err != nil {
-		return nil, err
-	}
-	if err := checkOffsets(op, in, o.offB, b.shape[0]); err != nil {
-		return nil, err
-	}
-	off, err := ops.SequenceConcatOffsets(o.offA, o.offB)
+	off, err := ops.SequenceConcatOffsets(o.offA, o.offB) // shapes and offsets checked by ops.Dispatch (sequenceConcatOp.Check)
 	if err != nil {
-		return nil, opError(op, in, "offsets %v and %v describe different numbers of sequences", o.offA, o.offB)
+		return nil, err
 	}
 	o.pos = [2][]int64{make([]int64, 0, a.shape[0]), make([]int64, 0, b.shape[0])}
 	for i := 0; i+1 < len(off); i++ {
@@ -220,16 +195,9 @@ func (o *sequenceConcatLauncher) Forward(a, b *Buffer) (*Buffer, error) {
 // upstream row it went to.
 func (o *sequenceConcatLauncher) Backward(gout *Buffer, need [2]bool) (da, db *Buffer, err error) {
 	const op = "sequence_concat"
-	if o.a == nil {
-		return nil, nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.a, o.b, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, nil, err
-	}
-	want := slices.Concat(tensor.Shape{o.a.shape[0] + o.b.shape[0]}, o.a.shape[1:])
-	if !gout.shape.Equal(want) {
-		return nil, nil, opError(op, in, "want gout of the output's shape %v", want)
 	}
 	d, inner := o.d, o.a.shape[1:].Size()
 	grads := [2]*Buffer{}
@@ -265,10 +233,7 @@ func (d *Device) sequenceSoftmaxFwd(x *Buffer, offsets []int) (*Buffer, error) {
 // sequenceSoftmaxBwd returns dx = y·(dy - Σ dy·y) per sequence for
 // SequenceSoftmax's output y and the upstream gradient dy.
 func (d *Device) sequenceSoftmaxBwd(y, dy *Buffer, offsets []int) (*Buffer, error) {
-	if dy == nil {
-		return nil, opError("sequence_softmax", []*Buffer{y, dy}, "nil input")
-	}
-	return d.seqSoftmax(y, dy, offsets)
+	return d.seqSoftmax(y, dy, offsets) // dy of y's shape: the generic op checks gout
 }
 
 // seqSoftmax runs the forward kernel on x, or with dy non-nil the
@@ -281,12 +246,6 @@ func (d *Device) seqSoftmax(x, dy *Buffer, offsets []int) (*Buffer, error) {
 	}
 	if err := d.checkInputs(op, in...); err != nil {
 		return nil, err
-	}
-	if r := len(x.shape); r < 1 || r > 2 || r == 2 && x.shape[1] != 1 {
-		return nil, opError(op, in, "want x [total] or [total, 1]")
-	}
-	if dy != nil && !dy.shape.Equal(x.shape) {
-		return nil, opError(op, in, "want y and dy of one shape")
 	}
 	if err := checkOffsets(op, in, offsets, x.shape[0]); err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func TestSequenceRows(t *testing.T) {
 	require.ErrorContains(t, err, "end at 2")
 	_, err = dev.sequenceExpandOp([]int{0, 1, 2}).Forward(x)
 	require.ErrorContains(t, err, "want one per row of x (3)")
-	_, err = dev.sequenceSliceOp([]int{0, 3}, []int{2}, []int{2}).Forward(x)
+	_, err = ops.Run(ops.SequenceSliceOp([]int{0, 3}, []int{2}, []int{2}), onDevice(t, randn(t, rng, 3, 2))) // ops.Dispatch's check
 	require.ErrorContains(t, err, "sequence 0 of length 3: start 2, length 2 out of range")
 }
 
@@ -105,9 +105,10 @@ func TestSequenceConcat(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.sequenceConcatOp([]int{0, 1}, []int{0, 1, 2}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 2, 2)))
+	// ops.Dispatch's check (sequenceConcatOp.Check) rejects bad inputs on the device.
+	_, err := ops.Run(ops.SequenceConcatOp([]int{0, 1}, []int{0, 1, 2}), onDevice(t, randn(t, rng, 1, 2)), onDevice(t, randn(t, rng, 2, 2)))
 	require.ErrorContains(t, err, "different numbers of sequences")
-	_, err = dev.sequenceConcatOp([]int{0, 1}, []int{0, 1}).Forward(up(t, randn(t, rng, 1, 2)), up(t, randn(t, rng, 1, 3)))
+	_, err = ops.Run(ops.SequenceConcatOp([]int{0, 1}, []int{0, 1}), onDevice(t, randn(t, rng, 1, 2)), onDevice(t, randn(t, rng, 1, 3)))
 	require.ErrorContains(t, err, "with the same D")
 }
 
@@ -134,8 +135,6 @@ func TestSequenceSoftmax(t *testing.T) {
 			})
 		}
 	}
-	_, err := dev.sequenceSoftmaxFwd(up(t, randn(t, rng, 4, 2)), []int{0, 4})
+	_, err := ops.Run(ops.SequenceSoftmaxOp([]int{0, 4}), onDevice(t, randn(t, rng, 4, 2))) // ops.Dispatch's check
 	require.ErrorContains(t, err, "want x [total] or [total, 1]")
-	_, err = dev.sequenceSoftmaxBwd(up(t, randn(t, rng, 4)), nil, []int{0, 4})
-	require.ErrorContains(t, err, "nil input")
 }

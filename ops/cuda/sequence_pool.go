@@ -49,10 +49,7 @@ func (o *sequencePoolLauncher) Forward(x *Buffer) (*Buffer, error) {
 	if !ok {
 		return nil, opError(op, in, "unknown pool type %q; want sum, average, sqrt, max, first or last", o.kind)
 	}
-	if len(x.shape) < 1 {
-		return nil, opError(op, in, "want x [total, D...] of rank >= 1")
-	}
-	if err := checkOffsets(op, in, o.offsets, x.shape[0]); err != nil {
+	if err := checkOffsets(op, in, o.offsets, x.shape[0]); err != nil { // x's rank checked by ops.Dispatch
 		return nil, err
 	}
 	off := make([]int64, len(o.offsets))
@@ -91,17 +88,11 @@ func (o *sequencePoolLauncher) Forward(x *Buffer) (*Buffer, error) {
 // empty sequences pass nothing back.
 func (o *sequencePoolLauncher) Backward(gout *Buffer) (*Buffer, error) {
 	const op = "sequence_pool"
-	if o.off == nil {
-		return nil, opError(op, []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.x, gout}
 	if err := o.d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
 	batch, inner := len(o.offsets)-1, o.x.shape[1:].Size()
-	if !gout.shape.Equal(slices.Concat(tensor.Shape{batch}, o.x.shape[1:])) {
-		return nil, opError(op, in, "want gout of the pooled shape")
-	}
 	d := o.d
 	var dx *Buffer
 	err := d.do(func() error {

@@ -42,12 +42,9 @@ func (d *Device) softmax(op string, x, dy *Buffer, axis int) (*Buffer, error) {
 	if err := d.checkInputs(op, in...); err != nil {
 		return nil, err
 	}
-	if dy != nil && !dy.shape.Equal(x.shape) {
-		return nil, opError(op, in, "want y and dy of one shape")
-	}
-	ax, err := tensor.Axis(axis, len(x.shape))
+	ax, err := tensor.Axis(axis, len(x.shape)) // in range: ops.Dispatch checked it (softmaxOp.Check)
 	if err != nil {
-		return nil, opError(op, in, "%v", err)
+		return nil, err
 	}
 	outer, n, inner := x.shape[:ax].Size(), x.shape[ax], x.shape[ax+1:].Size()
 	var out *Buffer
@@ -100,14 +97,6 @@ func (o *softmaxXentLauncher) name() string {
 	return "softmax_cross_entropy"
 }
 
-// reduction checks the op's reduction as ops does.
-func (o *softmaxXentLauncher) reduction(in []*Buffer) error {
-	if o.r != ops.LossMean && o.r != ops.LossSum && o.r != ops.LossNone {
-		return opError(o.name(), in, "unknown reduction %v (want LossMean, LossSum or LossNone)", o.r)
-	}
-	return nil
-}
-
 // Forward returns the loss of logits [N, C] with int32 or int64 class
 // labels [N] in [0, C), given on the host: they are checked there, with
 // ops' error for a label out of range, and uploaded as int32.
@@ -119,13 +108,10 @@ func (o *softmaxXentLauncher) Forward(logits *Buffer, labels *tensor.Tensor) (*B
 	if err := o.checkLogits(in); err != nil {
 		return nil, err
 	}
-	n, c := logits.shape[0], logits.shape[1]
-	if labels == nil || labels.Rank() != 1 || labels.Dim(0) != n {
-		return nil, opError(o.name(), in, "want int32 or int64 labels [%d]", n)
-	}
+	n, c := logits.shape[0], logits.shape[1] // the labels' dtype and shape were checked by ops.Dispatch
 	ls, err := labels.Ints()
 	if err != nil {
-		return nil, opError(o.name(), in, "want int32 or int64 labels [%d]", n)
+		return nil, err
 	}
 	host := make([]int32, n)
 	for i, l := range ls {
@@ -151,24 +137,14 @@ func (o *softmaxXentLauncher) ForwardSoft(logits, labels *Buffer) (*Buffer, erro
 	if err := o.checkLogits(in); err != nil {
 		return nil, err
 	}
-	if !labels.shape.Equal(logits.shape) {
-		return nil, opError(o.name(), in, "want labels of the logits' dtype and shape %v", logits.shape)
-	}
 	return o.forward(logits, labels)
 }
 
-// checkLogits checks the reduction, the inputs' dtype and the logits' rank.
+// checkLogits checks that the inputs are live float32 buffers of the
+// device; the reduction, the logits' rank and the labels' shape were
+// checked by ops.Dispatch (softmaxXentOp.Check).
 func (o *softmaxXentLauncher) checkLogits(in []*Buffer) error {
-	if err := o.reduction(in); err != nil {
-		return err
-	}
-	if err := o.d.checkInputs(o.name(), in...); err != nil {
-		return err
-	}
-	if len(in[0].shape) != 2 {
-		return opError(o.name(), in, "want float32 logits [N, C]")
-	}
-	return nil
+	return o.d.checkInputs(o.name(), in...)
 }
 
 // forward runs xent_fwd and the reduction; the op owns an int32 labels
@@ -231,19 +207,9 @@ func (o *softmaxXentLauncher) softLabels() (soft, ints *Buffer) {
 // loss (of the loss's shape): the logits' gradient, and for the soft op
 // when needLabels the labels' gradient -log softmax(z) times gout.
 func (o *softmaxXentLauncher) Backward(gout *Buffer, needLabels bool) (dlogits, dlabels *Buffer, err error) {
-	if o.rowMax == nil {
-		return nil, nil, opError(o.name(), []*Buffer{gout}, "Backward before Forward")
-	}
 	in := []*Buffer{o.logits, gout}
 	if err := o.d.checkInputs(o.name(), in...); err != nil {
 		return nil, nil, err
-	}
-	want := tensor.Shape{}
-	if o.r == ops.LossNone {
-		want = tensor.Shape{o.n}
-	}
-	if !gout.shape.Equal(want) {
-		return nil, nil, opError(o.name(), in, "want gout of the loss's shape %v", want)
 	}
 	d := o.d
 	err = d.do(func() error {

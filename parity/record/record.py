@@ -217,6 +217,12 @@ for op, (f, draw, attrs) in UNARY.items():
     for name, shape in UNARY_SHAPES.items():
         add(op, name, lambda rng, d=draw, s=shape: [d(rng, s)], lambda xs, f=f: f(xs[0]), attrs=attrs,
             tol=UNARY_TOL.get(op, "default"))
+# gelu's approximate attribute, as tf.nn.gelu takes it (Plumb builds gelu_tanh);
+# inputs of unit scale, as TF's float64 tanh form loses relative accuracy deep
+# in the negative tail.
+for name, shape in UNARY_SHAPES.items():
+    add("gelu", "approximate_" + name, lambda rng, s=shape: [rng.standard_normal(s)],
+        lambda xs: tf.nn.gelu(xs[0], approximate=True), attrs={"approximate": True}, tol="tf_gelu")
 # elu with another alpha goes through Keras, since tf.nn.elu fixes alpha at 1.
 add("elu", "alpha_0.5", lambda rng: [away(rng, (3, 5), [0.0])], lambda xs: keras_elu(0.5)(xs[0]), attrs={"alpha": 0.5})
 

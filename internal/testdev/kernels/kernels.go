@@ -27,8 +27,9 @@ func init() {
 					continue
 				}
 			}
-			err := ops.RegisterKernel(name, "testdev", dt, func(dev tensor.Device, a ops.Attrs) (ops.Op, error) {
-				cpu, err := ops.Build(name, a)
+			err := ops.RegisterKernel(name, "testdev", dt, func(dev tensor.Device, a any) (ops.Op, error) {
+				s, _ := ops.Lookup(name)
+				cpu, err := s.Make.Make(a)
 				if err != nil {
 					return nil, err
 				}
