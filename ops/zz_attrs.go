@@ -39,6 +39,8 @@ type Attrs struct {
 	Epsilon float64 `json:"epsilon"`
 	// BatchNormAttrs: batch_norm.
 	Training bool `json:"training"`
+	// BroadcastToAttrs, ReshapeAttrs: broadcast_to, reshape.
+	Shape []int `json:"shape"`
 	// ConcatAttrs, GatherAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
 	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
@@ -77,8 +79,6 @@ type Attrs struct {
 	TransposeB bool `json:"transpose_b"`
 	// LossAttrs: mse, sigmoid_cross_entropy, softmax_cross_entropy, softmax_cross_entropy_soft.
 	Reduction LossReduction `json:"reduction"`
-	// ReshapeAttrs: reshape.
-	Shape []int `json:"shape"`
 	// SequenceConcatAttrs: sequence_concat.
 	OffsetsB []int `json:"offsets_b"`
 	// SequenceConvAttrs: sequence_conv, sequence_conv_pool_max.
@@ -114,8 +114,9 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"batch_norm": func(a Attrs) any {
 		return BatchNormAttrs{Momentum: a.Momentum, Epsilon: a.Epsilon, Training: a.Training}
 	},
-	"clip":   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
-	"concat": func(a Attrs) any { return ConcatAttrs{Axis: a.Axis} },
+	"broadcast_to": func(a Attrs) any { return BroadcastToAttrs{Shape: a.Shape} },
+	"clip":         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"concat":       func(a Attrs) any { return ConcatAttrs{Axis: a.Axis} },
 	"conv2d": func(a Attrs) any {
 		return Conv2DAttrs{Stride: a.Strides, Dilation: a.Dilations, Pad: a.Pads, Padding: a.Padding, Groups: a.Groups}
 	},
@@ -214,6 +215,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Kernel: t.Kernel, Strides: t.Stride, Pads: t.Pad, Padding: t.Padding}
 	case BatchNormAttrs:
 		return Attrs{Momentum: t.Momentum, Epsilon: t.Epsilon, Training: t.Training}
+	case BroadcastToAttrs:
+		return Attrs{Shape: t.Shape}
 	case ConcatAttrs:
 		return Attrs{Axis: t.Axis}
 	case Conv2DAttrs:

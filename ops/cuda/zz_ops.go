@@ -76,6 +76,7 @@ var layoutOps = []string{
 // them as fallbacks, not as CUDA kernels.
 var fallbacks = []string{
 	"additive_attention",
+	"broadcast_to",
 	"concat",
 	"crf",
 	"dropout",

@@ -342,6 +342,12 @@ add("reshape", "flatten_lead", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs
 add("reshape", "infer", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [4, -1]), attrs={"shape": [4, -1]})
 add("reshape", "add_axes", inputs(normal(6)), lambda xs: tf.reshape(xs[0], [1, 2, 3, 1]), attrs={"shape": [1, 2, 3, 1]})
 
+add("broadcast_to", "row", inputs(normal(1, 5)), lambda xs: tf.broadcast_to(xs[0], [4, 5]), attrs={"shape": [4, 5]})
+add("broadcast_to", "column_and_lead", inputs(normal(3, 1)), lambda xs: tf.broadcast_to(xs[0], [2, 3, 4]),
+    attrs={"shape": [2, 3, 4]})
+add("broadcast_to", "middle", inputs(normal(2, 1, 3)), lambda xs: tf.broadcast_to(xs[0], [2, 5, 3]),
+    attrs={"shape": [2, 5, 3]})
+
 add("transpose", "2d", inputs(normal(3, 4)), lambda xs: tf.transpose(xs[0], [1, 0]), attrs={"perm": [1, 0]})
 add("transpose", "rank3", inputs(normal(2, 3, 4)), lambda xs: tf.transpose(xs[0], [2, 0, 1]), attrs={"perm": [2, 0, 1]})
 add("transpose", "reverse", inputs(normal(2, 3, 4)), lambda xs: tf.transpose(xs[0]), attrs={"perm": []})
