@@ -78,10 +78,10 @@ func TestAppendKeepsEarlierRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	_, err = Append(dir, Record{Framework: "plumb", Model: "other"})
-	require.ErrorContains(t, err, "is the log of plumb m; this run is plumb other")
+	_, err = Append(dir, Record{Framework: "pytorch", Model: "m"})
+	require.ErrorContains(t, err, "is the log of a plumb run; this run is pytorch's")
 
-	w, err = Append(dir, Record{Framework: "plumb", Model: "m", Config: map[string]any{"resume": "state.st"}})
+	w, err = Append(dir, Record{Framework: "plumb", Model: "m-epochs3", Config: map[string]any{"resume": "state.st"}})
 	require.NoError(t, err)
 	examples, err := w.Resume(3, 20) // the state file was written after epoch 2
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestAppendKeepsEarlierRecords(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	require.Len(t, lines, 1+6+1+1+3, string(b)) // run, 2 epochs, the crashed step, resume, epoch 3
-	assert.Contains(t, lines[8], `"kind":"resume","framework":"plumb","model":"m","config":{"resume":"state.st"},"epoch":3,"step":20`)
+	assert.Contains(t, lines[8], `"kind":"resume","framework":"plumb","model":"m-epochs3","config":{"resume":"state.st"},"epoch":3,"step":20`)
 
 	run, err := Read(dir)
 	require.NoError(t, err)
@@ -104,6 +104,7 @@ func TestAppendKeepsEarlierRecords(t *testing.T) {
 	require.Len(t, run.Epochs, 3)
 	require.Len(t, run.Resumes, 1)
 	assert.Equal(t, int64(20), run.Resumes[0].Step)
+	assert.Equal(t, "m-epochs3", run.Meta.Model, "the resumed run's recipe")
 	var steps []int64
 	for _, s := range run.Steps {
 		steps = append(steps, s.Step)

@@ -120,8 +120,9 @@ func Create(dir string, run Record) (*Writer, error) {
 }
 
 // Append continues the log in dir for a resumed run: run describes the
-// resumed run (as for Create; its Framework and Model must match the
-// log's), and the log keeps every record it has. The resume record is
+// resumed run (as for Create; its Framework must match the log's, and its
+// Model, which may name more epochs, becomes the run's), and the log keeps
+// every record it has. The resume record is
 // written by Resume, when the trainer knows the step it goes on after; the
 // wall time goes on from the log's last record. A torn last line (a crash
 // mid-write) is cut off first, the only bytes Append removes. Without a
@@ -148,10 +149,10 @@ func Append(dir string, run Record) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("runlog: %s: %w (a resumed run appends to its log)", path, err)
 	}
-	if m := p.run.Meta; m.Framework != run.Framework || m.Model != run.Model {
+	if m := p.run.Meta; m.Framework != run.Framework {
 		f.Close()
-		return nil, fmt.Errorf("runlog: %s is the log of %s %s; this run is %s %s: resume into the log of the same recipe, or log elsewhere",
-			path, m.Framework, m.Model, run.Framework, run.Model)
+		return nil, fmt.Errorf("runlog: %s is the log of a %s run; this run is %s's: resume into a log of the same framework, or log elsewhere",
+			path, m.Framework, run.Framework)
 	}
 	switch {
 	case p.tailOK: // a whole record without its newline
@@ -284,7 +285,7 @@ type Run struct {
 	Meta    Record   // the KindRun record
 	Steps   []Record // in the order logged, less those a resume undid
 	Epochs  []Record
-	Resumes []Record // the KindResume records (Epoch, Step and Wall only)
+	Resumes []Record // the KindResume records (Model, Epoch, Step and Wall only)
 	// Warnings says what Parse skipped: a torn last line.
 	Warnings []string
 }
@@ -371,7 +372,8 @@ func ReadLimits(path string, lim Limits) (*Run, error) {
 
 // Parse reads a run log from r within DefaultLimits. The first record must
 // be of kind "run"; a record of an unknown kind, or a line that is not
-// JSON, is an error naming its line. A last line without its newline that
+// JSON, is an error naming its line. The run's Meta is its first record,
+// with the Model of its last resume record. A last line without its newline that
 // is not JSON is a write torn by a crash: Parse skips it and says so in
 // the Run's Warnings, keeping every record before it. A resume record
 // drops the steps and epochs logged before it past its step, which the
@@ -480,7 +482,10 @@ func parse(r io.Reader, lim Limits) (*parsed, error) {
 		case rec.Kind == KindEpoch:
 			run.Epochs = append(run.Epochs, rec)
 		case rec.Kind == KindResume:
-			run.Resumes = append(run.Resumes, Record{Kind: KindResume, Epoch: rec.Epoch, Step: rec.Step, Wall: rec.Wall})
+			run.Resumes = append(run.Resumes, Record{Kind: KindResume, Model: rec.Model, Epoch: rec.Epoch, Step: rec.Step, Wall: rec.Wall})
+			if rec.Model != "" { // the resumed run's recipe (more epochs, say) is the run's
+				run.Meta.Model = rec.Model
+			}
 			// Drop, from the end, what the resumed run logs again: each
 			// record is dropped at most once, so this stays linear.
 			for n := len(run.Steps); n > 0 && run.Steps[n-1].Step > rec.Step; n-- {

@@ -36,9 +36,27 @@ func parseRuns(fs *flag.FlagSet, args []string) ([]*runlog.Run, []string, error)
 		if err != nil {
 			return nil, nil, err
 		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(fs.Output(), "warning: %s\n", w)
+		}
 		runs[i] = r
 	}
 	return runs, dirs, nil
+}
+
+// openLog opens the run log in dir for a training run: a fresh log, or,
+// when the run resumes from a --state file (resume is its path), the
+// existing log continued, so that no earlier record is lost
+// (runlog.Append); the resume record names the file.
+func openLog(dir, resume string, run runlog.Record) (*runlog.Writer, error) {
+	if resume == "" {
+		return runlog.Create(dir, run)
+	}
+	if run.Config == nil {
+		run.Config = map[string]any{}
+	}
+	run.Config["resume"] = resume
+	return runlog.Append(dir, run)
 }
 
 // plotRuns draws runs' curves into one PNG.

@@ -71,16 +71,31 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 
 // --state saves the run after each epoch; --resume continues it, here
 // with the second of two epochs only.
+//
+// With the same --log, the resumed run appends to the log: it keeps the
+// first epoch's records (before, they were replaced) and adds a resume
+// record naming the state file.
 func TestStateAndResume(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.safetensors")
+	logDir := filepath.Join(t.TempDir(), "run")
 	var out, errOut bytes.Buffer
-	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--state", state}
+	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--state", state, "--log", logDir}
 	require.NoError(t, run(args, &out, &errOut), errOut.String())
 	require.FileExists(t, state)
 	out.Reset()
 	require.NoError(t, run(append(args, "--epochs", "2", "--resume", state), &out, &errOut), errOut.String())
 	assert.NotContains(t, out.String(), "epoch 1/2")
 	assert.Contains(t, out.String(), "epoch 2/2: train loss")
-	err := run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
+	log, err := runlog.Read(logDir)
+	require.NoError(t, err)
+	require.Len(t, log.Epochs, 2)
+	assert.Equal(t, []int{1, 2}, []int{log.Epochs[0].Epoch, log.Epochs[1].Epoch})
+	assert.Equal(t, 2*log.Epochs[0].Examples, log.Epochs[1].Examples)
+	require.Len(t, log.Resumes, 1)
+	assert.Equal(t, "mnist-mlp-limit640-epochs2", log.Meta.Model)
+	b, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"resume":"`+state+`"`)
+	err = run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
 	assert.ErrorContains(t, err, "train: resume")
 }
