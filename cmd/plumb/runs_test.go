@@ -99,3 +99,31 @@ func TestStateAndResume(t *testing.T) {
 	err = run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
 	assert.ErrorContains(t, err, "train: resume")
 }
+
+// plot names the metrics it leaves out; plot, compare and kpi read a log
+// whose last line a crash tore, with a warning, keeping the records
+// before it.
+func TestPlotBoundsAndTornLogs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	log := `{"kind":"run","framework":"plumb","model":"m"}` + "\n" +
+		`{"kind":"step","epoch":1,"step":1,"examples":64,"loss":2.3,"wall_s":1}` + "\n" +
+		`{"kind":"epoch","epoch":1,"step":1,"examples":64,"loss":2.3,"metrics":{`
+	for i := range 20 {
+		if i > 0 {
+			log += ","
+		}
+		log += fmt.Sprintf(`"m%02d":0.5`, i)
+	}
+	log += "}}\n" + `{"kind":"epoch","epoch":2,"st`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runlog.FileName), []byte(log), 0o644))
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"plot", dir, "--max-metrics", "18"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "left out 2 metrics past the first 18 by name (--max-metrics): m18, m19\n")
+	assert.Contains(t, errOut.String(), "warning: "+filepath.Join(dir, runlog.FileName)+": line 4 (offset ")
+	assert.Contains(t, errOut.String(), "skipped a torn last line")
+	out.Reset()
+	require.NoError(t, run([]string{"compare", dir}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "| plumb m (run) | 1 |")
+	require.ErrorContains(t, run([]string{"plot", dir, "--max-metrics", "0"}, &out, &errOut), "--max-metrics 0, want at least 1")
+}
