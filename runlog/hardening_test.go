@@ -1,7 +1,6 @@
 package runlog
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -163,7 +162,7 @@ func TestFailedWriteLeavesNoTornLine(t *testing.T) {
 }
 
 // Logs past a limit end in an error naming the line and the limit, not in
-// an out-of-memory crash; a FIFO is refused rather than blocking for ever.
+// an out-of-memory crash.
 func TestParseLimits(t *testing.T) {
 	many := func(n int) string {
 		var b strings.Builder
@@ -197,16 +196,4 @@ func TestParseLimits(t *testing.T) {
 	require.NoError(t, err, "a limit can be raised")
 	assert.Len(t, got.Epochs[0].Metrics, 300)
 
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, FileName)
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("no FIFO here: %v", err)
-	}
-	_, err = Read(dir)
-	require.ErrorContains(t, err, "is not a regular file")
-	_, err = Create(dir, Record{})
-	require.ErrorContains(t, err, "is not a regular file")
-	_, err = Append(dir, Record{})
-	require.Error(t, err)
-	assert.False(t, errors.Is(err, os.ErrNotExist))
 }
