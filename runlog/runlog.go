@@ -22,6 +22,12 @@
 //	lr              learning rate of the step
 //	rss_bytes       resident set size, and peak_rss_bytes its peak so far
 //	wall_s          seconds since the run began
+//
+// The log is append-only and crash-safe: each record is one write of one
+// whole line (Writer), a resumed run appends (Append), the readers skip a
+// torn last line with a warning, and they read within Limits (size, line
+// length, records, metric names and values), which ParseLimits and
+// ReadLimits raise.
 package runlog
 
 import (
