@@ -37,8 +37,11 @@ const OptimizerPrefix = "optimizer/"
 // directory, so a crash never leaves a half-written checkpoint under path;
 // an error from the directory sync is returned (the new file is in place,
 // but may not survive a power loss). Temporary files of earlier saves to
-// the same path that a crash left behind (.<name>.tmp<digits>) are removed
-// after the rename; two processes must not save to one path at once.
+// the same path that a crash left behind (.<name>.tmp<digits>, in path's
+// directory, and no other name) are removed before the new one is
+// created, so that they neither pile up nor hold the space a full disk
+// needs; a save that fails removes its own. Two processes must not save
+// to one path at once.
 // Names must be unique. The metadata holds each tensor's CRC-32C, which
 // Load and Read verify.
 func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
@@ -57,6 +60,7 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	if dir == "" {
 		dir = "."
 	}
+	removeStale(dir, base)
 	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -68,7 +72,7 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 			err = fmt.Errorf("checkpoint: save %s: %w", path, err)
 		}
 	}()
-	if err := encode(f, entries); err != nil {
+	if err := encode(tempWriter(f), entries); err != nil {
 		return err
 	}
 	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
@@ -83,7 +87,6 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	removeStale(dir, base)
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("checkpoint: save %s: the file is in place, but syncing its directory failed: %w", path, err)
 	}
@@ -110,6 +113,10 @@ func removeStale(dir, base string) {
 		}
 	}
 }
+
+// tempWriter is what Save encodes into: the temporary file itself. It is
+// a variable so that a test can make the writes fail as on a full disk.
+var tempWriter = func(f *os.File) io.Writer { return f }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory
 // (and its renames are durable without it), so there it does nothing. It

@@ -51,7 +51,9 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, log, want string }{
 		{"empty", "", "empty run log"},
 		{"no run record", `{"kind":"step"}`, `line 1: kind "step"`},
-		{"bad json", "{\"kind\":\"run\"}\n{", "line 2"},
+		{"bad json", "{\"kind\":\"run\"}\n{\n", "line 2 (offset 15)"},
+		{"bad json mid-file", "{\"kind\":\"run\"}\n{\n{\"kind\":\"step\"}\n", "line 2 (offset 15)"},
+		{"only a torn line", "{\"kind\":\"ru", "no whole record: line 1 (offset 0): skipped a torn last line"},
 		{"unknown kind", "{\"kind\":\"run\"}\n{\"kind\":\"batch\"}", `line 2: record of kind "batch"`},
 		{"second run record", "{\"kind\":\"run\"}\n{\"kind\":\"run\"}", `line 2: record of kind "run"`},
 	}

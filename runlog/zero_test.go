@@ -13,18 +13,23 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"RSS":       runlog.RSS,
-			"Table":     runlog.Table,
-			"Parse":     runlog.Parse,
-			"Read":      runlog.Read,
-			"Summarize": runlog.Summarize,
-			"Create":    runlog.Create,
+			"RSS":         runlog.RSS,
+			"Table":       runlog.Table,
+			"Parse":       runlog.Parse,
+			"Read":        runlog.Read,
+			"Summarize":   runlog.Summarize,
+			"Create":      runlog.Create,
+			"Append":      runlog.Append,
+			"NewWriter":   runlog.NewWriter,
+			"ParseLimits": runlog.ParseLimits,
+			"ReadLimits":  runlog.ReadLimits,
 		},
 		Types: []any{
 			(*runlog.Record)(nil),
 			(*runlog.Run)(nil),
 			(*runlog.Summary)(nil),
 			(*runlog.Writer)(nil),
+			(*runlog.Limits)(nil),
 		},
 	})
 }

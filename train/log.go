@@ -1,34 +1,70 @@
 package train
 
-import "github.com/plumbml/plumb/runlog"
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/plumbml/plumb/runlog"
+)
 
 // LogTo returns hooks that write the run to w: a step record every
 // `every` steps (every > 0) and at the end of each epoch, and an epoch
-// record, with the evaluator's metrics, after each epoch.
-func LogTo(w *runlog.Writer, every int) Hooks {
+// record, with the evaluator's metrics, after each epoch. On a log that
+// runlog.Append continued, the first step first writes the resume record
+// (w.Resume), and the examples counted go on from the log's.
+//
+// The log never ends the run: when a record cannot be written (a full
+// disk), LogTo prints one warning to warn (os.Stderr when nil) and writes
+// no more records, and training, its StatePath and BestPath files and
+// whatever the caller saves after it go on as without a log. The log
+// keeps the records written before the failure (runlog.Writer cuts off a
+// partial line).
+func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
+	if warn == nil {
+		warn = os.Stderr
+	}
 	var examples int64
 	var last Step
+	started, failed := false, false
+	write := func(r runlog.Record) {
+		if failed {
+			return
+		}
+		if err := w.Write(r); err != nil {
+			failed = true
+			fmt.Fprintf(warn, "warning: %v\n(training goes on without the run log)\n", err)
+		}
+	}
 	step := func(s Step) runlog.Record {
 		return runlog.Record{Kind: runlog.KindStep, Epoch: s.Epoch, Step: s.GlobalStep, Examples: examples,
-			Loss: s.MeanLoss, SamplesPerSec: s.SamplesPerSec, LR: s.LR, Wall: s.Elapsed.Seconds()}
+			Loss: s.MeanLoss, SamplesPerSec: s.SamplesPerSec, LR: s.LR}
 	}
 	return Hooks{
 		Step: func(s Step) error {
+			if !started {
+				started = true
+				n, err := w.Resume(s.Epoch, s.GlobalStep-1)
+				if err != nil && !failed {
+					failed = true
+					fmt.Fprintf(warn, "warning: %v\n(training goes on without the run log)\n", err)
+				}
+				examples = n
+			}
 			examples += int64(s.Examples)
 			last = s
 			if every > 0 && s.GlobalStep%int64(every) == 0 {
-				return w.Write(step(s))
+				write(step(s))
 			}
 			return nil
 		},
 		Epoch: func(e Epoch) error {
 			if every <= 0 || last.GlobalStep%int64(every) != 0 {
-				if err := w.Write(step(last)); err != nil {
-					return err
-				}
+				write(step(last))
 			}
-			return w.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Step: last.GlobalStep, Examples: examples,
-				Loss: e.TrainLoss, Metrics: e.Metrics, SamplesPerSec: e.SamplesPerSec, LR: e.LR, Wall: e.Elapsed.Seconds()})
+			write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Step: last.GlobalStep, Examples: examples,
+				Loss: e.TrainLoss, Metrics: e.Metrics, SamplesPerSec: e.SamplesPerSec, LR: e.LR})
+			return nil
 		},
 	}
 }

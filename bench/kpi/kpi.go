@@ -17,6 +17,7 @@
 package kpi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,21 +39,63 @@ type KPI struct {
 	Note           string  `json:"note,omitempty"`
 }
 
-// Load reads a KPI file and checks every entry.
+// MaxFileBytes bounds a KPI file (Load, Parse): a file of KPIs is a few
+// kilobytes, and a larger one is refused before it is read into memory.
+// MaxEntries bounds its entries.
+const (
+	MaxFileBytes = 1 << 20
+	MaxEntries   = 10000
+)
+
+// Load reads a KPI file (a regular file of at most MaxFileBytes) and
+// checks every entry, as Parse does.
 func Load(path string) ([]KPI, error) {
-	b, err := os.ReadFile(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("kpi: %w", err)
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("kpi: %s is not a regular file (mode %v); want a JSON list of KPIs", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("kpi: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// Parse reads a KPI file's JSON list from r (name names it in errors) and
+// checks every entry: each needs a model, a metric, a tolerance >= 0 and,
+// when relative, a baseline other than 0; unknown fields, anything after
+// the list, more than MaxFileBytes or more than MaxEntries are errors,
+// which name the byte offset or the entry.
+func Parse(r io.Reader, name string) ([]KPI, error) {
+	if r == nil {
+		return nil, errors.New("kpi: Parse of a nil reader")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("kpi: %s: %w", name, err)
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("kpi: %s: longer than %d bytes (kpi.MaxFileBytes); want a JSON list of KPIs", name, MaxFileBytes)
+	}
 	var ks []KPI
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ks); err != nil {
-		return nil, fmt.Errorf("kpi: %s: %w", path, err)
+		return nil, fmt.Errorf("kpi: %s: offset %d: %w; want a JSON list of KPIs", name, dec.InputOffset(), err)
+	}
+	if rest := bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("kpi: %s: offset %d: data after the list of KPIs", name, len(b)-len(rest))
+	}
+	if len(ks) > MaxEntries {
+		return nil, fmt.Errorf("kpi: %s: %d entries; at most %d (kpi.MaxEntries)", name, len(ks), MaxEntries)
 	}
 	for i, k := range ks {
-		if k.Model == "" || k.Metric == "" || k.Tolerance < 0 || (k.Relative && k.Baseline == 0) {
-			return nil, fmt.Errorf("kpi: %s: entry %d (%q %q): want a model, a metric, a tolerance >= 0 and, if relative, a baseline other than 0", path, i, k.Model, k.Metric)
+		if k.Model == "" || k.Metric == "" || !(k.Tolerance >= 0) || (k.Relative && k.Baseline == 0) {
+			return nil, fmt.Errorf("kpi: %s: entry %d (%q %q): want a model, a metric, a tolerance >= 0 and, if relative, a baseline other than 0", name, i, k.Model, k.Metric)
 		}
 	}
 	return ks, nil

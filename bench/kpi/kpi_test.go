@@ -74,14 +74,30 @@ func TestLoad(t *testing.T) {
 
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"no metric":     `[{"model": "m", "baseline": 1}]`,
-		"unknown field": `[{"model": "m", "metric": "accuracy", "tolerence": 1}]`,
-		"relative zero": `[{"model": "m", "metric": "x", "relative": true}]`,
-		"not a list":    `{}`,
+		"no metric":      `[{"model": "m", "baseline": 1}]`,
+		"unknown field":  `[{"model": "m", "metric": "accuracy", "tolerence": 1}]`,
+		"relative zero":  `[{"model": "m", "metric": "x", "relative": true}]`,
+		"not a list":     `{}`,
+		"after the list": `[{"model": "m", "metric": "x"}] [`,
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 		_, err := Load(p)
 		assert.Error(t, err, name)
 	}
+}
+
+// A KPI file is read within bounds: a file past MaxFileBytes is refused
+// before it is read whole, and data after the list is an error (before,
+// it was ignored).
+func TestLoadBounds(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	require.NoError(t, os.WriteFile(big, []byte("["+strings.Repeat(" ", MaxFileBytes)+"]"), 0o644))
+	_, err := Load(big)
+	assert.ErrorContains(t, err, "longer than 1048576 bytes (kpi.MaxFileBytes)")
+	_, err = Parse(strings.NewReader(`[{"model": "m", "metric": "x"}] [`), "k.json")
+	assert.ErrorContains(t, err, "kpi: k.json: offset 32: data after the list of KPIs")
+	_, err = Parse(strings.NewReader(`[{"model": "m", "metric": "x"}, {"model": 1}]`), "k.json")
+	assert.ErrorContains(t, err, "kpi: k.json: offset ")
 }

@@ -16,6 +16,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Samples: []any{[]*runlog.Run{nil}, []kpi.KPI{{Model: "m", Metric: "loss"}}},
 		Funcs: map[string]any{
 			"Load":   kpi.Load,
+			"Parse":  kpi.Parse,
 			"Check":  kpi.Check,
 			"Report": kpi.Report,
 		},

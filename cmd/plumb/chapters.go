@@ -180,12 +180,12 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 	cfg.Progress = bar.Update
 	if f.logDir != "" && leader {
 		run.Framework = "plumb"
-		log, err := runlog.Create(f.logDir, run)
+		log, err := openLog(f.logDir, "", run)
 		if err != nil {
 			return trainpkg.Result{}, err
 		}
 		defer log.Close()
-		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every))
+		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every, stderr))
 	}
 	cfg.Hooks = append(cfg.Hooks, trainpkg.Hooks{Epoch: func(e trainpkg.Epoch) error {
 		bar.Clear()

@@ -183,7 +183,7 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	hooks := []train.Hooks{}
 	if *logDir != "" && leader {
-		log, err := runlog.Create(*logDir, runlog.Record{Framework: "plumb",
+		log, err := openLog(*logDir, *resume, runlog.Record{Framework: "plumb",
 			Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
 			Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
 				"batch": c.batch, "lr": *lr, "seed": *seed, "augment": *augment, "train_size": trainSet.Len(), "test_size": testSet.Len(),
@@ -192,7 +192,7 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 		defer log.Close()
-		hooks = append(hooks, train.LogTo(log, *logEvery))
+		hooks = append(hooks, train.LogTo(log, *logEvery, stderr))
 	}
 	bar := train.NewBar(stderr)
 	epoch := func(e train.Epoch) error {

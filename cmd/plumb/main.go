@@ -12,7 +12,7 @@
 //	plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
 //	plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
 //	plumb parity [--dir DIR]
-//	plumb plot RUN [RUN...] [-o out.png]
+//	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
 //	plumb compare RUN [RUN...] [-o out.png]
 //	plumb kpi [--file bench/kpi.json] RUN [RUN...]
 //	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
@@ -40,7 +40,7 @@ const usage = `usage:
   plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
   plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
   plumb parity [--dir DIR]
-  plumb plot RUN [RUN...] [-o out.png]              curves of run logs (train --log DIR) in one PNG
+  plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
   plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs
   plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]

@@ -137,14 +137,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	bar := trainpkg.NewBar(stderr)
 	var log *runlog.Writer
 	if *logDir != "" && leader {
-		log, err = runlog.Create(*logDir, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
+		log, err = openLog(*logDir, *resume, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
 			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
 				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
 		if err != nil {
 			return err
 		}
 		defer log.Close()
-		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery))
+		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery, stderr))
 	}
 	epochEnd := func(e mnist.Epoch) {
 		bar.Clear()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/plumbml/plumb/bench/kpi"
 	"github.com/plumbml/plumb/runlog"
@@ -36,9 +37,27 @@ func parseRuns(fs *flag.FlagSet, args []string) ([]*runlog.Run, []string, error)
 		if err != nil {
 			return nil, nil, err
 		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(fs.Output(), "warning: %s\n", w)
+		}
 		runs[i] = r
 	}
 	return runs, dirs, nil
+}
+
+// openLog opens the run log in dir for a training run: a fresh log, or,
+// when the run resumes from a --state file (resume is its path), the
+// existing log continued, so that no earlier record is lost
+// (runlog.Append); the resume record names the file.
+func openLog(dir, resume string, run runlog.Record) (*runlog.Writer, error) {
+	if resume == "" {
+		return runlog.Create(dir, run)
+	}
+	if run.Config == nil {
+		run.Config = map[string]any{}
+	}
+	run.Config["resume"] = resume
+	return runlog.Append(dir, run)
 }
 
 // plotRuns draws runs' curves into one PNG.
@@ -46,19 +65,37 @@ func plotRuns(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "PNG to write (default: plot.png in the first run's directory)")
+	maxMetrics := fs.Int("max-metrics", plot.DefaultOptions.MaxMetrics, "draw at most this many evaluation metrics (the first by name)")
 	runs, dirs, err := parseRuns(fs, args)
 	if err != nil {
 		return err
+	}
+	if *maxMetrics < 1 {
+		return fmt.Errorf("plot: --max-metrics %d, want at least 1", *maxMetrics)
 	}
 	path := *out
 	if path == "" {
 		path = filepath.Join(dirs[0], "plot.png")
 	}
-	if err := plot.Runs(runs, path); err != nil {
+	omitted, err := plot.Draw(runs, path, plot.Options{MaxMetrics: *maxMetrics})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d runs)\n", path, len(runs))
+	noteOmitted(stdout, omitted, *maxMetrics)
 	return nil
+}
+
+// noteOmitted names the metrics a plot left out, the first ten of them.
+func noteOmitted(w io.Writer, omitted []string, drawn int) {
+	if len(omitted) == 0 {
+		return
+	}
+	names := strings.Join(omitted[:min(10, len(omitted))], ", ")
+	if len(omitted) > 10 {
+		names += ", ..."
+	}
+	fmt.Fprintf(w, "left out %d metrics past the first %d by name (--max-metrics): %s\n", len(omitted), drawn, names)
 }
 
 // compareRuns prints runs side by side as a markdown table and, with -o,
@@ -73,10 +110,12 @@ func compareRuns(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, runlog.Table(runs))
 	if *out != "" {
-		if err := plot.Runs(runs, *out); err != nil {
+		omitted, err := plot.Draw(runs, *out, plot.DefaultOptions)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\ncurves: %s\n", *out)
+		noteOmitted(stdout, omitted, plot.DefaultOptions.MaxMetrics)
 	}
 	return nil
 }

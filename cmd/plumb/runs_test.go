@@ -71,16 +71,59 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 
 // --state saves the run after each epoch; --resume continues it, here
 // with the second of two epochs only.
+//
+// With the same --log, the resumed run appends to the log: it keeps the
+// first epoch's records (before, they were replaced) and adds a resume
+// record naming the state file.
 func TestStateAndResume(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.safetensors")
+	logDir := filepath.Join(t.TempDir(), "run")
 	var out, errOut bytes.Buffer
-	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--state", state}
+	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--state", state, "--log", logDir}
 	require.NoError(t, run(args, &out, &errOut), errOut.String())
 	require.FileExists(t, state)
 	out.Reset()
 	require.NoError(t, run(append(args, "--epochs", "2", "--resume", state), &out, &errOut), errOut.String())
 	assert.NotContains(t, out.String(), "epoch 1/2")
 	assert.Contains(t, out.String(), "epoch 2/2: train loss")
-	err := run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
+	log, err := runlog.Read(logDir)
+	require.NoError(t, err)
+	require.Len(t, log.Epochs, 2)
+	assert.Equal(t, []int{1, 2}, []int{log.Epochs[0].Epoch, log.Epochs[1].Epoch})
+	assert.Equal(t, 2*log.Epochs[0].Examples, log.Epochs[1].Examples)
+	require.Len(t, log.Resumes, 1)
+	assert.Equal(t, "mnist-mlp-limit640-epochs2", log.Meta.Model)
+	b, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"resume":"`+state+`"`)
+	err = run([]string{"train", "mnist", "--resume", state}, &out, &errOut) // a CNN cannot resume an MLP's state
 	assert.ErrorContains(t, err, "train: resume")
+}
+
+// plot names the metrics it leaves out; plot, compare and kpi read a log
+// whose last line a crash tore, with a warning, keeping the records
+// before it.
+func TestPlotBoundsAndTornLogs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	log := `{"kind":"run","framework":"plumb","model":"m"}` + "\n" +
+		`{"kind":"step","epoch":1,"step":1,"examples":64,"loss":2.3,"wall_s":1}` + "\n" +
+		`{"kind":"epoch","epoch":1,"step":1,"examples":64,"loss":2.3,"metrics":{`
+	for i := range 20 {
+		if i > 0 {
+			log += ","
+		}
+		log += fmt.Sprintf(`"m%02d":0.5`, i)
+	}
+	log += "}}\n" + `{"kind":"epoch","epoch":2,"st`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runlog.FileName), []byte(log), 0o644))
+	var out, errOut bytes.Buffer
+	require.NoError(t, run([]string{"plot", dir, "--max-metrics", "18"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "left out 2 metrics past the first 18 by name (--max-metrics): m18, m19\n")
+	assert.Contains(t, errOut.String(), "warning: "+filepath.Join(dir, runlog.FileName)+": line 4 (offset ")
+	assert.Contains(t, errOut.String(), "skipped a torn last line")
+	out.Reset()
+	require.NoError(t, run([]string{"compare", dir}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "| plumb m (run) | 1 |")
+	require.ErrorContains(t, run([]string{"plot", dir, "--max-metrics", "0"}, &out, &errOut), "--max-metrics 0, want at least 1")
 }

@@ -3,10 +3,17 @@
 // seen, one per evaluation metric against the epoch, one for the
 // resident memory against wall time, with one line per run and its legend,
 // so that runs of Plumb, TensorFlow and PyTorch overlay.
+//
+// What it draws is bounded (Options): at most DefaultOptions.MaxMetrics
+// metric panels (the first by name; Draw returns the names it leaves
+// out), MaxPoints points a curve (a longer curve is thinned evenly) and
+// MaxRuns runs, so that the image's size, memory and time stay bounded
+// whatever the logs hold.
 package plot
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -28,9 +35,47 @@ type panel struct {
 	points      bool // draw the points too (few of them: per epoch)
 }
 
+// Options bound what Draw draws; a zero field takes DefaultOptions'.
+type Options struct {
+	MaxMetrics int // evaluation metric panels; the rest are left out
+	MaxPoints  int // points a curve; a longer curve is thinned evenly
+	MaxRuns    int // runs in one figure; more is an error
+}
+
+// DefaultOptions draw 16 metrics, 2,000 points a curve and 16 runs: an
+// image of at most 1152 × 3456 pixels.
+var DefaultOptions = Options{MaxMetrics: 16, MaxPoints: 2000, MaxRuns: 16}
+
+func (o Options) orDefault() Options {
+	d := DefaultOptions
+	if o.MaxMetrics > 0 {
+		d.MaxMetrics = o.MaxMetrics
+	}
+	if o.MaxPoints > 0 {
+		d.MaxPoints = o.MaxPoints
+	}
+	if o.MaxRuns > 0 {
+		d.MaxRuns = o.MaxRuns
+	}
+	return d
+}
+
+// thin keeps at most n of xy's points, evenly spaced, the last among them.
+func thin(xy plotter.XYs, n int) plotter.XYs {
+	if len(xy) <= n || n < 2 {
+		return xy
+	}
+	out := make(plotter.XYs, n)
+	for i := range n {
+		out[i] = xy[i*(len(xy)-1)/(n-1)]
+	}
+	return out
+}
+
 // panels lists the charts for runs: the training loss, each evaluation
-// metric any run logged, and the RSS.
-func panels(runs []*runlog.Run) []panel {
+// metric any run logged (the first maxMetrics by name; the names of the rest are
+// returned), and the RSS.
+func panels(runs []*runlog.Run, maxMetrics int) ([]panel, []string) {
 	ps := []panel{{title: "training loss (mean of the epoch so far)", x: "examples seen (thousands)", y: "loss",
 		curve: func(r *runlog.Run) plotter.XYs {
 			var xy plotter.XYs
@@ -39,17 +84,19 @@ func panels(runs []*runlog.Run) []panel {
 			}
 			return xy
 		}}}
-	var names []string
+	seen := map[string]bool{} // a set keeps this linear in the names
 	for _, r := range runs {
 		for _, e := range r.Epochs {
 			for k := range e.Metrics {
-				if !slices.Contains(names, k) {
-					names = append(names, k)
-				}
+				seen[k] = true
 			}
 		}
 	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(seen))
+	var omitted []string
+	if len(names) > maxMetrics {
+		names, omitted = names[:maxMetrics], names[maxMetrics:]
+	}
 	for _, name := range names {
 		ps = append(ps, panel{title: "evaluation: " + name, x: "epoch", y: name, points: true,
 			curve: func(r *runlog.Run) plotter.XYs {
@@ -80,20 +127,33 @@ func panels(runs []*runlog.Run) []panel {
 				return 0
 			})
 			return xy
-		}})
+		}}), omitted
 }
 
-// Runs draws runs into a PNG at path, two panels to a row.
+// Runs draws runs into a PNG at path, two panels to a row, within
+// DefaultOptions; it leaves out the metrics past the 16th by name without
+// saying so (Draw returns them).
 func Runs(runs []*runlog.Run, path string) error {
+	_, err := Draw(runs, path, DefaultOptions)
+	return err
+}
+
+// Draw draws runs into a PNG at path, two panels to a row, within opts,
+// and returns the names of the metrics it left out.
+func Draw(runs []*runlog.Run, path string, opts Options) (omitted []string, err error) {
+	opts = opts.orDefault()
 	if len(runs) == 0 {
-		return fmt.Errorf("plot: no runs to draw")
+		return nil, fmt.Errorf("plot: no runs to draw")
+	}
+	if len(runs) > opts.MaxRuns {
+		return nil, fmt.Errorf("plot: %d runs; at most %d in one figure (Options.MaxRuns)", len(runs), opts.MaxRuns)
 	}
 	for i, r := range runs {
 		if r == nil {
-			return fmt.Errorf("plot: run %d is nil", i)
+			return nil, fmt.Errorf("plot: run %d is nil", i)
 		}
 	}
-	ps := panels(runs)
+	ps, omitted := panels(runs, opts.MaxMetrics)
 	const cols = 2
 	rows := (len(ps) + cols - 1) / cols
 	grid := make([][]*gplot.Plot, rows)
@@ -107,7 +167,7 @@ func Runs(runs []*runlog.Run, path string) error {
 		p.Add(plotter.NewGrid())
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for k, r := range runs {
-			xy := pn.curve(r)
+			xy := thin(pn.curve(r), opts.MaxPoints)
 			if len(xy) == 0 {
 				continue
 			}
@@ -116,7 +176,7 @@ func Runs(runs []*runlog.Run, path string) error {
 			}
 			line, pts, err := plotter.NewLinePoints(xy)
 			if err != nil {
-				return fmt.Errorf("plot: %s of %s: %w", pn.title, r.Label(), err)
+				return nil, fmt.Errorf("plot: %s of %s: %w", pn.title, r.Label(), err)
 			}
 			line.Color, line.Width, line.Dashes = plotutil.Color(k), vg.Points(1.5), plotutil.Dashes(k)
 			pts.Color, pts.Shape = plotutil.Color(k), plotutil.Shape(k)
@@ -129,7 +189,7 @@ func Runs(runs []*runlog.Run, path string) error {
 			}
 		}
 		switch {
-		case lo > hi: // no data
+		case lo > hi, math.Abs(lo) > 1e300, math.Abs(hi) > 1e300: // no data, or values too large for the margins' arithmetic
 		case hi-lo <= 1e-9*max(1, math.Abs(hi)): // one value (one epoch): a narrow axis around it
 			d := max(0.02*math.Abs(hi), 0.01)
 			p.Y.Min, p.Y.Max = lo-d, hi+4*d
@@ -152,11 +212,11 @@ func Runs(runs []*runlog.Run, path string) error {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return nil, fmt.Errorf("plot: %w", err)
 	}
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
 		f.Close()
-		return fmt.Errorf("plot: write %s: %w", path, err)
+		return nil, fmt.Errorf("plot: write %s: %w", path, err)
 	}
-	return f.Close()
+	return omitted, f.Close()
 }

@@ -14,6 +14,7 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Samples: []any{[]*runlog.Run{nil, {}}},
-		Funcs:   map[string]any{"Runs": plot.Runs},
+		Funcs:   map[string]any{"Runs": plot.Runs, "Draw": plot.Draw},
+		Types:   []any{(*plot.Options)(nil)},
 	})
 }
