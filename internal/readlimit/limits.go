@@ -45,16 +45,18 @@ type Limits struct {
 }
 
 // Default returns the default budgets: a ratio of 100, 1 GiB a file,
-// 4 GiB a call, 1 MiB a line, 1<<26 records, 4096×4096 pixels an image.
-// They admit every corpus Plumb reads (the largest, the IMDB archive,
-// holds about 0.5 GB) and refuse a gzip bomb within its first megabytes.
+// 4 GiB a call, 1 MiB a line, 1<<24 records (lines, tokens, records or
+// members: about 16.8 million, so that their headers stay within a few
+// hundred megabytes), 4096×4096 pixels an image. They admit every corpus
+// Plumb reads (the largest, the IMDB archive, holds about 0.5 GB and 12
+// million words) and refuse a gzip bomb within its first megabytes.
 func Default() Limits {
 	return Limits{
 		MaxRatio:       100,
 		MaxFileBytes:   1 << 30,
 		MaxTotalBytes:  4 << 30,
 		MaxLineBytes:   1 << 20,
-		MaxRecords:     1 << 26,
+		MaxRecords:     1 << 24,
 		MaxImagePixels: 4096 * 4096,
 	}
 }
