@@ -233,6 +233,7 @@ func LoadLimits(dir, set string, lim data.Limits) ([]Example, error) {
 // gets B-T = 2k and I-T = 2k+1, and "O" comes last. Paddle numbers the
 // tags in the order of a Python set, which varies between runs; we take
 // them in order of first appearance in the file, so the ids are fixed.
+// It reads within data.DefaultLimits.
 func LabelVocab(r io.Reader, name string) (*data.Vocab, error) {
 	r, err := fileio.Plain(r, name, data.Limits{})
 	if err != nil {
@@ -262,7 +263,8 @@ func LabelVocab(r io.Reader, name string) (*data.Vocab, error) {
 // LoadDicts reads Paddle's dictionaries from dir, dir/paddle_dicts or
 // dir/conll05/paddle_dicts: verbDict.txt (predicates, id = line) and
 // targetDict.txt (tags, see LabelVocab); and wordDict.txt (words, id =
-// line, with <unk>) when present, else words is nil.
+// line, with <unk>) when present, else words is nil. Each file must be
+// a regular file, read within data.DefaultLimits (data.LoadVocab).
 func LoadDicts(dir string) (words, verbs, labels *data.Vocab, err error) {
 	for _, sub := range []string{"paddle_dicts", "conll05/paddle_dicts"} {
 		if p := filepath.Join(dir, sub); fileio.IsDir(p) {
