@@ -25,7 +25,17 @@
 // raw or gzip files and tar, tar.gz or zip archives where the set is
 // distributed that way, validates everything it reads, and returns errors
 // that name the file and what was expected, never panics, on malformed or
-// truncated input; decompression is capped (1 GiB a file, 4 GiB an
-// archive, in data/internal/fileio), so no reader allocates more than its
-// input justifies.
+// truncated input. Every reader, and LoadVocab, reads through one bounded
+// layer (data/internal/fileio over internal/readlimit) whose budgets are
+// Limits: a gzip stream or zip member may expand at most 100 times (after
+// its first MiB), a file or member hold 1 GiB and one call 4 GiB, a line
+// 1 MiB, a call read about 16.8 million records (lines, tokens, records,
+// members), an image 4096×4096 pixels. Each is checked before the memory
+// it guards is allocated (archive members and images from their headers),
+// so a small hostile file ends in an error wrapping readlimit's ErrTooBig
+// or ErrBomb, not in an out-of-memory crash. Named pipes and devices are
+// refused before they are opened, binary bytes (NUL) in a text line are
+// an error, and archive members named "../x" or "/x" are refused. Each
+// reader states its limits and has a ...Limits variant taking raised ones
+// (zero fields keep the defaults, DefaultLimits).
 package data

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"slices"
 
 	"github.com/plumbml/plumb/data/internal/fileio"
@@ -184,13 +185,15 @@ func seqLen(v any) (int, bool) {
 // read lazily: every pass reopens path and yields parse's example for each
 // line (1-based number, without the line ending). parse may return a nil
 // example to skip a line; its error, or a read error, ends the pass with
-// the file and line named.
+// the file and line named. Each pass reads within DefaultLimits, but for
+// the line count, which is unbounded since a pass keeps no line (and it
+// refuses a named pipe and binary data).
 func LineSource(path string, parse func(n int, line string) (Example, error)) func() iter.Seq2[Example, error] {
 	return func() iter.Seq2[Example, error] {
 		return func(yield func(Example, error) bool) {
 			stop := errors.New("stopped") // the consumer broke out of the loop
-			err := fileio.WithFile(path, fileio.MaxFileBytes, func(r io.Reader) error {
-				return fileio.EachLine(r, path, func(n int, line string) error {
+			err := fileio.WithFile(path, Limits{}, func(r io.Reader) error {
+				return fileio.EachLine(r, path, Limits{MaxRecords: math.MaxInt64}, func(n int, line string) error {
 					ex, err := parse(n, line)
 					if err != nil {
 						return fmt.Errorf("data: %s line %d: %w", path, n, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/data/internal/fileio"
+	"github.com/plumbml/plumb/internal/readlimit"
 )
 
 // Special tokens the book's readers use.
@@ -241,19 +242,45 @@ func (v *Vocab) Save(w io.Writer) error {
 	return bw.Flush()
 }
 
+// Limits are the budgets of every reader of package data and of the
+// corpus readers under data/ (see readlimit.Limits for each field and
+// its default): a gzip input may expand at most MaxRatio times, a file
+// MaxFileBytes, a line MaxLineBytes, and a call reads at most MaxRecords
+// lines or records. A zero field takes its default; a reader's ...Limits
+// variant takes raised ones.
+type Limits = readlimit.Limits
+
+// DefaultLimits returns the budgets that the readers apply when given
+// none.
+func DefaultLimits() Limits { return readlimit.Default() }
+
 // LoadVocab reads a dictionary of one token per line, id = line number
 // from 0, as Paddle's load_dict does: surrounding whitespace is trimmed
 // (Python's str.strip). The input may be gzip-compressed. unk names the
 // unknown token ("" for none), which must be in the file; a repeated token
-// is an error naming both lines.
+// is an error naming both lines, found as the second arrives. It reads
+// within DefaultLimits (see LoadVocabLimits).
 func LoadVocab(r io.Reader, name, unk string) (*Vocab, error) {
-	r, err := fileio.Plain(r, name, fileio.MaxFileBytes)
+	return LoadVocabLimits(r, name, unk, Limits{})
+}
+
+// LoadVocabLimits is LoadVocab within lim: the input may expand at most
+// lim.MaxRatio times, hold lim.MaxFileBytes bytes, lim.MaxRecords tokens
+// and lines of lim.MaxLineBytes.
+func LoadVocabLimits(r io.Reader, name, unk string, lim Limits) (*Vocab, error) {
+	r, err := fileio.Plain(r, name, lim)
 	if err != nil {
 		return nil, fmt.Errorf("data: vocab %w", err)
 	}
 	var words []string
-	err = fileio.EachLine(r, name, func(_ int, line string) error {
-		words = append(words, strings.TrimSpace(line))
+	seen := map[string]int{}
+	err = fileio.EachLine(r, name, lim, func(n int, line string) error {
+		w := strings.TrimSpace(line)
+		if prev, dup := seen[w]; dup {
+			return fmt.Errorf("%s: token %q on lines %d and %d: want each token once", name, w, prev, n)
+		}
+		seen[w] = n
+		words = append(words, w)
 		return nil
 	})
 	if err != nil {

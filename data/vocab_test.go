@@ -70,7 +70,7 @@ func TestVocabEncodeDecodeSaveLoad(t *testing.T) {
 	for _, tc := range []struct {
 		text, unk, wantErr string
 	}{
-		{"a\nb\na\n", "", `vocab word "a" at ids 0 and 2`},
+		{"a\nb\na\n", "", `d.txt: token "a" on lines 1 and 3: want each token once`},
 		{"a\nb\n", Unk, `lacks its unknown token "<unk>"`},
 	} {
 		_, err := LoadVocab(strings.NewReader(tc.text), "d.txt", tc.unk)

@@ -1,7 +1,6 @@
 package cifar10
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/internal/fileio"
+	"github.com/plumbml/plumb/internal/readlimit"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -28,45 +28,62 @@ var Classes = []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "
 // test_batch.bin, raw or gzip) into fields "image", float32 [N, 3, 32, 32]
 // (channels first, as the records store them) scaled to [0, 1] by p/255
 // as Paddle's cifar reader does, and "label", int64 [N]. The input must be
-// a whole number of 3073-byte records with labels 0..9; name labels errors.
+// one or more whole 3073-byte records with labels 0..9: an empty batch,
+// a truncated record and a bad label are errors naming the record and its
+// byte offset; name labels errors. It reads within data.DefaultLimits (see
+// ReadLimits).
 func Read(r io.Reader, name string) (*data.Dataset, error) {
-	pix, labels, err := readCIFARRecords(r, name)
+	return ReadLimits(r, name, data.Limits{})
+}
+
+// ReadLimits is Read within lim: a gzip input may expand at most
+// lim.MaxRatio times and hold lim.MaxFileBytes bytes, and the file at most
+// lim.MaxRecords records. Memory grows with the records that arrive.
+func ReadLimits(r io.Reader, name string, lim data.Limits) (*data.Dataset, error) {
+	lim = lim.Resolve()
+	recs := readlimit.Budget{Name: "records", Limit: lim.MaxRecords}
+	pix, labels, err := readCIFARRecords(r, name, lim, &recs, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	return cifarDataset(pix, labels)
 }
 
-// readCIFARRecords reads and checks the records of one file. Memory
-// grows with the bytes actually read (capped at maxFileBytes).
-func readCIFARRecords(r io.Reader, name string) (pix []float32, labels []int64, err error) {
-	r, err = fileio.Plain(r, name, fileio.MaxFileBytes)
+// readCIFARRecords reads and checks the records of one file, appending
+// them to pix and labels. Each record draws on recs before it is stored,
+// so memory grows with the records that actually arrive.
+func readCIFARRecords(r io.Reader, name string, lim data.Limits, recs *readlimit.Budget, pix []float32, labels []int64) ([]float32, []int64, error) {
+	r, err := fileio.Plain(r, name, lim)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cifar10: %w", err)
 	}
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, r); err != nil {
-		return nil, nil, fmt.Errorf("cifar10: %s: %w", name, err)
-	}
-	raw := buf.Bytes()
-	if len(raw)%cifarRecord != 0 {
-		return nil, nil, fmt.Errorf("cifar10: %s: %d bytes is %d whole %d-byte records and %d bytes more: truncated or not a CIFAR-10 binary batch",
-			name, len(raw), len(raw)/cifarRecord, cifarRecord, len(raw)%cifarRecord)
-	}
-	n := len(raw) / cifarRecord
-	pix = make([]float32, 0, n*cifarPixels)
-	labels = make([]int64, n)
-	for i := range n {
-		rec := raw[i*cifarRecord : (i+1)*cifarRecord]
-		if rec[0] > 9 {
-			return nil, nil, fmt.Errorf("cifar10: %s: record %d has label %d: want 0..9", name, i, rec[0])
+	var rec [cifarRecord]byte
+	for i := 0; ; i++ {
+		k, err := io.ReadFull(r, rec[:])
+		if err == io.EOF {
+			if i == 0 {
+				return nil, nil, fmt.Errorf("cifar10: %s: no records: want one or more %d-byte records (an empty batch)", name, cifarRecord)
+			}
+			return pix, labels, nil
 		}
-		labels[i] = int64(rec[0])
+		if err == io.ErrUnexpectedEOF {
+			return nil, nil, fmt.Errorf("cifar10: %s: record %d at byte %d holds %d of %d bytes: truncated or not a CIFAR-10 binary batch",
+				name, i, int64(i)*cifarRecord, k, cifarRecord)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("cifar10: %s: record %d at byte %d: %w", name, i, int64(i)*cifarRecord, err)
+		}
+		if err := recs.Take(1, name); err != nil {
+			return nil, nil, fmt.Errorf("cifar10: %w", err)
+		}
+		if rec[0] > 9 {
+			return nil, nil, fmt.Errorf("cifar10: %s: record %d at byte %d has label %d: want 0..9", name, i, int64(i)*cifarRecord, rec[0])
+		}
+		labels = append(labels, int64(rec[0]))
 		for _, p := range rec[1:] {
 			pix = append(pix, float32(p)/255)
 		}
 	}
-	return pix, labels, nil
 }
 
 func cifarDataset(pix []float32, labels []int64) (*data.Dataset, error) {
@@ -79,20 +96,28 @@ func cifarDataset(pix []float32, labels []int64) (*data.Dataset, error) {
 // data_batch_*.bin in name order (data_batch_1 to 5), test every
 // test_batch*.bin; each file may also carry .gz. The partial files of the
 // shared data (data_batch_1_first4000.bin.gz) match these patterns too.
+// Each file is read within data.DefaultLimits (see LoadLimits).
 func Load(dir string) (train, test *data.Dataset, err error) {
+	return LoadLimits(dir, data.Limits{})
+}
+
+// LoadLimits is Load within lim: each file as ReadLimits reads it, and
+// each split at most lim.MaxRecords records in all.
+func LoadLimits(dir string, lim data.Limits) (train, test *data.Dataset, err error) {
+	lim = lim.Resolve()
 	if sub := filepath.Join(dir, "cifar-10-batches-bin"); fileio.IsDir(sub) {
 		dir = sub
 	}
-	if train, err = loadCIFARGlob(dir, "data_batch_*"); err != nil {
+	if train, err = loadCIFARGlob(dir, "data_batch_*", lim); err != nil {
 		return nil, nil, err
 	}
-	if test, err = loadCIFARGlob(dir, "test_batch*"); err != nil {
+	if test, err = loadCIFARGlob(dir, "test_batch*", lim); err != nil {
 		return nil, nil, err
 	}
 	return train, test, nil
 }
 
-func loadCIFARGlob(dir, pattern string) (*data.Dataset, error) {
+func loadCIFARGlob(dir, pattern string, lim data.Limits) (*data.Dataset, error) {
 	var files []string
 	for _, ext := range []string{".bin", ".bin.gz"} {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern+ext)) // the patterns are well-formed
@@ -104,12 +129,14 @@ func loadCIFARGlob(dir, pattern string) (*data.Dataset, error) {
 	}
 	var pix []float32
 	var labels []int64
+	recs := readlimit.Budget{Name: "records", Limit: lim.MaxRecords}
 	for _, f := range files {
-		err := fileio.WithRaw(f, func(r io.Reader) error {
-			p, l, err := readCIFARRecords(r, f)
-			pix, labels = append(pix, p...), append(labels, l...)
-			return err
-		})
+		in, err := fileio.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("cifar10: %w", err)
+		}
+		pix, labels, err = readCIFARRecords(in, f, lim, &recs, pix, labels)
+		in.Close()
 		if err != nil {
 			return nil, err
 		}

@@ -50,8 +50,8 @@ func TestReadCIFAR10(t *testing.T) {
 		name, wantErr string
 		in            []byte
 	}{
-		{name: "truncated", in: raw[:len(raw)-1], wantErr: "truncated.bin: 9218 bytes is 2 whole 3073-byte records and 3072 bytes more"},
-		{name: "label", in: append([]byte{10}, raw[1:]...), wantErr: "label.bin: record 0 has label 10: want 0..9"},
+		{name: "truncated", in: raw[:len(raw)-1], wantErr: "truncated.bin: record 2 at byte 6146 holds 3072 of 3073 bytes: truncated"},
+		{name: "label", in: append([]byte{10}, raw[1:]...), wantErr: "label.bin: record 0 at byte 0 has label 10: want 0..9"},
 	}
 	for _, tc := range tests {
 		_, err := Read(bytes.NewReader(tc.in), tc.name+".bin")

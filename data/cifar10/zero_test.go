@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/cifar10"
 	"github.com/plumbml/plumb/internal/apicheck"
 )
@@ -16,8 +17,10 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Read": cifar10.Read,
-			"Load": cifar10.Load,
+			"Read":       cifar10.Read,
+			"Load":       cifar10.Load,
+			"ReadLimits": cifar10.ReadLimits,
+			"LoadLimits": cifar10.LoadLimits,
 		},
 	})
 }
@@ -25,8 +28,10 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 // Zero values and nils reach every reader as errors, never as panics.
 func TestZeroInputsAreErrors(t *testing.T) {
 	errs := map[string]func() error{
-		"Read": func() error { _, err := cifar10.Read(nil, ""); return err },
-		"Load": func() error { _, _, err := cifar10.Load(""); return err },
+		"Read":       func() error { _, err := cifar10.Read(nil, ""); return err },
+		"Load":       func() error { _, _, err := cifar10.Load(""); return err },
+		"ReadLimits": func() error { _, err := cifar10.ReadLimits(nil, "", data.Limits{}); return err },
+		"LoadLimits": func() error { _, _, err := cifar10.LoadLimits("", data.Limits{}); return err },
 	}
 	for name, fn := range errs {
 		require.NotPanics(t, func() { assert.Error(t, fn(), name) }, name)

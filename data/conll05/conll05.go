@@ -9,6 +9,7 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/internal/fileio"
+	"github.com/plumbml/plumb/internal/readlimit"
 )
 
 // Example is one predicate of one CoNLL-05 sentence: the sentence's
@@ -29,18 +30,34 @@ type Example struct {
 // argument O. The k-th predicate column belongs to the k-th non-"-" lemma.
 // A sentence without predicates gives no example. Files of different
 // lengths, ragged columns, a lemma count that differs from the columns and
-// any other token are errors naming the file and line.
+// any other token are errors naming the file and line, and so is an
+// argument still open at the sentence's end ("(A0*" never closed).
+//
+// The examples of one sentence share its Words slice (read-only), and
+// equal labels share one string, so memory is linear in the input: a
+// sentence of n words and k predicates holds n×k props tokens and gives
+// n×k labels. It reads within data.DefaultLimits (see ReadLimits).
 func Read(words, props io.Reader, wordsName, propsName string) ([]Example, error) {
-	wr, err := fileio.Plain(words, wordsName, fileio.MaxFileBytes)
+	return ReadLimits(words, props, wordsName, propsName, data.Limits{})
+}
+
+// ReadLimits is Read within lim: a gzip input may expand at most
+// lim.MaxRatio times and hold lim.MaxFileBytes bytes, a line
+// lim.MaxLineBytes, and the files give at most lim.MaxRecords examples
+// and lim.MaxRecords labels in all.
+func ReadLimits(words, props io.Reader, wordsName, propsName string, lim data.Limits) ([]Example, error) {
+	lim = lim.Resolve()
+	wr, err := fileio.Plain(words, wordsName, lim)
 	if err != nil {
 		return nil, fmt.Errorf("conll05: %w", err)
 	}
-	pr, err := fileio.Plain(props, propsName, fileio.MaxFileBytes)
+	pr, err := fileio.Plain(props, propsName, lim)
 	if err != nil {
 		return nil, fmt.Errorf("conll05: %w", err)
 	}
-	ws, ps := lineScanner(wr), lineScanner(pr)
+	ws, ps := lineScanner(wr, lim), lineScanner(pr, lim)
 	var out []Example
+	sr := &srl{labels: map[string]string{}, budget: readlimit.Budget{Name: "labels", Limit: lim.MaxRecords}}
 	var sent []string
 	var rows [][]string
 	start := 1 // line of the sentence's first token
@@ -58,13 +75,19 @@ func Read(words, props io.Reader, wordsName, propsName string) ([]Example, error
 			}
 			break
 		}
+		if err := cmpErr(ws.Err(), wordsName, line); err != nil { // a budget stopped the file mid-line
+			return nil, err
+		}
+		if err := cmpErr(ps.Err(), propsName, line); err != nil {
+			return nil, err
+		}
 		word := strings.TrimSpace(ws.Text())
 		cols := strings.Fields(ps.Text())
 		if len(cols) == 0 {
 			if word != "" {
 				return nil, fmt.Errorf("conll05: %s line %d has word %q but %s line %d is empty", wordsName, line, word, propsName, line)
 			}
-			exs, err := srlSentence(sent, rows, propsName, start)
+			exs, err := sr.sentence(sent, rows, propsName, start)
 			if err != nil {
 				return nil, err
 			}
@@ -80,16 +103,16 @@ func Read(words, props io.Reader, wordsName, propsName string) ([]Example, error
 		}
 		sent, rows = append(sent, word), append(rows, cols)
 	}
-	exs, err := srlSentence(sent, rows, propsName, start) // a last sentence without a closing empty line
+	exs, err := sr.sentence(sent, rows, propsName, start) // a last sentence without a closing empty line
 	if err != nil {
 		return nil, err
 	}
 	return append(out, exs...), nil
 }
 
-func lineScanner(r io.Reader) *bufio.Scanner {
+func lineScanner(r io.Reader, lim data.Limits) *bufio.Scanner {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), fileio.MaxLineBytes)
+	sc.Buffer(make([]byte, 0, 4096), lim.MaxLineBytes)
 	return sc
 }
 
@@ -100,8 +123,25 @@ func cmpErr(err error, name string, line int) error {
 	return nil
 }
 
-// srlSentence turns one sentence's props rows into one example per predicate.
-func srlSentence(words []string, rows [][]string, propsName string, start int) ([]Example, error) {
+// srl turns sentences into examples, interning labels and drawing each
+// label on budget.
+type srl struct {
+	labels map[string]string
+	budget readlimit.Budget
+}
+
+// label returns prefix+tag, one string per distinct label.
+func (s *srl) label(prefix, tag string) string {
+	l := prefix + tag
+	if v, ok := s.labels[l]; ok {
+		return v
+	}
+	s.labels[l] = l
+	return l
+}
+
+// sentence turns one sentence's props rows into one example per predicate.
+func (s *srl) sentence(words []string, rows [][]string, propsName string, start int) ([]Example, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -114,10 +154,14 @@ func srlSentence(words []string, rows [][]string, propsName string, start int) (
 	if len(verbs) != len(rows[0])-1 {
 		return nil, fmt.Errorf("conll05: %s sentence at line %d names %d predicates but has %d argument columns", propsName, start, len(verbs), len(rows[0])-1)
 	}
+	if err := s.budget.Take(int64(len(verbs))*int64(len(rows)), fmt.Sprintf("%s sentence at line %d", propsName, start)); err != nil {
+		return nil, fmt.Errorf("conll05: %w", err)
+	}
+	words = words[:len(words):len(words)] // shared: an append copies
 	out := make([]Example, len(verbs))
 	for k, verb := range verbs {
 		labels := make([]string, len(rows))
-		tag, open := "", false
+		tag, open, opened := "", false, 0
 		for i, r := range rows {
 			l := r[k+1]
 			switch {
@@ -127,18 +171,24 @@ func srlSentence(words []string, rows [][]string, propsName string, start int) (
 				if !open {
 					return nil, fmt.Errorf("conll05: %s line %d column %d: %q closes no argument", propsName, start+i, k+2, l)
 				}
-				labels[i], open = "I-"+tag, l == "*"
+				labels[i], open = s.label("I-", tag), l == "*"
 			case strings.HasPrefix(l, "(") && strings.Count(l, "*") == 1 && (strings.HasSuffix(l, "*") || strings.HasSuffix(l, "*)")):
+				if open {
+					return nil, fmt.Errorf("conll05: %s line %d column %d: argument (%s* of line %d is never closed: %q opens another (arguments do not nest)", propsName, start+opened, k+2, tag, start+i, l)
+				}
 				tag = l[1:strings.IndexByte(l, '*')]
 				if tag == "" || strings.ContainsAny(tag, "()") {
 					return nil, fmt.Errorf("conll05: %s line %d column %d: bad argument %q", propsName, start+i, k+2, l)
 				}
-				labels[i], open = "B-"+tag, strings.HasSuffix(l, "*")
+				labels[i], open, opened = s.label("B-", tag), strings.HasSuffix(l, "*"), i
 			default:
 				return nil, fmt.Errorf("conll05: %s line %d column %d: unexpected label %q: want *, *), (TAG* or (TAG*)", propsName, start+i, k+2, l)
 			}
 		}
-		out[k] = Example{Words: append([]string(nil), words...), Predicate: verb, Labels: labels}
+		if open {
+			return nil, fmt.Errorf("conll05: %s line %d column %d: argument (%s* is never closed: want *) before the sentence ends at line %d", propsName, start+opened, k+2, tag, start+len(rows)-1)
+		}
+		out[k] = Example{Words: words, Predicate: verb, Labels: labels}
 	}
 	return out, nil
 }
@@ -146,8 +196,14 @@ func srlSentence(words []string, rows [][]string, propsName string, start int) (
 // Load reads one CoNLL-2005 test set, set = "test.wsj" (the one
 // Paddle trains on) or "test.brown", from dir, dir/conll05st-release or
 // dir/conll05/conll05st-release: <set>/words/<set>.words.gz and
-// <set>/props/<set>.props.gz (or without .gz).
+// <set>/props/<set>.props.gz (or without .gz). It reads within
+// data.DefaultLimits (see LoadLimits).
 func Load(dir, set string) ([]Example, error) {
+	return LoadLimits(dir, set, data.Limits{})
+}
+
+// LoadLimits is Load within lim (see ReadLimits).
+func LoadLimits(dir, set string, lim data.Limits) ([]Example, error) {
 	var paths [2]string
 	for i, kind := range []string{"words", "props"} {
 		base := set + "/" + kind + "/" + set + "." + kind
@@ -165,7 +221,7 @@ func Load(dir, set string) ([]Example, error) {
 	err := fileio.WithRaw(paths[0], func(w io.Reader) error {
 		return fileio.WithRaw(paths[1], func(p io.Reader) error {
 			var err error
-			out, err = Read(w, p, paths[0], paths[1])
+			out, err = ReadLimits(w, p, paths[0], paths[1], lim)
 			return err
 		})
 	})
@@ -177,14 +233,15 @@ func Load(dir, set string) ([]Example, error) {
 // gets B-T = 2k and I-T = 2k+1, and "O" comes last. Paddle numbers the
 // tags in the order of a Python set, which varies between runs; we take
 // them in order of first appearance in the file, so the ids are fixed.
+// It reads within data.DefaultLimits.
 func LabelVocab(r io.Reader, name string) (*data.Vocab, error) {
-	r, err := fileio.Plain(r, name, fileio.MaxFileBytes)
+	r, err := fileio.Plain(r, name, data.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("conll05: %w", err)
 	}
 	var words []string
 	seen := map[string]bool{}
-	err = fileio.EachLine(r, name, func(_ int, line string) error {
+	err = fileio.EachLine(r, name, data.Limits{}, func(_ int, line string) error {
 		line = strings.TrimSpace(line)
 		if t, ok := strings.CutPrefix(line, "B-"); ok || strings.HasPrefix(line, "I-") {
 			if !ok {
@@ -206,7 +263,8 @@ func LabelVocab(r io.Reader, name string) (*data.Vocab, error) {
 // LoadDicts reads Paddle's dictionaries from dir, dir/paddle_dicts or
 // dir/conll05/paddle_dicts: verbDict.txt (predicates, id = line) and
 // targetDict.txt (tags, see LabelVocab); and wordDict.txt (words, id =
-// line, with <unk>) when present, else words is nil.
+// line, with <unk>) when present, else words is nil. Each file must be
+// a regular file, read within data.DefaultLimits (data.LoadVocab).
 func LoadDicts(dir string) (words, verbs, labels *data.Vocab, err error) {
 	for _, sub := range []string{"paddle_dicts", "conll05/paddle_dicts"} {
 		if p := filepath.Join(dir, sub); fileio.IsDir(p) {

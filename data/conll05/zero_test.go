@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/conll05"
 	"github.com/plumbml/plumb/internal/apicheck"
 )
@@ -18,6 +19,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"Read":       conll05.Read,
 			"Load":       conll05.Load,
+			"ReadLimits": conll05.ReadLimits,
+			"LoadLimits": conll05.LoadLimits,
 			"LabelVocab": conll05.LabelVocab,
 			"LoadDicts":  conll05.LoadDicts,
 			"Dataset":    conll05.Dataset,
@@ -33,6 +36,8 @@ func TestZeroInputsAreErrors(t *testing.T) {
 	errs := map[string]func() error{
 		"Read":       func() error { _, err := conll05.Read(nil, nil, "", ""); return err },
 		"Load":       func() error { _, err := conll05.Load("", ""); return err },
+		"ReadLimits": func() error { _, err := conll05.ReadLimits(nil, nil, "", "", data.Limits{}); return err },
+		"LoadLimits": func() error { _, err := conll05.LoadLimits("", "", data.Limits{}); return err },
 		"LabelVocab": func() error { _, err := conll05.LabelVocab(nil, ""); return err },
 		"LoadDicts":  func() error { _, _, _, err := conll05.LoadDicts(""); return err },
 		"Dataset":    func() error { _, err := conll05.Dataset(nil, nil, nil, nil); return err },

@@ -14,15 +14,8 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/internal/fileio"
+	"github.com/plumbml/plumb/internal/readlimit"
 	"github.com/plumbml/plumb/tensor"
-)
-
-// Bounds for image folders: a small file may declare a huge image, so the
-// header is checked before decoding.
-const (
-	maxImageSide = 4096
-	// maxImageFloats bounds the float32 pixels of one image folder (4 GiB).
-	maxImageFloats = 1 << 30
 )
 
 // Load reads a labelled image folder: every <root>/<class>/<file>
@@ -35,8 +28,23 @@ const (
 //
 // Fields: "image", float32 [N, 3, H, W] with RGB values scaled to [0, 1]
 // (grey images repeated over the channels), and "label", int64 [N]. Every
-// image must have the first one's size, at most 4096 on a side.
+// image must have the first one's size. A member whose name leaves the
+// archive ("../x.png") is an error. It reads within data.DefaultLimits
+// (see LoadLimits): at most 4096×4096 pixels an image.
 func Load(src, root string) (ds *data.Dataset, classes []string, err error) {
+	return LoadLimits(src, root, data.Limits{})
+}
+
+// LoadLimits is Load within lim. Each image's header is read first, and
+// before it is decoded the image is refused when it has more than
+// lim.MaxImagePixels pixels, when its RGB pixels (3 bytes each) pass
+// lim.MaxRatio times its file's size (after readlimit.RatioSlack: a
+// small PNG that declares a huge plain image), or when the float32
+// pixels of all images so far would pass lim.MaxTotalBytes. Files and
+// archive members go through fileio's budgets (lim.MaxFileBytes a
+// member, lim.MaxRecords members, lim.MaxRatio for a compressed archive).
+func LoadLimits(src, root string, lim data.Limits) (ds *data.Dataset, classes []string, err error) {
+	lim = lim.Resolve()
 	root = strings.Trim(root, "/")
 	prefix := root + "/"
 	if root == "" {
@@ -53,15 +61,14 @@ func Load(src, root string) (ds *data.Dataset, classes []string, err error) {
 		ext := strings.ToLower(path.Ext(name))
 		return ok && strings.Count(rest, "/") == 1 && (ext == ".jpg" || ext == ".jpeg" || ext == ".png")
 	}
-	err = fileio.WalkTree(src, keep, func(name string, r io.Reader) error {
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return fmt.Errorf("imagefolder: %w", err)
+	err = fileio.WalkTree(src, lim, keep, func(name string, size int64, r io.Reader) error {
+		total := func(ih, iw int) error {
+			if n := int64(len(imgs)+1) * 3 * int64(ih) * int64(iw) * 4; n > lim.MaxTotalBytes {
+				return fmt.Errorf("%d images of %dx%d hold %d bytes of float32 pixels, more than %d: %w", len(imgs)+1, iw, ih, n, lim.MaxTotalBytes, readlimit.ErrTooBig)
+			}
+			return nil
 		}
-		if h >= 0 && (len(imgs)+1)*3*h*w > maxImageFloats {
-			return fmt.Errorf("imagefolder: %s: more than %d pixel values", src, maxImageFloats)
-		}
-		pix, ih, iw, err := decodeImage(b, h, w)
+		pix, ih, iw, err := decodeImageFrom(r, size, lim, h, w, total)
 		if err != nil {
 			return fmt.Errorf("imagefolder: %s: %s: %w", src, name, err)
 		}
@@ -96,20 +103,37 @@ func Load(src, root string) (ds *data.Dataset, classes []string, err error) {
 }
 
 // decodeImage decodes one JPEG or PNG into channel-first RGB floats
-// [3*H*W] in [0, 1]. With wantH >= 0 the image must be wantH x wantW.
+// [3*H*W] in [0, 1] within the default limits. With wantH >= 0 the image
+// must be wantH x wantW.
 func decodeImage(b []byte, wantH, wantW int) (pix []float32, h, w int, err error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	return decodeImageFrom(bytes.NewReader(b), int64(len(b)), data.DefaultLimits(), wantH, wantW, nil)
+}
+
+// decodeImageFrom is decodeImage of a file of size bytes read from r: it
+// reads the header, checks it against lim (pixels, expansion over size)
+// and check (when not nil), and only then decodes.
+func decodeImageFrom(r io.Reader, size int64, lim data.Limits, wantH, wantW int, check func(h, w int) error) (pix []float32, h, w int, err error) {
+	var head bytes.Buffer
+	cfg, format, err := image.DecodeConfig(io.TeeReader(r, &head))
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("not a JPEG or PNG image: %w", err)
 	}
 	h, w = cfg.Height, cfg.Width
-	if h < 1 || w < 1 || h > maxImageSide || w > maxImageSide {
-		return nil, 0, 0, fmt.Errorf("%s of %dx%d: want sides 1..%d", format, w, h, maxImageSide)
+	if h < 1 || w < 1 || int64(h)*int64(w) > lim.MaxImagePixels {
+		return nil, 0, 0, fmt.Errorf("%s of %dx%d: want 1 to %d pixels: %w", format, w, h, lim.MaxImagePixels, readlimit.ErrTooBig)
+	}
+	if err := readlimit.CheckRatio(fmt.Sprintf("%s of %dx%d", format, w, h), 3*int64(h)*int64(w), size, lim.MaxRatio); err != nil {
+		return nil, 0, 0, err
 	}
 	if wantH >= 0 && (h != wantH || w != wantW) {
 		return nil, 0, 0, fmt.Errorf("%s of %dx%d, but the first image is %dx%d: all must have one size", format, w, h, wantW, wantH)
 	}
-	im, _, err := image.Decode(bytes.NewReader(b))
+	if check != nil {
+		if err := check(h, w); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	im, _, err := image.Decode(io.MultiReader(&head, r))
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("decoding %s: %w", format, err)
 	}

@@ -88,13 +88,14 @@ func TestLoadImageFolder(t *testing.T) {
 }
 
 func TestDecodeImageRejectsHugeHeader(t *testing.T) {
-	// A PNG header declaring 100000 x 1 pixels, with no data: refused before decoding.
+	// A PNG header declaring 100000 x 1000 pixels, with no data: refused before decoding.
 	b := pngBytes(t, 1, 1, 0)
 	b[16], b[17], b[18], b[19] = 0, 1, 0x86, 0xa0 // width 100000 in the IHDR chunk
+	b[20], b[21], b[22], b[23] = 0, 0, 0x03, 0xe8 // height 1000
 	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
 	_, _, _, err := decodeImage(b, -1, -1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "want sides 1..4096")
+	assert.Contains(t, err.Error(), "png of 100000x1000: want 1 to 16777216 pixels")
 }
 
 // The JPEG CIFAR-10 tree, read straight from its .tar.gz: 5,000 training

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/imagefolder"
 	"github.com/plumbml/plumb/internal/apicheck"
 )
@@ -16,7 +17,8 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load": imagefolder.Load,
+			"Load":       imagefolder.Load,
+			"LoadLimits": imagefolder.LoadLimits,
 		},
 	})
 }
@@ -24,7 +26,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 // Zero values and nils reach every reader as errors, never as panics.
 func TestZeroInputsAreErrors(t *testing.T) {
 	errs := map[string]func() error{
-		"Load": func() error { _, _, err := imagefolder.Load("", ""); return err },
+		"Load":       func() error { _, _, err := imagefolder.Load("", ""); return err },
+		"LoadLimits": func() error { _, _, err := imagefolder.LoadLimits("", "", data.Limits{}); return err },
 	}
 	for name, fn := range errs {
 		require.NotPanics(t, func() { assert.Error(t, fn(), name) }, name)

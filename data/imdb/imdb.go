@@ -37,8 +37,19 @@ type Review struct {
 // read; unsup/, the urls and the .feat files are skipped. Each review is
 // tokenized as Paddle's imdb reader does (Tokenize). Each split holds the
 // positive reviews and then the negative ones, each group by file name
-// (the archive's order, which Paddle reads).
+// (the archive's order, which Paddle reads). It reads within
+// data.DefaultLimits (see LoadLimits).
 func Load(src string) (train, test []Review, err error) {
+	return LoadLimits(src, data.Limits{})
+}
+
+// LoadLimits is Load within lim: the archive may expand at most
+// lim.MaxRatio times (a compressed tar as a whole, a zip member by
+// member), a review hold lim.MaxFileBytes bytes, all reviews
+// lim.MaxTotalBytes, and there may be at most lim.MaxRecords reviews;
+// each is checked from the member's header where it can be, before the
+// member is read.
+func LoadLimits(src string, lim data.Limits) (train, test []Review, err error) {
 	if fileio.IsDir(src) {
 		if p, err := fileio.FindPath(src, "aclImdb", "aclImdb_v1.tar.gz", "aclImdb_train_test.tar.gz",
 			"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_train_test.tar.gz"); err == nil {
@@ -50,7 +61,7 @@ func Load(src string) (train, test []Review, err error) {
 		r    Review
 	}
 	var splits [2][]named
-	err = fileio.WalkTree(src, func(name string) bool { _, _, _, ok := imdbPath(name); return ok }, func(name string, r io.Reader) error {
+	err = fileio.WalkTree(src, lim, func(name string) bool { _, _, _, ok := imdbPath(name); return ok }, func(name string, _ int64, r io.Reader) error {
 		split, label, file, _ := imdbPath(name)
 		id, rating, err := imdbFileName(file)
 		if err != nil {

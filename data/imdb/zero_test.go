@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/imdb"
 	"github.com/plumbml/plumb/internal/apicheck"
 )
@@ -16,10 +17,11 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load":     imdb.Load,
-			"Vocab":    imdb.Vocab,
-			"Dataset":  imdb.Dataset,
-			"Tokenize": imdb.Tokenize,
+			"Load":       imdb.Load,
+			"LoadLimits": imdb.LoadLimits,
+			"Vocab":      imdb.Vocab,
+			"Dataset":    imdb.Dataset,
+			"Tokenize":   imdb.Tokenize,
 		},
 		Types: []any{
 			(*imdb.Review)(nil),
@@ -30,8 +32,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 // Zero values and nils reach every reader as errors, never as panics.
 func TestZeroInputsAreErrors(t *testing.T) {
 	errs := map[string]func() error{
-		"Load":    func() error { _, _, err := imdb.Load(""); return err },
-		"Dataset": func() error { _, err := imdb.Dataset(nil, nil); return err },
+		"Load":       func() error { _, _, err := imdb.Load(""); return err },
+		"LoadLimits": func() error { _, _, err := imdb.LoadLimits("", data.Limits{}); return err },
+		"Dataset":    func() error { _, err := imdb.Dataset(nil, nil); return err },
 	}
 	for name, fn := range errs {
 		require.NotPanics(t, func() { assert.Error(t, fn(), name) }, name)

@@ -29,14 +29,11 @@ const idxUbyte = 0x08
 // common use. ReadIDXMax takes another bound.
 const MaxIDXBytes = 1 << 30
 
-// Gzip input may expand at most maxGzipRatio times its compressed size,
-// plus gzipSlack bytes. Real IDX files expand 2 to 6 times (MNIST's
+// Gzip input may expand at most readlimit.Default().MaxRatio (100) times
+// its compressed size, after readlimit.RatioSlack bytes, as every corpus
+// reader's gzip input may. Real IDX files expand 2 to 6 times (MNIST's
 // images 4.9, its labels 2.1); deflate reaches about 1000 times on long
 // runs of one byte, which is what a decompression bomb is made of.
-const (
-	maxGzipRatio = 100
-	gzipSlack    = 1 << 20
-)
 
 // ReadIDX decodes an IDX file of unsigned bytes, raw or gzip-compressed
 // (told apart by the gzip magic bytes), of at most MaxIDXBytes of data.
@@ -73,13 +70,13 @@ func readIDXChecked(r io.Reader, check func(dims []int, n uint64) error) (*IDX, 
 	}
 	br := bufio.NewReader(r)
 	if head, err := br.Peek(2); err == nil && bytes.Equal(head, fileio.GzipMagic) {
-		in := &countingReader{r: br}
+		in := &readlimit.Counter{R: br}
 		zr, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, fmt.Errorf("idx: gzip: %w", err)
 		}
 		defer zr.Close()
-		return readIDX(&ratioReader{r: zr, in: in}, check)
+		return readIDX(readlimit.Ratio(zr, func() int64 { return in.N }, "idx: gzip", readlimit.Default().MaxRatio), check)
 	}
 	return readIDX(br, check)
 }
@@ -128,45 +125,6 @@ func readIDX(r io.Reader, check func(dims []int, n uint64) error) (*IDX, error) 
 		return nil, fmt.Errorf("idx: after %d bytes of data: %w", n, err)
 	}
 	return &IDX{Dims: dims, Data: data}, nil
-}
-
-// countingReader counts the compressed bytes the gzip reader consumes. It
-// is an io.ByteReader so that flate reads through it without buffering.
-type countingReader struct {
-	r *bufio.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n += int64(k)
-	return k, err
-}
-
-func (c *countingReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.n++
-	}
-	return b, err
-}
-
-// ratioReader stops a gzip stream that expands more than maxGzipRatio
-// times its compressed bytes (plus gzipSlack).
-type ratioReader struct {
-	r   io.Reader
-	in  *countingReader
-	out int64
-}
-
-func (z *ratioReader) Read(p []byte) (int, error) {
-	k, err := z.r.Read(p)
-	z.out += int64(k)
-	if z.out > gzipSlack && z.out > maxGzipRatio*z.in.n {
-		return k, fmt.Errorf("gzip stream expands %d bytes into more than %d: over %dx, a decompression bomb (decompress it yourself to read it)",
-			z.in.n, z.out, maxGzipRatio)
-	}
-	return k, err
 }
 
 // truncated names an early end of input for what it is.

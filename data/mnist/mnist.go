@@ -148,6 +148,11 @@ func readIDXFile(fsys fs.FS, base string, check func(dims []int, n uint64) error
 	if err != nil {
 		return nil, err
 	}
+	// A named pipe or device would block or never end: refuse it before
+	// opening.
+	if st, err := fs.Stat(fsys, name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("mnist: %s is not a regular file (mode %v): want a regular file", name, st.Mode())
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("mnist: %w", err)

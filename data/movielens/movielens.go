@@ -76,13 +76,23 @@ var (
 // movielens/), or the archive itself. It reads u.data (user, item, rating,
 // time, tab-separated), u.user (id|age|gender|occupation|zip), u.item
 // (id|title|dates|url|19 genre flags, Latin-1), u.genre and u.occupation.
-// Every rating must name a known user and movie.
+// Every rating must name a known user and movie. It reads within
+// data.DefaultLimits (see Load100KLimits).
 func Load100K(src string) (*Set, error) {
-	files, err := collectFiles(src, "ml-100k", ml100KFiles)
+	return Load100KLimits(src, data.Limits{})
+}
+
+// Load100KLimits is Load100K within lim: an archive may expand at most
+// lim.MaxRatio times, a file hold lim.MaxFileBytes bytes (checked from
+// an archive member's header before it is read), all files
+// lim.MaxTotalBytes, a line lim.MaxLineBytes, and a file at most
+// lim.MaxRecords lines.
+func Load100KLimits(src string, lim data.Limits) (*Set, error) {
+	files, err := collectFiles(src, "ml-100k", ml100KFiles, lim)
 	if err != nil {
 		return nil, fmt.Errorf("movielens: %w", err)
 	}
-	return parseMovieLens100K(files, src)
+	return parseMovieLens100K(files, src, lim)
 }
 
 // Load1M reads MovieLens 1M from src (the ml-1m folder, a folder
@@ -90,24 +100,32 @@ func Load100K(src string) (*Set, error) {
 // (UserID::MovieID::Rating::Timestamp), users.dat
 // (UserID::Gender::Age::Occupation::Zip) and movies.dat
 // (MovieID::Title::Genre|Genre..., Latin-1), as Paddle's movielens reader.
+// Each record must have exactly its fields (Paddle's unpacking fails on
+// more): a line with an extra "::" is an error naming the file and line.
+// It reads within data.DefaultLimits (see Load1MLimits).
 func Load1M(src string) (*Set, error) {
-	files, err := collectFiles(src, "ml-1m", ml1MFiles)
+	return Load1MLimits(src, data.Limits{})
+}
+
+// Load1MLimits is Load1M within lim (see Load100KLimits).
+func Load1MLimits(src string, lim data.Limits) (*Set, error) {
+	files, err := collectFiles(src, "ml-1m", ml1MFiles, lim)
 	if err != nil {
 		return nil, fmt.Errorf("movielens: %w", err)
 	}
-	return parseMovieLens1M(files, src)
+	return parseMovieLens1M(files, src, lim)
 }
 
 // collectFiles reads the files with the given base names from src (see
 // Load100K for where it looks).
-func collectFiles(src, set string, bases []string) (map[string][]byte, error) {
+func collectFiles(src, set string, bases []string, lim data.Limits) (map[string][]byte, error) {
 	if fileio.IsDir(src) {
 		if p, err := fileio.FindPath(src, set, set+".tar.gz", set+".zip", "movielens/"+set, "movielens/"+set+".tar.gz", "movielens/"+set+".zip"); err == nil {
 			src = p
 		}
 	}
 	files := map[string][]byte{}
-	err := fileio.WalkTree(src, func(name string) bool { return slices.Contains(bases, path.Base(name)) }, func(name string, r io.Reader) error {
+	err := fileio.WalkTree(src, lim, func(name string) bool { return slices.Contains(bases, path.Base(name)) }, func(name string, _ int64, r io.Reader) error {
 		b, err := io.ReadAll(r)
 		files[path.Base(name)] = b
 		return err
@@ -133,15 +151,16 @@ func latin1(b []byte) string {
 }
 
 // eachRecord splits every non-empty line of file into fields at sep,
-// requiring at least want fields, and calls fn with them.
-func eachRecord(files map[string][]byte, file, src, sep string, want int, fn func(line int, f []string) error) error {
+// requiring at least want fields (exactly want when exact), and calls fn
+// with them.
+func eachRecord(files map[string][]byte, file, src, sep string, want int, exact bool, lim data.Limits, fn func(line int, f []string) error) error {
 	name := src + ":" + file
-	return fileio.EachLine(bytes.NewReader(files[file]), name, func(n int, line string) error {
+	return fileio.EachLine(bytes.NewReader(files[file]), name, lim, func(n int, line string) error {
 		if strings.TrimSpace(line) == "" {
 			return nil
 		}
 		f := strings.Split(latin1([]byte(line)), sep)
-		if len(f) < want {
+		if len(f) < want || exact && len(f) > want {
 			return fmt.Errorf("movielens: %s line %d has %d %q-separated fields, want %d", name, n, len(f), sep, want)
 		}
 		if err := fn(n, f); err != nil {
@@ -162,11 +181,11 @@ func atoi(what, s string, lo, hi int) (int, error) {
 
 const maxID = 1 << 30
 
-func parseMovieLens100K(files map[string][]byte, src string) (*Set, error) {
+func parseMovieLens100K(files map[string][]byte, src string, lim data.Limits) (*Set, error) {
 	ml := &Set{Users: map[int]User{}, Movies: map[int]Movie{}}
 	names := func(file string) ([]string, error) {
 		var out []string
-		err := eachRecord(files, file, src, "|", 1, func(_ int, f []string) error {
+		err := eachRecord(files, file, src, "|", 1, false, lim, func(_ int, f []string) error {
 			out = append(out, f[0])
 			return nil
 		})
@@ -179,7 +198,7 @@ func parseMovieLens100K(files map[string][]byte, src string) (*Set, error) {
 	if ml.Jobs, err = names("u.occupation"); err != nil {
 		return nil, err
 	}
-	err = eachRecord(files, "u.user", src, "|", 5, func(_ int, f []string) error {
+	err = eachRecord(files, "u.user", src, "|", 5, false, lim, func(_ int, f []string) error {
 		id, err := atoi("user id", f[0], 1, maxID)
 		if err != nil {
 			return err
@@ -201,7 +220,7 @@ func parseMovieLens100K(files map[string][]byte, src string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = eachRecord(files, "u.item", src, "|", 6, func(_ int, f []string) error {
+	err = eachRecord(files, "u.item", src, "|", 6, false, lim, func(_ int, f []string) error {
 		id, err := atoi("movie id", f[0], 1, maxID)
 		if err != nil {
 			return err
@@ -225,15 +244,15 @@ func parseMovieLens100K(files map[string][]byte, src string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = eachRecord(files, "u.data", src, "\t", 4, func(_ int, f []string) error {
+	err = eachRecord(files, "u.data", src, "\t", 4, false, lim, func(_ int, f []string) error {
 		return ml.addRating(f)
 	})
 	return ml, err
 }
 
-func parseMovieLens1M(files map[string][]byte, src string) (*Set, error) {
+func parseMovieLens1M(files map[string][]byte, src string, lim data.Limits) (*Set, error) {
 	ml := &Set{Users: map[int]User{}, Movies: map[int]Movie{}}
-	err := eachRecord(files, "users.dat", src, "::", 5, func(_ int, f []string) error {
+	err := eachRecord(files, "users.dat", src, "::", 5, true, lim, func(_ int, f []string) error {
 		id, err := atoi("user id", f[0], 1, maxID)
 		if err != nil {
 			return err
@@ -260,7 +279,7 @@ func parseMovieLens1M(files map[string][]byte, src string) (*Set, error) {
 		return nil, err
 	}
 	movieGenres := map[int][]string{}
-	err = eachRecord(files, "movies.dat", src, "::", 3, func(_ int, f []string) error {
+	err = eachRecord(files, "movies.dat", src, "::", 3, true, lim, func(_ int, f []string) error {
 		id, err := atoi("movie id", f[0], 1, maxID)
 		if err != nil {
 			return err
@@ -286,7 +305,7 @@ func parseMovieLens1M(files map[string][]byte, src string) (*Set, error) {
 		slices.Sort(m.Genres)
 		ml.Movies[id] = m
 	}
-	err = eachRecord(files, "ratings.dat", src, "::", 4, func(_ int, f []string) error {
+	err = eachRecord(files, "ratings.dat", src, "::", 4, true, lim, func(_ int, f []string) error {
 		return ml.addRating(f)
 	})
 	return ml, err

@@ -136,8 +136,8 @@ func TestRealMovieLens1M(t *testing.T) {
 func FuzzMovieLens100K(f *testing.F) {
 	files := tiny100K()
 	f.Add(files["ml-100k/u.data"], files["ml-100k/u.user"], files["ml-100k/u.item"])
-	f.Fuzz(func(t *testing.T, data, user, item []byte) {
-		ml, err := parseMovieLens100K(map[string][]byte{"u.data": data, "u.user": user, "u.item": item}, "fuzz")
+	f.Fuzz(func(t *testing.T, ratings, user, item []byte) {
+		ml, err := parseMovieLens100K(map[string][]byte{"u.data": ratings, "u.user": user, "u.item": item}, "fuzz", data.Limits{})
 		if err != nil {
 			return
 		}
@@ -152,7 +152,7 @@ func FuzzMovieLens100K(f *testing.F) {
 func FuzzMovieLens1M(f *testing.F) {
 	f.Add([]byte("1::1::5::978300760\n"), []byte("1::F::1::10::48067\n"), []byte("1::Toy Story (1995)::Animation|Comedy\n"))
 	f.Fuzz(func(t *testing.T, ratings, users, movies []byte) {
-		ml, err := parseMovieLens1M(map[string][]byte{"ratings.dat": ratings, "users.dat": users, "movies.dat": movies}, "fuzz")
+		ml, err := parseMovieLens1M(map[string][]byte{"ratings.dat": ratings, "users.dat": users, "movies.dat": movies}, "fuzz", data.Limits{})
 		if err != nil {
 			return
 		}
@@ -167,4 +167,26 @@ func FuzzMovieLens1M(f *testing.F) {
 			require.Equal(t, strings.TrimSpace(m.Title), m.Title)
 		}
 	})
+}
+
+// A MovieLens-1M line with an extra "::" is an error naming the file and
+// line; it was accepted.
+func TestLoad1MRefusesExtraFields(t *testing.T) {
+	for file, line := range map[string]string{
+		"ratings.dat": "1::1::5::978300760::9",
+		"users.dat":   "1::F::1::10::48067::x",
+		"movies.dat":  "1::Toy Story (1995)::Animation::Comedy",
+	} {
+		files := map[string][]byte{
+			"ratings.dat": []byte("1::1::5::978300760\n"),
+			"users.dat":   []byte("1::F::1::10::48067\n"),
+			"movies.dat":  []byte("1::Toy Story (1995)::Animation|Comedy\n"),
+		}
+		_, err := parseMovieLens1M(files, "ml-1m", data.Limits{})
+		require.NoError(t, err)
+		files[file] = []byte(line + "\n")
+		_, err = parseMovieLens1M(files, "ml-1m", data.Limits{})
+		assert.ErrorContains(t, err, "movielens: ml-1m:"+file+" line 1 has ", file)
+		assert.ErrorContains(t, err, "-separated fields, want ", file)
+	}
 }

@@ -18,8 +18,18 @@ type Pair struct {
 // line, line i of src translating line i of trg (Multi30k's train.en and
 // train.de, WMT's .en/.fr), and splits each line with tokenize
 // (strings.Fields when nil). Different line counts are an error naming
-// both inputs and their counts.
+// both inputs and their counts. Binary data (a NUL byte) is an error
+// naming the line. It reads within data.DefaultLimits (see ReadLimits).
 func Read(src, trg io.Reader, srcName, trgName string, tokenize func(string) []string) ([]Pair, error) {
+	return ReadLimits(src, trg, srcName, trgName, tokenize, data.Limits{})
+}
+
+// ReadLimits is Read within lim, side by side: a gzip side may expand at
+// most lim.MaxRatio times and hold lim.MaxFileBytes bytes, a line
+// lim.MaxLineBytes, and a side at most lim.MaxRecords lines and
+// lim.MaxRecords tokens.
+func ReadLimits(src, trg io.Reader, srcName, trgName string, tokenize func(string) []string, lim data.Limits) ([]Pair, error) {
+	lim = lim.Resolve()
 	if tokenize == nil {
 		tokenize = strings.Fields
 	}
@@ -28,12 +38,17 @@ func Read(src, trg io.Reader, srcName, trgName string, tokenize func(string) []s
 		r    io.Reader
 		name string
 	}{{src, srcName}, {trg, trgName}} {
-		r, err := fileio.Plain(in.r, in.name, fileio.MaxFileBytes)
+		r, err := fileio.Plain(in.r, in.name, lim)
 		if err != nil {
 			return nil, fmt.Errorf("parallel: %w", err)
 		}
-		err = fileio.EachLine(r, in.name, func(_ int, line string) error {
-			sides[i] = append(sides[i], tokenize(line))
+		tokens := int64(0)
+		err = fileio.EachLine(r, in.name, lim, func(n int, line string) error {
+			toks := tokenize(line)
+			if tokens += int64(len(toks)); tokens > lim.MaxRecords {
+				return fmt.Errorf("%s: line %d: more than %d tokens: %w", in.name, n, lim.MaxRecords, fileio.ErrTooBig)
+			}
+			sides[i] = append(sides[i], toks)
 			return nil
 		})
 		if err != nil {
@@ -50,13 +65,19 @@ func Read(src, trg io.Reader, srcName, trgName string, tokenize func(string) []s
 	return out, nil
 }
 
-// Load reads the files at srcPath and trgPath (see Read).
+// Load reads the files at srcPath and trgPath, which must be regular
+// files (see Read), within data.DefaultLimits.
 func Load(srcPath, trgPath string, tokenize func(string) []string) ([]Pair, error) {
+	return LoadLimits(srcPath, trgPath, tokenize, data.Limits{})
+}
+
+// LoadLimits is Load within lim (see ReadLimits).
+func LoadLimits(srcPath, trgPath string, tokenize func(string) []string, lim data.Limits) ([]Pair, error) {
 	var out []Pair
 	err := fileio.WithRaw(srcPath, func(s io.Reader) error {
 		return fileio.WithRaw(trgPath, func(t io.Reader) error {
 			var err error
-			out, err = Read(s, t, srcPath, trgPath, tokenize)
+			out, err = ReadLimits(s, t, srcPath, trgPath, tokenize, lim)
 			return err
 		})
 	})
@@ -83,9 +104,13 @@ func Vocab(pairs []Pair, target bool, maxWords, minCount int) (*data.Vocab, erro
 // int64 fields "src" (<s> source ids <e>), "trg" (<s> target ids, the
 // decoder's input) and "trg_next" (target ids <e>, what it predicts).
 // Pairs whose source (with <s> and <e>) or target ids are longer than
-// maxLen are skipped (maxLen <= 0 keeps all; Paddle trains with 80).
-// Both vocabularies need <s>, <e> and an unknown token.
+// maxLen are skipped (maxLen 0 keeps all; Paddle trains with 80; a
+// negative maxLen is an error). Both vocabularies need <s>, <e> and an
+// unknown token.
 func Dataset(pairs []Pair, src, trg *data.Vocab, maxLen int) (*data.Dataset, error) {
+	if maxLen < 0 {
+		return nil, fmt.Errorf("parallel: Dataset: maxLen %d: want 0 (no limit) or more", maxLen)
+	}
 	for _, v := range []*data.Vocab{src, trg} {
 		if err := v.Require(data.BOS, data.EOS); err != nil {
 			return nil, fmt.Errorf("parallel: Dataset: %w", err)

@@ -14,15 +14,30 @@ import (
 // book's word2vec chapter), raw or gzip: one sentence per line, words
 // separated by spaces, rare words already <unk>. Each line becomes its
 // whitespace-separated words (an empty line an empty sentence); name
-// labels errors.
+// labels errors. Binary data (a NUL byte: an IDX file, say) is refused,
+// naming the line. It reads within data.DefaultLimits (see ReadLimits).
 func Read(r io.Reader, name string) ([][]string, error) {
-	r, err := fileio.Plain(r, name, fileio.MaxFileBytes)
+	return ReadLimits(r, name, data.Limits{})
+}
+
+// ReadLimits is Read within lim: a gzip input may expand at most
+// lim.MaxRatio times and hold lim.MaxFileBytes bytes, a line
+// lim.MaxLineBytes, and the file at most lim.MaxRecords lines and
+// lim.MaxRecords words in all.
+func ReadLimits(r io.Reader, name string, lim data.Limits) ([][]string, error) {
+	lim = lim.Resolve()
+	r, err := fileio.Plain(r, name, lim)
 	if err != nil {
 		return nil, fmt.Errorf("ptb: %w", err)
 	}
 	var out [][]string
-	err = fileio.EachLine(r, name, func(_ int, line string) error {
-		out = append(out, strings.Fields(line))
+	words := int64(0)
+	err = fileio.EachLine(r, name, lim, func(n int, line string) error {
+		ws := strings.Fields(line)
+		if words += int64(len(ws)); words > lim.MaxRecords {
+			return fmt.Errorf("%s: line %d: more than %d words: %w", name, n, lim.MaxRecords, fileio.ErrTooBig)
+		}
+		out = append(out, ws)
 		return nil
 	})
 	if err != nil {
@@ -32,9 +47,15 @@ func Read(r io.Reader, name string) ([][]string, error) {
 }
 
 // Load reads ptb.train.txt, ptb.valid.txt and ptb.test.txt (each raw or
-// .gz) from dir, dir/ptb or dir/simple-examples/data (the layout of
-// Mikolov's simple-examples.tgz).
+// .gz, each a regular file) from dir, dir/ptb or dir/simple-examples/data
+// (the layout of Mikolov's simple-examples.tgz), each within
+// data.DefaultLimits (see LoadLimits).
 func Load(dir string) (train, valid, test [][]string, err error) {
+	return LoadLimits(dir, data.Limits{})
+}
+
+// LoadLimits is Load with each file read within lim (see ReadLimits).
+func LoadLimits(dir string, lim data.Limits) (train, valid, test [][]string, err error) {
 	var splits [3][][]string
 	for i, s := range []string{"train", "valid", "test"} {
 		base := "ptb." + s + ".txt"
@@ -46,11 +67,12 @@ func Load(dir string) (train, valid, test [][]string, err error) {
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("ptb: %w", err)
 		}
-		err = fileio.WithRaw(p, func(r io.Reader) error {
-			sents, err := Read(r, p)
-			splits[i] = sents
-			return err
-		})
+		f, err := fileio.Open(p)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("ptb: %w", err)
+		}
+		splits[i], err = ReadLimits(f, p, lim)
+		f.Close()
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -107,8 +129,12 @@ func NGramDataset(sentences [][]string, v *data.Vocab, n int) (*data.Dataset, er
 
 // LMDataset is Paddle imikolov's SEQ mode: sentence i becomes "src" =
 // <s> ids and "trg" = ids <e> (ragged int64), and sentences whose src is
-// longer than maxLen are skipped (maxLen <= 0: none).
+// longer than maxLen are skipped (maxLen 0: none; a negative maxLen is
+// an error).
 func LMDataset(sentences [][]string, v *data.Vocab, maxLen int) (*data.Dataset, error) {
+	if maxLen < 0 {
+		return nil, fmt.Errorf("ptb: LMDataset: maxLen %d: want 0 (no limit) or more", maxLen)
+	}
 	if err := v.Require(data.BOS, data.EOS); err != nil {
 		return nil, fmt.Errorf("ptb: LMDataset: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/internal/datatest"
-	"github.com/plumbml/plumb/data/internal/fileio"
 )
 
 const tinyPTB = " the cat sat \n the dog <unk> \n\n a cat \n"
@@ -73,7 +72,7 @@ func TestLoadPTB(t *testing.T) {
 }
 
 func TestReadPTBLimits(t *testing.T) {
-	long := bytes.Repeat([]byte("a"), fileio.MaxLineBytes+1)
+	long := bytes.Repeat([]byte("a"), data.DefaultLimits().MaxLineBytes+1)
 	_, err := Read(bytes.NewReader(long), "long.txt")
 	assert.ErrorContains(t, err, "long.txt: line 1 longer than")
 	_, err = Read(bytes.NewReader([]byte{0x1f, 0x8b, 0, 0}), "bad.gz")

@@ -19,6 +19,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"Read":         ptb.Read,
 			"Load":         ptb.Load,
+			"ReadLimits":   ptb.ReadLimits,
+			"LoadLimits":   ptb.LoadLimits,
 			"Vocab":        ptb.Vocab,
 			"NGramDataset": ptb.NGramDataset,
 			"LMDataset":    ptb.LMDataset,
@@ -32,6 +34,8 @@ func TestZeroInputsAreErrors(t *testing.T) {
 	errs := map[string]func() error{
 		"Read":          func() error { _, err := ptb.Read(nil, ""); return err },
 		"Load":          func() error { _, _, _, err := ptb.Load(""); return err },
+		"ReadLimits":    func() error { _, err := ptb.ReadLimits(nil, "", data.Limits{}); return err },
+		"LoadLimits":    func() error { _, _, _, err := ptb.LoadLimits("", data.Limits{}); return err },
 		"NGramDataset":  func() error { _, err := ptb.NGramDataset(nil, nil, 5); return err },
 		"NGramDataset0": func() error { _, err := ptb.NGramDataset(nil, new(data.Vocab), 5); return err },
 		"LMDataset":     func() error { _, err := ptb.LMDataset(nil, nil, 0); return err },

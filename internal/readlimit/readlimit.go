@@ -1,7 +1,13 @@
-// Package readlimit reads a length that a file's header declares without
-// trusting it: memory grows with the bytes that actually arrive, never
-// with the declared length, so a few bytes that claim gigabytes cannot
-// force a huge allocation. Plumb's readers (IDX, .npy, safetensors) use it.
+// Package readlimit bounds what Plumb's readers accept. Full reads a
+// length that a file's header declares without trusting it: memory grows
+// with the bytes that actually arrive, never with the declared length, so
+// a few bytes that claim gigabytes cannot force a huge allocation (IDX,
+// .npy, safetensors use it). Limits are the corpus readers' budgets
+// (expansion ratio, bytes a file and a call, line length, records, image
+// pixels), and Budget, Cap, Ratio and CheckRatio check them before the
+// memory they guard is allocated; data/internal/fileio applies them to
+// every file, gzip stream, archive member and line, and data.Limits
+// exposes the type to callers.
 package readlimit
 
 import (

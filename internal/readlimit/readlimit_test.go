@@ -46,3 +46,47 @@ func TestFullAllocatesWhatArrives(t *testing.T) {
 	})
 	require.Less(t, allocs, 10.0)
 }
+
+// Zero fields take the defaults; set ones stay.
+func TestLimitsResolve(t *testing.T) {
+	got := Limits{MaxRatio: 7, MaxLineBytes: -1}.Resolve()
+	want := Default()
+	want.MaxRatio = 7
+	require.Equal(t, want, got)
+}
+
+func TestCheckRatio(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		out, in, max int64
+		bomb         bool
+	}{
+		{"within the slack", RatioSlack, 1, 100, false},
+		{"at the ratio", 100 * RatioSlack, RatioSlack, 100, false},
+		{"past the ratio", 100*RatioSlack + 1, RatioSlack, 100, true},
+		{"nothing stored", RatioSlack + 1, 0, 100, true},
+		{"huge ratio, no overflow", 1 << 62, 1, 1 << 62, false},
+	} {
+		err := CheckRatio("f", c.out, c.in, c.max)
+		if c.bomb {
+			require.ErrorIs(t, err, ErrBomb, c.name)
+		} else {
+			require.NoError(t, err, c.name)
+		}
+	}
+}
+
+// A Budget fails once more than its limit is taken, naming where; Cap
+// fails past its limit and draws on a shared total.
+func TestBudgetAndCap(t *testing.T) {
+	b := Budget{Name: "records", Limit: 2}
+	require.NoError(t, b.Take(2, "f"))
+	require.ErrorContains(t, b.Take(1, "f line 3"), "f line 3: more than 2 records")
+	total := Budget{Name: "bytes", Limit: 5}
+	_, err := io.ReadAll(Cap(bytes.NewReader(make([]byte, 4)), "a", 10, &total))
+	require.NoError(t, err)
+	_, err = io.ReadAll(Cap(bytes.NewReader(make([]byte, 4)), "b", 10, &total))
+	require.ErrorIs(t, err, ErrTooBig)
+	_, err = io.ReadAll(Cap(bytes.NewReader(make([]byte, 4)), "c", 3, nil))
+	require.ErrorContains(t, err, "c: more than 3 bytes")
+}

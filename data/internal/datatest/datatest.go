@@ -78,3 +78,63 @@ func Gzip(t testing.TB, b []byte) []byte {
 	require.NoError(t, zw.Close())
 	return out.Bytes()
 }
+
+// gzipMember compresses b into one gzip member at the best compression.
+func gzipMember(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	require.NoError(t, err)
+	_, err = zw.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return out.Bytes()
+}
+
+// repeatTo returns unit repeated to n bytes (the last copy cut short).
+func repeatTo(unit []byte, n int) []byte {
+	b := bytes.Repeat(unit, n/len(unit)+1)
+	return b[:n]
+}
+
+// GzipBomb returns a gzip file that expands into head and then unit
+// repeated to n bytes: one member of head, then members of 1 MiB of unit
+// each (a gzip reader joins members), so it costs milliseconds to build
+// and about a kilobyte per expanded megabyte.
+func GzipBomb(t testing.TB, head, unit []byte, n int64) []byte {
+	t.Helper()
+	const chunk = 1 << 20
+	size := chunk - chunk%len(unit) // each member holds whole units
+	full := gzipMember(t, repeatTo(unit, size))
+	out := gzipMember(t, head)
+	for ; n >= int64(size); n -= int64(size) {
+		out = append(out, full...)
+	}
+	return append(out, gzipMember(t, repeatTo(unit, int(n)))...)
+}
+
+// BombMember is one member of TarGzBomb: name holding unit repeated to
+// Size bytes.
+type BombMember struct {
+	Name string
+	Unit []byte
+	Size int64
+}
+
+// TarGzBomb returns a .tar.gz of the members, built as GzipBomb builds
+// its stream: it costs about a kilobyte per expanded megabyte.
+func TarGzBomb(t testing.TB, members ...BombMember) []byte {
+	t.Helper()
+	var out []byte
+	for _, m := range members {
+		var hdr bytes.Buffer
+		tw := tar.NewWriter(&hdr)
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: m.Name, Mode: 0o644, Size: m.Size, Typeflag: tar.TypeReg}))
+		// WriteHeader wrote the header blocks (and no content): hdr holds them.
+		out = append(out, GzipBomb(t, hdr.Bytes(), m.Unit, m.Size)...)
+		if pad := (512 - m.Size%512) % 512; pad > 0 {
+			out = append(out, gzipMember(t, make([]byte, pad))...)
+		}
+	}
+	return append(out, gzipMember(t, make([]byte, 1024))...) // the end-of-archive blocks
+}
