@@ -38,12 +38,11 @@ func (f *Fingerprint) Add(name string, value any) {
 }
 
 // ModelFingerprint lists params in order, one field a parameter
-// ("parameter 3") whose value is its name, dtype and shape, after a field
+// ("parameter 3") whose value is its name, dtype and shape, then a field
 // "parameters" that counts them. The values are not part of it: rank 0's
 // are broadcast (Replicas.SyncParams).
 func ModelFingerprint(params []*graph.Param) Fingerprint {
 	var f Fingerprint
-	f.Add("parameters", len(params))
 	for i, p := range params {
 		v := "<nil>"
 		switch {
@@ -55,6 +54,7 @@ func ModelFingerprint(params []*graph.Param) Fingerprint {
 		}
 		f.Add(fmt.Sprintf("parameter %d", i), v)
 	}
+	f.Add("parameters", len(params)) // last: a parameter that differs is named first
 	return f
 }
 

@@ -39,9 +39,11 @@ func TestFingerprintCompare(t *testing.T) {
 			`on parameter 1: rank 0 has "b1" float32 [128], rank 1 has "b1" float32 [256]`},
 		{"dtype", ModelFingerprint(mlp), ModelFingerprint(f64), `rank 0 has "b1" float32 [128], rank 1 has "b1" float64 [128]`},
 		{"fewer parameters", ModelFingerprint(mlp), ModelFingerprint(mlp[:1]),
-			`on parameters: rank 0 has 2, rank 1 has 1 (and 1 more difference(s))`},
+			`on parameter 1: rank 0 has "b1" float32 [128], rank 1 has none (and 1 more difference(s))`},
 		{"more parameters", ModelFingerprint(mlp[:1]), ModelFingerprint(mlp),
 			`on parameters: rank 0 has 1, rank 1 has 2 (and 1 more difference(s))`},
+		{"other model", ModelFingerprint(mlp), ModelFingerprint([]*graph.Param{graph.NewParam("conv1", tensor.Zeros(tensor.Float32, 32, 1, 5, 5))}),
+			`on parameter 0: rank 0 has "w1" float32 [784 128], rank 1 has "conv1" float32 [32 1 5 5] (and 2 more difference(s))`},
 		{"a field only rank 1 has", Fingerprint{}, recipe(1e-3, 640), "on recipe batch: rank 0 has none, rank 1 has 64 (and 4 more"},
 		{"nil parameter", ModelFingerprint(mlp[:1]), ModelFingerprint([]*graph.Param{nil}), `rank 1 has <nil>`},
 	}

@@ -280,8 +280,10 @@ func (w *world) Close() error {
 // with status code (MPI_Abort on MPI_COMM_WORLD): call it, after printing
 // why, when this rank stops with an error, so that the other ranks end
 // within seconds instead of waiting in their next collective for the
-// watchdog (Timeout). A process that merely exits non-zero without
-// MPI_Finalize does not end the job: mpirun waits for the others. A rank
+// watchdog (Timeout). Open MPI's mpirun also ends the job when a rank
+// exits non-zero without MPI_Finalize, but that is the launcher's policy,
+// not MPI's, and it needs the rank to exit first; Abort ends the job
+// from wherever the rank stopped. A rank
 // that has not joined the group yet joins it first (MPI_Init), so that an
 // error before Open (a model that fails to build, data that fails to
 // load) ends the job too. Abort does nothing, and returns, when the

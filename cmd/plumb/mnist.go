@@ -124,8 +124,10 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 			"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}}
 	leader := true
 	if *df.on {
-		finish, err := startDist(df, &cfg, rec, net, test, &stdout, &stderr)
-		if err != nil {
+		// err is the function's result, not a new variable: the
+		// deferred call below must see whether training failed.
+		var finish func(io.Writer) error
+		if finish, err = startDist(df, &cfg, rec, net, test, &stdout, &stderr); err != nil {
 			return err
 		}
 		defer func() {
