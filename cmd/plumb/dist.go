@@ -44,9 +44,9 @@ func addDistFlags(fs *flag.FlagSet) distFlags {
 // joinGroup joins the processes mpirun started (or trains alone) for any
 // train command and checks that every rank runs the same recipe: the
 // settings that change the arithmetic and the datasets' sizes (a run
-// log's configuration, and the run's name); the ranks
-// compare it (dist.Agree), and the trainer compares the model's
-// parameters when it starts (dist.Replicas.SyncParams). It returns the
+// log's configuration, and the run's name); the ranks compare it
+// (dist.Agree), and the trainer compares the model's parameters when it
+// starts (dist.Replicas.SyncParams). It returns the
 // train.Replicas to set in the train.Config, whether this is rank 0, and
 // leave, which prints every rank's peak memory on rank 0 and leaves the
 // group: call it after training succeeded, on every rank; after an error,
