@@ -3,8 +3,10 @@
 package main
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,13 +36,6 @@ func TestMain(m *testing.M) {
 // the start with an error naming the difference or the failure, though
 // the watchdog would wait a minute.
 func TestMpirunRanksDisagree(t *testing.T) {
-	bin, err := exec.LookPath("mpirun")
-	if err != nil {
-		if os.Getenv("PLUMB_REQUIRE_MPI") != "" {
-			t.Fatalf("mpirun not found and PLUMB_REQUIRE_MPI is set: %v", err)
-		}
-		t.Skip("mpirun not found (install openmpi-bin: dist/install-mpi.sh)")
-	}
 	const common = "train mnist --dist --model mlp --limit 640 --epochs 1 "
 	tests := []struct {
 		name, rank1, want string
@@ -58,17 +53,49 @@ func TestMpirunRanksDisagree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(bin, "--allow-run-as-root", "--oversubscribe", "-np", "2", os.Args[0])
-			cmd.Env = append(os.Environ(), "PLUMB_DIST_TIMEOUT=60s",
-				rankArgsEnv+"0="+common+tc.rank0, rankArgsEnv+"1="+common+tc.rank1)
-			start := time.Now()
-			out, err := cmd.CombinedOutput()
-			took := time.Since(start)
-			require.Error(t, err, "%s", out)
-			assert.Less(t, took, 10*time.Second, "%s", out)
-			assert.Contains(t, string(out), tc.want)
-			assert.NotContains(t, string(out), "epoch 1/1: train loss") // the epoch did not end
+			out, took := mpirunPlumb(t, common+tc.rank0, common+tc.rank1)
+			assert.Contains(t, out, tc.want)
+			assert.NotContains(t, out, "epoch 1/1: train loss") // the epoch did not end
 			t.Logf("ended in %v:\n%s", took.Round(time.Millisecond), out)
 		})
 	}
+}
+
+// The CIFAR-10 trainer's ranks compare their recipes too: here the
+// ResNet's width differs.
+func TestMpirunCIFARRanksDisagree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	root := t.TempDir()
+	dir := filepath.Join(root, "cifar10", "lossless-subset")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	writeCIFARBin(t, filepath.Join(dir, "data_batch_1.bin"), 24, rng)
+	writeCIFARBin(t, filepath.Join(dir, "test_batch.bin"), 10, rng)
+	common := "train cifar10 --dist --data " + root + " --depth 8 --batch 4 --epochs 1 "
+	out, took := mpirunPlumb(t, common+"--width 2", common+"--width 4")
+	assert.Contains(t, out, "dist: the ranks disagree on recipe width: rank 0 has 2, rank 1 has 4")
+	t.Logf("ended in %v:\n%s", took.Round(time.Millisecond), out)
+}
+
+// mpirunPlumb runs this test binary as 2 ranks of plumb with the command
+// lines rank0 and rank1 (words separated by spaces) under a one-minute
+// watchdog, checks that the job failed within 10 s, and returns its output
+// and duration. Without mpirun the test is skipped, unless
+// PLUMB_REQUIRE_MPI is set (as CI does).
+func mpirunPlumb(t *testing.T, rank0, rank1 string) (string, time.Duration) {
+	t.Helper()
+	bin, err := exec.LookPath("mpirun")
+	if err != nil {
+		if os.Getenv("PLUMB_REQUIRE_MPI") != "" {
+			t.Fatalf("mpirun not found and PLUMB_REQUIRE_MPI is set: %v", err)
+		}
+		t.Skip("mpirun not found (install openmpi-bin: dist/install-mpi.sh)")
+	}
+	cmd := exec.Command(bin, "--allow-run-as-root", "--oversubscribe", "-np", "2", os.Args[0])
+	cmd.Env = append(os.Environ(), "PLUMB_DIST_TIMEOUT=60s", rankArgsEnv+"0="+rank0, rankArgsEnv+"1="+rank1)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	require.Error(t, err, "%s", out)
+	assert.Less(t, took, 10*time.Second, "%s", out)
+	return string(out), took
 }
