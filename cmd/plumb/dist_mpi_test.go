@@ -31,10 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 // Two ranks of plumb train mnist --dist whose command lines differ in the
-// model, the learning rate or the training set's size (--limit), or one
-// of which fails before it joins the group or mid-run, end within 10 s of
-// the start with an error naming the difference or the failure, though
-// the watchdog would wait a minute.
+// model, the learning rate or the training set's size (--limit), one of
+// which fails before it joins the group (an unknown model, bad data) or
+// mid-run, or which both diverge, end within 10 s of the start with an
+// error naming the difference or the failure, though the watchdog would
+// wait a minute.
 func TestMpirunRanksDisagree(t *testing.T) {
 	const common = "train mnist --dist --model mlp --limit 640 --epochs 1 "
 	tests := []struct {
@@ -47,13 +48,22 @@ func TestMpirunRanksDisagree(t *testing.T) {
 		{"seed", "--seed 2", "dist: the ranks disagree on recipe seed: rank 0 has 1, rank 1 has 2;", ""},
 		{"dtype", "--dtype float64", "dist: the ranks disagree on recipe dtype: rank 0 has float32, rank 1 has float64;", ""},
 		{"fails before joining", "--model bogus", `plumb: mnist: unknown model "bogus"`, ""},
+		// BAD is a directory whose MNIST files are not IDX.
+		{"bad data", "--data BAD", "idx: bad magic 6e 6f 74 20", ""},
+		// Both ranks diverge: the mean loss over the ranks is not finite
+		// on every rank, and every rank stops at the same step.
+		{"diverges", "--lr 1e30", "loss is NaN", "--lr 1e30"},
 		// Rank 0's --loss-trace fills up after a few hundred steps:
 		// rank 0 fails mid-run while rank 1 waits in an allreduce.
 		{"fails mid-run", "--batch 1 --limit 2000", "/dev/full: no space left on device", "--batch 1 --limit 2000 --loss-trace /dev/full"},
 	}
+	bad := t.TempDir()
+	for _, name := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		require.NoError(t, os.WriteFile(filepath.Join(bad, name), []byte("not an IDX file"), 0o644))
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, took := mpirunPlumb(t, common+tc.rank0, common+tc.rank1)
+			out, took := mpirunPlumb(t, common+tc.rank0, common+strings.ReplaceAll(tc.rank1, "BAD", bad))
 			assert.Contains(t, out, tc.want)
 			assert.NotContains(t, out, "epoch 1/1: train loss") // the epoch did not end
 			t.Logf("ended in %v:\n%s", took.Round(time.Millisecond), out)
