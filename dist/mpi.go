@@ -288,7 +288,7 @@ func (w *world) Close() error {
 // error before Open (a model that fails to build, data that fails to
 // load) ends the job too. Abort does nothing, and returns, when the
 // process was not started by a launcher as one of several, or after
-// Close.
+// Close; the caller should exit non-zero after it in any case.
 func Abort(code int) {
 	if Launched() <= 1 {
 		return
@@ -306,9 +306,15 @@ func Abort(code int) {
 	}
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
+	returned := make(chan struct{})
 	select {
-	case w.calls <- func() { C.plumb_abort(C.int(code)) }:
-		<-make(chan struct{}) // MPI_Abort ends the process
+	case w.calls <- func() { C.plumb_abort(C.int(code)); close(returned) }:
+		// MPI_Abort ends the process; should it return, so does Abort,
+		// and the caller exits.
+		select {
+		case <-returned:
+		case <-time.After(10 * time.Second):
+		}
 	case <-t.C:
 		// The MPI thread is still in a collective that timed out: abort
 		// from this thread (the process ends either way).
