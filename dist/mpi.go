@@ -37,6 +37,7 @@ static int plumb_allgatherv(void *send, int n, void *recv, int *counts, int *dis
 }
 static int plumb_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int plumb_finalize(void) { return MPI_Finalize(); }
+static void plumb_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 static void plumb_error_string(int code, char *s, int *n) { MPI_Error_string(code, s, n); }
 */
 import "C"
@@ -273,4 +274,50 @@ func (w *world) Close() error {
 	done := make(chan error, 1)
 	w.calls <- func() { done <- check("MPI_Finalize", C.plumb_finalize()) }
 	return <-done
+}
+
+// Abort ends every rank of the job that mpirun started, this one included,
+// with status code (MPI_Abort on MPI_COMM_WORLD): call it, after printing
+// why, when this rank stops with an error, so that the other ranks end
+// within seconds instead of waiting in their next collective for the
+// watchdog (Timeout). Open MPI's mpirun also ends the job when a rank
+// exits non-zero without MPI_Finalize, but that is the launcher's policy,
+// not MPI's, and it needs the rank to exit first; Abort ends the job
+// from wherever the rank stopped. A rank
+// that has not joined the group yet joins it first (MPI_Init), so that an
+// error before Open (a model that fails to build, data that fails to
+// load) ends the job too. Abort does nothing, and returns, when the
+// process was not started by a launcher as one of several, or after
+// Close; the caller should exit non-zero after it in any case.
+func Abort(code int) {
+	if Launched() <= 1 {
+		return
+	}
+	c, err := Open()
+	if err != nil {
+		return
+	}
+	w := c.(*world)
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	returned := make(chan struct{})
+	select {
+	case w.calls <- func() { C.plumb_abort(C.int(code)); close(returned) }:
+		// MPI_Abort ends the process; should it return, so does Abort,
+		// and the caller exits.
+		select {
+		case <-returned:
+		case <-time.After(10 * time.Second):
+		}
+	case <-t.C:
+		// The MPI thread is still in a collective that timed out: abort
+		// from this thread (the process ends either way).
+		C.plumb_abort(C.int(code))
+	}
 }

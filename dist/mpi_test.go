@@ -5,6 +5,7 @@ package dist_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -36,6 +37,7 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
 		if err := rankMain(role); err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			dist.Abort(1) // as plumb does: end the other ranks now
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -102,6 +104,33 @@ func TestMpirunFailingRankEndsTheOther(t *testing.T) {
 	}
 }
 
+// A rank that fails mid-run (here with an error of its own after some
+// collectives, as bad data or a failed save would) aborts the job: the
+// other rank, waiting in an allreduce under a one-minute watchdog, ends
+// within seconds. Ranks that build different models stop in the trainer's
+// first collective with an error naming the difference, on every rank,
+// instead of one failing in MPI_Bcast (MPI_ERR_TRUNCATE) and the other
+// waiting for the watchdog.
+func TestMpirunRankErrorAbortsTheJob(t *testing.T) {
+	tests := []struct {
+		role, want string
+	}{
+		{"fail", "rank 1: bad data on purpose, after 3 steps"},
+		{"models", `mlp on rank 0, cnn on rank 1: train: starting from rank 0's parameters: dist: the ranks disagree on parameter 0: rank 0 has "fc1/kernel" float32 [784 128], rank 1 has "conv1/kernel" float32 [20 1 5 5]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.role, func(t *testing.T) {
+			out, err, took := mpirun(t, tc.role, "PLUMB_DIST_TIMEOUT=60s")
+			require.Error(t, err, out)
+			assert.Less(t, took, 10*time.Second, out)
+			assert.Contains(t, out, tc.want)
+			assert.NotContains(t, out, "did not complete within")
+			assert.NotContains(t, out, "rank 0 finished", out)
+			t.Logf("ended in %v:\n%s", took.Round(time.Millisecond), out)
+		})
+	}
+}
+
 // rankMain is one rank's program.
 func rankMain(role string) error {
 	c, err := dist.Open()
@@ -111,8 +140,10 @@ func rankMain(role string) error {
 	switch role {
 	case "identical":
 		err = rankIdentical(c)
-	case "kill", "hang":
+	case "kill", "hang", "fail":
 		err = rankFail(c, role)
+	case "models":
+		err = rankModels(c)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -125,6 +156,14 @@ func rankMain(role string) error {
 func rankFail(c dist.Comm, role string) error {
 	if err := c.Barrier(); err != nil {
 		return err
+	}
+	if c.Rank() == 1 && role == "fail" {
+		for range 3 {
+			if err := c.AllreduceFloat32(make([]float32, 4)); err != nil {
+				return err
+			}
+		}
+		return errors.New("bad data on purpose, after 3 steps")
 	}
 	if c.Rank() == 1 {
 		sig := syscall.SIGKILL
@@ -141,6 +180,34 @@ func rankFail(c dist.Comm, role string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	fmt.Println("rank 0 finished: the dead rank went unnoticed")
+	return nil
+}
+
+// rankModels trains the MNIST MLP on rank 0 and the CNN on rank 1.
+func rankModels(c dist.Comm) error {
+	model := []string{"mlp", "cnn"}[c.Rank()%2]
+	net, opt, err := newNet(model, 1)
+	if err != nil {
+		return err
+	}
+	trainSet, _, err := embedded.Load()
+	if err != nil {
+		return err
+	}
+	loader, err := data.NewLoader(trainSet.Take(images), local, data.Shuffle(3))
+	if err != nil {
+		return err
+	}
+	_, err = train.Run(train.Config[*data.Batch]{
+		Params: net.Params(), Optimizer: opt, Train: loader, Epochs: 1, Replicas: dist.NewReplicas(c, 0),
+		Loss: func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+			return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("mlp on rank 0, cnn on rank 1: %w", err)
+	}
+	fmt.Println("rank", c.Rank(), "finished: the ranks trained different models")
 	return nil
 }
 

@@ -66,13 +66,23 @@ func (r *Replicas) Size() int {
 // SyncParams overwrites the values of params (any dtype, trainable or not,
 // optimizer state included when the caller passes it) on every rank with
 // rank 0's, in fused broadcasts. Every rank must pass the same parameters
-// in the same order, with the same shapes.
+// in the same order, with the same names, dtypes and shapes: the ranks
+// first compare them (Agree on ModelFingerprint), and on any difference
+// every rank returns the same *Mismatch naming the first parameter that
+// differs.
 func (r *Replicas) SyncParams(params []*graph.Param) error {
 	if r == nil || r.comm == nil {
 		return errNoComm
 	}
 	if r.Size() == 1 {
 		return nil
+	}
+	// Rank 0's broadcasts below fit only ranks that hold the same
+	// parameters: compare them first, so that every rank stops with the
+	// same error instead of one failing in MPI_Bcast and the others
+	// waiting for the watchdog.
+	if err := Agree(r.comm, ModelFingerprint(params)); err != nil {
+		return err
 	}
 	var buf []byte
 	flush := func(ps []*graph.Param) error {

@@ -160,7 +160,7 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 	}
 	leader, leave := true, func(io.Writer) error { return nil }
 	if f.dist {
-		rp, l, lv, err := joinGroup(f.batch, &stdout, &stderr)
+		rp, l, lv, err := joinGroup(f.batch, run, &stdout, &stderr)
 		if err != nil {
 			return trainpkg.Result{}, err
 		}

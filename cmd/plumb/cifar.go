@@ -174,20 +174,21 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "training %s on %d CIFAR-10 images (%s), testing on %d (Adam lr %g, batch %d, seed %d, augmentation %v)\n",
 		c.model, trainSet.Len(), c.format, testSet.Len(), *lr, c.batch, *seed, *augment)
 	fmt.Fprintf(stdout, "channel means %.4f, deviations %.4f\n", nm.Mean, nm.Std)
+	rec := runlog.Record{Framework: "plumb",
+		Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
+		Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
+			"batch": c.batch, "lr": *lr, "seed": *seed, "augment": *augment, "train_size": trainSet.Len(), "test_size": testSet.Len(),
+			"optimizer": "adam"}}
 	var rp train.Replicas
 	leader, leave := true, func(io.Writer) error { return nil }
 	if *distributed {
-		if rp, leader, leave, err = joinGroup(c.batch, &stdout, &stderr); err != nil {
+		if rp, leader, leave, err = joinGroup(c.batch, rec, &stdout, &stderr); err != nil {
 			return err
 		}
 	}
 	hooks := []train.Hooks{}
 	if *logDir != "" && leader {
-		log, err := openLog(*logDir, *resume, runlog.Record{Framework: "plumb",
-			Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
-			Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
-				"batch": c.batch, "lr": *lr, "seed": *seed, "augment": *augment, "train_size": trainSet.Len(), "test_size": testSet.Len(),
-				"optimizer": "adam"}})
+		log, err := openLog(*logDir, *resume, rec)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/dist"
 	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -40,17 +42,31 @@ func addDistFlags(fs *flag.FlagSet) distFlags {
 }
 
 // joinGroup joins the processes mpirun started (or trains alone) for any
-// train command: the train.Replicas to set in its train.Config, whether
-// this is rank 0, and leave, which prints every rank's peak memory on
-// rank 0 and leaves the group: call it after training succeeded, on every
-// rank; after an error, return it without leave (leave's collectives would
-// wait for ranks still training): the process exits non-zero without
-// MPI_Finalize, and mpirun ends the other ranks.
+// train command and checks that every rank runs the same recipe: the
+// settings that change the arithmetic and the datasets' sizes (a run
+// log's configuration, and the run's name); the ranks compare it
+// (dist.Agree), and the trainer compares the model's parameters when it
+// starts (dist.Replicas.SyncParams). It returns the
+// train.Replicas to set in the train.Config, whether this is rank 0, and
+// leave, which prints every rank's peak memory on rank 0 and leaves the
+// group: call it after training succeeded, on every rank; after an error,
+// return it without leave (leave's collectives would wait for ranks still
+// training): main ends every rank (dist.Abort).
 // Ranks other than 0 print nothing: stdout and stderr become io.Discard
 // there, so the command's progress, logs and epoch lines come from rank 0.
-func joinGroup(batch int, stdout, stderr *io.Writer) (rp train.Replicas, leader bool, leave func(io.Writer) error, err error) {
+func joinGroup(batch int, recipe runlog.Record, stdout, stderr *io.Writer) (rp train.Replicas, leader bool, leave func(io.Writer) error, err error) {
 	comm, err := dist.Open()
 	if err != nil {
+		return nil, false, nil, err
+	}
+	settings := maps.Clone(recipe.Config)
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	settings["batch"] = batch
+	fp := dist.RecipeFingerprint(settings)
+	fp.Add("recipe run", recipe.Model) // last: a difference in a setting names the setting
+	if err := dist.Agree(comm, fp); err != nil {
 		return nil, false, nil, err
 	}
 	if comm.Rank() != 0 {
@@ -62,11 +78,12 @@ func joinGroup(batch int, stdout, stderr *io.Writer) (rp train.Replicas, leader 
 	return dist.NewReplicas(comm, 0), comm.Rank() == 0, leave, nil
 }
 
-// startDist sets cfg up to train MNIST data-parallel (joinGroup), with the
+// startDist sets cfg up to train MNIST data-parallel (joinGroup, which
+// compares recipe over the ranks), with the
 // hooks of --loss-trace and --eval-every on rank 0; finish, called after
 // training, closes the trace and leaves the group.
-func startDist(f distFlags, cfg *mnist.Config, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
-	rp, leader, leave, err := joinGroup(cfg.Batch, stdout, stderr)
+func startDist(f distFlags, cfg *mnist.Config, recipe runlog.Record, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
+	rp, leader, leave, err := joinGroup(cfg.Batch, recipe, stdout, stderr)
 	if err != nil {
 		return nil, err
 	}

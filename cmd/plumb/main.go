@@ -47,13 +47,27 @@ const usage = `usage:
 `
 
 func main() {
+	os.Exit(runMain(os.Args[1:]))
+}
+
+// runMain runs the command line args and returns the process status; it
+// is main without the exit, for tests that run the binary under mpirun.
+func runMain(args []string) int {
 	stdout, stderr := io.Writer(os.Stdout), io.Writer(os.Stderr)
 	if dist.Launched() > 1 && dist.LaunchedRank() != 0 {
 		// One of several processes mpirun started: rank 0 prints the
 		// progress, logs and results; this one prints only its error.
 		stdout, stderr = io.Discard, io.Discard
 	}
-	os.Exit(exitStatus(run(os.Args[1:], stdout, stderr), os.Stderr))
+	code := exitStatus(run(args, stdout, stderr), os.Stderr)
+	if code != 0 {
+		// When this is one of several processes mpirun started, stopped
+		// by an error (printed above): end every rank now, rather than
+		// leave them waiting in a collective for the watchdog
+		// (dist.Abort; it does nothing otherwise).
+		dist.Abort(code)
+	}
+	return code
 }
 
 // exitStatus prints err (unless its message is already out) and returns

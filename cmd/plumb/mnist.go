@@ -119,10 +119,15 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	cfg := mnist.Config{Epochs: *epochs, Batch: *batch, Seed: *seed, StatePath: *state, ResumeFrom: *resume}
+	rec := runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
+		Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed, "dtype": *dtype,
+			"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}}
 	leader := true
 	if *df.on {
-		finish, err := startDist(df, &cfg, net, test, &stdout, &stderr)
-		if err != nil {
+		// err is the function's result, not a new variable: the
+		// deferred call below must see whether training failed.
+		var finish func(io.Writer) error
+		if finish, err = startDist(df, &cfg, rec, net, test, &stdout, &stderr); err != nil {
 			return err
 		}
 		defer func() {
@@ -137,9 +142,7 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	bar := trainpkg.NewBar(stderr)
 	var log *runlog.Writer
 	if *logDir != "" && leader {
-		log, err = openLog(*logDir, *resume, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
-			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
-				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
+		log, err = openLog(*logDir, *resume, rec)
 		if err != nil {
 			return err
 		}
