@@ -187,12 +187,14 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 			Model: cifarRunModel(c.model, c.format, c.depth, c.width, *limit, c.testLimit, *epochs, c.batch, *augment),
 			Config: map[string]any{"model": c.model, "depth": c.depth, "width": c.width, "format": c.format, "epochs": *epochs,
 				"batch": c.batch, "lr": *lr, "seed": *seed, "augment": *augment, "train_size": trainSet.Len(), "test_size": testSet.Len(),
-				"optimizer": "adam"}})
+				"optimizer": "adam"}}, stderr)
 		if err != nil {
 			return err
 		}
-		defer log.Close()
-		hooks = append(hooks, train.LogTo(log, *logEvery, stderr))
+		if log != nil {
+			defer log.Close()
+			hooks = append(hooks, train.LogTo(log, *logEvery, stderr))
+		}
 	}
 	bar := train.NewBar(stderr)
 	epoch := func(e train.Epoch) error {

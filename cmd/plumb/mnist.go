@@ -139,12 +139,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	if *logDir != "" && leader {
 		log, err = openLog(*logDir, *resume, runlog.Record{Framework: "plumb", Model: runModel(*model, *limit, *epochs, *batch),
 			Config: map[string]any{"model": *model, "epochs": *epochs, "batch": *batch, "lr": *lr, "seed": *seed,
-				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}})
+				"train_size": train.Len(), "test_size": test.Len(), "device": *device, "optimizer": "adam"}}, stderr)
 		if err != nil {
 			return err
 		}
-		defer log.Close()
-		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery, stderr))
+		if log != nil {
+			defer log.Close()
+			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery, stderr))
+		}
 	}
 	epochEnd := func(e mnist.Epoch) {
 		bar.Clear()
