@@ -64,6 +64,8 @@ type Tape struct {
 	replicas func([]float64) error // SetCrossReplica's sum, or nil
 	retain   bool                  // SetRetainGraph: Backward frees nothing
 	spent    bool                  // a Backward freed the step's graph
+	claim    claim                 // Backward's hold on the parameters (claim.go)
+	claimed  []*Param              // the parameters it holds
 
 	// Memory that Release recycles or reuses (see the package doc).
 	gen    uint64           // the step; Release moves on to the next
@@ -257,13 +259,17 @@ func (t *Tape) Param(p *Param) *Value {
 	if t.params == nil { // a zero Tape{}
 		t.params = map[*Param]*Value{}
 	}
+	version, err := p.readCheck()
+	if err != nil {
+		return t.fail(err)
+	}
 	var v *Value
 	if p.Trainable {
 		v = t.Var(p.Value)
 	} else {
 		v = t.Const(p.Value)
 	}
-	v.param = p
+	v.param, v.paramVersion = p, version
 	t.params[p] = v
 	return v
 }
@@ -417,6 +423,39 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	return t.backward(v, g, 0)
 }
 
+// claimParams claims the tape's trainable parameters for its Backward
+// (claim.go), all or none, and checks that no optimizer step changed
+// their values after the forward pass read them: either means another
+// goroutine trains the same model. releaseParams gives them back.
+func (t *Tape) claimParams() error {
+	ps := t.claimed[:0]
+	for p := range t.params {
+		if p.Trainable {
+			ps = append(ps, p)
+		}
+	}
+	t.claimed = ps
+	t.claim.what = "a Backward"
+	if err := acquire(ps, &t.claim); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if v := t.params[p]; v.paramVersion != p.guard.version.Load() {
+			t.releaseParams()
+			return fmt.Errorf("graph: Backward: parameter %q was updated (by an optimizer step) after this tape's forward pass read it: "+
+				"the gradients would be of values that no longer exist; step after Backward, and train one model on one goroutine", p.Name)
+		}
+	}
+	return nil
+}
+
+// releaseParams gives back the parameters claimParams claimed.
+func (t *Tape) releaseParams() {
+	giveBack(t.claimed, &t.claim, false)
+	clear(t.claimed)
+	t.claimed = t.claimed[:0]
+}
+
 // errSpent is the error of a second Backward in a step whose first one
 // freed the graph.
 var errSpent = errors.New("graph: Backward a second time in one step: the first freed the ops' saved state and gradients " +
@@ -431,6 +470,10 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor, gradAt int) error {
 	if !v.requiresGrad {
 		return errors.New("graph: Backward of a value that depends on no parameter or Var")
 	}
+	if err := t.claimParams(); err != nil {
+		return err
+	}
+	defer t.releaseParams()
 	for _, x := range t.vars {
 		x.grad, x.ownGrad, x.gradAt = nil, false, 0
 	}
