@@ -12,7 +12,25 @@
 // Backward, Value.Tensor or Tape.Err. So model code reads like the math and
 // still never panics on a user's mistake.
 //
+// # Concurrency
+//
 // A Tape is not safe for concurrent use; use one tape per goroutine.
+// Parameters (Param) may be shared between goroutines for inference: many
+// goroutines may run forward passes of one model at once, each on its own
+// tape (NewEvalTape), since a forward pass only reads the parameters'
+// values (tested under -race with Linear, Conv2D, batch norm in eval mode,
+// LSTM and attention). Training one model from two goroutines at once is
+// not supported and is refused rather than left to race: a Backward that
+// starts while another goroutine's Backward or optimizer step holds one of
+// its parameters, a forward pass (Tape.Param) that reads a parameter an
+// optimizer step is updating, and a Backward whose forward pass read a
+// value that a step has changed since, each fail with an error naming the
+// parameter (ParamClaim is the claim an optimizer's Step holds). The check
+// is made as each call starts, so a forward pass that began before another
+// goroutine's step and reads the values while it runs is caught at its
+// Backward, after the read: train each model on one goroutine, or give
+// each goroutine its own replica (train.Replicas). A Value belongs to its
+// tape and shares its rules.
 //
 // # Reusing memory across steps
 //

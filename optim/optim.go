@@ -43,6 +43,17 @@
 // gradient dense first, once: the dense buffer is kept and later
 // Backwards add into it. Global-norm clipping counts a sparse gradient's
 // rows, which are unique, so its norm is the dense gradient's.
+//
+// # Concurrency
+//
+// An Optimizer is not safe for concurrent use, and a model is trained from
+// one goroutine: Step refuses, with an error, to run while another Step of
+// the same optimizer runs, and it holds its parameters (graph.ParamClaim)
+// while it updates them, so that a Backward, a forward pass or another
+// optimizer's Step on the same parameters from another goroutine fails
+// with an error naming the parameter instead of racing (see graph's
+// package doc, Concurrency). Schedules are plain functions of the step and
+// may be shared.
 package optim
 
 import (
