@@ -29,8 +29,11 @@
 // is made as each call starts, so a forward pass that began before another
 // goroutine's step and reads the values while it runs is caught at its
 // Backward, after the read: train each model on one goroutine, or give
-// each goroutine its own replica (train.Replicas). A Value belongs to its
-// tape and shares its rules.
+// each goroutine its own replica (train.Replicas). The version check
+// also holds on one goroutine: a tape kept across an optimizer step
+// without Release (SetRetainGraph) refuses its next Backward, whose
+// gradients would mix the old values with the new; Release the tape after
+// each step. A Value belongs to its tape and shares its rules.
 //
 // # Reusing memory across steps
 //
