@@ -33,6 +33,7 @@ mkdir -p "$out"
 bin=bench/out/plumb
 go build -o "$bin" ./cmd/plumb
 echo "== Plumb"
+rm -f "$out/plumb/log.jsonl" # a fresh run refuses a directory holding an earlier run's log
 "$bin" train "$set" --model "$model" --log "$out/plumb" "$@"
 keras=bench/mnist_keras.py torch=bench/mnist_torch.py
 if [ "$set" = cifar10 ]; then

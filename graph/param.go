@@ -28,6 +28,10 @@ type Param struct {
 	Grad       *tensor.Tensor // nil until the first Backward that reaches it, and while the gradient is sparse
 	SparseGrad *SparseRows    // nil unless the gradient is sparse
 	Trainable  bool
+
+	// The Backward or optimizer step holding the parameter, and the
+	// value's version (claim.go).
+	guard paramGuard
 }
 
 // NewParam returns a trainable parameter.

@@ -12,7 +12,28 @@
 // Backward, Value.Tensor or Tape.Err. So model code reads like the math and
 // still never panics on a user's mistake.
 //
+// # Concurrency
+//
 // A Tape is not safe for concurrent use; use one tape per goroutine.
+// Parameters (Param) may be shared between goroutines for inference: many
+// goroutines may run forward passes of one model at once, each on its own
+// tape (NewEvalTape), since a forward pass only reads the parameters'
+// values (tested under -race with Linear, Conv2D, batch norm in eval mode,
+// LSTM and attention). Training one model from two goroutines at once is
+// not supported and is refused rather than left to race: a Backward that
+// starts while another goroutine's Backward or optimizer step holds one of
+// its parameters, a forward pass (Tape.Param) that reads a parameter an
+// optimizer step is updating, and a Backward whose forward pass read a
+// value that a step has changed since, each fail with an error naming the
+// parameter (ParamClaim is the claim an optimizer's Step holds). The check
+// is made as each call starts, so a forward pass that began before another
+// goroutine's step and reads the values while it runs is caught at its
+// Backward, after the read: train each model on one goroutine, or give
+// each goroutine its own replica (train.Replicas). The version check
+// also holds on one goroutine: a tape kept across an optimizer step
+// without Release (SetRetainGraph) refuses its next Backward, whose
+// gradients would mix the old values with the new; Release the tape after
+// each step. A Value belongs to its tape and shares its rules.
 //
 // # Reusing memory across steps
 //
@@ -64,6 +85,8 @@ type Tape struct {
 	replicas func([]float64) error // SetCrossReplica's sum, or nil
 	retain   bool                  // SetRetainGraph: Backward frees nothing
 	spent    bool                  // a Backward freed the step's graph
+	claim    claim                 // Backward's hold on the parameters (claim.go)
+	claimed  []*Param              // the parameters it holds
 
 	// Memory that Release recycles or reuses (see the package doc).
 	gen    uint64           // the step; Release moves on to the next
@@ -257,13 +280,17 @@ func (t *Tape) Param(p *Param) *Value {
 	if t.params == nil { // a zero Tape{}
 		t.params = map[*Param]*Value{}
 	}
+	version, err := p.readCheck()
+	if err != nil {
+		return t.fail(err)
+	}
 	var v *Value
 	if p.Trainable {
 		v = t.Var(p.Value)
 	} else {
 		v = t.Const(p.Value)
 	}
-	v.param = p
+	v.param, v.paramVersion = p, version
 	t.params[p] = v
 	return v
 }
@@ -417,6 +444,39 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 	return t.backward(v, g, 0)
 }
 
+// claimParams claims the tape's trainable parameters for its Backward
+// (claim.go), all or none, and checks that no optimizer step changed
+// their values after the forward pass read them: either means another
+// goroutine trains the same model. releaseParams gives them back.
+func (t *Tape) claimParams() error {
+	ps := t.claimed[:0]
+	for p := range t.params {
+		if p.Trainable {
+			ps = append(ps, p)
+		}
+	}
+	t.claimed = ps
+	t.claim.what = "a Backward"
+	if err := acquire(ps, &t.claim); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if v := t.params[p]; v.paramVersion != p.guard.version.Load() {
+			t.releaseParams()
+			return fmt.Errorf("graph: Backward: parameter %q was updated (by an optimizer step) after this tape's forward pass read it: "+
+				"the gradients would be of values that no longer exist; step after Backward, and train one model on one goroutine", p.Name)
+		}
+	}
+	return nil
+}
+
+// releaseParams gives back the parameters claimParams claimed.
+func (t *Tape) releaseParams() {
+	giveBack(t.claimed, &t.claim, false)
+	clear(t.claimed)
+	t.claimed = t.claimed[:0]
+}
+
 // errSpent is the error of a second Backward in a step whose first one
 // freed the graph.
 var errSpent = errors.New("graph: Backward a second time in one step: the first freed the ops' saved state and gradients " +
@@ -431,6 +491,10 @@ func (t *Tape) backward(v *Value, g *tensor.Tensor, gradAt int) error {
 	if !v.requiresGrad {
 		return errors.New("graph: Backward of a value that depends on no parameter or Var")
 	}
+	if err := t.claimParams(); err != nil {
+		return err
+	}
+	defer t.releaseParams()
 	for _, x := range t.vars {
 		x.grad, x.ownGrad, x.gradAt = nil, false, 0
 	}

@@ -17,8 +17,9 @@ type Value struct {
 	ownGrad      bool // grad is a sum Backward made for this value alone, so later terms are added into it
 	gradAt       int  // grad's place in its tape's grads, plus one; 0 when it is not there
 	param        *Param
-	made         bool // t is an op's output, which Release may recycle
-	kept         bool // t or grad was handed to a caller: never recycled
+	paramVersion uint64 // param's version when the tape read it (claim.go)
+	made         bool   // t is an op's output, which Release may recycle
+	kept         bool   // t or grad was handed to a caller: never recycled
 }
 
 // released reports whether v's tape has been released since v was made.

@@ -75,6 +75,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"SigmoidCrossEntropy":       graph.SigmoidCrossEntropy,
 			"MSE":                       graph.MSE,
 			"NewParam":                  graph.NewParam,
+			"NewParamClaim":             graph.NewParamClaim,
 			"NewState":                  graph.NewState,
 			"ZeroGrads":                 graph.ZeroGrads,
 			"ParamsTo":                  graph.ParamsTo,
@@ -112,6 +113,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		},
 		Types: []any{
 			(*graph.Param)(nil),
+			(*graph.ParamClaim)(nil),
 			(*graph.LSTMState)(nil),
 			(*graph.LSTMWeights)(nil),
 			(*graph.GRUWeights)(nil),

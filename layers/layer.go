@@ -12,6 +12,16 @@
 // (graph.NewTape vs graph.NewEvalTape), so one model serves both.
 // Initializers follow Keras' defaults (Glorot-uniform kernels, zero biases)
 // unless a layer documents otherwise.
+//
+// Concurrency: a layer's Forward only reads its parameters on an eval tape,
+// so one model serves inference from many goroutines at once, each with
+// its own tape (graph.NewEvalTape); this is tested under -race for Linear,
+// Conv2D, BatchNorm, LSTM and MultiHeadAttention. On a training tape
+// BatchNorm also updates its moving statistics, and Backward and the
+// optimizer write the parameters: training is one goroutine per model,
+// and graph and optim refuse a second one with an error (see graph's
+// package doc). Building a layer and changing its fields are not safe
+// while another goroutine uses it.
 package layers
 
 import (

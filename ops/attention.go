@@ -106,8 +106,13 @@ func softmaxRowGrad[T tensor.Float](p, dp []T) {
 }
 
 type attentionOp struct {
-	a   AttentionAttrs
-	lse []float64 // [B·H·Tq] log Σ exp of each query's allowed scores, for Backward
+	a AttentionAttrs
+	// [B·H·Tq], for Backward: each query's largest allowed score and
+	// log Σ exp(score - rowMax) over its allowed keys (flashForward).
+	rowMax, logSum []float64
+	// wide: Forward ran the float64 kernels on float32 inputs (wideScores),
+	// and Backward must too, against rowMax and logSum.
+	wide bool
 }
 
 // AttentionOp returns scaled dot-product attention (Vaswani et al. 2017;
@@ -129,6 +134,16 @@ type attentionOp struct {
 // inputs and outputs is one float64 per query, a few [48, Tk] tiles per
 // core and each head's packed keys and values, linear in the sequence
 // lengths (attention_flash.go).
+//
+// Scores too large for the inputs' dtype stay finite where softmax of
+// them is: float32 inputs whose scores or weighted sums could overflow
+// float32 (wideScores: |q|, |k| or |v| near float32's largest value, as
+// ±1e38) are computed with the float64 kernels and the result rounded back,
+// and float64 scores that overflow to ±Inf are taken as ±MaxFloat64
+// (maskRow), so that the largest scores share the probability, as softmax
+// of huge finite values gives, instead of Inf − Inf = NaN. Scores that are
+// NaN (a NaN or Inf input, or float64 products of opposite infinities)
+// stay NaN.
 func AttentionOp(a AttentionAttrs) Op {
 	a.KeyLengths = slices.Clone(a.KeyLengths) // Backward reads them: the caller may reuse its slice
 	return &attentionOp{a: a}
@@ -209,12 +224,17 @@ func (o *attentionOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	outShape := append(in[0].Shape()[:in[0].Rank()-1].Clone(), d.dv)
 	out := tensor.Empty(dt, outShape...) // flashForward writes every row
 	f := newFlash(d, m, o.scale(d))
-	o.lse = make([]float64, d.b*d.heads*d.tq)
-	switch dt {
-	case tensor.Float32:
-		flashForward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s(), o.lse)
-	case tensor.Float64:
-		flashForward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s(), o.lse)
+	o.rowMax, o.logSum = make([]float64, d.b*d.heads*d.tq), make([]float64, d.b*d.heads*d.tq)
+	o.wide = dt == tensor.Float32 && wideScores(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s())
+	switch {
+	case o.wide:
+		out64 := make([]float64, out.Size())
+		flashForward(f, widen(in[0].Float32s()), widen(in[1].Float32s()), widen(in[2].Float32s()), out64, o.rowMax, o.logSum)
+		narrow(out.Float32s(), out64)
+	case dt == tensor.Float32:
+		flashForward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), out.Float32s(), o.rowMax, o.logSum)
+	case dt == tensor.Float64:
+		flashForward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), out.Float64s(), o.rowMax, o.logSum)
 	}
 	return out, nil
 }
@@ -224,12 +244,19 @@ func (o *attentionOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, ne
 	f := newFlash(d, m, o.scale(d))
 	// The kernel writes every row of dq and accumulates dk and dv.
 	grads := []*tensor.Tensor{tensor.Empty(in[0].DType(), in[0].Shape()...), tensor.ZerosLike(in[1]), tensor.ZerosLike(in[2]), nil}[:len(in)]
-	switch out.DType() {
-	case tensor.Float32:
-		flashBackward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), gout.Float32s(), o.lse,
+	switch {
+	case o.wide && out.DType() == tensor.Float32:
+		g64 := [3][]float64{make([]float64, grads[0].Size()), make([]float64, grads[1].Size()), make([]float64, grads[2].Size())}
+		flashBackward(f, widen(in[0].Float32s()), widen(in[1].Float32s()), widen(in[2].Float32s()), widen(gout.Float32s()), o.rowMax, o.logSum,
+			g64[0], g64[1], g64[2])
+		for i, g := range g64 {
+			narrow(grads[i].Float32s(), g)
+		}
+	case out.DType() == tensor.Float32:
+		flashBackward(f, in[0].Float32s(), in[1].Float32s(), in[2].Float32s(), gout.Float32s(), o.rowMax, o.logSum,
 			grads[0].Float32s(), grads[1].Float32s(), grads[2].Float32s())
-	case tensor.Float64:
-		flashBackward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), gout.Float64s(), o.lse,
+	case out.DType() == tensor.Float64:
+		flashBackward(f, in[0].Float64s(), in[1].Float64s(), in[2].Float64s(), gout.Float64s(), o.rowMax, o.logSum,
 			grads[0].Float64s(), grads[1].Float64s(), grads[2].Float64s())
 	}
 	for i := 0; i < 3; i++ {

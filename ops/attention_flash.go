@@ -64,7 +64,9 @@ func (f *flash) keepRow(b int) []bool {
 }
 
 // flashForward writes out = softmax(scale·q·kᵀ)·v and each query's
-// log-sum-exp lse (+Inf for a query that sees no key), one task per block
+// largest score rowMax and log Σ exp(score - rowMax) logSum (+Inf for a
+// query that sees no key), whose sum is the query's log-sum-exp, kept
+// apart so that a huge rowMax does not swallow logSum; one task per block
 // of flashBr queries of one (batch, head), on all cores. A block meets all
 // the keys it may see at once: S = scale·Q_i·Kᵀ with one GEMM into a
 // [flashBr, Tk] tile per core (so the memory stays linear in Tk), each
@@ -75,7 +77,7 @@ func (f *flash) keepRow(b int) []bool {
 // keys with no rescaling of the output, and products long enough to run
 // near the micro-kernel's peak; each head's K and V are packed once for
 // all its blocks (keyMatrix).
-func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
+func flashForward[T tensor.Float](f flash, q, k, v, out []T, rowMax, logSum []float64) {
 	blocks := (f.tq + flashBr - 1) / flashBr
 	bh := f.b * f.heads
 	kt, vs := make([]keyMatrix[T], bh), make([]keyMatrix[T], bh)
@@ -105,11 +107,11 @@ func flashForward[T tensor.Float](f flash, q, k, v, out []T, lse []float64) {
 			for r := range br {
 				if hi == 0 || l[r] == 0 { // no key seen: the row is zero
 					clear(oi[r*f.dv : (r+1)*f.dv])
-					lse[h*f.tq+i0+r] = math.Inf(1)
+					rowMax[h*f.tq+i0+r], logSum[h*f.tq+i0+r] = 0, math.Inf(1)
 					continue
 				}
 				vec.Scale(oi[r*f.dv:(r+1)*f.dv], 1/l[r])
-				lse[h*f.tq+i0+r] = m[r] + math.Log(l[r])
+				rowMax[h*f.tq+i0+r], logSum[h*f.tq+i0+r] = m[r], math.Log(l[r])
 			}
 			if left[h].Add(-1) == 0 { // the tasks go head by head: free its packings
 				kt[h], vs[h] = keyMatrix[T]{}, keyMatrix[T]{}
@@ -166,11 +168,58 @@ func (km *keyMatrix[T]) mul(m, n int, alpha T, a []T, lda int, c []T, ldc int) {
 	}
 }
 
+// wideScores reports whether float32 attention over q, k and v could
+// overflow float32 in its scores (|scale·q·k| up to scale·d·max|q|·max|k|)
+// or in its weighted sums of values (up to Tk·max|v|, before the division
+// by the sum of the exponentials): then the float64 kernels run instead.
+// The bound is loose by a factor of 2, for the rounding of the partial
+// sums; a NaN input does not make it wide.
+func wideScores(f flash, q, k, v []float32) bool {
+	const limit = math.MaxFloat32 / 2
+	mq, mk, mv := maxAbs(q), maxAbs(k), maxAbs(v)
+	return math.Abs(f.scale)*float64(f.d)*mq*mk > limit || float64(f.tk)*mv > limit
+}
+
+// maxAbs returns the largest |x| of x, in float64 (0 for an empty x).
+func maxAbs(x []float32) float64 {
+	var m float32
+	for _, v := range x {
+		m = max(m, v, -v)
+	}
+	return float64(m)
+}
+
+// widen returns x converted to float64.
+func widen(x []float32) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}
+
+// narrow writes x rounded to float32 into y.
+func narrow(y []float32, x []float64) {
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+}
+
 // maskRow returns the first lim of one query's scores s, with -Inf where
-// keep (when non-nil) hides a key, and zeroes the rest of s.
+// keep (when non-nil) hides a key, and zeroes the rest of s. Float64
+// scores that overflowed to ±Inf become ±MaxFloat64 first, so that the
+// largest share the probability instead of giving Inf − Inf = NaN (float32
+// inputs that could overflow run in float64: see wideScores).
 func maskRow[T tensor.Float](s []T, lim int, keep []bool) []T {
 	clear(s[lim:])
 	s = s[:lim]
+	if s64, ok := any(s).([]float64); ok {
+		for c, x := range s64 {
+			if math.IsInf(x, 0) {
+				s64[c] = math.Copysign(math.MaxFloat64, x)
+			}
+		}
+	}
 	if keep != nil {
 		for c := range s {
 			if !keep[c] {
@@ -215,7 +264,7 @@ func expRow[T tensor.Float](s []T, lim int, keep []bool) (m, sum float64) {
 // arithmetic; it is taken from the tile itself because then a query that
 // sees a single key (P = 1) gets exactly zero, as the reference and
 // TensorFlow do, where dO·O would leave float64 round-off.
-func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq, dk, dv []T) {
+func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, rowMax, logSum []float64, dq, dk, dv []T) {
 	bh := f.b * f.heads
 	par.Tasks(bh, bh*f.tq*f.tk*(2*f.d+2*f.dv), func() func(int) {
 		p, ds := make([]T, flashBr*tileStride(f.tk)), make([]T, flashBr*tileStride(f.tk))
@@ -236,7 +285,7 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 				kt.mul(br, hi, T(f.scale), qi, f.d, p, ld)
 				for r := range br {
 					lim := max(0, min(hi, f.limit(b, i0+r)))
-					probRow(p[r*ld:r*ld+hi], lim, keep, lse[h*f.tq+i0+r])
+					probRow(p[r*ld:r*ld+hi], lim, keep, rowMax[h*f.tq+i0+r], logSum[h*f.tq+i0+r])
 				}
 				gemm.Serial(true, false, hi, f.dv, br, 1, p, ld, doi, f.dv, 1, dvh, f.dv)
 				vt.mul(br, hi, 1, doi, f.dv, ds, ld)
@@ -251,16 +300,26 @@ func flashBackward[T tensor.Float](f flash, q, k, v, dout []T, lse []float64, dq
 }
 
 // probRow overwrites the scores s of one query with its probabilities
-// exp(s - lse) on the first lim keys that keep allows (all of them when
-// keep is nil) and 0 elsewhere. In float32 it takes exp(s - float32(lse))
-// with the vector exponential and multiplies by exp(float32(lse) - lse),
-// which restores the bits of lse that float32 drops.
-func probRow[T tensor.Float](s []T, lim int, keep []bool, lse float64) {
-	if math.IsInf(lse, 1) { // the query sees no key
+// exp(s - lse), lse = m + logSum (flashForward's rowMax and logSum), on
+// the first lim keys that keep allows (all of them when keep is nil) and 0
+// elsewhere. In float32 it takes exp(s - float32(lse)) with the vector
+// exponential and multiplies by exp(float32(lse) - lse), which restores
+// the bits of lse that float32 drops. Where m is so large that m + logSum
+// rounds logSum away, it takes exp((s - m) - logSum), so that tied largest
+// scores still share the probability (it sums to 1, not to the ties).
+func probRow[T tensor.Float](s []T, lim int, keep []bool, m, logSum float64) {
+	if math.IsInf(logSum, 1) { // the query sees no key
 		clear(s)
 		return
 	}
 	s = maskRow(s, lim, keep)
+	if math.Abs(m) >= 1<<40 {
+		for c, x := range s {
+			s[c] = T(math.Exp((float64(x) - m) - logSum))
+		}
+		return
+	}
+	lse := m + logSum
 	if s32, ok := any(s).([]float32); ok {
 		shift := float32(lse)
 		vec.ExpShiftScale32(s32, s32, shift, float32(math.Exp(float64(shift)-lse)))

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -212,4 +213,68 @@ func TestAdditiveAttentionOverCoresMatchOneCore(t *testing.T) {
 			require.Equal(t, one[i].Raw(), many[i].Raw(), "%v output %d", in[0].DType(), i)
 		}
 	}
+}
+
+// Attention over inputs near float32's largest value (±1e38) is finite
+// where softmax of such values is: the scores q·k overflowed float32 to
+// ±Inf and the kernels' max subtraction gave Inf − Inf = NaN. Self-attention
+// of ±c with d = 1 gives each query the mean of the keys of its own sign,
+// c itself; float64 inputs whose scores overflow float64 (±1e200) likewise.
+// Wider inputs give the float64 kernels' result, rounded, and finite
+// gradients.
+func TestAttentionHugeInputsFinite(t *testing.T) {
+	x32 := tensor.MustFromSlice([]float32{1e38, -1e38, 1e38, -1e38}, 1, 4, 1)
+	x64 := tensor.MustFromSlice([]float64{1e200, -1e200, 1e200, -1e200}, 1, 4, 1)
+	for _, x := range []*tensor.Tensor{x32, x64} {
+		sm, err := Softmax(x, 1)
+		require.NoError(t, err)
+		requireFinite(t, sm)
+		op := AttentionOp(AttentionAttrs{})
+		out, err := op.Forward(ins(x, x, x))
+		require.NoError(t, err)
+		require.Equal(t, values(x), values(out), "%v: each query takes the keys of its sign", x.DType())
+		g, err := op.Backward(ins(x, x, x), out, ones(t, out), []bool{true, true, true})
+		require.NoError(t, err)
+		for _, gi := range g {
+			requireFinite(t, gi)
+		}
+	}
+
+	r := rand.New(rand.NewPCG(38, 1))
+	v := make([]float32, 2*3*6*8)
+	for i := range v {
+		v[i] = float32(r.Float64()*2-1) * 1e38
+	}
+	x := tensor.MustFromSlice(v, 2, 3, 6, 8)
+	op := AttentionOp(AttentionAttrs{Causal: true})
+	out, err := op.Forward(ins(x, x, x))
+	require.NoError(t, err)
+	requireFinite(t, out)
+	x64w, err := x.Cast(tensor.Float64)
+	require.NoError(t, err)
+	want, err := Attention(x64w, x64w, x64w, nil, AttentionAttrs{Causal: true})
+	require.NoError(t, err)
+	want32, err := want.Cast(tensor.Float32)
+	require.NoError(t, err)
+	require.Equal(t, want32.Float32s(), out.Float32s())
+	g, err := op.Backward(ins(x, x, x), out, ones(t, out), []bool{true, true, true})
+	require.NoError(t, err)
+	for _, gi := range g {
+		requireFinite(t, gi)
+	}
+}
+
+// requireFinite fails unless every element of x is finite.
+func requireFinite(t *testing.T, x *tensor.Tensor) {
+	t.Helper()
+	for i, v := range values(x) {
+		require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "element %d of %v is %v", i, x.Shape(), v)
+	}
+}
+
+// ones returns a tensor of ones of x's dtype and shape.
+func ones(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	o, err := tensor.Ones(x.DType(), x.Shape()...)
+	require.NoError(t, err)
+	return o
 }

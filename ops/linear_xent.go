@@ -39,7 +39,9 @@ type linearXentOp struct {
 // labels [N], over the rows whose label is in [0, V); a negative label
 // marks a row to ignore (padding; PyTorch's ignore_index, here any
 // negative id). The output is a scalar: Σ_kept (logsumexp(z_i) − z_i[l_i])
-// / kept, 0 when no row is kept.
+// / kept, 0 when every row is ignored (a batch of padding adds nothing).
+// An empty batch (N = 0) is an error naming the op and the shapes, as for
+// the other losses' LossMean.
 //
 // Only the kept rows are projected: when some rows are ignored, the op
 // gathers the others into a dense [kept, D] matrix first, so padding
@@ -91,6 +93,9 @@ func (o *linearXentOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	labels, err := in[3].Ints()
 	if err != nil || in[3].Rank() != 1 || len(labels) != n {
 		return nil, Errorf(name, in, "want int32 or int64 labels [%d]", n)
+	}
+	if n == 0 {
+		return nil, Errorf(name, in, "empty batch: the mean of no per-example losses is undefined; want x [N, D] with N >= 1")
 	}
 	o.rows, o.labels = make([]int, 0, n), make([]int, 0, n)
 	for i, l := range labels {

@@ -13,12 +13,15 @@ type LossReduction int
 
 const (
 	// LossMean (the default) is the mean of the per-example losses, a
-	// scalar; over an empty batch it is 0, as Keras' losses divide with
-	// divide_no_nan.
+	// scalar. Over an empty batch (no per-example losses) it is an error
+	// naming the op and the shapes: the mean of nothing is undefined, and
+	// a loss of 0 there would hide a batch that lost its examples.
 	LossMean LossReduction = iota
-	// LossSum is the sum of the per-example losses, a scalar.
+	// LossSum is the sum of the per-example losses, a scalar: 0 over an
+	// empty batch.
 	LossSum
-	// LossNone keeps one loss per example.
+	// LossNone keeps one loss per example: an empty tensor over an empty
+	// batch.
 	LossNone
 )
 
@@ -63,6 +66,14 @@ func (r LossReduction) MarshalText() ([]byte, error) { return []byte(r.String())
 func checkReduction(op string, in []*tensor.Tensor, r LossReduction) error {
 	if r != LossMean && r != LossSum && r != LossNone {
 		return Errorf(op, in, "unknown reduction %v (want LossMean, LossSum or LossNone)", r)
+	}
+	return nil
+}
+
+// checkMeanOfSome rejects LossMean over n = 0 per-example losses.
+func checkMeanOfSome(op string, in []*tensor.Tensor, r LossReduction, n int) error {
+	if r == LossMean && n == 0 {
+		return Errorf(op, in, "empty batch: the mean of no per-example losses is undefined; want at least one example (reduction sum gives 0, none an empty tensor)")
 	}
 	return nil
 }
@@ -129,6 +140,9 @@ func (o *pointwiseLossOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	if !tensor.SameShape(in[0], in[1]) {
 		return nil, Errorf(o.name, in, "want inputs of one shape")
+	}
+	if err := checkMeanOfSome(o.name, in, o.r, in[0].Size()); err != nil {
+		return nil, err
 	}
 	loss := make([]float64, in[0].Size())
 	switch dt {

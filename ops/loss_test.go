@@ -41,3 +41,48 @@ func TestLossReductionString(t *testing.T) {
 	require.Equal(t, "none", LossNone.String())
 	require.Equal(t, "LossReduction(9)", LossReduction(9).String())
 }
+
+// An empty batch under LossMean is an error naming the op and the shapes,
+// for every loss (before, the mean of nothing was a loss of 0, so a batch
+// that lost its examples trained silently); LossSum gives 0 and LossNone
+// an empty tensor.
+func TestLossEmptyBatch(t *testing.T) {
+	z := tensor.Zeros(tensor.Float32, 0, 3)
+	cases := []struct {
+		name string
+		mk   func(LossReduction) Op
+		in   []*tensor.Tensor
+		want string
+		none tensor.Shape
+	}{
+		{"softmax_cross_entropy", SoftmaxCrossEntropyOp, ins(z, tensor.Zeros(tensor.Int64, 0)),
+			"softmax_cross_entropy: inputs float32[0 3], int64[0]", tensor.Shape{0}},
+		{"softmax_cross_entropy_soft", SoftmaxCrossEntropySoftOp, ins(z, tensor.Zeros(tensor.Float32, 0, 3)),
+			"softmax_cross_entropy_soft: inputs float32[0 3], float32[0 3]", tensor.Shape{0}},
+		{"sigmoid_cross_entropy", SigmoidCrossEntropyOp, ins(z, tensor.Zeros(tensor.Float32, 0, 3)),
+			"sigmoid_cross_entropy: inputs float32[0 3], float32[0 3]", tensor.Shape{0, 3}},
+		{"mse", MSEOp, ins(tensor.Zeros(tensor.Float64, 0, 3), tensor.Zeros(tensor.Float64, 0, 3)),
+			"mse: inputs float64[0 3], float64[0 3]", tensor.Shape{0, 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.mk(LossMean).Forward(c.in)
+			require.ErrorContains(t, err, c.want)
+			require.ErrorContains(t, err, "empty batch")
+			if ch, ok := c.mk(LossMean).(Checker); ok {
+				require.ErrorContains(t, ch.Check(c.in), "empty batch", "the device-free check too")
+			}
+			got, err := c.mk(LossSum).Forward(c.in)
+			require.NoError(t, err)
+			require.Equal(t, 0.0, got.At(0))
+			got, err = c.mk(LossNone).Forward(c.in)
+			require.NoError(t, err)
+			require.Equal(t, c.none, got.Shape())
+		})
+	}
+	_, err := LinearSoftmaxCrossEntropy(z, tensor.Zeros(tensor.Float32, 3, 4), tensor.Zeros(tensor.Float32, 4), tensor.Zeros(tensor.Int64, 0))
+	require.ErrorContains(t, err, "linear_softmax_cross_entropy: inputs float32[0 3], float32[3 4], float32[4], int64[0]")
+	require.ErrorContains(t, err, "empty batch")
+	_, err = SoftmaxCrossEntropySoft(tensor.Zeros(tensor.Float32, 2, 0), tensor.Zeros(tensor.Float32, 2, 0), LossSum)
+	require.ErrorContains(t, err, "with C >= 1")
+}

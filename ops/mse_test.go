@@ -33,12 +33,6 @@ func TestMSEGradFormula(t *testing.T) {
 	require.Equal(t, []float64{2, -0.5}, g[1].Float64s())
 }
 
-func TestMSEEmptyMeanIsZero(t *testing.T) {
-	got, err := MSE(tensor.Zeros(tensor.Float64, 0, 3), tensor.Zeros(tensor.Float64, 0, 3), LossMean)
-	require.NoError(t, err)
-	require.Equal(t, []float64{0}, got.Float64s())
-}
-
 func TestMSEErrors(t *testing.T) {
 	_, err := MSE(tensor.Zeros(tensor.Float64, 4), tensor.Zeros(tensor.Float64, 4, 1), LossMean)
 	require.ErrorContains(t, err, "mse: inputs float64[4], float64[4 1]: want inputs of one shape")

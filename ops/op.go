@@ -11,6 +11,14 @@
 // The contract (see ARCHITECTURE.md, "The life of one op"): the exported entry points validate dtypes,
 // ranks, shapes and attributes and return an *Error naming the op and the
 // input shapes; inner kernels work on validated slices and cannot fail.
+//
+// Concurrency: the plain functions (ops.MatMul, ops.Attention, ...) make
+// a new Op per call and only read their inputs, so they may run on many
+// goroutines at once, sharing inputs; the kernels that split work over
+// the cores (internal/par) are safe for that. An Op value is not safe for
+// concurrent use: its Forward saves state for its Backward (graph's tape
+// makes one per recorded op). Register and the other registries are for
+// package initialisation, not for use while ops run.
 package ops
 
 import (

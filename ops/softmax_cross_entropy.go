@@ -40,7 +40,9 @@ type softmaxXentOp struct {
 // and a sum: logsumexp subtracts the row max, and the gradient is
 // softmax(z_i) - onehot(label_i) times the upstream gradient of loss_i.
 // Labels have no gradient. Unlike TF's kernel, which writes NaN, a label
-// outside [0, C) is an error naming the op and the label.
+// outside [0, C) is an error naming the op and the label, and so is an
+// empty batch (N = 0) under LossMean (see LossMean) or logits without a
+// class (C = 0).
 func SoftmaxCrossEntropyOp(r LossReduction) Op {
 	return &softmaxXentOp{name: "softmax_cross_entropy", r: r}
 }
@@ -85,8 +87,11 @@ func (o *softmaxXentOp) Check(in []*tensor.Tensor) error {
 		return err
 	}
 	z, y := in[0], in[1]
-	if !z.DType().IsFloat() || z.Rank() != 2 {
-		return Errorf(o.name, in, "want float32 or float64 logits [N, C]")
+	if !z.DType().IsFloat() || z.Rank() != 2 || z.Dim(1) < 1 {
+		return Errorf(o.name, in, "want float32 or float64 logits [N, C] with C >= 1")
+	}
+	if err := checkMeanOfSome(o.name, in, o.r, z.Dim(0)); err != nil {
+		return err
 	}
 	if o.soft {
 		if y.DType() != z.DType() || !y.Shape().Equal(z.Shape()) {
@@ -108,8 +113,11 @@ func (o *softmaxXentOp) check(in []*tensor.Tensor) error {
 		return err
 	}
 	z, y := in[0], in[1]
-	if !z.DType().IsFloat() || z.Rank() != 2 {
-		return Errorf(o.name, in, "want float32 or float64 logits [N, C]")
+	if !z.DType().IsFloat() || z.Rank() != 2 || z.Dim(1) < 1 {
+		return Errorf(o.name, in, "want float32 or float64 logits [N, C] with C >= 1")
+	}
+	if err := checkMeanOfSome(o.name, in, o.r, z.Dim(0)); err != nil {
+		return err
 	}
 	if o.soft {
 		if y.DType() != z.DType() || !y.Shape().Equal(z.Shape()) {

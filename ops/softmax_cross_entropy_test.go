@@ -130,17 +130,6 @@ func TestSoftmaxCrossEntropySoftForwardAndTFGradient(t *testing.T) {
 	checkDTypes(t, func() Op { return SoftmaxCrossEntropySoftOp(LossMean) }, z, y)
 }
 
-func TestSoftmaxCrossEntropyEmptyBatch(t *testing.T) {
-	z := tensor.Zeros(tensor.Float32, 0, 5)
-	l := tensor.Zeros(tensor.Int64, 0)
-	got, err := SoftmaxCrossEntropy(z, l, LossMean)
-	require.NoError(t, err)
-	require.Equal(t, []float32{0}, got.Float32s(), "mean over no rows is 0, as Keras' divide_no_nan")
-	got, err = SoftmaxCrossEntropy(z, l, LossNone)
-	require.NoError(t, err)
-	require.Equal(t, tensor.Shape{0}, got.Shape())
-}
-
 func TestSoftmaxCrossEntropyErrors(t *testing.T) {
 	z := tensor.Zeros(tensor.Float32, 2, 3)
 	cases := []struct {

@@ -43,12 +43,24 @@
 // gradient dense first, once: the dense buffer is kept and later
 // Backwards add into it. Global-norm clipping counts a sparse gradient's
 // rows, which are unique, so its norm is the dense gradient's.
+//
+// # Concurrency
+//
+// An Optimizer is not safe for concurrent use, and a model is trained from
+// one goroutine: Step refuses, with an error, to run while another Step of
+// the same optimizer runs, and it holds its parameters (graph.ParamClaim)
+// while it updates them, so that a Backward, a forward pass or another
+// optimizer's Step on the same parameters from another goroutine fails
+// with an error naming the parameter instead of racing (see graph's
+// package doc, Concurrency). Schedules are plain functions of the step and
+// may be shared.
 package optim
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/internal/vec"
@@ -111,13 +123,15 @@ type rule struct {
 type optimizer struct {
 	rule   rule
 	cfg    config
-	params []*graph.Param   // trainable at construction
-	slots  [][]*graph.Param // slots[i] belongs to params[i]
-	lrMult []float64        // lrMult[i] scales params[i]'s learning rate (ParamLR)
-	iter   *graph.Param     // int64 scalar: steps taken
-	active []int            // scratch: indices of params updated this step
-	set    slotSet          // scratch: the slots of the parameter being updated
-	coef   ops.Update       // scratch: the coefficients of the parameter being updated
+	params []*graph.Param    // trainable at construction
+	slots  [][]*graph.Param  // slots[i] belongs to params[i]
+	lrMult []float64         // lrMult[i] scales params[i]'s learning rate (ParamLR)
+	iter   *graph.Param      // int64 scalar: steps taken
+	active []int             // scratch: indices of params updated this step
+	set    slotSet           // scratch: the slots of the parameter being updated
+	coef   ops.Update        // scratch: the coefficients of the parameter being updated
+	busy   atomic.Bool       // a Step runs: a second one, on another goroutine, is refused
+	claim  *graph.ParamClaim // Step's hold on params
 }
 
 // newOptimizer allocates the slots of every trainable parameter in params;
@@ -175,6 +189,24 @@ func (o *optimizer) State() []*graph.Param {
 }
 
 func (o *optimizer) Step() error {
+	if !o.busy.CompareAndSwap(false, true) {
+		return fmt.Errorf("optim: %s: Step while another Step of this optimizer runs (on another goroutine): an optimizer is not safe for concurrent use; "+
+			"train each model on one goroutine", o.rule.name)
+	}
+	defer o.busy.Store(false)
+	if o.claim == nil {
+		o.claim = graph.NewParamClaim("an optimizer step")
+	}
+	if err := o.claim.Acquire(o.params); err != nil {
+		return fmt.Errorf("optim: %s: %w", o.rule.name, err)
+	}
+	defer o.claim.Release(o.params)
+	return o.step()
+}
+
+// step is Step's body, run while it holds the optimizer and its
+// parameters.
+func (o *optimizer) step() error {
 	o.active = o.active[:0]
 	for i, p := range o.params {
 		if !p.Trainable || (p.Grad == nil && p.SparseGrad == nil) {

@@ -103,7 +103,7 @@ type point struct{ step, examples int64 }
 
 // Create makes dir (if needed) and starts its log with run, a KindRun
 // record (Kind is set); an existing log there is replaced (Append keeps
-// it). The log must be a regular file, not a FIFO or a device.
+// it, Start refuses it). The log must be a regular file, not a FIFO or a device.
 func Create(dir string, run Record) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("runlog: %w", err)
@@ -123,6 +123,25 @@ func Create(dir string, run Record) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// ErrExists is the error of Start over a run directory whose log already
+// holds records: a fresh run would replace them.
+var ErrExists = errors.New("runlog: the run directory already holds a run log")
+
+// Start begins a fresh run's log in dir, as Create does, but refuses a
+// dir whose log already holds records, with an error that wraps ErrExists
+// and names the file: a second run into the same directory would replace
+// the first one's records (Create) or mix two runs' curves in one log. A
+// resumed run continues its log with Append instead. An empty log file is
+// replaced, as is a missing one created.
+func Start(dir string, run Record) (*Writer, error) {
+	path := filepath.Join(dir, FileName)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		return nil, fmt.Errorf("%w: %s (%d bytes); resume that run to append to its log, or log this run into another directory",
+			ErrExists, path, st.Size())
+	}
+	return Create(dir, run)
 }
 
 // Append continues the log in dir for a resumed run: run describes the

@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -63,4 +64,28 @@ func TestParseErrors(t *testing.T) {
 	}
 	_, err := Read(filepath.Join(t.TempDir(), "missing"))
 	assert.Error(t, err)
+}
+
+// Start begins a log like Create, over a missing or empty log, and
+// refuses one that holds records, keeping it.
+func TestStartRefusesExistingLog(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Start(dir, Record{Framework: "plumb", Model: "m"})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Record{Kind: KindEpoch, Epoch: 1, Step: 1}))
+	require.NoError(t, w.Close())
+	path := filepath.Join(dir, FileName)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = Start(dir, Record{Framework: "plumb", Model: "m"})
+	require.ErrorIs(t, err, ErrExists)
+	assert.ErrorContains(t, err, path)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	w, err = Start(dir, Record{Framework: "plumb", Model: "m"})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 }

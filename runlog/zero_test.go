@@ -20,6 +20,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Summarize":   runlog.Summarize,
 			"Create":      runlog.Create,
 			"Append":      runlog.Append,
+			"Start":       runlog.Start,
 			"NewWriter":   runlog.NewWriter,
 			"ParseLimits": runlog.ParseLimits,
 			"ReadLimits":  runlog.ReadLimits,

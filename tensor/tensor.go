@@ -13,6 +13,13 @@
 // Views (Reshape, Row, SliceRows) share storage with their source;
 // everything that would make storage non-contiguous (Transpose, Slice on an
 // inner axis) returns a copy, so every kernel can assume contiguity.
+//
+// Concurrency: a Tensor is a slice and a shape, with the slice's rules:
+// any number of goroutines may read one tensor (and its views) at once,
+// but a write (Fill, SetAt, the typed slices' elements, an optimizer's
+// update) must not overlap any other access to the same storage. The
+// process-wide storage pool behind New, Zeros and their friends is safe for
+// concurrent use; a Recycler, which feeds it, is not (one per tape).
 package tensor
 
 import (

@@ -18,6 +18,15 @@
 //
 // One tape serves every batch and is released after each step
 // (graph.Tape.Release), so a step reuses the previous step's memory.
+//
+// Concurrency: Run trains one model on the calling goroutine, and its
+// hooks, progress callback and evaluator run there too; a Bar and the
+// run log's Writer (LogTo) are not safe for concurrent use. Two Runs may
+// go on at once on different models; two Runs (or any two goroutines)
+// training one model are refused with an error naming a parameter by
+// graph and optim, not left to race (see graph's package doc). To train
+// one model on several cores or machines, use Replicas, which gives each
+// rank its own copy and averages the gradients.
 package train
 
 import (

@@ -180,12 +180,14 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 	cfg.Progress = bar.Update
 	if f.logDir != "" && leader {
 		run.Framework = "plumb"
-		log, err := openLog(f.logDir, "", run)
+		log, err := openLog(f.logDir, "", run, stderr)
 		if err != nil {
 			return trainpkg.Result{}, err
 		}
-		defer log.Close()
-		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every, stderr))
+		if log != nil {
+			defer log.Close()
+			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every, stderr))
+		}
 	}
 	cfg.Hooks = append(cfg.Hooks, trainpkg.Hooks{Epoch: func(e trainpkg.Epoch) error {
 		bar.Clear()

@@ -188,12 +188,14 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	hooks := []train.Hooks{}
 	if *logDir != "" && leader {
-		log, err := openLog(*logDir, *resume, rec)
+		log, err := openLog(*logDir, *resume, rec, stderr)
 		if err != nil {
 			return err
 		}
-		defer log.Close()
-		hooks = append(hooks, train.LogTo(log, *logEvery, stderr))
+		if log != nil {
+			defer log.Close()
+			hooks = append(hooks, train.LogTo(log, *logEvery, stderr))
+		}
 	}
 	bar := train.NewBar(stderr)
 	epoch := func(e train.Epoch) error {

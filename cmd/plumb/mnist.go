@@ -142,12 +142,14 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 	bar := trainpkg.NewBar(stderr)
 	var log *runlog.Writer
 	if *logDir != "" && leader {
-		log, err = openLog(*logDir, *resume, rec)
+		log, err = openLog(*logDir, *resume, rec, stderr)
 		if err != nil {
 			return err
 		}
-		defer log.Close()
-		cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery, stderr))
+		if log != nil {
+			defer log.Close()
+			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, *logEvery, stderr))
+		}
 	}
 	epochEnd := func(e mnist.Epoch) {
 		bar.Clear()

@@ -49,15 +49,35 @@ func parseRuns(fs *flag.FlagSet, args []string) ([]*runlog.Run, []string, error)
 // when the run resumes from a --state file (resume is its path), the
 // existing log continued, so that no earlier record is lost
 // (runlog.Append); the resume record names the file.
-func openLog(dir, resume string, run runlog.Record) (*runlog.Writer, error) {
+//
+// A fresh run into a directory whose log already holds records is
+// refused before training (runlog.Start): it would replace that run's
+// records, and the error says to resume it or to log elsewhere. Any other
+// failure to open the log (a directory that cannot be written, a full
+// disk, an existing log that cannot be read back) does not stop the run:
+// openLog prints one warning to warn and returns a nil Writer, and the run
+// trains and saves (--save, --state, --best) without a log, as
+// train.LogTo does when a later record cannot be written.
+func openLog(dir, resume string, run runlog.Record, warn io.Writer) (*runlog.Writer, error) {
+	var w *runlog.Writer
+	var err error
 	if resume == "" {
-		return runlog.Create(dir, run)
+		w, err = runlog.Start(dir, run)
+	} else {
+		if run.Config == nil {
+			run.Config = map[string]any{}
+		}
+		run.Config["resume"] = resume
+		w, err = runlog.Append(dir, run)
 	}
-	if run.Config == nil {
-		run.Config = map[string]any{}
+	switch {
+	case errors.Is(err, runlog.ErrExists):
+		return nil, fmt.Errorf("train: --log %s: %w", dir, err)
+	case err != nil:
+		fmt.Fprintf(warn, "warning: %v\n(training goes on without the run log)\n", err)
+		return nil, nil
 	}
-	run.Config["resume"] = resume
-	return runlog.Append(dir, run)
+	return w, nil
 }
 
 // plotRuns draws runs' curves into one PNG.

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +127,44 @@ func TestPlotBoundsAndTornLogs(t *testing.T) {
 	require.NoError(t, run([]string{"compare", dir}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "| plumb m (run) | 1 |")
 	require.ErrorContains(t, run([]string{"plot", dir, "--max-metrics", "0"}, &out, &errOut), "--max-metrics 0, want at least 1")
+}
+
+// A --log that cannot be opened when the run starts (here its directory
+// would lie under a regular file, as a read-only or full disk would also
+// fail it) costs the log, not the run: one warning, and training and
+// --save go on. Before, the run stopped before training.
+func TestLogUnopenableTrainsAndSaves(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o644))
+	save := filepath.Join(dir, "model.safetensors")
+	var out, errOut bytes.Buffer
+	err := run([]string{"train", "mnist", "--model", "mlp", "--limit", "640", "--log", filepath.Join(blocker, "run"), "--save", save}, &out, &errOut)
+	require.NoError(t, err, errOut.String())
+	assert.Equal(t, 1, strings.Count(errOut.String(), "warning:"), errOut.String())
+	assert.Contains(t, errOut.String(), "training goes on without the run log")
+	assert.Contains(t, out.String(), "epoch 1/1: train loss")
+	assert.FileExists(t, save)
+	assert.NotContains(t, out.String(), "run log in")
+}
+
+// A fresh run (no --resume) into a --log directory whose log holds an
+// earlier run is refused before training, naming the log and what to do;
+// the earlier run's records stay. Before, the log was replaced.
+func TestLogFreshRunIntoExistingLogRefused(t *testing.T) {
+	logDir := filepath.Join(t.TempDir(), "run")
+	var out, errOut bytes.Buffer
+	args := []string{"train", "mnist", "--model", "mlp", "--limit", "640", "--log", logDir}
+	require.NoError(t, run(args, &out, &errOut), errOut.String())
+	before, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	out.Reset()
+	err = run(args, &out, &errOut)
+	require.ErrorIs(t, err, runlog.ErrExists)
+	assert.ErrorContains(t, err, filepath.Join(logDir, runlog.FileName))
+	assert.ErrorContains(t, err, "resume that run")
+	assert.NotContains(t, out.String(), "epoch 1/1")
+	after, err := os.ReadFile(filepath.Join(logDir, runlog.FileName))
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
 }
