@@ -46,6 +46,7 @@ var Rules = []Rule{
 	{Pkg: "internal/layering", May: nil},
 	{Pkg: "metrics", May: nil},
 	{Pkg: "runlog", May: nil},
+	{Pkg: "runlog/tensorboard", May: nil},
 
 	// Dense tensors; their helper goroutines.
 	{Pkg: "tensor", May: []string{"internal/par"}},
