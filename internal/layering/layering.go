@@ -86,6 +86,7 @@ var Rules = []Rule{
 	{Pkg: "decode", May: below("ops", "graph")},
 	{Pkg: "checkpoint", May: below("ops", "graph", "optim")},
 	{Pkg: "runlog/plot", May: []string{"runlog", "gonum.org/v1/plot/..."}},
+	{Pkg: "runlog/tensorboard/tblog", May: []string{"runlog", "runlog/tensorboard"}},
 
 	// Training, data parallelism, the parity checks.
 	{Pkg: "train", May: below("ops", "graph", "optim", "checkpoint", "runlog", "metrics")},
