@@ -71,3 +71,38 @@ func TestConvert(t *testing.T) {
 	_, err = Convert(dir)
 	assert.ErrorContains(t, err, "already holds the event file")
 }
+
+// TestExportRunForCheck writes a run directory, PLUMB_TB_EXPORT_RUN, with
+// a run log (steps, epochs, a resume) and its event file (Convert), for
+// `bench/tensorboard_check.py --runlog`; without the variable it is
+// skipped.
+func TestExportRunForCheck(t *testing.T) {
+	dir := os.Getenv("PLUMB_TB_EXPORT_RUN")
+	if dir == "" {
+		t.Skip("PLUMB_TB_EXPORT_RUN not set")
+	}
+	w, err := runlog.Create(dir, runlog.Record{Framework: "plumb", Model: "check"})
+	require.NoError(t, err)
+	write := func(w *runlog.Writer, epochs ...int) {
+		for _, e := range epochs {
+			for s := 1; s <= 4; s++ {
+				step := int64((e-1)*4 + s)
+				require.NoError(t, w.Write(runlog.Record{Kind: runlog.KindStep, Epoch: e, Step: step, Examples: 32 * step,
+					Loss: 2 / float64(step), LR: 0.1 / float64(e), SamplesPerSec: 1000 + float64(step)}))
+			}
+			require.NoError(t, w.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e, Step: int64(e * 4), Examples: int64(128 * e),
+				Loss: 1 / float64(e), SamplesPerSec: 1000, Metrics: map[string]float64{"accuracy": 0.5 + 0.1*float64(e), "loss": 0.9 / float64(e)}}))
+		}
+	}
+	write(w, 1, 2)
+	require.NoError(t, w.Close())
+	// Resume after epoch 1: epoch 2's records are undone and logged again.
+	w, err = runlog.Append(dir, runlog.Record{Framework: "plumb", Model: "check"})
+	require.NoError(t, err)
+	_, err = w.Resume(2, 4)
+	require.NoError(t, err)
+	write(w, 2, 3)
+	require.NoError(t, w.Close())
+	_, err = Convert(dir)
+	require.NoError(t, err)
+}
