@@ -58,6 +58,9 @@ func ReadLimit(path string, maxRecord int) (map[string][]Scalar, error) {
 // before anything is allocated for it, so a hostile file never allocates
 // more than its size justifies. Errors name the offset of the record.
 func Parse(r io.Reader, size int64, maxRecord int) (map[string][]Scalar, error) {
+	if r == nil {
+		return nil, errors.New("tensorboard: Parse of a nil reader")
+	}
 	out := map[string][]Scalar{}
 	var head [12]byte
 	var off int64

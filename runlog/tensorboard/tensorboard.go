@@ -194,8 +194,16 @@ func Create(dir string) (*Writer, error) {
 	return w, nil
 }
 
-// Name returns the event file's path.
-func (w *Writer) Name() string { return w.name }
+// errNoWriter is the error of a Writer not made by Create.
+var errNoWriter = errors.New("tensorboard: a Writer not made by Create")
+
+// Name returns the event file's path ("" for a Writer not made by Create).
+func (w *Writer) Name() string {
+	if w == nil {
+		return ""
+	}
+	return w.name
+}
 
 // Scalar writes one event holding one scalar. A zero wall is the current
 // time.
@@ -208,6 +216,9 @@ func (w *Writer) Scalar(tag string, step int64, v float64, wall time.Time) error
 // non-empty UTF-8 (protobuf strings are UTF-8); an empty map writes
 // nothing.
 func (w *Writer) Scalars(step int64, scalars map[string]float64, wall time.Time) error {
+	if w == nil || (w.f == nil && w.err == nil) {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -254,6 +265,9 @@ func (w *Writer) write(data []byte) error {
 // buffers nothing (each event is written when it is given), so a reader
 // sees every event without Flush; Flush is for surviving a machine crash.
 func (w *Writer) Flush() error {
+	if w == nil || (w.f == nil && w.err == nil) {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -264,8 +278,11 @@ func (w *Writer) Flush() error {
 }
 
 // Close flushes and closes the file. It returns the first failed write's
-// error, if any.
+// error, if any; later calls of any method return an error.
 func (w *Writer) Close() error {
+	if w == nil || (w.f == nil && w.err == nil) {
+		return errNoWriter
+	}
 	if w.f == nil {
 		return w.err
 	}

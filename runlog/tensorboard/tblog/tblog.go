@@ -75,14 +75,30 @@ func NewMirror(dir string) (*Mirror, error) {
 // it (Wall, RSS and PeakRSS filled in), so that the event file holds the
 // values of the log.
 func (m *Mirror) Write(r runlog.Record, wall time.Time) error {
+	if m == nil {
+		return errNoMirror
+	}
 	return m.w.Scalars(r.Step, Scalars(r), wall)
 }
 
+// errNoMirror is the error of a nil Mirror.
+var errNoMirror = errors.New("tblog: a nil Mirror")
+
 // Name returns the event file's path.
-func (m *Mirror) Name() string { return m.w.Name() }
+func (m *Mirror) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.w.Name()
+}
 
 // Close closes the event file.
-func (m *Mirror) Close() error { return m.w.Close() }
+func (m *Mirror) Close() error {
+	if m == nil {
+		return errNoMirror
+	}
+	return m.w.Close()
+}
 
 // Convert writes the scalars of the run log in dir (runlog.Read: the steps
 // and epochs a resume kept) to a new event file in dir and returns its
