@@ -12,9 +12,9 @@
 //
 // where CRC-32C is the Castagnoli CRC and masking is
 // ((crc >> 15) | (crc << 17)) + 0xa282ead8 (TensorFlow's
-// tensorflow/core/lib/io/record_writer.cc and
-// tensorflow/tsl/lib/hash/crc32c.h). The Event message is the subset of
-// tensorflow/core/util/event.proto and
+// tensorflow/core/lib/io/record_writer.cc, and Mask in TSL's
+// lib/hash/crc32c.h, which comes from LevelDB). The Event message is the
+// subset of tensorflow/core/util/event.proto and
 // tensorflow/core/framework/summary.proto that scalars need:
 //
 //	Event   { double wall_time = 1; int64 step = 2;
@@ -22,15 +22,18 @@
 //	Summary { repeated Value value = 1; }
 //	Value   { string tag = 1; float simple_value = 2; }
 //
-// The first event of a file carries only wall_time and file_version
-// "brain.Event:2"; every later one a step and a Summary of simple values.
+// The first event of a file carries wall_time, step 0 and file_version
+// "brain.Event:2"; every later one a step and a Summary of simple values,
+// all the scalars of one Scalars call in one event.
 // A simple_value is a 32-bit float, so TensorBoard shows a scalar to float32
 // precision: Read returns the float32 that was stored.
 //
 // The messages are encoded by hand with a small wire-format encoder
 // (varints, fixed 32- and 64-bit fields, length-delimited fields) rather
 // than with a protobuf library: three fixed messages need a few dozen
-// lines, and the package stays on the standard library like runlog.
+// lines, no generated code or new dependency is needed for them, and the
+// package stays on the standard library like runlog. Package tblog maps
+// run-log records to these scalars.
 package tensorboard
 
 import (
