@@ -46,6 +46,7 @@ var Rules = []Rule{
 	{Pkg: "internal/layering", May: nil},
 	{Pkg: "metrics", May: nil},
 	{Pkg: "runlog", May: nil},
+	{Pkg: "runlog/tensorboard", May: nil},
 
 	// Dense tensors; their helper goroutines.
 	{Pkg: "tensor", May: []string{"internal/par"}},
@@ -85,6 +86,7 @@ var Rules = []Rule{
 	{Pkg: "decode", May: below("ops", "graph")},
 	{Pkg: "checkpoint", May: below("ops", "graph", "optim")},
 	{Pkg: "runlog/plot", May: []string{"runlog", "gonum.org/v1/plot/..."}},
+	{Pkg: "runlog/tensorboard/tblog", May: []string{"runlog", "runlog/tensorboard"}},
 
 	// Training, data parallelism, the parity checks.
 	{Pkg: "train", May: below("ops", "graph", "optim", "checkpoint", "runlog", "metrics")},
