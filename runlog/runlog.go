@@ -96,6 +96,29 @@ type Writer struct {
 	// writes, and the step and examples of the records it keeps.
 	pending *Record
 	prior   []point
+
+	mirror Mirror    // SetMirror's copy of every record, or nil
+	warn   io.Writer // where a failing mirror is reported, once
+}
+
+// Mirror is a second destination for a run log's records, such as
+// TensorBoard's event files (runlog/tensorboard/tblog.Mirror): Write gets
+// each record as the log wrote it, wall time and RSS filled in, so that the
+// two hold the same values.
+type Mirror interface {
+	Write(r Record, wall time.Time) error
+	Close() error
+}
+
+// SetMirror sends every record written from now on to m as well, after it
+// is in the log. The log stays the record of the run: when m fails, the
+// Writer prints one warning to warn, closes m and writes on without it.
+// Close closes m.
+func (w *Writer) SetMirror(m Mirror, warn io.Writer) {
+	if w == nil {
+		return
+	}
+	w.mirror, w.warn = m, warn
 }
 
 // point is where a logged record stood: its step and examples.
@@ -286,6 +309,15 @@ func (w *Writer) Write(r Record) error {
 		return w.err
 	}
 	w.off += int64(n)
+	if w.mirror != nil {
+		if err := w.mirror.Write(r, w.began.Add(time.Duration(r.Wall*float64(time.Second)))); err != nil {
+			if w.warn != nil {
+				fmt.Fprintf(w.warn, "warning: %v (the run log goes on; its mirror stops here)\n", err)
+			}
+			w.mirror.Close()
+			w.mirror = nil
+		}
+	}
 	return nil
 }
 
@@ -294,10 +326,15 @@ func (w *Writer) Close() error {
 	if w == nil || w.out == nil {
 		return errNoWriter
 	}
-	if w.f == nil {
-		return nil
+	var merr error
+	if w.mirror != nil {
+		merr = w.mirror.Close()
+		w.mirror = nil
 	}
-	return w.f.Close()
+	if w.f == nil {
+		return merr
+	}
+	return errors.Join(w.f.Close(), merr)
 }
 
 // errNoWriter is the error of a Writer not made by Create, Append or

@@ -31,6 +31,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*runlog.Summary)(nil),
 			(*runlog.Writer)(nil),
 			(*runlog.Limits)(nil),
+			(*runlog.Mirror)(nil),
 		},
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/plumbml/plumb/bench/kpi"
 	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/runlog/plot"
+	"github.com/plumbml/plumb/runlog/tensorboard/tblog"
 )
 
 // parseRuns parses flags and run directories in any order (the flag
@@ -76,6 +77,11 @@ func openLog(dir, resume string, run runlog.Record, warn io.Writer) (*runlog.Wri
 	case err != nil:
 		fmt.Fprintf(warn, "warning: %v\n(training goes on without the run log)\n", err)
 		return nil, nil
+	}
+	if m, err := tblog.NewMirror(dir); err != nil {
+		fmt.Fprintf(warn, "warning: %v\n(training goes on without TensorBoard's event file)\n", err)
+	} else {
+		w.SetMirror(m, warn)
 	}
 	return w, nil
 }
