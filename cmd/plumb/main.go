@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/plumbml/plumb/dist"
 )
@@ -104,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return word2vecCommand(args[1:], stdout, stderr)
 		case "translate":
 			return translateLines(args[1:], stdout, stderr)
-		case "help", "-h", "-help", "--help":
+		case "help", "-h", "-help", "--help": // isHelp
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp
 		}
@@ -116,6 +117,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cmd, model, rest := args[0], args[1], args[2:]
 	if cmd != "train" && cmd != "eval" {
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+	if isHelp(model) {
+		fmt.Fprint(stdout, commandUsage(cmd))
+		return flag.ErrHelp
 	}
 	if cmd == "train" {
 		if train, ok := chapterTrainers[model]; ok {
@@ -140,6 +145,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return fmt.Errorf("unknown model family %q for %s (this build knows mnist, cifar10, word2vec, recommender, sentiment, srl, translate)\n%s", model, cmd, usage)
+}
+
+// isHelp reports whether arg asks for help, as the flag package's -h and
+// -help do, and --help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// commandUsage is the part of the usage text that describes cmd: its
+// "usage:" line and every line naming "plumb cmd".
+func commandUsage(cmd string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(usage, "\n") {
+		if strings.HasPrefix(line, "usage:") || strings.Contains(line, "plumb "+cmd+" ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // parseFlags parses args into fs and rejects anything left over: the flag

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -136,4 +137,24 @@ func TestParityReport(t *testing.T) {
 	require.ErrorContains(t, run([]string{"parity", "--dir", empty}, &out, &errOut), empty)
 	// Run outside the repository root, the error names the folder it looked in.
 	require.ErrorContains(t, run([]string{"parity", "--dir", "no/such/testdata"}, &out, &errOut), "no/such/testdata")
+}
+
+// --help after train or eval prints that command's usage and ends as help
+// does (exit 0); it was "unknown model family "--help"", exit 2.
+func TestCommandHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--help"}, "plumb train mnist"},
+		{[]string{"train", "-h"}, "plumb train translate"},
+		{[]string{"eval", "--help"}, "plumb eval mnist"},
+		{[]string{"eval", "help"}, "plumb eval cifar10"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(c.args, &out, &errOut)
+		require.ErrorIs(t, err, flag.ErrHelp, c.args)
+		require.Contains(t, out.String(), c.want, c.args)
+		require.NotContains(t, out.String(), "plumb plot", c.args)
+	}
 }
