@@ -86,6 +86,9 @@ def main():
     save(m, "convbn.onnx")
 
     # The MLP with its weights in external.bin beside it.
+    # onnx appends to an existing data file, so start from none.
+    if os.path.exists(os.path.join(HERE, "external.bin")):
+        os.remove(os.path.join(HERE, "external.bin"))
     m = helper.make_model(mlp_graph("external", 2), opset_imports=[helper.make_opsetid("", 17)])
     save(m, "external.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="external.bin", size_threshold=0)
 
