@@ -7,9 +7,16 @@ import (
 )
 
 // nodeWhere names a node for errors: its index, name, op type and the
-// model's opset, and the subgraph holding it when it is not the main graph.
+// opset of its domain, and the subgraph holding it when it is not the main
+// graph.
 func (c *converter) nodeWhere(n Node, path string) string {
-	s := fmt.Sprintf("node %d %q (%s, opset %d)", n.Index, n.Name, opName(n.Domain, n.OpType), c.opset)
+	opset := "not imported"
+	for _, o := range c.opsets {
+		if domainName(o.Domain) == domainName(n.Domain) {
+			opset = fmt.Sprint(o.Version)
+		}
+	}
+	s := fmt.Sprintf("node %d %q (%s, opset %s)", n.Index, n.Name, opName(n.Domain, n.OpType), opset)
 	if path != "" {
 		s += " in subgraph " + path
 	}

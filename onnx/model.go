@@ -260,7 +260,7 @@ func convertModel(mp *pb.ModelProto, opts Options) (*Model, error) {
 	if mp.Graph == nil {
 		return nil, errors.New("onnx: the model has no graph")
 	}
-	c := &converter{opts: opts, opset: m.Opset}
+	c := &converter{opts: opts, opsets: m.Opsets}
 	g, err := c.graph(mp.Graph, "")
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func domainName(d string) string {
 // drawing external data on one budget for the whole model.
 type converter struct {
 	opts     Options
-	opset    int64
+	opsets   []Opset
 	external int64 // bytes of external data read so far
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -281,6 +282,17 @@ func TestTruncatedAndShort(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestDeclaredSizeIsNotTrusted: a size far beyond the bytes that arrive
+// costs memory in proportion to the bytes, not the size.
+func TestDeclaredSizeIsNotTrusted(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Decode(bytes.NewReader(make([]byte, 100)), 1<<30, Options{})
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20))
+}
+
 func TestFileErrors(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"opset9.onnx", `opset import of domain "ai.onnx" version 9 is not supported; expected ai.onnx versions 11 to 21`},
@@ -310,6 +322,12 @@ func TestSubgraphsAndDomains(t *testing.T) {
 	assert.Equal(t, []string{"Gemm", "If", "Neg", "Relu", "com.microsoft.FusedGemm"}, s.Unsupported)
 	assert.Equal(t, []Opset{{"", 17}, {"com.microsoft", 1}}, s.Opsets)
 	assert.False(t, Supported("", "Gemm"))
+
+	// A node of another domain is named with that domain's opset.
+	m.Graph.Node[4].Attribute = []*pb.AttributeProto{{Name: proto.String("x"), Type: pb.AttributeProto_SPARSE_TENSOR.Enum()}}
+	_, err = decodePB(t, m, Options{})
+	assert.ErrorContains(t, err, `node 4 "fused" (com.microsoft.FusedGemm, opset 1): attribute "x" has type SPARSE_TENSOR`)
+	m.Graph.Node[4].Attribute = nil
 
 	// An error inside a subgraph names the node holding it.
 	then.Initializer = []*pb.TensorProto{{Name: proto.String("b"), DataType: proto.Int32(int32(pb.TensorProto_BOOL)), Dims: []int64{1}, RawData: []byte{1}}}
