@@ -31,8 +31,11 @@ type Summary struct {
 	Unsupported []string
 }
 
-// Inspect summarizes m.
+// Inspect summarizes m; a nil model has an empty summary.
 func Inspect(m *Model) Summary {
+	if m == nil {
+		return Summary{OpCounts: map[string]int{}}
+	}
 	s := Summary{Opset: m.Opset, Opsets: m.Opsets, OpCounts: map[string]int{}}
 	if m.Graph == nil {
 		return s

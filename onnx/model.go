@@ -95,8 +95,12 @@ type Initializer struct {
 	Tensor *tensor.Tensor
 }
 
-// Initializer returns the initializer called name, or nil.
+// Initializer returns the initializer called name, or nil (also for a
+// nil graph).
 func (g *Graph) Initializer(name string) *tensor.Tensor {
+	if g == nil {
+		return nil
+	}
 	for _, in := range g.Initializers {
 		if in.Name == name {
 			return in.Tensor
@@ -166,8 +170,11 @@ type Attr struct {
 }
 
 // Attr returns the value of the attribute called name, and whether the
-// node has it.
+// node has it (a nil node has none).
 func (n *Node) Attr(name string) (any, bool) {
+	if n == nil {
+		return nil, false
+	}
 	for _, a := range n.Attrs {
 		if a.Name == name {
 			return a.Value, true
