@@ -88,6 +88,10 @@ var Rules = []Rule{
 	{Pkg: "runlog/plot", May: []string{"runlog", "gonum.org/v1/plot/..."}},
 	{Pkg: "runlog/tensorboard/tblog", May: []string{"runlog", "runlog/tensorboard"}},
 
+	// ONNX import: the generated protobuf types, then the reader.
+	{Pkg: "onnx/internal/pb", May: []string{"google.golang.org/protobuf/..."}},
+	{Pkg: "onnx", May: []string{"tensor", "internal/readlimit", "onnx/internal/pb", "google.golang.org/protobuf/..."}},
+
 	// Training, data parallelism, the parity checks.
 	{Pkg: "train", May: below("ops", "graph", "optim", "checkpoint", "runlog", "metrics")},
 	{Pkg: "dist", May: below("ops", "graph")},

@@ -1,0 +1,127 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/plumbml/plumb/onnx/internal/pb"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// dtypes maps the ONNX element types Plumb stores to its dtypes.
+var dtypes = map[pb.TensorProto_DataType]tensor.DType{
+	pb.TensorProto_FLOAT:  tensor.Float32,
+	pb.TensorProto_DOUBLE: tensor.Float64,
+	pb.TensorProto_INT32:  tensor.Int32,
+	pb.TensorProto_INT64:  tensor.Int64,
+}
+
+// tensor converts a TensorProto (an initializer, or a TENSOR attribute)
+// to a *tensor.Tensor. The declared dims times the element size are
+// checked against the bytes the proto actually holds (raw_data, the typed
+// field, or the external file's checked length) before anything is
+// allocated, so a tensor never costs more memory than its data occupies.
+// where names the tensor in errors. Element encoding follows onnx.proto:
+// raw_data is little-endian; float_data holds FLOAT, double_data DOUBLE,
+// int32_data INT32 and int64_data INT64.
+func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, error) {
+	et := pb.TensorProto_DataType(t.GetDataType())
+	dt, ok := dtypes[et]
+	if !ok {
+		return nil, fmt.Errorf("onnx: %s has element type %v, which Plumb does not support yet; expected FLOAT, DOUBLE, INT32 or INT64", where, ElemType(et))
+	}
+	if t.GetSegment() != nil {
+		return nil, fmt.Errorf("onnx: %s is a segment of a larger tensor; expected a whole tensor", where)
+	}
+	shape := make([]int, len(t.GetDims()))
+	n := int64(1)
+	for i, d := range t.GetDims() {
+		if d < 0 || int64(int(d)) != d {
+			return nil, fmt.Errorf("onnx: %s has dims %v; expected sizes of at least 0", where, t.GetDims())
+		}
+		shape[i] = int(d)
+		if n != 0 && d != 0 && n > math.MaxInt64/int64(dt.Size())/d {
+			return nil, fmt.Errorf("onnx: %s has dims %v, more bytes than can be addressed", where, t.GetDims())
+		}
+		n *= d
+	}
+	want := n * int64(dt.Size()) // cannot overflow: checked above
+	switch {
+	case t.GetDataLocation() == pb.TensorProto_EXTERNAL:
+		raw, err := c.readExternal(t, want, where)
+		if err != nil {
+			return nil, err
+		}
+		return fromRaw(raw, dt, shape)
+	case t.RawData != nil:
+		if int64(len(t.RawData)) != want {
+			return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements of %d bytes, %d bytes) but raw_data holds %d bytes", where, t.GetDims(), n, dt.Size(), want, len(t.RawData))
+		}
+		return fromRaw(t.RawData, dt, shape)
+	}
+	var have int
+	switch dt {
+	case tensor.Float32:
+		have = len(t.GetFloatData())
+	case tensor.Float64:
+		have = len(t.GetDoubleData())
+	case tensor.Int32:
+		have = len(t.GetInt32Data())
+	case tensor.Int64:
+		have = len(t.GetInt64Data())
+	}
+	if int64(have) != n {
+		return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements) but its %v data holds %d elements", where, t.GetDims(), n, ElemType(et), have)
+	}
+	switch dt {
+	case tensor.Float32:
+		return build(append([]float32(nil), t.GetFloatData()...), shape)
+	case tensor.Float64:
+		return build(append([]float64(nil), t.GetDoubleData()...), shape)
+	case tensor.Int32:
+		return build(append([]int32(nil), t.GetInt32Data()...), shape)
+	default:
+		return build(append([]int64(nil), t.GetInt64Data()...), shape)
+	}
+}
+
+// fromRaw decodes little-endian raw bytes, whose length the caller has
+// checked, into a tensor of dt and shape.
+func fromRaw(raw []byte, dt tensor.DType, shape []int) (*tensor.Tensor, error) {
+	le := binary.LittleEndian
+	switch dt {
+	case tensor.Float32:
+		v := make([]float32, len(raw)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(le.Uint32(raw[4*i:]))
+		}
+		return build(v, shape)
+	case tensor.Float64:
+		v := make([]float64, len(raw)/8)
+		for i := range v {
+			v[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
+		}
+		return build(v, shape)
+	case tensor.Int32:
+		v := make([]int32, len(raw)/4)
+		for i := range v {
+			v[i] = int32(le.Uint32(raw[4*i:]))
+		}
+		return build(v, shape)
+	default:
+		v := make([]int64, len(raw)/8)
+		for i := range v {
+			v[i] = int64(le.Uint64(raw[8*i:]))
+		}
+		return build(v, shape)
+	}
+}
+
+// build wraps data as a tensor of shape; no dims is a 0-d scalar.
+func build[T tensor.Elem](data []T, shape []int) (*tensor.Tensor, error) {
+	if len(shape) == 0 {
+		return tensor.Scalar(data[0]), nil
+	}
+	return tensor.FromSlice(data, shape...)
+}

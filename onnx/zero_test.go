@@ -1,0 +1,37 @@
+package onnx_test
+
+import (
+	"testing"
+
+	"github.com/plumbml/plumb/internal/apicheck"
+	"github.com/plumbml/plumb/onnx"
+)
+
+// Every exported function and method of package onnx, called with zero
+// values and nils, returns an error or an empty value instead of
+// panicking. The table is checked against the package's source.
+func TestZeroValuesDoNotPanic(t *testing.T) {
+	apicheck.Check(t, ".", apicheck.API{
+		Funcs: map[string]any{
+			"Load":      onnx.Load,
+			"LoadWith":  onnx.LoadWith,
+			"Decode":    onnx.Decode,
+			"Inspect":   onnx.Inspect,
+			"Supported": onnx.Supported,
+		},
+		Types: []any{
+			(*onnx.Options)(nil),
+			(*onnx.Opset)(nil),
+			(*onnx.Model)(nil),
+			(*onnx.Graph)(nil),
+			(*onnx.Initializer)(nil),
+			(*onnx.Value)(nil),
+			(*onnx.Dim)(nil),
+			(*onnx.ElemType)(nil),
+			(*onnx.Node)(nil),
+			(*onnx.Attr)(nil),
+			(*onnx.Summary)(nil),
+		},
+		MayReturnNil: []string{"Graph.Initializer"},
+	})
+}
