@@ -204,8 +204,13 @@ func Table(w io.Writer, recs []Record) error {
 }
 
 // ms formats milliseconds with three significant digits, as the issue's
-// table gives them.
-func ms(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+// table gives them, and whole milliseconds from 1000 up (no exponent).
+func ms(v float64) string {
+	if v >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
 
 func main() {
 	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {

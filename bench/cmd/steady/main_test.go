@@ -79,7 +79,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	log := "mlp 2 1000 0.5\nsgemm 2 40 13\nsgemm 1 20 24\nmlp 2 1100 0.4\n\nsgemm 2 40 12\nother 1 5 3\nsgemm 2 40 16\n"
+	log := "mlp 2 1000 0.5\nsgemm 2 40 13\nsgemm 1 20 24\nmlp 2 1100 0.4\n\nsgemm 2 40 12\nother 1 5 3\nconv 2 1 3123.4\nsgemm 2 40 16\n"
 	recs, err := ReadRecords(strings.NewReader(log))
 	require.NoError(t, err)
 	var b bytes.Buffer
@@ -89,6 +89,7 @@ func TestTable(t *testing.T) {
 		"| SGEMM 1024³ | 1 | 1 | 24 | 24 | 24 | 0% |\n"+
 		"| SGEMM 1024³ | 2 | 3 | 12 | 13 | 15.4 | 8% |\n"+
 		"| MLP train step, batch 64 | 2 | 2 | 0.4 | 0.45 | 0.49 | 12% |\n"+
+		"| ResNet-32 convolutions | 2 | 1 | 3123 | 3123 | 3123 | 0% |\n"+
 		"| other | 1 | 1 | 3 | 3 | 3 | 0% |\n", b.String())
 }
 
