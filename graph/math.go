@@ -93,6 +93,29 @@ func Softplus(x *Value) *Value { return unary("softplus", x) }
 // Swish returns x*sigmoid(x).
 func Swish(x *Value) *Value { return unary("swish", x) }
 
+// Erf returns the Gauss error function.
+func Erf(x *Value) *Value { return unary("erf", x) }
+
+// Selu returns λx where x > 0 and λα(exp(x)-1) elsewhere, with tf.nn.selu's
+// fixed λ and α.
+func Selu(x *Value) *Value { return unary("selu", x) }
+
+// Mish returns x*tanh(softplus(x)).
+func Mish(x *Value) *Value { return unary("mish", x) }
+
+// HardSwish returns x*relu6(x+3)/6.
+func HardSwish(x *Value) *Value { return unary("hard_swish", x) }
+
+// HardSigmoid returns max(0, min(1, alpha*x + beta)), ONNX HardSigmoid
+// (whose defaults are alpha 0.2 and beta 0.5).
+func HardSigmoid(x *Value, alpha, beta float64) *Value {
+	return apply(ops.HardSigmoidOp(ops.HardSigmoidAttrs{Alpha: alpha, Beta: beta}), x)
+}
+
+// PRelu returns x where x > 0 and slope*x elsewhere, slope broadcast to x's
+// shape (ONNX PRelu); the slope's gradient is summed over the broadcast axes.
+func PRelu(x, slope *Value) *Value { return apply(ops.PReluOp(), x, slope) }
+
 // MatMul returns op(a)·op(b), op transposing the last two axes when set.
 func MatMul(a, b *Value, transA, transB bool) *Value {
 	return apply(ops.MatMulOp(transA, transB), a, b)

@@ -85,7 +85,7 @@ var unaryFns = map[string]unaryFn{
 	"tanh":    {func(x float64, _ [2]float64) float64 { return math.Tanh(x) }, func(x, y float64, _ [2]float64) float64 { return 1 - y*y }},
 	// softplus = log(1+exp(x)), computed as max(x,0)+log1p(exp(-|x|)) to avoid overflow.
 	"softplus": {
-		func(x float64, _ [2]float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) },
+		func(x float64, _ [2]float64) float64 { return softplus(x) },
 		func(x, y float64, _ [2]float64) float64 { return sigmoid(x) },
 	},
 	// swish (SiLU) = x*sigmoid(x) (tf.nn.silu).
@@ -93,7 +93,64 @@ var unaryFns = map[string]unaryFn{
 		func(x float64, _ [2]float64) float64 { return x * sigmoid(x) },
 		func(x, y float64, _ [2]float64) float64 { s := sigmoid(x); return s + x*s*(1-s) },
 	},
+	// erf, the Gauss error function (tf.math.erf, ONNX Erf); its derivative
+	// is 2/√π·exp(-x²).
+	"erf": {
+		func(x float64, _ [2]float64) float64 { return math.Erf(x) },
+		func(x, y float64, _ [2]float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) },
+	},
+	// selu(x) = λx if x > 0 else λα(exp(x)-1), with the fixed λ and α of
+	// Klambauer et al. 2017 (tf.nn.selu; ONNX Selu's defaults). The
+	// derivative is λ where y >= 0 and y+λα below, as TF's SeluGrad takes it
+	// from the output, so λ at 0.
+	"selu": {
+		func(x float64, _ [2]float64) float64 {
+			if x > 0 {
+				return seluScale * x
+			}
+			return seluScale * seluAlpha * math.Expm1(x)
+		},
+		func(x, y float64, _ [2]float64) float64 {
+			if y < 0 {
+				return y + seluScale*seluAlpha
+			}
+			return seluScale
+		},
+	},
+	// mish(x) = x·tanh(softplus(x)) (Misra 2019; tfa.activations.mish);
+	// with t = tanh(softplus(x)) the derivative is t + x·(1-t²)·sigmoid(x).
+	"mish": {
+		func(x float64, _ [2]float64) float64 { return x * math.Tanh(softplus(x)) },
+		func(x, y float64, _ [2]float64) float64 {
+			t := math.Tanh(softplus(x))
+			return t + x*(1-t*t)*sigmoid(x)
+		},
+	},
+	// hard_swish(x) = x·relu6(x+3)/6 (Howard et al. 2019, MobileNetV3;
+	// ONNX HardSwish; Keras hard_swish). The derivative is the product rule
+	// with relu6's: relu6(x+3)/6 + x/6 on (-3, 3), so 0 at -3 and 1 at 3, as
+	// TF differentiates that composition.
+	"hard_swish": {
+		func(x float64, _ [2]float64) float64 { return x * math.Min(math.Max(x+3, 0), 6) / 6 },
+		func(x, y float64, _ [2]float64) float64 {
+			return math.Min(math.Max(x+3, 0), 6)/6 + x*b2f(x > -3 && x < 3)/6
+		},
+	},
 }
+
+// selu's constants λ (scale) and α, as tf.nn.selu and ONNX Selu define them.
+const (
+	seluScale = 1.0507009873554804934193349852946
+	seluAlpha = 1.6732632423543772848170429916717
+)
+
+// unaryFallback are the table's ops with no CUDA kernel yet: on a device
+// they run their CPU kernel on host copies (DeviceFallback).
+var unaryFallback = map[string]bool{"erf": true, "selu": true, "mish": true, "hard_swish": true}
+
+// softplus is log(1+exp(x)), computed as max(x,0)+log1p(exp(-|x|)) so that
+// large |x| neither overflows nor loses the small term.
+func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
 func sign(x float64) float64 {
 	switch {
@@ -118,8 +175,12 @@ func sigmoid(x float64) float64 { return vec.Sigmoid64(x) }
 
 func init() {
 	for name := range unaryFns {
+		cuda := DeviceKernel
+		if unaryFallback[name] {
+			cuda = DeviceFallback
+		}
 		register(Spec{Name: name, Inputs: []string{"x"}, Grads: []int{0},
-			Make: MakeOp(func(a UnaryAttrs) Op { return newUnary(name, a) }), CUDA: DeviceKernel})
+			Make: MakeOp(func(a UnaryAttrs) Op { return newUnary(name, a) }), CUDA: cuda})
 	}
 }
 
@@ -249,6 +310,19 @@ func Softplus(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("so
 
 // Swish returns x*sigmoid(x) (SiLU).
 func Swish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("swish"), x) }
+
+// Erf returns the Gauss error function.
+func Erf(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("erf"), x) }
+
+// Selu returns λx where x > 0 and λα(exp(x)-1) elsewhere, with tf.nn.selu's
+// fixed λ and α.
+func Selu(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("selu"), x) }
+
+// Mish returns x*tanh(softplus(x)).
+func Mish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("mish"), x) }
+
+// HardSwish returns x*relu6(x+3)/6.
+func HardSwish(x *tensor.Tensor) (*tensor.Tensor, error) { return run(UnaryOp("hard_swish"), x) }
 
 func (o *unaryOp) Name() string { return o.name }
 

@@ -17,6 +17,8 @@ func unaryInput(name string, seed uint64) *tensor.Tensor {
 		return randu(seed, 0.5, 3, 3, 4)
 	case "relu6", "clip":
 		return tensor.MustFromSlice([]float64{-1.3, -0.4, 0.3, 0.8, 2.2, 5.5, 6.6, 7.1, -2.5, 1.1, 3.7, 9.2}, 3, 4)
+	case "hard_swish": // both sides of the kinks at -3 and 3, and of 0
+		return tensor.MustFromSlice([]float64{-4.2, -3.1, -2.9, -1.3, -0.4, 0.3, 1.1, 2.2, 2.9, 3.1, 4.4, -7.5}, 3, 4)
 	}
 	x := randn(seed, 3, 4)
 	for i, v := range x.Float64s() { // nudge off the kink at 0
@@ -94,6 +96,13 @@ func TestUnaryForward(t *testing.T) {
 		// Computed with Python's math.erf and math.tanh from the formulas in tf.nn.gelu.
 		{"gelu", nil, []float64{-0.04550026389635842, -0.15426876936299344, 0, 1.399789198096713, 6.999999999991041}},
 		{"gelu_tanh", nil, []float64{-0.04540230591222494, -0.15428599017485606, 0, 1.3995715769802328, 6.999999999999997}},
+		// Computed with Python's math module from tf.math.erf's, tf.nn.selu's,
+		// mish's (x·tanh(log1p(exp(x)))) and hard_swish's (x·relu6(x+3)/6)
+		// definitions.
+		{"erf", nil, []float64{-0.9953222650189527, -0.5204998778130465, 0, 0.9661051464753108, 1.0}},
+		{"selu", nil, []float64{-1.5201664685956948, -0.6917581878028713, 0, 1.5760514810332207, 7.354906911488364}},
+		{"mish", nil, []float64{-0.2525014826957089, -0.22074377465173, 0, 1.4033782663958028, 6.999988379809741}},
+		{"hard_swish", nil, []float64{-1.0 / 3, -0.20833333333333334, 0, 1.125, 7}},
 	}
 	for _, c := range cases {
 		t.Run(c.op, func(t *testing.T) {
@@ -160,5 +169,113 @@ func TestReluFastPathMatchesDefinition(t *testing.T) {
 			require.Equal(t, fn.f(xv, [2]float64{}), y.At(i), "%v y[%d]", dt, i)
 			require.Equal(t, gv*fn.d(xv, y.At(i), [2]float64{}), g[0].At(i), "%v dx[%d]", dt, i)
 		}
+	}
+}
+
+// The activations added for ONNX import (erf, selu, mish, hard_swish) match
+// a plain evaluation of their definitions on an odd-sized rank-3 tensor, in
+// both dtypes, and their gradients match the definitions' derivatives
+// written out independently of the op table.
+func TestActivationsMatchReference(t *testing.T) {
+	const lambda, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+	relu6 := func(v float64) float64 { return math.Min(math.Max(v, 0), 6) }
+	cases := []struct {
+		op   string
+		f, d func(float64) float64
+	}{
+		{"erf", math.Erf, func(v float64) float64 { return 2 / math.Sqrt(math.Pi) * math.Exp(-v*v) }},
+		{"selu",
+			func(v float64) float64 {
+				if v > 0 {
+					return lambda * v
+				}
+				return lambda * alpha * (math.Exp(v) - 1)
+			},
+			func(v float64) float64 {
+				if v >= 0 {
+					return lambda
+				}
+				return lambda * alpha * math.Exp(v)
+			}},
+		{"mish",
+			func(v float64) float64 { return v * math.Tanh(math.Log(1+math.Exp(v))) },
+			func(v float64) float64 {
+				sp := math.Log(1 + math.Exp(v))
+				sech := 1 / math.Cosh(sp)
+				return math.Tanh(sp) + v*sech*sech/(1+math.Exp(-v))
+			}},
+		{"hard_swish",
+			func(v float64) float64 { return v * relu6(v+3) / 6 },
+			func(v float64) float64 {
+				switch {
+				case v <= -3:
+					return 0
+				case v >= 3:
+					return 1
+				}
+				return (2*v + 3) / 6
+			}},
+	}
+	x := randn(31, 3, 5, 7)
+	for i := range x.Size() {
+		x.Float64s()[i] *= 3
+	}
+	gout := randn(32, 3, 5, 7)
+	for _, c := range cases {
+		t.Run(c.op, func(t *testing.T) {
+			for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+				xt, gt, atol := x, gout, 1e-12
+				if dt == tensor.Float32 {
+					xt, gt, atol = f32(x), f32(gout), 1e-6
+				}
+				op := UnaryOp(c.op)
+				y, err := op.Forward(ins(xt))
+				require.NoError(t, err)
+				require.Equal(t, dt, y.DType())
+				g, err := op.Backward(ins(xt), y, gt, []bool{true})
+				require.NoError(t, err)
+				for i := range xt.Size() {
+					v := xt.At(i)
+					require.InDelta(t, c.f(v), y.At(i), atol*(1+math.Abs(v)), "%v y[%d] at %v", dt, i, v)
+					require.InDelta(t, gt.At(i)*c.d(v), g[0].At(i), atol*(1+math.Abs(v)), "%v dx[%d] at %v", dt, i, v)
+				}
+			}
+		})
+	}
+}
+
+// At their special points the activations take the values and the
+// derivatives their definitions and TF give: erf and mish are 0 at 0 with
+// slopes 2/√π and 0.6; selu's derivative at 0 is λ (TF's SeluGrad reads the
+// output); hard_swish is 0 below -3 and x above 3, with derivative 0 at -3,
+// 1/2 at 0 and 1 at 3 (relu6's gradient is 0 at its kinks).
+func TestActivationsSpecialPoints(t *testing.T) {
+	cases := []struct {
+		op      string
+		x       []float64
+		y, dydx []float64
+	}{
+		{"erf", []float64{0, math.Inf(1), math.Inf(-1)}, []float64{0, 1, -1}, []float64{2 / math.Sqrt(math.Pi), 0, 0}},
+		{"selu", []float64{0, -1000}, []float64{0, -seluScale * seluAlpha}, []float64{seluScale, 0}},
+		{"mish", []float64{0, -1000, 1000}, []float64{0, 0, 1000}, []float64{0.6, 0, 1}},
+		{"hard_swish", []float64{-3, 0, 3, -5, 5}, []float64{0, 0, 3, 0, 5}, []float64{0, 0.5, 1, 0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.op, func(t *testing.T) {
+			x := tensor.MustFromSlice(c.x, len(c.x))
+			op := UnaryOp(c.op)
+			y, err := op.Forward(ins(x))
+			require.NoError(t, err)
+			ones := tensor.MustFromSlice(make([]float64, len(c.x)), len(c.x))
+			for i := range c.x {
+				ones.Float64s()[i] = 1
+			}
+			g, err := op.Backward(ins(x), y, ones, []bool{true})
+			require.NoError(t, err)
+			for i := range c.x {
+				require.InDelta(t, c.y[i], y.At(i), 1e-12, "y at %v", c.x[i])
+				require.InDelta(t, c.dydx[i], g[0].At(i), 1e-12, "dy/dx at %v", c.x[i])
+			}
+		})
 	}
 }

@@ -11,13 +11,13 @@ package ops
 // the op's default. Build makes an op from it; AttrsOf fills it from an
 // op's typed attributes.
 type Attrs struct {
-	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
+	// UnaryAttrs, HardSigmoidAttrs: abs, clip, elu, erf, exp, gelu and 17 more.
 	Alpha float64 `json:"alpha"`
-	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
+	// UnaryAttrs: abs, clip, elu, erf, exp, gelu and 16 more.
 	Lo float64 `json:"lo"`
-	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
+	// UnaryAttrs: abs, clip, elu, erf, exp, gelu and 16 more.
 	Hi float64 `json:"hi"`
-	// UnaryAttrs: abs, clip, elu, exp, gelu, gelu_tanh and 12 more.
+	// UnaryAttrs: abs, clip, elu, erf, exp, gelu and 16 more.
 	Approximate bool `json:"approximate"`
 	// AttentionAttrs: additive_attention, attention.
 	KeyLengths []int `json:"key_lengths"`
@@ -61,6 +61,8 @@ type Attrs struct {
 	Reverse bool `json:"reverse"`
 	// GRUAttrs, GRUCellAttrs: gru, gru_cell.
 	ResetAfter bool `json:"reset_after"`
+	// HardSigmoidAttrs: hard_sigmoid.
+	Beta float64 `json:"beta"`
 	// LayerNormAttrs: layer_norm.
 	NormAxes int `json:"norm_axes"`
 	// LinearSoftmaxCrossEntropyAttrs: linear_softmax_cross_entropy.
@@ -128,6 +130,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"dropout":                      func(a Attrs) any { return DropoutAttrs{Rate: a.Rate, Seed: a.Seed} },
 	"elu":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"embedding":                    func(a Attrs) any { return EmbeddingAttrs{PaddingIdx: a.PaddingIdx} },
+	"erf":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gather":                       func(a Attrs) any { return GatherAttrs{Axis: a.Axis} },
 	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
@@ -135,6 +138,8 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
 	"gru":                          func(a Attrs) any { return GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter} },
 	"gru_cell":                     func(a Attrs) any { return GRUCellAttrs{ResetAfter: a.ResetAfter} },
+	"hard_sigmoid":                 func(a Attrs) any { return HardSigmoidAttrs{Alpha: a.Alpha, Beta: a.Beta} },
+	"hard_swish":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"layer_norm":                   func(a Attrs) any { return LayerNormAttrs{NormAxes: a.NormAxes, Epsilon: a.Epsilon} },
 	"leaky_relu":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"linear":                       func(a Attrs) any { return NoAttrs{} },
@@ -159,16 +164,19 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"mean":            func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
 	"min":             func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
 	"minimum":         func(a Attrs) any { return NoAttrs{} },
+	"mish":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"mse":             func(a Attrs) any { return LossAttrs{Reduction: a.Reduction} },
 	"mul":             func(a Attrs) any { return NoAttrs{} },
 	"neg":             func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"pow":             func(a Attrs) any { return NoAttrs{} },
+	"prelu":           func(a Attrs) any { return NoAttrs{} },
 	"relu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"relu6":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"reshape":         func(a Attrs) any { return ReshapeAttrs{Shape: a.Shape} },
 	"rms_norm":        func(a Attrs) any { return RMSNormAttrs{Epsilon: a.Epsilon} },
 	"rnn_final_state": func(a Attrs) any { return RNNFinalStateAttrs{Offsets: a.Offsets, Reverse: a.Reverse} },
 	"rsqrt":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"selu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sequence_concat": func(a Attrs) any { return SequenceConcatAttrs{Offsets: a.Offsets, OffsetsB: a.OffsetsB} },
 	"sequence_conv": func(a Attrs) any {
 		return SequenceConvAttrs{Offsets: a.Offsets, ContextStart: a.ContextStart, ContextLength: a.ContextLength}
@@ -235,6 +243,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse, ResetAfter: t.ResetAfter}
 	case GRUCellAttrs:
 		return Attrs{ResetAfter: t.ResetAfter}
+	case HardSigmoidAttrs:
+		return Attrs{Alpha: t.Alpha, Beta: t.Beta}
 	case LayerNormAttrs:
 		return Attrs{NormAxes: t.NormAxes, Epsilon: t.Epsilon}
 	case LinearSoftmaxCrossEntropyAttrs:

@@ -206,6 +206,12 @@ UNARY = {
     "tanh": (tf.math.tanh, lambda r, s: r.standard_normal(s) * 2, {}),
     "softplus": (tf.math.softplus, lambda r, s: r.standard_normal(s) * 4, {}),
     "swish": (tf.nn.silu, lambda r, s: r.standard_normal(s) * 2, {}),
+    "erf": (tf.math.erf, lambda r, s: r.standard_normal(s) * 1.5, {}),
+    "selu": (tf.nn.selu, lambda r, s: away(r, s, [0.0], scale=2.0), {}),
+    # mish has no core TF op (tfa.activations.mish): its definition in TF ops.
+    "mish": (lambda x: x * tf.math.tanh(tf.math.softplus(x)), lambda r, s: r.standard_normal(s) * 3, {}),
+    # hard_swish as Keras and MobileNetV3 define it, kinks at -3 and 3.
+    "hard_swish": (lambda x: x * tf.nn.relu6(x + 3.0) / 6.0, lambda r, s: away(r, s, [-3.0, 3.0], scale=3.0), {}),
 }
 UNARY_SHAPES = {"vec": (7,), "r2": (3, 5), "r3": (2, 3, 4)}
 
@@ -225,6 +231,36 @@ for name, shape in UNARY_SHAPES.items():
         lambda xs: tf.nn.gelu(xs[0], approximate=True), attrs={"approximate": True}, tol="tf_gelu")
 # elu with another alpha goes through Keras, since tf.nn.elu fixes alpha at 1.
 add("elu", "alpha_0.5", lambda rng: [away(rng, (3, 5), [0.0])], lambda xs: keras_elu(0.5)(xs[0]), attrs={"alpha": 0.5})
+
+
+# hard_sigmoid is ONNX HardSigmoid, max(0, min(1, alpha*x + beta)), written in
+# TF ops; inputs stay off the kinks where alpha*x + beta is 0 or 1.
+def hard_sigmoid(alpha, beta):
+    return lambda xs: tf.maximum(0.0, tf.minimum(1.0, alpha * xs[0] + beta))
+
+
+HARD_SIGMOID = {  # name: (alpha, beta, shape)
+    "onnx_defaults": (0.2, 0.5, (3, 5)),
+    "onnx_defaults_r3": (0.2, 0.5, (2, 3, 4)),
+    "keras": (1.0 / 6.0, 0.5, (7,)),
+    "negative_alpha": (-0.7, 0.1, (3, 5)),
+}
+for name, (alpha, beta, shape) in HARD_SIGMOID.items():
+    kinks = [-beta / alpha, (1.0 - beta) / alpha]
+    add("hard_sigmoid", name, lambda rng, s=shape, k=kinks: [away(rng, s, k, scale=3.0)], hard_sigmoid(alpha, beta),
+        attrs={"alpha": alpha, "beta": beta})
+
+# prelu is ONNX PRelu, max(0, x) + slope*min(0, x) with slope broadcast to x's
+# shape; x is drawn off the kink at 0, and both gradients are recorded.
+PRELU = {  # name: (x shape, slope shape)
+    "same": ((3, 5), (3, 5)),
+    "channel_nchw": ((2, 3, 4, 5), (3, 1, 1)),
+    "last_axis": ((2, 3, 5), (5,)),
+    "scalar_slope": ((3, 4), ()),
+}
+for name, (sx, ss) in PRELU.items():
+    add("prelu", name, lambda rng, sx=sx, ss=ss: [away(rng, sx, [0.0]), rng.uniform(-0.5, 0.5, ss)],
+        lambda xs: tf.maximum(0.0, xs[0]) + xs[1] * tf.minimum(0.0, xs[0]), grads=(0, 1))
 
 # ---- matmul and linear -----------------------------------------------------
 
