@@ -75,7 +75,6 @@ func SoftmaxCrossEntropySoft(logits, labels *tensor.Tensor, r LossReduction) (*t
 
 func (o *softmaxXentOp) Name() string { return o.name }
 
-// check validates the inputs and, for integer labels, saves them.
 // Check is the softmax cross-entropies' device-free check (Checker): the
 // logits [N, C] and labels of the logits' shape (soft) or int labels [N];
 // the integer labels' range is checked where they are read.
@@ -105,29 +104,23 @@ func (o *softmaxXentOp) Check(in []*tensor.Tensor) error {
 	return nil
 }
 
+// check is Forward's validation: Check, then what only the CPU kernel
+// needs (host memory) and, for integer labels, their range, saving them
+// for Backward.
 func (o *softmaxXentOp) check(in []*tensor.Tensor) error {
+	if err := o.Check(in); err != nil {
+		return err
+	}
 	if err := checkArity(o.name, in, 2); err != nil {
 		return err
 	}
-	if err := checkReduction(o.name, in, o.r); err != nil {
-		return err
-	}
-	z, y := in[0], in[1]
-	if !z.DType().IsFloat() || z.Rank() != 2 || z.Dim(1) < 1 {
-		return Errorf(o.name, in, "want float32 or float64 logits [N, C] with C >= 1")
-	}
-	if err := checkMeanOfSome(o.name, in, o.r, z.Dim(0)); err != nil {
-		return err
-	}
 	if o.soft {
-		if y.DType() != z.DType() || !y.Shape().Equal(z.Shape()) {
-			return Errorf(o.name, in, "want labels of the logits' dtype and shape %v", z.Shape())
-		}
 		return nil
 	}
+	z, y := in[0], in[1]
 	labels, err := y.Ints()
-	if err != nil || y.Rank() != 1 || y.Dim(0) != z.Dim(0) {
-		return Errorf(o.name, in, "want int32 or int64 labels [%d]", z.Dim(0))
+	if err != nil {
+		return Errorf(o.name, in, "want int32 or int64 labels [%d]: %v", z.Dim(0), err)
 	}
 	c := z.Dim(1)
 	for i, l := range labels {
