@@ -34,16 +34,19 @@ func errInUse(p *Param, holder, what string) error {
 // the parameter. A parameter listed twice is claimed once.
 func acquire(ps []*Param, c *claim) error {
 	for i, p := range ps {
-		if p == nil || p.guard.user.CompareAndSwap(nil, c) {
+		if p == nil {
 			continue
 		}
-		if cur := p.guard.user.Load(); cur != c && cur != nil {
-			giveBack(ps[:i], c, false)
-			return errInUse(p, cur.what, c.what)
-		}
-		if !p.guard.user.CompareAndSwap(nil, c) && p.guard.user.Load() != c { // given back in between, and taken again
-			giveBack(ps[:i], c, false)
-			return errInUse(p, "another call", c.what)
+		for !p.guard.user.CompareAndSwap(nil, c) {
+			cur := p.guard.user.Load()
+			if cur == c { // listed twice: held already
+				break
+			}
+			if cur != nil {
+				giveBack(ps[:i], c, false)
+				return errInUse(p, cur.what, c.what)
+			}
+			// given back between the swap and the load: try again
 		}
 	}
 	return nil

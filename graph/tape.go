@@ -450,6 +450,9 @@ func (t *Tape) BackwardWith(v *Value, g *tensor.Tensor) error {
 // goroutine trains the same model. releaseParams gives them back.
 func (t *Tape) claimParams() error {
 	ps := t.claimed[:0]
+	if cap(ps) < len(t.params) { // one allocation for a fresh tape, none for a released one
+		ps = make([]*Param, 0, len(t.params))
+	}
 	for p := range t.params {
 		if p.Trainable {
 			ps = append(ps, p)
