@@ -10,8 +10,7 @@ import (
 )
 
 // A 0.4 MB gzip vocabulary whose second line repeats its first is refused
-// at line 2 under a 512 MiB address-space cap within 10 s; LoadVocab read
-// every line (out of memory) before it noticed the duplicate.
+// at line 2, as it arrives, under a 512 MiB address-space cap within 10 s.
 func TestLoadVocabBombUnderMemoryLimit(t *testing.T) {
 	datatest.RefusedUnderMemoryLimit(t, func() error {
 		_, err := LoadVocab(bytes.NewReader(datatest.GzipBomb(t, nil, []byte("a\n"), 2000<<20)), "dict.txt.gz", "")

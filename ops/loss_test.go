@@ -43,8 +43,8 @@ func TestLossReductionString(t *testing.T) {
 }
 
 // An empty batch under LossMean is an error naming the op and the shapes,
-// for every loss (before, the mean of nothing was a loss of 0, so a batch
-// that lost its examples trained silently); LossSum gives 0 and LossNone
+// for every loss (a batch that lost its examples must not train
+// silently on a loss of 0); LossSum gives 0 and LossNone
 // an empty tensor.
 func TestLossEmptyBatch(t *testing.T) {
 	z := tensor.Zeros(tensor.Float32, 0, 3)

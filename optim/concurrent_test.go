@@ -61,7 +61,7 @@ func forward(w *graph.Param, g *gate) (*graph.Tape, *graph.Value) {
 // never a silent race: a Backward or Step that starts while the other
 // goroutine's Backward or Step holds the parameters fails and touches
 // nothing, and a Backward whose forward pass read values an optimizer step
-// has since changed fails. Before, 17 data races and no error. Each case
+// has since changed fails. Each case
 // forces the overlap with a barrier (gate), so the result is
 // deterministic; run under -race.
 func TestTrainingFromTwoGoroutinesRefused(t *testing.T) {

@@ -28,8 +28,7 @@ func writeLog(t *testing.T, w *Writer, from, epochs int) {
 }
 
 // A torn last line (a crash mid-write, or a write cut short by a full
-// disk) is skipped with a warning; every record before it is kept. Before,
-// the whole log was rejected.
+// disk) is skipped with a warning; every record before it is kept.
 func TestTornLastLineKeepsEarlierRecords(t *testing.T) {
 	dir := t.TempDir()
 	w, err := Create(dir, Record{Framework: "plumb", Model: "m"})

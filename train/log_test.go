@@ -26,8 +26,7 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 }
 
 // A log that cannot be written (a full disk) warns once and the run goes
-// on: every epoch trains and the state file is written. Before, the log's
-// error ended the run and nothing was saved.
+// on: every epoch trains and the state file is written.
 func TestLogWriteFailureLosesNoCheckpoint(t *testing.T) {
 	s := newSetup(t, nil)
 	cfg := s.config(regression{n: 100, size: 16, seed: 5}, 3) // 7 steps an epoch
@@ -46,7 +45,6 @@ func TestLogWriteFailureLosesNoCheckpoint(t *testing.T) {
 
 // A run resumed from its state file with the same log appends to it: a
 // resume record, then the resumed epochs, and every earlier record stays.
-// Before, the resumed run's log replaced the first's.
 func TestResumeAppendsToTheLog(t *testing.T) {
 	src := regression{n: 100, size: 16, seed: 5} // 7 steps an epoch
 	dir := t.TempDir()

@@ -88,8 +88,7 @@ func TestLoad(t *testing.T) {
 }
 
 // A KPI file is read within bounds: a file past MaxFileBytes is refused
-// before it is read whole, and data after the list is an error (before,
-// it was ignored).
+// before it is read whole, and data after the list is an error.
 func TestLoadBounds(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")

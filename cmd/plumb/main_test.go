@@ -140,7 +140,7 @@ func TestParityReport(t *testing.T) {
 }
 
 // --help after train or eval prints that command's usage and ends as help
-// does (exit 0); it was "unknown model family "--help"", exit 2.
+// does (exit 0).
 func TestCommandHelp(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -74,7 +74,7 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 // with the second of two epochs only.
 //
 // With the same --log, the resumed run appends to the log: it keeps the
-// first epoch's records (before, they were replaced) and adds a resume
+// first epoch's records and adds a resume
 // record naming the state file.
 func TestStateAndResume(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.safetensors")
@@ -132,7 +132,7 @@ func TestPlotBoundsAndTornLogs(t *testing.T) {
 // A --log that cannot be opened when the run starts (here its directory
 // would lie under a regular file, as a read-only or full disk would also
 // fail it) costs the log, not the run: one warning, and training and
-// --save go on. Before, the run stopped before training.
+// --save go on.
 func TestLogUnopenableTrainsAndSaves(t *testing.T) {
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "file")
@@ -150,7 +150,7 @@ func TestLogUnopenableTrainsAndSaves(t *testing.T) {
 
 // A fresh run (no --resume) into a --log directory whose log holds an
 // earlier run is refused before training, naming the log and what to do;
-// the earlier run's records stay. Before, the log was replaced.
+// the earlier run's records stay.
 func TestLogFreshRunIntoExistingLogRefused(t *testing.T) {
 	logDir := filepath.Join(t.TempDir(), "run")
 	var out, errOut bytes.Buffer

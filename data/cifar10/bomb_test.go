@@ -15,8 +15,7 @@ import (
 )
 
 // 0.5 MB of gzip that expands into 174,762 records (537 MB) is stopped
-// as a decompression bomb under a 512 MiB address-space cap within 10 s;
-// it loaded at 6.3 GB with no expansion check.
+// as a decompression bomb under a 512 MiB address-space cap within 10 s.
 func TestReadGzipBombUnderMemoryLimit(t *testing.T) {
 	datatest.RefusedUnderMemoryLimit(t, func() error {
 		_, err := Read(bytes.NewReader(datatest.GzipBomb(t, nil, make([]byte, cifarRecord), 174762*cifarRecord)), "data_batch_1.bin.gz")
@@ -24,7 +23,7 @@ func TestReadGzipBombUnderMemoryLimit(t *testing.T) {
 	}, "data_batch_1.bin.gz: ", "a decompression bomb")
 }
 
-// Empty batches are refused (raw, gzip, and through Load); they loaded as
+// Empty batches are refused (raw, gzip, and through Load), not loaded as
 // a 0-image dataset. More records than MaxRecords are refused too.
 func TestReadRefusesEmptyAndTooMany(t *testing.T) {
 	for name, b := range map[string][]byte{"empty.bin": nil, "empty.bin.gz": datatest.Gzip(t, nil)} {

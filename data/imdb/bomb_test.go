@@ -16,7 +16,7 @@ import (
 
 // A half-megabyte .tar.gz whose reviews expand into 600 MB of words is
 // stopped as a decompression bomb under a 512 MiB address-space cap within
-// 10 s; it ran out of memory even at 8 GiB.
+// 10 s.
 func TestLoadTarGzBombUnderMemoryLimit(t *testing.T) {
 	datatest.RefusedUnderMemoryLimit(t, func() error {
 		bomb := datatest.TarGzBomb(t,

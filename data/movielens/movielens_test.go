@@ -170,7 +170,7 @@ func FuzzMovieLens1M(f *testing.F) {
 }
 
 // A MovieLens-1M line with an extra "::" is an error naming the file and
-// line; it was accepted.
+// line.
 func TestLoad1MRefusesExtraFields(t *testing.T) {
 	for file, line := range map[string]string{
 		"ratings.dat": "1::1::5::978300760::9",

@@ -16,7 +16,7 @@ import (
 
 // 1.6 MB of gzip per side that expands into 1.5 GB of one-letter words is
 // stopped as a decompression bomb under a 512 MiB address-space cap within
-// 10 s; it ran out of memory.
+// 10 s.
 func TestReadGzipBombUnderMemoryLimit(t *testing.T) {
 	datatest.RefusedUnderMemoryLimit(t, func() error {
 		side := datatest.GzipBomb(t, nil, []byte("a b c\n"), 1500<<20)

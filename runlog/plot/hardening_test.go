@@ -80,8 +80,7 @@ func plotManyMetrics(n int) error {
 // A log of 2,000 or 8,000 metric names (40 to 160 KB) ends in a clear
 // error from Read, or, with the limit raised, in a bounded plot of 16
 // metrics and the names of the rest: within 10 s, under a 512 MiB cap on
-// the address space. Before, plot drew a panel a name: 94 s, 2.6 GB and a
-// 22 MB PNG for 2,000 names, 8.5 GB for 8,000.
+// the address space.
 func TestPlotManyMetricsUnderMemoryLimit(t *testing.T) {
 	began := time.Now()
 	msg := memlimit.Run(t, 512, func() error {

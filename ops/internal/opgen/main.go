@@ -1,6 +1,6 @@
 // Command opgen writes, from package ops' op table (each op's Spec,
-// registered in the op's own file), the code and tables that used to be
-// kept by hand beside it:
+// registered in the op's own file), the code and tables that follow from
+// it:
 //
 //   - ops/zz_attrs.go: the attribute bag ops.Attrs, one field per attribute
 //     of any op's typed <Op>Attrs under its JSON name, and the conversions
