@@ -89,3 +89,40 @@ func TestStartRefusesExistingLog(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 }
+
+// An end record says how the run ended; a resume after it means the run
+// went on, so the log has no end until the resumed run writes its own.
+func TestEndRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		want      *Record
+	}{
+		{"none", `{"kind":"run","framework":"plumb"}
+{"kind":"step","epoch":1,"step":5}
+`, nil},
+		{"interrupted", `{"kind":"run","framework":"plumb","unit":"images"}
+{"kind":"step","epoch":1,"step":5}
+{"kind":"end","epoch":1,"step":5,"examples":40,"reason":"interrupted","wall_s":2}
+`, &Record{Kind: KindEnd, Epoch: 1, Step: 5, Examples: 40, Reason: ReasonInterrupted, Wall: 2}},
+		{"resumed after it", `{"kind":"run","framework":"plumb"}
+{"kind":"end","epoch":1,"step":5,"reason":"interrupted"}
+{"kind":"resume","epoch":1,"step":5}
+{"kind":"step","epoch":1,"step":10}
+`, nil},
+		{"resumed and finished", `{"kind":"run","framework":"plumb"}
+{"kind":"end","epoch":1,"step":5,"reason":"interrupted"}
+{"kind":"resume","epoch":1,"step":5}
+{"kind":"end","epoch":2,"step":20,"reason":"finished"}
+`, &Record{Kind: KindEnd, Epoch: 2, Step: 20, Reason: ReasonFinished}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := Parse(strings.NewReader(tc.log))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, run.End)
+		})
+	}
+	run, err := Parse(strings.NewReader(`{"kind":"run","unit":"images"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "images", run.Unit())
+	assert.Equal(t, DefaultUnit, (&Run{}).Unit())
+}

@@ -10,7 +10,10 @@ import (
 
 // LogTo returns hooks that write the run to w: a step record every
 // `every` steps (every > 0) and at the end of each epoch, and an epoch
-// record, with the evaluator's metrics, after each epoch. On a log that
+// record, with the evaluator's metrics, after each epoch, and when the run
+// ends (Hooks.End), its last step if not yet logged and an end record with
+// the reason (runlog.KindEnd): finished, interrupted, stopped or the
+// error. The caller still closes w. On a log that
 // runlog.Append continued, the first step first writes the resume record
 // (w.Resume), and the examples counted go on from the log's.
 //
@@ -26,6 +29,7 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 	}
 	var examples int64
 	var last Step
+	var logged int64 // the global step of the last step record written
 	started, failed := false, false
 	write := func(r runlog.Record) {
 		if failed {
@@ -37,6 +41,7 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 		}
 	}
 	step := func(s Step) runlog.Record {
+		logged = s.GlobalStep
 		return runlog.Record{Kind: runlog.KindStep, Epoch: s.Epoch, Step: s.GlobalStep, Examples: examples,
 			Loss: s.MeanLoss, SamplesPerSec: s.SamplesPerSec, LR: s.LR}
 	}
@@ -65,6 +70,12 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 			write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Step: last.GlobalStep, Examples: examples,
 				Loss: e.TrainLoss, Metrics: e.Metrics, SamplesPerSec: e.SamplesPerSec, LR: e.LR})
 			return nil
+		},
+		End: func(e End) {
+			if started && last.GlobalStep > logged {
+				write(step(last))
+			}
+			write(runlog.Record{Kind: runlog.KindEnd, Epoch: e.Epoch, Step: e.GlobalStep, Examples: examples, Reason: e.Reason})
 		},
 	}
 }

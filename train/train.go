@@ -32,6 +32,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -105,10 +106,13 @@ type Epoch struct {
 
 // Hooks run after every step and after every epoch (after its checkpoints
 // are written). A hook that returns ErrStop ends the run there without an
-// error; any other error ends it with that error.
+// error; any other error ends it with that error. End runs once when the
+// run ends, however it ends (finished, stopped, interrupted, failed), so a
+// log can be closed with the reason.
 type Hooks struct {
 	Step  func(Step) error
 	Epoch func(Epoch) error
+	End   func(End)
 }
 
 // ErrStop, returned by a hook, ends the run early and cleanly.
@@ -172,6 +176,18 @@ type Config[B any] struct {
 	// Replicas, if set, makes the run data-parallel over several
 	// processes (package dist); see Replicas for what changes.
 	Replicas Replicas
+
+	// Interrupt, if set, asks the run to stop: once it is closed (or
+	// receives), the run finishes the step it is in, saves StatePath and
+	// returns an error wrapping ErrInterrupted (see interrupt.go).
+	Interrupt <-chan struct{}
+	// Unit names the examples ("images", "reviews", "target words") in
+	// the Report's lines and the Bar's rate; "" is "samples".
+	Unit string
+	// Report, if set, shows the run on it as Keras's fit does: a progress
+	// bar (unless Progress is set) and one line per epoch with the
+	// training loss and every metric (EpochLine).
+	Report io.Writer
 }
 
 // Result is what a run did.
@@ -241,6 +257,7 @@ func Run[B any](cfg Config[B]) (Result, error) {
 	if err := r.replicate(); err != nil {
 		return Result{}, err
 	}
+	r.report()
 	err := r.loop()
 	if errors.Is(err, ErrStop) {
 		err = nil
@@ -249,6 +266,7 @@ func Run[B any](cfg Config[B]) (Result, error) {
 		}
 	}
 	r.res.BestEpoch, r.res.Best = r.st.bestEpoch(), r.st.bestValue()
+	r.end(err)
 	return r.res, err
 }
 
@@ -306,6 +324,9 @@ func (r *run[B]) loop() error {
 			return h.Epoch(ep)
 		}); err != nil {
 			return err
+		}
+		if e < r.cfg.Epochs && r.interrupted() { // between epochs: the epoch's state is saved
+			return r.stopInterrupted(e, 0)
 		}
 		if r.cfg.Patience > 0 && r.st.bad() >= r.cfg.Patience && e < r.cfg.Epochs {
 			r.res.Stopped = fmt.Sprintf("early stopping: %s did not improve for %d epochs (best %.6g at epoch %d)",
@@ -368,6 +389,9 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 		}
 		if hookErr != nil {
 			return Epoch{}, hookErr
+		}
+		if r.interrupted() {
+			return Epoch{}, r.stopInterrupted(e, i)
 		}
 	}
 	if i < skip {

@@ -202,6 +202,8 @@ func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Recor
 		}
 		return nil
 	}})
+	stop := interruptible(&cfg, stderr) // h20: Ctrl-C finishes the step and saves (interrupt.go)
+	defer stop()
 	res, err := trainpkg.Run(cfg)
 	if err != nil {
 		bar.Clear()

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/dist"
+	trainpkg "github.com/plumbml/plumb/train"
 )
 
 const usage = `usage:
@@ -72,11 +73,15 @@ func runMain(args []string) int {
 }
 
 // exitStatus prints err (unless its message is already out) and returns
-// the process status: 0 for success and for --help, 2 for any error.
+// the process status: 0 for success and for --help, 130 for a run stopped
+// by Ctrl-C, 2 for any other error.
 func exitStatus(err error, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp): // --help: the usage is printed, as asked
 		return 0
+	case errors.Is(err, trainpkg.ErrInterrupted): // Ctrl-C: the run saved its state (interrupt.go)
+		fmt.Fprintln(stderr, "plumb:", err)
+		return trainpkg.ExitInterrupted
 	case !errors.Is(err, errUsage): // errUsage: the usage is already on stderr
 		fmt.Fprintln(stderr, "plumb:", err)
 	}
