@@ -15,6 +15,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"NewDataset":      data.NewDataset,
 			"Dir":             data.Dir,
+			"Limit":           data.Limit,
 			"DenseField":      data.DenseField,
 			"RaggedField":     data.RaggedField,
 			"SeqField":        data.SeqField[int64],
