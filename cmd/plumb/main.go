@@ -14,7 +14,7 @@
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
 //	plumb compare RUN [RUN...] [-o out.png]
-//	plumb kpi [--file bench/kpi.json] RUN [RUN...]
+//	plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]
 //	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 package main
 
@@ -44,7 +44,7 @@ const usage = `usage:
   plumb parity [--dir DIR]
   plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
-  plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs
+  plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  the table, and Plumb's runs checked against the KPIs (bench/kpi.json, embedded)
   plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 `
 

@@ -55,7 +55,7 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 		require.NoError(t, os.WriteFile(kpis, body, 0o644))
 		out.Reset()
 		err := run([]string{"kpi", "--file", kpis, runDir}, &out, &errOut)
-		assert.Contains(t, out.String(), "| run | epochs | test accuracy |")
+		assert.Contains(t, out.String(), "| run | epochs | accuracy (%) |")
 		if tc.pass {
 			assert.NoError(t, err)
 			assert.Contains(t, out.String(), "KPI check: all 1 passed")
