@@ -9,7 +9,9 @@ import (
 )
 
 // LogTo returns hooks that write the run to w: a step record every
-// `every` steps (every > 0) and at the end of each epoch, and an epoch
+// `every` steps (every > 0), at every twentieth of an epoch (PointsPerEpoch,
+// so that a short run's curves have points enough to read) and at the end
+// of each epoch, and an epoch
 // record, with the evaluator's metrics, after each epoch, and when the run
 // ends (Hooks.End), its last step if not yet logged and an end record with
 // the reason (runlog.KindEnd): finished, interrupted, stopped or the
@@ -29,7 +31,8 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 	}
 	var examples int64
 	var last Step
-	var logged int64 // the global step of the last step record written
+	var logged int64        // the global step of the last step record written
+	part, partEpoch := 0, 0 // the fraction of an epoch (in PointsPerEpoch-ths) the last record reached, and its epoch
 	started, failed := false, false
 	write := func(r runlog.Record) {
 		if failed {
@@ -58,13 +61,23 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 			}
 			examples += int64(s.Examples)
 			last = s
-			if every > 0 && s.GlobalStep%int64(every) == 0 {
+			due := every > 0 && s.GlobalStep%int64(every) == 0
+			if s.Total > 0 {
+				p := int(int64(s.Seen) * PointsPerEpoch / int64(s.Total))
+				if s.Epoch != partEpoch {
+					part, partEpoch = 0, s.Epoch
+				}
+				if p > part {
+					part, due = p, true
+				}
+			}
+			if due {
 				write(step(s))
 			}
 			return nil
 		},
 		Epoch: func(e Epoch) error {
-			if every <= 0 || last.GlobalStep%int64(every) != 0 {
+			if last.GlobalStep > logged {
 				write(step(last))
 			}
 			write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Step: last.GlobalStep, Examples: examples,
@@ -79,3 +92,7 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 		},
 	}
 }
+
+// PointsPerEpoch is how many step records LogTo writes an epoch at least,
+// one at every such fraction of it.
+const PointsPerEpoch = 20

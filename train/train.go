@@ -89,6 +89,7 @@ type Step struct {
 	LR            float64 // the learning rate of this step (0 without Config.LR)
 	SamplesPerSec float64 // of the epoch so far
 	Elapsed       time.Duration
+	Seen, Total   int // examples done in the epoch so far (a resumed epoch's included), and in a whole epoch
 }
 
 // Epoch describes one finished epoch, for hooks and the Result.
@@ -372,7 +373,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 				Loss: r.st.meanLoss(), SamplesPerSec: rate, ETA: eta(total-seen, rate)})
 		}
 		s := Step{Epoch: e, Step: i, GlobalStep: r.st.global(), Examples: n, Loss: loss, MeanLoss: r.st.meanLoss(),
-			LR: lr, SamplesPerSec: rate, Elapsed: time.Since(r.began)}
+			LR: lr, SamplesPerSec: rate, Elapsed: time.Since(r.began), Seen: r.st.examples(), Total: total}
 		hookErr := r.hooks(func(h Hooks) error {
 			if h.Step == nil {
 				return nil
