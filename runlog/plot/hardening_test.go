@@ -2,8 +2,8 @@ package plot
 
 import (
 	"fmt"
-	"math"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
