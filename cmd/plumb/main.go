@@ -15,6 +15,7 @@
 //	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
 //	plumb compare RUN [RUN...] [-o out.png]
 //	plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]
+//	plumb summary mnist [--model cnn|mlp]
 //	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 package main
 
@@ -45,6 +46,7 @@ const usage = `usage:
   plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG
   plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
   plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  the table, and Plumb's runs checked against the KPIs (bench/kpi.json, embedded)
+  plumb summary mnist [--model cnn|mlp]              each layer's output shape and parameters (Keras model.summary())
   plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 `
 
@@ -106,6 +108,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return checkKPIs(args[1:], stdout, stderr)
 		case "scale":
 			return scaleReport(args[1:], stdout, stderr)
+		case "summary": // h20: summary.go
+			return summaryCommand(args[1:], stdout, stderr)
 		case "word2vec":
 			return word2vecCommand(args[1:], stdout, stderr)
 		case "translate":
