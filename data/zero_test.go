@@ -16,6 +16,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewDataset":      data.NewDataset,
 			"Dir":             data.Dir,
 			"Limit":           data.Limit,
+			"NewProgress":     data.NewProgress,
 			"DenseField":      data.DenseField,
 			"RaggedField":     data.RaggedField,
 			"SeqField":        data.SeqField[int64],
@@ -36,6 +37,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"DefaultLimits":   data.DefaultLimits,
 		},
 		Types: []any{
+			(*data.Progress)(nil),
 			(*data.Dataset)(nil),
 			(*data.Batch)(nil),
 			(*data.Field)(nil),

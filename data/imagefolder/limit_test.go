@@ -2,6 +2,7 @@ package imagefolder
 
 import (
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +46,18 @@ func TestLimitSpansTheClasses(t *testing.T) {
 		assert.Contains(t, []int{51, 52}, n, "class %s", classes[c])
 	}
 	assert.Contains(t, note, "stratified by label: 10 classes of 51 to 52")
+}
+
+// LoadProgress counts every image and its stored bytes.
+func TestLoadProgress(t *testing.T) {
+	img := pngBytes(t, 2, 2, 7)
+	files := map[string][]byte{"set/a/0.png": img, "set/a/1.png": img, "set/b/0.png": img}
+	src := datatest.WriteFiles(t, files)
+	p := data.NewProgress(io.Discard, "set", "images", 3)
+	ds, _, err := LoadProgress(src, "set", data.Limits{}, p)
+	require.NoError(t, err)
+	assert.Equal(t, 3, ds.Len())
+	n, b := p.Count()
+	assert.Equal(t, 3, n)
+	assert.Equal(t, int64(3*len(img)), b)
 }
