@@ -54,7 +54,7 @@ func (e *InterruptedError) Unwrap() error { return ErrInterrupted }
 // signal at different steps and wait for each other in the next
 // collective for ever.
 func (r *run[B]) interrupted() bool {
-	if r.cfg.Interrupt == nil || (r.cfg.Replicas != nil && r.cfg.Replicas.Size() > 1) {
+	if r.cfg.Interrupt == nil || !r.interruptible() {
 		return false
 	}
 	select {
@@ -63,6 +63,29 @@ func (r *run[B]) interrupted() bool {
 	default:
 		return false
 	}
+}
+
+// interruptible reports whether the run may stop on an interrupt: not a
+// data-parallel run of several ranks (see interrupted).
+func (r *run[B]) interruptible() bool {
+	return r.cfg.Replicas == nil || r.cfg.Replicas.Size() <= 1
+}
+
+// InterruptHooks is Config.Interrupt as a hook, for code that hands hooks
+// to a training function it does not configure itself (a model's Train
+// taking Config.Hooks): once interrupt is closed, the next step's hook
+// returns ErrInterrupted, and Run, as for Config.Interrupt, saves
+// StatePath after that step and returns an *InterruptedError. A run of
+// several ranks ignores it, as it ignores Config.Interrupt.
+func InterruptHooks(interrupt <-chan struct{}) Hooks {
+	return Hooks{Step: func(Step) error {
+		select {
+		case <-interrupt:
+			return ErrInterrupted
+		default:
+			return nil
+		}
+	}}
 }
 
 // stopInterrupted saves the run's state after step of epoch e (0: after

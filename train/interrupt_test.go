@@ -266,3 +266,34 @@ func TestInterruptWithoutStatePath(t *testing.T) {
 	require.ErrorIs(t, err, ErrInterrupted)
 	assert.Contains(t, err.Error(), "nothing was saved")
 }
+
+// InterruptHooks interrupts a run through its hooks, as Config.Interrupt
+// does: the state after the step is saved and resuming from it reaches
+// the uninterrupted run's parameters.
+func TestInterruptHooks(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.safetensors")
+	s := newSetup(t, nil)
+	cfg := s.config(interruptSource, interruptEpochs)
+	cfg.StatePath = state
+	ch := make(chan struct{})
+	cfg.Hooks = []Hooks{{Step: func(st Step) error {
+		if st.GlobalStep == 70 {
+			close(ch)
+		}
+		return nil
+	}}, InterruptHooks(ch)}
+	_, err := Run(cfg)
+	var ie *InterruptedError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, InterruptedError{Epoch: 2, Step: 20, GlobalStep: 70, StatePath: state}, *ie)
+
+	straight := newSetup(t, nil)
+	_, err = Run(straight.config(interruptSource, interruptEpochs))
+	require.NoError(t, err)
+	resumed := newSetup(t, nil)
+	cfg = resumed.config(interruptSource, interruptEpochs)
+	cfg.ResumeFrom = state
+	_, err = Run(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, straight.weights(), resumed.weights())
+}

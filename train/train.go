@@ -380,6 +380,13 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 			}
 			return h.Step(s)
 		})
+		if errors.Is(hookErr, ErrInterrupted) { // InterruptHooks
+			if !r.interruptible() {
+				hookErr = nil
+			} else {
+				return Epoch{}, r.stopInterrupted(e, i)
+			}
+		}
 		if hookErr != nil && !errors.Is(hookErr, ErrStop) {
 			return Epoch{}, hookErr
 		}

@@ -25,6 +25,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Classification":  train.Classification,
 			"EpochLine":       train.EpochLine,
 			"NotifyInterrupt": train.NotifyInterrupt,
+			"InterruptHooks":  train.InterruptHooks,
 		},
 		Types: []any{
 			(*train.Bar)(nil),

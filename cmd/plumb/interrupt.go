@@ -19,3 +19,12 @@ func interruptible[B any](cfg *trainpkg.Config[B], stderr io.Writer) (stop func(
 	cfg.Interrupt = ch
 	return stop
 }
+
+// interruptHooks is interruptible for a command that trains through a
+// model's own Train function, which takes hooks (models/mnist): it
+// appends train.InterruptHooks to hooks.
+func interruptHooks(hooks *[]trainpkg.Hooks, stderr io.Writer) (stop func()) {
+	ch, stop := trainpkg.NotifyInterrupt(stderr)
+	*hooks = append(*hooks, trainpkg.InterruptHooks(ch))
+	return stop
+}

@@ -156,6 +156,8 @@ func trainMNIST(args []string, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.0f samples/s, %s)\n",
 			e.Epoch, *epochs, e.TrainLoss, e.TestLoss, 100*e.TestAccuracy, e.SamplesPerSec, e.Duration.Round(time.Second))
 	}
+	stop := interruptHooks(&cfg.Hooks, stderr) // h20: Ctrl-C finishes the step and saves --state (interrupt.go)
+	defer stop()
 	err = mnist.Train(net, opt, train, test, cfg, bar.Update, epochEnd)
 	if err != nil {
 		bar.Clear()
