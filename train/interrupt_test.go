@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestInterruptChild(t *testing.T) {
 		if hang {
 			time.Sleep(time.Hour)
 		}
-		time.Sleep(5 * time.Millisecond) // time for the signal to land mid-run
+		time.Sleep(20 * time.Millisecond) // time for the signal to land mid-run
 		return nil
 	}}}
 	_, err = Run(cfg)
@@ -63,13 +64,32 @@ func TestInterruptChild(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// lockedBuffer is a bytes.Buffer that a child's output is copied into
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // startChild starts the test binary as interruptChild in dir and returns
 // it, a channel of its stdout lines, and its stderr.
-func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, <-chan string, *bytes.Buffer) {
+func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, <-chan string, *lockedBuffer) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptChild$", "-test.count=1")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+dir), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -81,7 +101,7 @@ func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, <-chan stri
 			lines <- sc.Text()
 		}
 	}()
-	return cmd, lines, &stderr
+	return cmd, lines, stderr
 }
 
 // waitFor reads lines until want, failing after a minute.
