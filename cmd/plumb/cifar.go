@@ -205,6 +205,8 @@ func trainCIFAR(args []string, stdout, stderr io.Writer) (err error) {
 			e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
 		return nil
 	}
+	stop := interruptHooks(&hooks, stderr) // h20: Ctrl-C finishes the step and saves --state (interrupt.go)
+	defer stop()
 	_, err = cifar.Train(net, opt, trainSet, testSet, cifar.Config{
 		Epochs: *epochs, Batch: c.batch, Seed: *seed, Augment: *augment, RNG: pcg, BestPath: *best,
 		StatePath: *state, ResumeFrom: *resume, Progress: bar.Update, Hooks: append(hooks, train.Hooks{Epoch: epoch}),
