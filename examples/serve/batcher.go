@@ -44,6 +44,12 @@ type BatchConfig struct {
 	Queue int
 	// Workers is how many batches run at once, each on its own goroutine.
 	Workers int
+	// Adaptive makes a worker wait for more requests only while some
+	// are on their way (announced by Expect and not yet submitted), and
+	// at most MaxWait: a lone request then runs at once, and under load
+	// a batch takes in the requests still being read and decoded.
+	// Without it a partial batch always waits MaxWait.
+	Adaptive bool
 }
 
 // Check reports a configuration that cannot batch.
@@ -113,6 +119,23 @@ type Batcher[In, Out any] struct {
 	workers sync.WaitGroup
 
 	batches, items atomic.Int64
+	arriving       atomic.Int64 // announced by Expect, not yet submitted
+}
+
+// Expect announces a request that will be submitted soon (the server
+// calls it when a request's body starts to be read); the returned func
+// withdraws the announcement, and must be called once the request is
+// about to be submitted or has failed. Calls after the first do nothing.
+// Only an Adaptive batcher waits for announced requests.
+func (b *Batcher[In, Out]) Expect() (arrived func()) {
+	b.arriving.Add(1)
+	done := false
+	return func() {
+		if !done {
+			done = true
+			b.arriving.Add(-1)
+		}
+	}
 }
 
 // NewBatcher starts cfg.Workers workers that run batches through p.
@@ -249,18 +272,18 @@ func (b *Batcher[In, Out]) work() {
 
 // fill adds queued requests to batch until it holds MaxBatch, the queue
 // is closed, or expired fires; with expired nil it takes only the
-// requests already queued.
+// requests already queued, and so does an Adaptive batcher when no
+// request is on its way.
 func (b *Batcher[In, Out]) fill(batch []*request[In, Out], expired <-chan time.Time) []*request[In, Out] {
 	for len(batch) < b.cfg.MaxBatch {
 		var r *request[In, Out]
 		ok := true
-		if expired == nil {
-			select {
-			case r, ok = <-b.queue:
-			default:
+		select {
+		case r, ok = <-b.queue:
+		default:
+			if expired == nil || (b.cfg.Adaptive && b.arriving.Load() <= 0) {
 				return batch
 			}
-		} else {
 			select {
 			case r, ok = <-b.queue:
 			case <-expired:

@@ -155,6 +155,50 @@ func TestBatcherMaxWait(t *testing.T) {
 	}
 }
 
+func TestBatcherAdaptiveWait(t *testing.T) {
+	t.Run("a lone request runs at once", func(t *testing.T) {
+		f := &fake{}
+		b := newBatcher(t, f, BatchConfig{MaxBatch: 16, MaxWait: 5 * time.Second, Queue: 4, Workers: 1, Adaptive: true})
+		start := time.Now()
+		out, err := b.Submit(context.Background(), 1)
+		require.NoError(t, err)
+		assert.Equal(t, 2, out)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	})
+	t.Run("a batch waits for a request on its way", func(t *testing.T) {
+		f := &fake{}
+		b := newBatcher(t, f, BatchConfig{MaxBatch: 16, MaxWait: 5 * time.Second, Queue: 4, Workers: 1, Adaptive: true})
+		arrived := b.Expect()
+		first := make(chan error, 1)
+		go func() {
+			_, err := b.Submit(context.Background(), 1)
+			first <- err
+		}()
+		// By now the worker holds request 1 and waits for the announced
+		// one (were it not there yet, both would be queued together).
+		time.Sleep(20 * time.Millisecond)
+		arrived()
+		arrived() // a second call does nothing
+		out, err := b.Submit(context.Background(), 2)
+		require.NoError(t, err)
+		assert.Equal(t, 4, out)
+		require.NoError(t, <-first)
+		sizes, _ := f.sizes()
+		assert.Equal(t, []int{2}, sizes, "one batch: the first request waited for the announced one")
+		assert.Zero(t, b.arriving.Load())
+	})
+	t.Run("a withdrawn announcement ends the wait at max wait", func(t *testing.T) {
+		f := &fake{}
+		b := newBatcher(t, f, BatchConfig{MaxBatch: 16, MaxWait: 50 * time.Millisecond, Queue: 4, Workers: 1, Adaptive: true})
+		arrived := b.Expect()
+		time.AfterFunc(10*time.Millisecond, arrived) // a request that failed to decode
+		start := time.Now()
+		_, err := b.Submit(context.Background(), 1)
+		require.NoError(t, err)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	})
+}
+
 // blocked returns a batcher of one worker and max batch 1 whose worker
 // holds request 0 inside Predict until the returned release is called.
 func blocked(t *testing.T, queue int) (*Batcher[int, int], *fake, func(), chan error) {

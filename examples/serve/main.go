@@ -20,7 +20,8 @@
 //
 // Requests are batched (Batcher): up to --max-batch requests, or what
 // arrived within --max-wait of a batch's first request, run as one
-// forward pass. --max-batch 1 is batch-1 serving. SIGINT or SIGTERM
+// forward pass; with --adaptive (the default) a batch waits only while
+// more requests are being read. --max-batch 1 is batch-1 serving. SIGINT or SIGTERM
 // drains: /readyz turns 503, no new connection is accepted, every request
 // already accepted is answered, and requests still queued after --drain
 // are refused with 503.
@@ -91,7 +92,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.fresh, "fresh", false, "serve freshly initialised models (seed --seed) instead of checkpoints: for load tests only")
 	fs.Uint64Var(&o.seed, "seed", 1, "the seed of --fresh")
 	fs.IntVar(&o.batch.MaxBatch, "max-batch", 64, "the most requests in one batch (1: batch-1 serving)")
-	fs.DurationVar(&o.batch.MaxWait, "max-wait", 2*time.Millisecond, "how long a batch's first request waits for more")
+	fs.DurationVar(&o.batch.MaxWait, "max-wait", 5*time.Millisecond, "how long a batch's first request waits for more")
+	fs.BoolVar(&o.batch.Adaptive, "adaptive", true, "wait for more requests only while some are being read (a lone request runs at once)")
 	fs.IntVar(&o.batch.Queue, "queue", 1024, "requests that may wait; more are refused with 503")
 	fs.IntVar(&o.batch.Workers, "workers", 1, "batches run at once")
 	fs.Int64Var(&o.server.MaxBody, "max-body", o.server.MaxBody, "the largest request body, in bytes (413 above)")

@@ -166,15 +166,15 @@ func TestLoadgen(t *testing.T) {
 	var rows int
 	for line := range strings.Lines(out.String()) {
 		f := strings.Split(line, "|")
-		if len(f) != 12 || !strings.HasPrefix(f[1], " in-process") {
+		if len(f) != 13 || !strings.HasPrefix(f[1], " in-process") {
 			continue
 		}
 		rows++
 		assert.Contains(t, f[1], "mnist-mlp")
-		requests, err := strconv.Atoi(strings.TrimSpace(f[5]))
+		requests, err := strconv.Atoi(strings.TrimSpace(f[6]))
 		require.NoError(t, err, line)
 		assert.Positive(t, requests, line)
-		assert.Equal(t, "0", strings.TrimSpace(f[6]), "errors: %s", line)
+		assert.Equal(t, "0", strings.TrimSpace(f[7]), "errors: %s", line)
 	}
 	assert.Equal(t, 4, rows, out.String())
 	assert.Contains(t, out.String(), "4 clients: max batch 4 serves")
@@ -188,6 +188,7 @@ func TestLoadgenFlags(t *testing.T) {
 		{[]string{"--clients", "1,x"}, "--clients \"1,x\""},
 		{[]string{"--batches", "0"}, "--batches \"0\""},
 		{[]string{"--endpoint", "audio"}, "--endpoint \"audio\""},
+		{[]string{"--rounds", "0"}, "--rounds 0"},
 	} {
 		err := run(context.Background(), append([]string{"--loadgen", "--digit", "mlp", "--fresh"}, tc.args...), io.Discard, io.Discard)
 		assert.ErrorContains(t, err, tc.want)

@@ -287,12 +287,15 @@ func (s *Server) absent(msg string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { s.fail(w, http.StatusNotFound, msg) }
 }
 
-// predictHandler is a model's endpoint: it decodes a Req (decode), turns
+// predictHandler is a model's endpoint: it announces the request to the
+// batcher (Expect) while it decodes a Req (decode), turns
 // it into the model's input (parse; its error is the client's, 400),
 // submits that to the batcher under the request's deadline and writes
 // answer's JSON, or the Submit error's status (answerErr).
 func predictHandler[Req, In any](s *Server, b *Batcher[In, Prediction], parse func(Req) (In, error), answer func(In, Prediction) any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := b.Expect() // an adaptive batcher waits for this request
+		defer arrived()
 		var req Req
 		if !s.decode(w, r, &req) {
 			return
@@ -304,6 +307,7 @@ func predictHandler[Req, In any](s *Server, b *Batcher[In, Prediction], parse fu
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 		defer cancel()
+		arrived()
 		p, err := b.Submit(ctx, in)
 		if err != nil {
 			s.answerErr(w, err)
