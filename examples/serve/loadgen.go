@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -25,6 +30,7 @@ type loadOptions struct {
 	on        bool
 	target    string
 	endpoint  string
+	input     string
 	clients   string
 	batches   string
 	duration  time.Duration
@@ -38,6 +44,7 @@ func (l *loadOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&l.on, "loadgen", false, "run the load generator instead of serving")
 	fs.StringVar(&l.target, "target", "", "loadgen: the base URL of a running server (default: start one in-process on loopback)")
 	fs.StringVar(&l.endpoint, "endpoint", "digit", "loadgen: digit or sentiment")
+	fs.StringVar(&l.input, "input", "png", "loadgen: how the digit requests send their image: png (base64) or pixels (784 JSON numbers)")
 	fs.StringVar(&l.clients, "clients", "1,8,64", "loadgen: the concurrent clients of each run")
 	fs.StringVar(&l.batches, "batches", "64,1", "loadgen: the --max-batch of each in-process server (1: batch-1 serving)")
 	fs.DurationVar(&l.duration, "duration", 10*time.Second, "loadgen: how long each run sends requests")
@@ -159,20 +166,33 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 }
 
 // loadBodies returns n request bodies for the endpoint, fixed by seed:
-// images of uniform random pixels, or reviews of words drawn from a small
-// fixed list (about the IMDB test set's median of 174 words).
-func loadBodies(endpoint string, n int, seed uint64) ([][]byte, error) {
+// digit-like images (three random strokes, white on black, as 784 JSON
+// numbers or a base64 PNG), or reviews of 150 to 199 words drawn from a
+// small fixed list (the IMDB test set's median review is 174 words).
+func loadBodies(endpoint, input string, n int, seed uint64) ([][]byte, error) {
 	rng := tensor.NewRNG(seed)
 	out := make([][]byte, n)
 	for i := range out {
 		var v any
 		switch endpoint {
 		case "digit":
-			px := make([]float32, Pixels)
-			for j := range px {
-				px[j] = float32(rng.IntN(256)) / 255
+			img := strokes(rng)
+			switch input {
+			case "pixels":
+				px := make([]float32, Pixels)
+				for j, p := range img.Pix {
+					px[j] = float32(p) / 255
+				}
+				v = DigitRequest{Pixels: px}
+			case "png":
+				var b bytes.Buffer
+				if err := png.Encode(&b, img); err != nil {
+					return nil, err
+				}
+				v = DigitRequest{PNG: base64.StdEncoding.EncodeToString(b.Bytes())}
+			default:
+				return nil, fmt.Errorf("--input %q: want png or pixels", input)
 			}
-			v = DigitRequest{Pixels: px}
 		case "sentiment":
 			words := strings.Fields("the film was good bad great awful plot acting story and it i not very fun boring loved hated movie")
 			text := make([]string, 150+rng.IntN(50))
@@ -190,6 +210,23 @@ func loadBodies(endpoint string, n int, seed uint64) ([][]byte, error) {
 		out[i] = b
 	}
 	return out, nil
+}
+
+// strokes draws three random strokes, two pixels wide, on a black 28×28
+// image: a digit's size and sparsity, so its PNG is as small as an MNIST
+// digit's.
+func strokes(rng *rand.Rand) *image.Gray {
+	img := image.NewGray(image.Rect(0, 0, 28, 28))
+	for range 3 {
+		x0, y0 := 4+rng.Float64()*20, 4+rng.Float64()*20
+		x1, y1 := 4+rng.Float64()*20, 4+rng.Float64()*20
+		for s := 0.0; s <= 1; s += 1.0 / 40 {
+			x, y := int(x0+s*(x1-x0)), int(y0+s*(y1-y0))
+			img.SetGray(x, y, color.Gray{Y: 255})
+			img.SetGray(x+1, y, color.Gray{Y: 200})
+		}
+	}
+	return img
 }
 
 // ints parses a comma-separated list of positive integers.
@@ -225,7 +262,7 @@ func runLoadgen(ctx context.Context, o *options, out io.Writer) error {
 	if l.rounds < 1 {
 		return fmt.Errorf("--rounds %d: want at least 1", l.rounds)
 	}
-	bodies, err := loadBodies(l.endpoint, 64, o.seed)
+	bodies, err := loadBodies(l.endpoint, l.input, 64, o.seed)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ func TestPercentile(t *testing.T) {
 func TestLoadgen(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"--loadgen", "--digit", "mlp", "--fresh", "--clients", "1,4", "--batches", "4,1",
-		"--duration", "150ms", "--warmup", "20ms"}, &out, io.Discard)
+		"--duration", "150ms", "--warmup", "20ms", "--input", "pixels"}, &out, io.Discard)
 	require.NoError(t, err)
 	var rows int
 	for line := range strings.Lines(out.String()) {
@@ -189,8 +190,48 @@ func TestLoadgenFlags(t *testing.T) {
 		{[]string{"--batches", "0"}, "--batches \"0\""},
 		{[]string{"--endpoint", "audio"}, "--endpoint \"audio\""},
 		{[]string{"--rounds", "0"}, "--rounds 0"},
+		{[]string{"--input", "jpeg"}, "--input \"jpeg\""},
 	} {
 		err := run(context.Background(), append([]string{"--loadgen", "--digit", "mlp", "--fresh"}, tc.args...), io.Discard, io.Discard)
 		assert.ErrorContains(t, err, tc.want)
 	}
+}
+
+// TestLoadBodies checks that the load generator's PNG and pixel bodies
+// of one seed carry the same image, as the server decodes them, and that
+// the sentiment bodies are reviews the server accepts.
+func TestLoadBodies(t *testing.T) {
+	pngs, err := loadBodies("digit", "png", 3, 5)
+	require.NoError(t, err)
+	pixels, err := loadBodies("digit", "pixels", 3, 5)
+	require.NoError(t, err)
+	for i := range pngs {
+		var a, b DigitRequest
+		require.NoError(t, json.Unmarshal(pngs[i], &a))
+		require.NoError(t, json.Unmarshal(pixels[i], &b))
+		fromPNG, err := a.image()
+		require.NoError(t, err)
+		fromPixels, err := b.image()
+		require.NoError(t, err)
+		assert.Equal(t, fromPixels, fromPNG, "image %d", i)
+		lit := 0
+		for _, v := range fromPNG {
+			if v > 0 {
+				lit++
+			}
+		}
+		assert.True(t, lit > 20 && lit < 400, "image %d: %d lit pixels, a digit's sparsity", i, lit)
+		assert.Less(t, len(pngs[i]), len(pixels[i])/4, "the PNG body is the small one")
+	}
+	reviews, err := loadBodies("sentiment", "", 2, 5)
+	require.NoError(t, err)
+	for _, r := range reviews {
+		var req SentimentRequest
+		require.NoError(t, json.Unmarshal(r, &req))
+		ids, err := fakeEncode(req.Text)
+		require.NoError(t, err)
+		assert.True(t, len(ids) >= 150 && len(ids) < 200)
+	}
+	_, err = loadBodies("digit", "tiff", 1, 1)
+	assert.ErrorContains(t, err, `--input "tiff"`)
 }
