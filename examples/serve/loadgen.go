@@ -352,7 +352,11 @@ func measure(ctx context.Context, out io.Writer, l loadOptions, base string, bod
 				mean = fmt.Sprintf("%.1f", float64(n1-n0)/float64(b1-b0))
 			}
 		}
-		fmt.Fprintf(out, "| %s | %d | %d | %d | %d | %d | %d | %.0f | %.2f | %.2f | %s |\n", name, round, mb, workers, c, r.Requests, r.Errors(),
+		mbs, ws := "-", "-" // a remote server's are unknown
+		if s != nil {
+			mbs, ws = strconv.Itoa(mb), strconv.Itoa(workers)
+		}
+		fmt.Fprintf(out, "| %s | %d | %s | %s | %d | %d | %d | %.0f | %.2f | %.2f | %s |\n", name, round, mbs, ws, c, r.Requests, r.Errors(),
 			r.Throughput(), ms(r.P50), ms(r.P99), mean)
 		if r.Errors() > 0 {
 			fmt.Fprintf(out, "  (errors: statuses %v, %d without an answer)\n", r.Status, r.ConnErrors)
