@@ -15,6 +15,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +40,7 @@ type loadOptions struct {
 	requests  int
 	rounds    int
 	timeLimit time.Duration
+	profile   string
 }
 
 func (l *loadOptions) flags(fs *flag.FlagSet) {
@@ -52,6 +55,7 @@ func (l *loadOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&l.requests, "requests", 1_000_000, "loadgen: the most requests of one run")
 	fs.IntVar(&l.rounds, "rounds", 1, "loadgen: run the --batches servers this many times, interleaved; the ratios take each one's best")
 	fs.DurationVar(&l.timeLimit, "time-limit", 30*time.Minute, "loadgen: stop everything after this long")
+	fs.StringVar(&l.profile, "cpuprofile", "", "loadgen: write a CPU profile of the whole run (server and clients) to this file")
 }
 
 // LoadResult is one run of the load generator.
@@ -262,12 +266,23 @@ func runLoadgen(ctx context.Context, o *options, out io.Writer) error {
 	if l.rounds < 1 {
 		return fmt.Errorf("--rounds %d: want at least 1", l.rounds)
 	}
+	if l.profile != "" {
+		f, err := os.Create(l.profile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	bodies, err := loadBodies(l.endpoint, l.input, 64, o.seed)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "| server | round | max batch | workers | clients | requests | errors | req/s | p50 ms | p99 ms | mean batch |\n")
-	fmt.Fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(out, "| server | round | max batch | workers | clients | requests | errors | req/s | p50 ms | p99 ms | mean batch | CPU ms/req |\n")
+	fmt.Fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	if l.target != "" {
 		for round := range l.rounds {
 			if err := measure(ctx, out, l, strings.TrimSuffix(l.target, "/"), bodies, clients, "remote", round+1, 0, 0, nil, nil); err != nil {
@@ -332,7 +347,11 @@ func (m *models) name(endpoint string) string {
 
 // measure runs the load at each client count against base and prints a
 // row each; s, when not nil, is the in-process server whose mean batch size
-// the row reports.
+// the row reports. The CPU column is the process's CPU time (getrusage)
+// over the requests: with the server in-process it counts server and
+// clients, and on a machine shared with other jobs it is the steadier
+// figure, since a busy machine stretches the wall time but not the CPU
+// time a request needs.
 func measure(ctx context.Context, out io.Writer, l loadOptions, base string, bodies [][]byte, clients []int, name string, round, mb, workers int,
 	s *Server, seen func(int, LoadResult)) error {
 	url := base + "/v1/" + l.endpoint
@@ -343,7 +362,13 @@ func measure(ctx context.Context, out io.Writer, l loadOptions, base string, bod
 		if s != nil {
 			b0, n0 = s.batchStats(l.endpoint)
 		}
+		cpu0, cpuOK := processCPU()
 		r := runLoad(ctx, client, url, bodies, c, l.duration, l.requests)
+		cpu1, _ := processCPU()
+		cpu := "-"
+		if cpuOK && r.Requests > 0 {
+			cpu = fmt.Sprintf("%.2f", ms(cpu1-cpu0)/float64(r.Requests))
+		}
 		client.CloseIdleConnections()
 		mean := "-"
 		if s != nil {
@@ -356,8 +381,8 @@ func measure(ctx context.Context, out io.Writer, l loadOptions, base string, bod
 		if s != nil {
 			mbs, ws = strconv.Itoa(mb), strconv.Itoa(workers)
 		}
-		fmt.Fprintf(out, "| %s | %d | %s | %s | %d | %d | %d | %.0f | %.2f | %.2f | %s |\n", name, round, mbs, ws, c, r.Requests, r.Errors(),
-			r.Throughput(), ms(r.P50), ms(r.P99), mean)
+		fmt.Fprintf(out, "| %s | %d | %s | %s | %d | %d | %d | %.0f | %.2f | %.2f | %s | %s |\n", name, round, mbs, ws, c, r.Requests, r.Errors(),
+			r.Throughput(), ms(r.P50), ms(r.P99), mean, cpu)
 		if r.Errors() > 0 {
 			fmt.Fprintf(out, "  (errors: statuses %v, %d without an answer)\n", r.Status, r.ConnErrors)
 		}

@@ -167,7 +167,7 @@ func TestLoadgen(t *testing.T) {
 	var rows int
 	for line := range strings.Lines(out.String()) {
 		f := strings.Split(line, "|")
-		if len(f) != 13 || !strings.HasPrefix(f[1], " in-process") {
+		if len(f) != 14 || !strings.HasPrefix(f[1], " in-process") {
 			continue
 		}
 		rows++
@@ -176,6 +176,9 @@ func TestLoadgen(t *testing.T) {
 		require.NoError(t, err, line)
 		assert.Positive(t, requests, line)
 		assert.Equal(t, "0", strings.TrimSpace(f[7]), "errors: %s", line)
+		cpu, err := strconv.ParseFloat(strings.TrimSpace(f[12]), 64)
+		require.NoError(t, err, line)
+		assert.Positive(t, cpu, line)
 	}
 	assert.Equal(t, 4, rows, out.String())
 	assert.Contains(t, out.String(), "4 clients: max batch 4 serves")

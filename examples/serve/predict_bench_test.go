@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/models/mnist"
@@ -18,18 +19,19 @@ func BenchmarkDigitPredict(b *testing.B) {
 			b.Fatal(err)
 		}
 		p, _ := NewDigitPredictor(net)
-		for _, n := range []int{1, 64} {
+		for _, n := range benchSizes {
 			batch := make([][]float32, n)
 			for i := range batch {
 				batch[i] = make([]float32, Pixels)
 			}
 			b.Run(fmt.Sprintf("%s/batch%d", name, n), func(b *testing.B) {
+				cpu0, _ := processCPU()
 				for b.Loop() {
 					if _, err := p.Predict(context.Background(), batch); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "images/s")
+				reportPerInput(b, n, cpu0, "images/s")
 			})
 		}
 	}
@@ -52,7 +54,7 @@ func BenchmarkSentimentPredict(b *testing.B) {
 			b.Fatal(err)
 		}
 		p, _ := NewSentimentPredictor(net, v)
-		for _, n := range []int{1, 64} {
+		for _, n := range benchSizes {
 			batch := make([][]int64, n)
 			for i := range batch {
 				batch[i] = make([]int64, 150+rng.IntN(50))
@@ -61,13 +63,27 @@ func BenchmarkSentimentPredict(b *testing.B) {
 				}
 			}
 			b.Run(fmt.Sprintf("%s/batch%d", name, n), func(b *testing.B) {
+				cpu0, _ := processCPU()
 				for b.Loop() {
 					if _, err := p.Predict(context.Background(), batch); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "reviews/s")
+				reportPerInput(b, n, cpu0, "reviews/s")
 			})
 		}
+	}
+}
+
+// benchSizes are the batch sizes the predictor benchmarks run.
+var benchSizes = []int{1, 8, 16, 32, 64}
+
+// reportPerInput reports the inputs a second and the process's CPU time an
+// input (getrusage, all threads) since cpu0: on a machine shared with
+// other jobs the CPU time is the steadier figure.
+func reportPerInput(b *testing.B, n int, cpu0 time.Duration, unit string) {
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), unit)
+	if cpu1, ok := processCPU(); ok {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/float64(b.N*n), "cpu-ms/input")
 	}
 }
