@@ -388,10 +388,21 @@ func decodePNG(b64 string) ([]float32, error) {
 	return grayPixels(img), nil
 }
 
-// grayPixels returns img's pixels, row-major, as 8-bit gray over 255.
+// grayPixels returns img's pixels, row-major, as 8-bit gray over 255
+// (color.GrayModel's luma for a colour image); a gray PNG, the usual
+// digit, is read straight from its pixel bytes.
 func grayPixels(img image.Image) []float32 {
 	b := img.Bounds()
 	out := make([]float32, 0, b.Dx()*b.Dy())
+	if g, ok := img.(*image.Gray); ok {
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := g.Pix[g.PixOffset(b.Min.X, y):g.PixOffset(b.Max.X, y)]
+			for _, p := range row {
+				out = append(out, float32(p)/255)
+			}
+		}
+		return out
+	}
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			g := color.GrayModel.Convert(img.At(x, y)).(color.Gray)

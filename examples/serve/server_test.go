@@ -23,6 +23,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/tensor"
 )
 
 // fakeDigits answers each image with class = the index of its brightest
@@ -178,6 +180,34 @@ func TestServerDecodesPNGToScaledGray(t *testing.T) {
 	assert.InDelta(t, 0.2, img[0], 1e-6)
 	assert.Equal(t, float32(1), img[100])
 	assert.Equal(t, float32(0), img[101])
+}
+
+// TestGrayPixels checks the gray fast path against color.GrayModel on
+// the same picture as a gray, an RGBA and a paletted image, each with a
+// bounds origin away from (0, 0).
+func TestGrayPixels(t *testing.T) {
+	r := image.Rect(3, 5, 31, 33)
+	gray := image.NewGray(r)
+	rgba := image.NewRGBA(r)
+	pal := image.NewPaletted(r, color.Palette{color.Black, color.White, color.Gray{Y: 128}})
+	rng := tensor.NewRNG(9)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			v := []uint8{0, 255, 128}[rng.IntN(3)]
+			gray.SetGray(x, y, color.Gray{Y: v})
+			rgba.Set(x, y, color.Gray{Y: v})
+			pal.Set(x, y, color.Gray{Y: v})
+		}
+	}
+	want := make([]float32, 0, Pixels)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			want = append(want, float32(color.GrayModel.Convert(rgba.At(x, y)).(color.Gray).Y)/255)
+		}
+	}
+	for name, img := range map[string]image.Image{"gray": gray, "rgba": rgba, "paletted": pal} {
+		assert.Equal(t, want, grayPixels(img), name)
+	}
 }
 
 func TestServerErrors(t *testing.T) {
