@@ -300,7 +300,7 @@ func runLoadgen(ctx context.Context, o *options, out io.Writer) error {
 		round, mb := i/len(batches)+1, batches[i%len(batches)]
 		cfg := o.batch
 		cfg.MaxBatch = mb
-		s, err := m.server(o.server, cfg)
+		s, err := m.server(o.server, cfg, o.maxWords)
 		if err != nil {
 			return err
 		}

@@ -74,6 +74,7 @@ type options struct {
 	batch                    BatchConfig
 	server                   ServerConfig
 	drain                    time.Duration
+	maxWords                 int
 	load                     loadOptions
 }
 
@@ -98,6 +99,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.batch.Workers, "workers", 1, "batches run at once")
 	fs.Int64Var(&o.server.MaxBody, "max-body", o.server.MaxBody, "the largest request body, in bytes (413 above)")
 	fs.DurationVar(&o.server.Timeout, "timeout", o.server.Timeout, "each request's deadline (504 past it)")
+	fs.IntVar(&o.maxWords, "max-words", 2500, "the longest review, in words (400 above; the longest IMDB review has 2,469)")
 	fs.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to finish the requests in flight")
 	o.load.flags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -241,11 +243,12 @@ func (o *options) newServer(cfg BatchConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.server(o.server, cfg)
+	return m.server(o.server, cfg, o.maxWords)
 }
 
-// server starts one batcher of cfg for each model and the Server on top.
-func (m *models) server(scfg ServerConfig, cfg BatchConfig) (*Server, error) {
+// server starts one batcher of cfg for each model and the Server on top;
+// maxWords is the sentiment model's longest review.
+func (m *models) server(scfg ServerConfig, cfg BatchConfig, maxWords int) (*Server, error) {
 	var dm *DigitModel
 	var sm *SentimentModel
 	if m.digit != nil {
@@ -260,7 +263,7 @@ func (m *models) server(scfg ServerConfig, cfg BatchConfig) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		sm = &SentimentModel{Info: m.sentInfo, Encode: m.sent.Encode, Batcher: b}
+		sm = &SentimentModel{Info: m.sentInfo, Encode: m.sent.Encode, Batcher: b, MaxWords: maxWords}
 	}
 	return NewServer(scfg, dm, sm)
 }

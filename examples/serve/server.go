@@ -66,10 +66,14 @@ type DigitModel struct {
 
 // SentimentModel is the sentiment classifier: Encode maps a review's
 // text to ids (SentimentPredictor.Encode), Batcher runs batches of them.
+// A review of more than MaxWords words (0: no limit beyond the body
+// size) is refused with 400, which bounds a batch's memory at MaxBatch
+// times MaxWords words.
 type SentimentModel struct {
-	Info    ModelInfo
-	Encode  func(text string) ([]int64, error)
-	Batcher *Batcher[[]int64, Prediction]
+	Info     ModelInfo
+	Encode   func(text string) ([]int64, error)
+	Batcher  *Batcher[[]int64, Prediction]
+	MaxWords int
 }
 
 // Server is the HTTP front of the batchers: JSON in and out on
@@ -427,12 +431,15 @@ type SentimentResponse struct {
 	Served
 }
 
-// encode is SentimentRequest's parse: the text's ids, with the error
-// naming the field.
+// encode is SentimentRequest's parse: the text's ids, at most MaxWords
+// of them, with the error naming the field.
 func (m *SentimentModel) encode(req SentimentRequest) ([]int64, error) {
 	ids, err := m.Encode(req.Text)
 	if err != nil {
 		return nil, fmt.Errorf(`"text": %w`, err)
+	}
+	if m.MaxWords > 0 && len(ids) > m.MaxWords {
+		return nil, fmt.Errorf(`"text" has %d words, more than this server's limit of %d`, len(ids), m.MaxWords)
 	}
 	return ids, nil
 }

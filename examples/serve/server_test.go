@@ -100,7 +100,7 @@ func testServer(t *testing.T, digits Predictor[[]float32, Prediction], scfg Serv
 	require.NoError(t, err)
 	s, err := NewServer(scfg,
 		&DigitModel{Info: ModelInfo{Name: "fake-digits", Weights: "fresh", Fresh: true, Seed: 7}, Batcher: db},
-		&SentimentModel{Info: ModelInfo{Name: "fake-sentiment", Weights: "x.safetensors"}, Encode: fakeEncode, Batcher: sb})
+		&SentimentModel{Info: ModelInfo{Name: "fake-sentiment", Weights: "x.safetensors"}, Encode: fakeEncode, Batcher: sb, MaxWords: 6})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -243,6 +243,7 @@ func TestServerErrors(t *testing.T) {
 		{"empty review", "POST", "/v1/sentiment", `{"text": ""}`, http.StatusBadRequest, `"text": the review has no words`},
 		{"blank review", "POST", "/v1/sentiment", `{"text": " \n\t "}`, http.StatusBadRequest, "no words"},
 		{"review of the wrong type", "POST", "/v1/sentiment", `{"text": 5}`, http.StatusBadRequest, "bad JSON"},
+		{"review too long", "POST", "/v1/sentiment", `{"text": "a b c d e f g"}`, http.StatusBadRequest, `"text" has 7 words, more than this server's limit of 6`},
 		{"too large", "POST", "/v1/digit", `{"pixels": [` + strings.Repeat("0,", 10000) + `0]}`, http.StatusRequestEntityTooLarge, "over the limit of 16384 bytes"},
 		{"GET a model", "GET", "/v1/digit", ``, http.StatusMethodNotAllowed, "use POST"},
 		{"unknown path", "POST", "/v2/digit", `{}`, http.StatusNotFound, "no endpoint /v2/digit"},
