@@ -120,6 +120,7 @@ func (c *compiler) compile(g *onnx.Graph) (*Model, error) {
 		m.outputs = append(m.outputs, port{name: v.Name, slot: s, elem: c.infos[s].elem})
 	}
 	m.nslots = len(c.infos)
+	m.prune()
 	m.consts = make([]*tensor.Tensor, m.nslots)
 	for s, in := range c.infos {
 		m.consts[s] = in.konst
@@ -136,6 +137,40 @@ func (c *compiler) compile(g *onnx.Graph) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// prune drops the steps none of whose outputs is read at run time: a
+// graph output, or an input of a later step that is kept. (A Shape whose
+// result folded downstream is such a step.)
+func (m *Model) prune() {
+	live := make([]bool, m.nslots)
+	for _, p := range m.outputs {
+		live[p.slot] = true
+	}
+	keep := make([]bool, len(m.steps))
+	for i := len(m.steps) - 1; i >= 0; i-- {
+		st := m.steps[i]
+		for _, s := range st.out {
+			if s >= 0 && live[s] {
+				keep[i] = true
+			}
+		}
+		if !keep[i] {
+			continue
+		}
+		for _, s := range st.in {
+			if s >= 0 {
+				live[s] = true
+			}
+		}
+	}
+	kept := m.steps[:0]
+	for i, st := range m.steps {
+		if keep[i] {
+			kept = append(kept, st)
+		}
+	}
+	m.steps = kept
 }
 
 // node compiles one node: looks its op up, runs the op's compile function
