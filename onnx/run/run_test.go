@@ -109,6 +109,7 @@ func loadRecorded(t *testing.T, name string) recorded {
 var recordedModels = []string{
 	"mlp", "cnn", "textcnn", "shapes", "lstm", "gru_lbr0", "gru_lbr1",
 	"torch_mlp_opset17", "torch_textcnn_opset17", "torch_lstm_opset17", "torch_gru_opset17",
+	"torch_mlp_default", "torch_textcnn_default", "torch_lstm_default", "torch_gru_default",
 }
 
 // Every recorded model, compiled once, reproduces ONNX Runtime's outputs
