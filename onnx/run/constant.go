@@ -94,41 +94,63 @@ func init() {
 			return nil, err
 		}
 		c.out[0] = info{elem: c.in[0].elem, shape: []int{-1}}
-		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			for i, t := range in {
-				if t.Size() != 1 {
-					return nil, fmt.Errorf("input %d is %v; expected a scalar", i, t.Shape())
-				}
+		if c.in[0].konst != nil && c.in[1].konst != nil && c.in[2].konst != nil {
+			n, err := rangeLen(c.in[0].konst, c.in[1].konst, c.in[2].konst)
+			if err != nil {
+				return nil, c.n.wrap(err)
 			}
-			dt := in[0].DType()
-			if !dt.IsFloat() {
-				start, limit, delta := intAt(in[0], 0), intAt(in[1], 0), intAt(in[2], 0)
-				if delta == 0 {
-					return nil, fmt.Errorf("delta is 0; expected a nonzero step")
-				}
-				n := max((limit-start+delta-int64(sign(delta, 0)))/delta, 0)
-				if n > maxRange {
-					return nil, fmt.Errorf("range of %d elements; expected at most %d", n, maxRange)
-				}
-				y := newTensor(dt, []int{int(n)})
-				for i := range int(n) {
-					setInt(y, i, start+int64(i)*delta)
-				}
-				return []*tensor.Tensor{y}, nil
-			}
-			start, limit, delta := in[0].At(0), in[1].At(0), in[2].At(0)
-			f := math.Ceil((limit - start) / delta)
-			if delta == 0 || math.IsNaN(f) || f > maxRange {
-				return nil, fmt.Errorf("start %v, limit %v, delta %v; expected a finite range of at most %d elements", start, limit, delta, maxRange)
-			}
-			n := int(max(f, 0))
-			y := newTensor(dt, []int{n})
-			for i := range n {
-				y.SetAt(i, start+float64(i)*delta)
-			}
-			return []*tensor.Tensor{y}, nil
-		}, nil
+			c.out[0].shape = []int{n}
+		}
+		return rangeKernel, nil
 	}})
+}
+
+// rangeLen is the length of ONNX Range's output, max(ceil((limit -
+// start) / delta), 0), checked against maxRange.
+func rangeLen(start, limit, delta *tensor.Tensor) (int, error) {
+	for i, t := range []*tensor.Tensor{start, limit, delta} {
+		if t.Size() != 1 {
+			return 0, fmt.Errorf("input %d is %v; expected a scalar", i, t.Shape())
+		}
+	}
+	if !start.DType().IsFloat() {
+		s, l, d := intAt(start, 0), intAt(limit, 0), intAt(delta, 0)
+		if d == 0 {
+			return 0, fmt.Errorf("delta is 0; expected a nonzero step")
+		}
+		n := max((l-s+d-int64(sign(d, 0)))/d, 0)
+		if n > maxRange {
+			return 0, fmt.Errorf("range of %d elements; expected at most %d", n, maxRange)
+		}
+		return int(n), nil
+	}
+	s, l, d := start.At(0), limit.At(0), delta.At(0)
+	f := math.Ceil((l - s) / d)
+	if d == 0 || math.IsNaN(f) || f > maxRange {
+		return 0, fmt.Errorf("start %v, limit %v, delta %v; expected a finite range of at most %d elements", s, l, d, maxRange)
+	}
+	return int(max(f, 0)), nil
+}
+
+// rangeKernel is ONNX Range: start, start+delta, ... short of limit.
+func rangeKernel(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	n, err := rangeLen(in[0], in[1], in[2])
+	if err != nil {
+		return nil, err
+	}
+	y := newTensor(in[0].DType(), []int{n})
+	if !y.DType().IsFloat() {
+		s, d := intAt(in[0], 0), intAt(in[2], 0)
+		for i := range n {
+			setInt(y, i, s+int64(i)*d)
+		}
+	} else {
+		s, d := in[0].At(0), in[2].At(0)
+		for i := range n {
+			y.SetAt(i, s+float64(i)*d)
+		}
+	}
+	return []*tensor.Tensor{y}, nil
 }
 
 // maxElems bounds the tensors that a shape input alone sizes

@@ -207,8 +207,25 @@ func (c *compiler) node(on *onnx.Node) error {
 	}
 	outSlots := make([]int, len(on.Outputs))
 	fold := !def.noFold
+	inElems := 0
 	for _, in := range cx.in {
 		if !in.absent && in.konst == nil {
+			fold = false
+		}
+		if in.konst != nil {
+			inElems += in.konst.Size()
+		}
+	}
+	// Fold only outputs whose size is known and justified: no bigger than
+	// the constants that go in, or than maxFoldElems. A node whose inputs
+	// are constants but whose output would be larger (a ConstantOfShape of
+	// a huge shape, a broadcast of a row and a column) runs at run time,
+	// so that compiling never allocates more than the file justifies.
+	for i, o := range cx.out {
+		if on.Outputs[i] == "" {
+			continue
+		}
+		if !known(o.shape) || size(o.shape) > max(maxFoldElems, inElems) {
 			fold = false
 		}
 	}
@@ -240,6 +257,10 @@ func (c *compiler) node(on *onnx.Node) error {
 	}
 	return nil
 }
+
+// maxFoldElems is the most elements a folded value may have beyond its
+// inputs' own.
+const maxFoldElems = 1 << 16
 
 func inputsOf(in []info) []*tensor.Tensor {
 	out := make([]*tensor.Tensor, len(in))
