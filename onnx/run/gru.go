@@ -87,7 +87,7 @@ func compileGRU(c *ctx) (kernel, error) {
 		y := newTensor(x.DType(), []int{b.seq, r.dirs, b.batch, h})
 		hs := make([]*tensor.Tensor, r.dirs)
 		for d := range r.dirs {
-			h0, err := stateOf(opt(5), d)
+			h0, err := stateOf(opt(5), d, r.batchFirst)
 			if err != nil {
 				return nil, err
 			}

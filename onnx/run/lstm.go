@@ -113,11 +113,11 @@ func compileLSTM(c *ctx) (kernel, error) {
 		hs := make([]*tensor.Tensor, r.dirs)
 		cs := make([]*tensor.Tensor, r.dirs)
 		for d := range r.dirs {
-			h0, err := stateOf(opt(5), d)
+			h0, err := stateOf(opt(5), d, r.batchFirst)
 			if err != nil {
 				return nil, err
 			}
-			c0, err := stateOf(opt(6), d)
+			c0, err := stateOf(opt(6), d, r.batchFirst)
 			if err != nil {
 				return nil, err
 			}

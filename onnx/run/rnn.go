@@ -122,6 +122,9 @@ func (c *ctx) rnnShapes(r rnnAttrs, gates int) error {
 	}
 	for i := range c.out {
 		c.out[i] = info{elem: c.in[0].elem, shape: []int{r.dirs, batch, r.hidden}}
+		if r.batchFirst {
+			c.out[i].shape = []int{batch, r.dirs, r.hidden}
+		}
 	}
 	if len(c.out) > 0 {
 		c.out[0].shape = []int{seq, r.dirs, batch, r.hidden}
@@ -289,10 +292,20 @@ func unpackOf[T tensor.Float](b *rnnBatch, s []T, cols, from, h, d, dirs int, re
 	}
 }
 
-// stateOf is direction d of an initial state [dirs, batch, H], or nil.
-func stateOf(s *tensor.Tensor, d int) (*tensor.Tensor, error) {
+// stateOf is direction d of an initial state [dirs, batch, H] (with
+// batchFirst, [batch, dirs, H]), or nil.
+func stateOf(s *tensor.Tensor, d int, batchFirst bool) (*tensor.Tensor, error) {
 	if s == nil {
 		return nil, nil
+	}
+	if batchFirst {
+		if s.Rank() != 3 {
+			return nil, fmt.Errorf("initial state is %v; expected [batch, dirs, hidden]", s.Shape())
+		}
+		var err error
+		if s, err = s.Transpose(1, 0, 2); err != nil {
+			return nil, err
+		}
 	}
 	if s.Rank() != 3 || d >= s.Dim(0) {
 		return nil, fmt.Errorf("initial state is %v; expected [dirs, batch, hidden]", s.Shape())
