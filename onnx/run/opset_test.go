@@ -94,3 +94,32 @@ func TestPartialShapeFolding(t *testing.T) {
 	assert.Equal(t, []int64{10}, out["f"].Int64s())
 	assert.Equal(t, []float32{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, out["y"].Float32s())
 }
+
+// A DOUBLE graph runs in float64 end to end and agrees with its FLOAT
+// twin within float32 rounding.
+func TestDoubleGraph(t *testing.T) {
+	w := tensor.MustFromSlice([]float64{0.5, -1, 2, 0.25, 1.5, -0.75}, 3, 2)
+	b := tensor.MustFromSlice([]float64{0.1, -0.2}, 2)
+	build := func(elem onnx.ElemType, w, b *tensor.Tensor) *onnx.Model {
+		return graphOf(13, []onnx.Value{input("x", elem, -1, 3)}, map[string]*tensor.Tensor{"w": w, "b": b}, []string{"y"},
+			nodeOf("fc", "Gemm", []string{"x", "w", "b"}, []string{"h"}),
+			nodeOf("act", "Tanh", []string{"h"}, []string{"t"}),
+			nodeOf("sm", "Softmax", []string{"t"}, []string{"y"}))
+	}
+	w32, err := w.Cast(tensor.Float32)
+	require.NoError(t, err)
+	b32, err := b.Cast(tensor.Float32)
+	require.NoError(t, err)
+	x := tensor.MustFromSlice([]float64{1, 2, 3, -1, 0.5, 4}, 2, 3)
+	x32, err := x.Cast(tensor.Float32)
+	require.NoError(t, err)
+	y64 := runOne(t, build(elemDouble, w, b), x)
+	y32 := runOne(t, build(elemFloat, w32, b32), x32)
+	require.Equal(t, tensor.Float64, y64.DType())
+	for i, v := range y64.Float64s() {
+		assert.InDelta(t, v, float64(y32.Float32s()[i]), 1e-6)
+	}
+	// Row 0 by hand: h = [1·0.5+2·2+3·1.5+0.1, 1·-1+2·0.25+3·-0.75-0.2].
+	h0, h1 := math.Tanh(9.1), math.Tanh(-2.95)
+	assert.InDelta(t, math.Exp(h0)/(math.Exp(h0)+math.Exp(h1)), y64.Float64s()[0], 1e-12)
+}
