@@ -6,7 +6,8 @@ bench/cmd/onnxcompare to run through Plumb and compare. Outside CI:
     go run ./bench/cmd/onnxcompare DIR
 
 Models: torchvision ResNet-18, ResNet-50, MobileNetV2, EfficientNet-B0
-(weights=None, torch.manual_seed(0)), and small sequence classifiers
+(weights=None, torch.manual_seed(0), batch norm statistics calibrated on
+random batches; see calibrate), and small sequence classifiers
 (embedding + bidirectional LSTM or GRU + linear, and a text CNN). Each is
 exported twice: at opset 17 with the TorchScript exporter (dynamo=False,
 dynamic_axes on the batch) and with the exporter's defaults (dynamo, a
@@ -64,14 +65,33 @@ def tokens(b):
 
 
 MODELS = {
-    "resnet18": (lambda: torchvision.models.resnet18(weights=None), image),
-    "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
-    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
-    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), image),
     "lstm_classifier": (lambda: SeqClassifier(nn.LSTM), tokens),
     "gru_classifier": (lambda: SeqClassifier(nn.GRU), tokens),
     "text_cnn": (lambda: TextCNN(), tokens),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), image),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), image),
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
 }
+
+
+def calibrate(mod, inputs):
+    """Sets every batch norm's running statistics to those of a few random
+    batches (cumulative averages, seeded) and puts mod in eval mode. With
+    the initial statistics (mean 0, variance 1) a randomly initialised
+    network's activations shrink layer by layer (MobileNetV2's logits come
+    out near 1e-9), which would make any comparison pass; calibrated, the
+    logits are of order one."""
+    bns = [m for m in mod.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if bns:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None
+        mod.train()
+        with torch.no_grad():
+            for _ in range(3):
+                mod(inputs(8))
+    mod.eval()
 
 
 def export(mod, example, inname, dynamo):
@@ -105,7 +125,8 @@ def main():
             name = f"{base}_{tag}"
             try:
                 torch.manual_seed(0)
-                mod = make().eval()
+                mod = make()
+                calibrate(mod, inputs)
                 inname = "ids" if inputs is tokens else "x"
                 with torch.no_grad():
                     blob = export(mod, inputs(2), inname, dynamo)
