@@ -10,18 +10,18 @@ import (
 )
 
 // binaryArith are the broadcasting arithmetic ops (ONNX Add, Sub, Mul,
-// Div, Pow; Max and Min with two inputs): float tensors run on package
+// Div, Pow; Max, Min and Sum of any number of inputs): float tensors run on package
 // ops' binary ops, int tensors (shape arithmetic) on intArith, with
 // integer division truncating as ONNX Div on ints does (C semantics).
 var binaryArith = map[string]string{
 	"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
-	"Max": "maximum", "Min": "minimum",
+	"Max": "maximum", "Min": "minimum", "Sum": "add",
 }
 
 func init() {
 	for onnxName, name := range binaryArith {
 		register(onnxName, opDef{compile: func(c *ctx) (kernel, error) {
-			if onnxName == "Max" || onnxName == "Min" {
+			if onnxName == "Max" || onnxName == "Min" || onnxName == "Sum" {
 				if err := c.arity(1, -1, 1); err != nil {
 					return nil, err
 				}

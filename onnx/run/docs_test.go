@@ -22,7 +22,7 @@ func TestDocsListTheOpTable(t *testing.T) {
 	}
 	listed := map[string]bool{}
 	for _, row := range regexp.MustCompile(`(?m)^\| ([^|]+) \|`).FindAllStringSubmatch(section, -1) {
-		for _, w := range regexp.MustCompile(`\b[A-Z][A-Za-z]+\b`).FindAllString(row[1], -1) {
+		for _, w := range regexp.MustCompile(`\b[A-Z][A-Za-z0-9]+\b`).FindAllString(row[1], -1) {
 			listed[w] = true
 		}
 	}

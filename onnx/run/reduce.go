@@ -5,28 +5,40 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// The reductions ReduceMean, ReduceSum, ReduceMax and ReduceMin over float
-// tensors, on ops.Mean, ops.Sum, ops.Max and ops.Min. axes is an attribute
+// The reductions ReduceMean, ReduceSum, ReduceMax, ReduceMin and
+// ReduceLogSumExp over float tensors, on ops.Mean, ops.Sum, ops.Max,
+// ops.Min and ops.LogSumExp; ReduceSumSquare is the sum of the squares and
+// ReduceL2 its square root. axes is an attribute
 // before opset 18 (before 13 for ReduceSum) and an optional input from
 // then on; no axes reduces every axis unless noop_with_empty_axes, and
 // keepdims (default 1) keeps the reduced axes as 1.
-var reduceOps = map[string]struct {
+var reduceOps = map[string]reduction{
+	"ReduceMean":      {name: "mean", axesInput: 18},
+	"ReduceSum":       {name: "sum", axesInput: 13},
+	"ReduceMax":       {name: "max", axesInput: 18},
+	"ReduceMin":       {name: "min", axesInput: 18},
+	"ReduceLogSumExp": {name: "logsumexp", axesInput: 18},
+	"ReduceSumSquare": {name: "sum", axesInput: 18, pre: "square"},
+	"ReduceL2":        {name: "sum", axesInput: 18, pre: "square", post: "sqrt"},
+}
+
+// reduction is one reduce op: the ops reduction, the first opset taking
+// axes as an input, and unary ops of package ops applied before and after
+// ("" for none).
+type reduction struct {
 	name      string
-	axesInput int64 // the first opset taking axes as an input
-}{
-	"ReduceMean": {"mean", 18},
-	"ReduceSum":  {"sum", 13},
-	"ReduceMax":  {"max", 18},
-	"ReduceMin":  {"min", 18},
+	axesInput int64
+	pre, post string
 }
 
 func init() {
 	for onnxName, r := range reduceOps {
-		register(onnxName, opDef{compile: func(c *ctx) (kernel, error) { return compileReduce(c, r.name, r.axesInput) }})
+		register(onnxName, opDef{compile: func(c *ctx) (kernel, error) { return compileReduce(c, r) }})
 	}
 }
 
-func compileReduce(c *ctx, name string, axesInput int64) (kernel, error) {
+func compileReduce(c *ctx, r reduction) (kernel, error) {
+	name, axesInput := r.name, r.axesInput
 	var axes []int64
 	noop := int64(0)
 	var err error
@@ -118,7 +130,16 @@ func compileReduce(c *ctx, name string, axesInput int64) (kernel, error) {
 		if ax == nil {
 			return []*tensor.Tensor{in[0]}, nil
 		}
-		y, err := ops.Run(ops.ReduceOp(name, ax, keep != 0), in[0])
+		x := in[0]
+		if r.pre != "" {
+			if x, err = ops.Run(ops.UnaryOp(r.pre), x); err != nil {
+				return nil, err
+			}
+		}
+		y, err := ops.Run(ops.ReduceOp(name, ax, keep != 0), x)
+		if err == nil && r.post != "" {
+			y, err = ops.Run(ops.UnaryOp(r.post), y)
+		}
 		return []*tensor.Tensor{y}, err
 	}, nil
 }

@@ -107,7 +107,7 @@ func loadRecorded(t *testing.T, name string) recorded {
 // recordedModels are the models of testdata/make.py: hand-built graphs
 // and torch.onnx.export's exports.
 var recordedModels = []string{
-	"mlp", "cnn", "textcnn", "shapes", "lstm", "gru_lbr0", "gru_lbr1",
+	"mlp", "cnn", "textcnn", "shapes", "lstm", "gru_lbr0", "gru_lbr1", "extras13", "extras18",
 	"torch_mlp_opset17", "torch_textcnn_opset17", "torch_lstm_opset17", "torch_gru_opset17",
 	"torch_mlp_default", "torch_textcnn_default", "torch_lstm_default", "torch_gru_default",
 }

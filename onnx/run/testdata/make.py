@@ -8,8 +8,9 @@ Run from the repository root with /work/venv (onnx 1.22.0, onnxruntime
 Hand-built graphs use onnx.helper; the torch models are exported with
 torch.onnx.export at opset 17 (the TorchScript exporter, dynamo=False)
 and at the exporter's defaults. Every random draw has a fixed seed, so a
-rerun writes the same weights and inputs (ONNX Runtime's outputs may
-differ in the last bits between versions). <name>.json holds, per batch,
+rerun writes the same weights, inputs and outputs (ONNX Runtime's outputs
+may differ in the last bits between versions); the dynamo exports'
+.onnx bytes may differ in names between runs, their .json does not. <name>.json holds, per batch,
 the inputs and ORT's outputs as dims and flat values.
 """
 
@@ -181,6 +182,45 @@ def shapes():
     record("shapes", m.SerializeToString(), lambda b: {"x": f32(b, 6, 4)})
 
 
+def extras():
+    """Split, Pad, Tile, Sum and the composed reductions, at opset 13 (axes
+    and split as attributes or inputs as that opset has them) and 18
+    (num_outputs, Pad's axes, reduction axes as inputs)."""
+    i64 = lambda *v: np.array(v, np.int64)
+    nodes13 = [
+        helper.make_node("Split", ["x", "split"], ["a", "b"], name="split", axis=1),
+        helper.make_node("Pad", ["a", "pads", "pv"], ["ap"], name="pad_const"),
+        helper.make_node("Pad", ["b", "pads"], ["bp"], name="pad_reflect", mode="reflect"),
+        helper.make_node("Tile", ["bp", "reps"], ["bt"], name="tile"),
+        helper.make_node("Slice", ["bt", "s0", "s1", "s2"], ["bs"], name="crop"),  # [batch, 5, 7]
+        helper.make_node("Sum", ["ap", "bs", "ap"], ["s"], name="sum3"),
+        helper.make_node("ReduceSumSquare", ["s"], ["r1"], name="sumsq", axes=[2], keepdims=0),
+        helper.make_node("ReduceL2", ["s"], ["r2"], name="l2", axes=[1, 2], keepdims=1),
+        helper.make_node("ReduceLogSumExp", ["s"], ["r3"], name="lse", axes=[-1], keepdims=0),
+        helper.make_node("Pad", ["x", "crop"], ["edge"], name="pad_edge_crop", mode="edge"),
+    ]
+    inits = [init("split", i64(2, 3)), init("pads", i64(0, 1, 2, 0, 2, 1)), init("pv", np.array(0.5, np.float32)),
+             init("reps", i64(1, 1, 2)), init("s0", i64(0, 0)), init("s1", i64(5, 7)), init("s2", i64(1, 2)),
+             init("crop", i64(0, -1, 1, 0, 2, -1))]
+    m = model(nodes13, "extras13", [vi("x", TensorProto.FLOAT, ["batch", 5, 4])],
+              [vi("r1", TensorProto.FLOAT, ["batch", 5]), vi("r2", TensorProto.FLOAT, ["batch", 1, 1]),
+               vi("r3", TensorProto.FLOAT, ["batch", 5]), vi("edge", TensorProto.FLOAT, ["batch", 6, 4])], inits, 13)
+    record("extras13", m.SerializeToString(), lambda b: {"x": f32(b, 5, 4)})
+
+    nodes18 = [
+        helper.make_node("Split", ["x"], ["a", "b", "c"], name="split3", axis=-1, num_outputs=3),
+        helper.make_node("Pad", ["a", "pads", "", "axes"], ["ap"], name="pad_wrap", mode="wrap"),
+        helper.make_node("Pad", ["c", "pads", "", "axes"], ["cp"], name="pad_reflect", mode="reflect"),
+        helper.make_node("Concat", ["ap", "b", "cp"], ["cat"], name="cat", axis=-1),
+        helper.make_node("ReduceL2", ["cat", "rax"], ["y"], name="l2", keepdims=0),
+        helper.make_node("ReduceLogSumExp", ["cat", "rax"], ["z"], name="lse"),
+    ]
+    inits = [init("pads", i64(1, 1)), init("axes", i64(-1)), init("rax", i64(1))]
+    m = model(nodes18, "extras18", [vi("x", TensorProto.FLOAT, ["batch", 3, 8])],
+              [vi("y", TensorProto.FLOAT, ["batch", 12]), vi("z", TensorProto.FLOAT, ["batch", 1, 12])], inits, 18)
+    record("extras18", m.SerializeToString(), lambda b: {"x": f32(b, 3, 8)})
+
+
 def rnns():
     T, In, H = 5, 4, 3
     lstm = [
@@ -289,4 +329,5 @@ if __name__ == "__main__":
     textcnn()
     shapes()
     rnns()
+    extras()
     torch_models()
