@@ -123,3 +123,21 @@ func TestDoubleGraph(t *testing.T) {
 	h0, h1 := math.Tanh(9.1), math.Tanh(-2.95)
 	assert.InDelta(t, math.Exp(h0)/(math.Exp(h0)+math.Exp(h1)), y64.Float64s()[0], 1e-12)
 }
+
+func TestIsNaNIsInf(t *testing.T) {
+	x := tensor.MustFromSlice([]float32{1, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}, 4)
+	xs := []onnx.Value{input("x", elemFloat, 4)}
+	for _, tc := range []struct {
+		name string
+		node onnx.Node
+		want []int64
+	}{
+		{"isnan", nodeOf("n", "IsNaN", []string{"x"}, []string{"y"}), []int64{0, 1, 0, 0}},
+		{"isinf", nodeOf("i", "IsInf", []string{"x"}, []string{"y"}), []int64{0, 0, 1, 1}},
+		{"isinf negative only", nodeOf("i", "IsInf", []string{"x"}, []string{"y"}, onnx.Attr{Name: "detect_positive", Value: int64(0)}), []int64{0, 0, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, runOne(t, graphOf(13, xs, nil, []string{"y"}, tc.node), x).Int64s())
+		})
+	}
+}
