@@ -127,16 +127,33 @@ func TestCompileErrors(t *testing.T) {
 }
 
 // Errors found at run time (a symbolic dim's size disagreeing with a
-// weight) name the node as compile errors do.
+// weight) name the node as compile errors do: for a MatMul by a constant
+// (the packed linear path) and by a run-time matrix.
 func TestRunErrorNamesNode(t *testing.T) {
-	m, err := Compile(graphOf(13, []onnx.Value{input("x", elemFloat, -1, -1)}, map[string]*tensor.Tensor{"w": tensor.Zeros(tensor.Float32, 3, 2)}, []string{"y"},
-		nodeOf("mm", "MatMul", []string{"x", "w"}, []string{"y"})))
-	require.NoError(t, err)
-	_, err = m.Run(map[string]*tensor.Tensor{"x": tensor.Zeros(tensor.Float32, 2, 4)})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `node 0 "mm" (MatMul, opset 13): inputs [2 4] and [3 2] have inner dims 4 and 3; expected them equal`)
-	var ne *NodeError
-	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, "MatMul", ne.OpType)
-	assert.Equal(t, int64(13), ne.Opset)
+	for _, tc := range []struct {
+		name   string
+		inputs []onnx.Value
+		inits  map[string]*tensor.Tensor
+		feed   map[string]*tensor.Tensor
+		want   string
+	}{
+		{"constant weights", []onnx.Value{input("x", elemFloat, -1, -1)}, map[string]*tensor.Tensor{"w": tensor.Zeros(tensor.Float32, 3, 2)},
+			map[string]*tensor.Tensor{"x": tensor.Zeros(tensor.Float32, 2, 4)},
+			`node 0 "mm" (MatMul, opset 13): linear: inputs float32[2 4], float32[3 2]: want x [..., in] and w [in, out] with matching in`},
+		{"run-time matrix", []onnx.Value{input("x", elemFloat, -1, -1), input("w", elemFloat, -1, 2)}, nil,
+			map[string]*tensor.Tensor{"x": tensor.Zeros(tensor.Float32, 2, 4), "w": tensor.Zeros(tensor.Float32, 3, 2)},
+			`node 0 "mm" (MatMul, opset 13): inputs [2 4] and [3 2] have inner dims 4 and 3; expected them equal`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Compile(graphOf(13, tc.inputs, tc.inits, []string{"y"}, nodeOf("mm", "MatMul", []string{"x", "w"}, []string{"y"})))
+			require.NoError(t, err)
+			_, err = m.Run(tc.feed)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			var ne *NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, "MatMul", ne.OpType)
+			assert.Equal(t, int64(13), ne.Opset)
+		})
+	}
 }

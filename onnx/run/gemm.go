@@ -86,10 +86,7 @@ func compileGemm(c *ctx) (kernel, error) {
 		if bias != nil && bias.Dim(0) != w.Dim(1) {
 			return nil, c.n.errorf("C has shape %v; expected [%d] or a shape that broadcasts to [M %d]", bias.Shape(), w.Dim(1), w.Dim(1))
 		}
-		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			y, err := ops.Linear(in[0], w, bias)
-			return []*tensor.Tensor{y}, err
-		}, nil
+		return packedLinear(c, w, bias)
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := ops.MatMul(in[0], in[1], ta != 0, tb != 0)
@@ -113,6 +110,24 @@ func compileGemm(c *ctx) (kernel, error) {
 			}
 		}
 		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+// packedLinear is the kernel x·w (+ bias) for a constant w [in, out],
+// packed once for the GEMM (ops.PackWeights: its packing is made at the
+// first product under a sync.Once, so concurrent Runs share it).
+func packedLinear(c *ctx, w, bias *tensor.Tensor) (kernel, error) {
+	p, err := ops.PackWeights(w)
+	if err != nil {
+		return nil, c.n.wrap(err)
+	}
+	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		args := []*tensor.Tensor{in[0], w}
+		if bias != nil {
+			args = append(args, bias)
+		}
+		y, err := ops.Run(ops.LinearPackedOp(p), args...)
+		return []*tensor.Tensor{y}, err
 	}, nil
 }
 
@@ -149,6 +164,11 @@ func compileMatMul(c *ctx) (kernel, error) {
 			return nil, c.n.errorf("%v", err)
 		}
 		c.out[0].shape = out
+	}
+	// x·W with a constant 2-D W, x of rank 2 or more (a projection): one
+	// packed product over every leading dim.
+	if w := c.in[1].konst; w != nil && w.Rank() == 2 && w.DType().IsFloat() && c.rank(0) >= 2 {
+		return packedLinear(c, w, nil)
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := matmul(in[0], in[1])
