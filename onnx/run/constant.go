@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/plumbml/plumb/onnx"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -22,7 +23,7 @@ func init() {
 		elem := elemFloat
 		switch v := c.n.Attrs[0].Value.(type) {
 		case *tensor.Tensor:
-			t, elem = v, elemOf(v.DType())
+			t, elem = v, attrElem(c.n.Attrs[0])
 		case float32:
 			t = tensor.Scalar(v)
 		case []float32:
@@ -49,15 +50,14 @@ func init() {
 		if err := c.n.allow("value"); err != nil {
 			return nil, err
 		}
-		fill := tensor.Scalar(float32(0))
-		if v, ok := c.n.Attr("value"); ok {
-			t, ok := v.(*tensor.Tensor)
+		fill, elem := tensor.Scalar(float32(0)), elemFloat
+		for _, a := range c.n.Attrs {
+			t, ok := a.Value.(*tensor.Tensor)
 			if !ok || t.Size() != 1 {
-				return nil, c.n.errorf("attribute \"value\" is %s; expected a one-element TENSOR", attrKind(v))
+				return nil, c.n.errorf("attribute \"value\" is %s; expected a one-element TENSOR", attrKind(a.Value))
 			}
-			fill = t
+			fill, elem = t, attrElem(a)
 		}
-		elem := elemOf(fill.DType())
 		if e := c.in[0].elem; e != 0 && e != elemInt64 {
 			return nil, c.n.errorf("input 0 %q (shape) is %v; expected INT64", c.n.Inputs[0], e)
 		}
@@ -151,6 +151,14 @@ func rangeKernel(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	return []*tensor.Tensor{y}, nil
+}
+
+// attrElem is the ONNX element type of a TENSOR attribute a.
+func attrElem(a onnx.Attr) onnx.ElemType {
+	if a.Elem != 0 {
+		return a.Elem
+	}
+	return elemOf(a.Value.(*tensor.Tensor).DType())
 }
 
 // maxElems bounds the tensors that a shape input alone sizes

@@ -88,7 +88,11 @@ func (c *compiler) newSlot(name string, in info) int {
 func (c *compiler) compile(g *onnx.Graph) (*Model, error) {
 	m := c.model
 	for _, in := range g.Initializers {
-		c.newSlot(in.Name, constInfo(in.Tensor, elemOf(in.Tensor.DType())))
+		elem := in.Elem
+		if elem == 0 {
+			elem = elemOf(in.Tensor.DType())
+		}
+		c.newSlot(in.Name, constInfo(in.Tensor, elem))
 	}
 	for _, v := range g.Inputs {
 		if _, ok := runtimeDType(v.Elem); !ok {

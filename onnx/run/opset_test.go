@@ -141,3 +141,27 @@ func TestIsNaNIsInf(t *testing.T) {
 		})
 	}
 }
+
+// A BOOL initializer (held as int64 0/1, Elem BOOL) is a condition for
+// Where, and ConstantOfShape of a BOOL value makes a BOOL tensor.
+func TestBoolConstants(t *testing.T) {
+	g := graphOf(13, []onnx.Value{input("x", elemFloat, 2, 2)}, nil, []string{"y", "all"},
+		nodeOf("w", "Where", []string{"mask", "x", "zero"}, []string{"y"}),
+		nodeOf("ones", "ConstantOfShape", []string{"shape"}, []string{"t"}, onnx.Attr{Name: "value", Value: tensor.MustFromSlice([]int64{1}, 1), Elem: elemBool}),
+		nodeOf("and", "And", []string{"t", "mask"}, []string{"all"}))
+	g.Graph.Initializers = append(g.Graph.Initializers,
+		onnx.Initializer{Name: "mask", Tensor: tensor.MustFromSlice([]int64{1, 0, 0, 1}, 2, 2), Elem: elemBool},
+		onnx.Initializer{Name: "zero", Tensor: tensor.Scalar(float32(0))},
+		onnx.Initializer{Name: "shape", Tensor: ints(2, 2)})
+	c, err := Compile(g)
+	require.NoError(t, err)
+	out, err := c.Run(map[string]*tensor.Tensor{"x": tensor.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2)})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 0, 0, 4}, out["y"].Float32s())
+	assert.Equal(t, []int64{1, 0, 0, 1}, out["all"].Int64s())
+
+	// Without Elem BOOL the same int64 mask is INT64, which Where refuses.
+	g.Graph.Initializers[0].Elem = 0
+	_, err = Compile(g)
+	assert.ErrorContains(t, err, `node 0 "w" (Where, opset 13): input 0 "mask" (condition) is INT64; expected BOOL`)
+}
