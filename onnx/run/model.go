@@ -275,7 +275,9 @@ func inputsOf(in []info) []*tensor.Tensor {
 }
 
 // Run computes the graph's outputs from inputs, one tensor per graph input
-// by name. Each input must have the input's element type (BOOL as int64
+// by name. The outputs belong to the caller (an output that folded to a
+// constant is a copy); an output may share memory with an input it passes
+// through (Identity, Reshape). Each input must have the input's element type (BOOL as int64
 // 0 or 1) and its declared sizes; a symbolic dimension takes any size.
 func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {
 	if m == nil {
@@ -328,6 +330,13 @@ func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor
 	for _, p := range m.outputs {
 		if vals[p.slot] == nil {
 			return nil, fmt.Errorf("onnx/run: graph output %q was not computed (an optional output its node does not produce)", p.name)
+		}
+		// A constant output is the model's own tensor (or a view of a
+		// weight): the caller gets a copy, so that writing to it cannot
+		// change later Runs.
+		if m.consts[p.slot] != nil {
+			res[p.name] = vals[p.slot].Clone()
+			continue
 		}
 		res[p.name] = vals[p.slot]
 	}

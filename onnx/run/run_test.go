@@ -160,6 +160,12 @@ func TestShapeArithmeticFolds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 1, 1}, out["count"].Int64s())
 	assert.Equal(t, []int{3, 12}, []int(out["y"].Shape()))
+	// The constant output is the caller's copy: writing to it leaves the
+	// model as it was.
+	out["count"].Int64s()[0] = 7
+	out, err = m.Run(map[string]*tensor.Tensor{"x": tensor.Zeros(tensor.Float32, 1, 6, 4)})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 1, 1}, out["count"].Int64s())
 }
 
 // A compiled model serves concurrent Runs: each goroutine's outputs equal
