@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,4 +55,20 @@ func TestCompileAllocatesWhatTheFileJustifies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by Compile")
 	assert.Equal(t, 2, c.Steps(), "both nodes run at run time")
+}
+
+// Sizes whose product overflows int saturate instead of wrapping round to
+// a small number that would pass the folding and allocation checks.
+func TestSizeSaturates(t *testing.T) {
+	assert.Equal(t, 24, size([]int{2, 3, 4}))
+	assert.Equal(t, 0, size([]int{1 << 40, 0, 1 << 40}))
+	assert.Equal(t, math.MaxInt, size([]int{1 << 31, 1 << 31, 1 << 31}))
+	m := graphOf(13, []onnx.Value{input("x", elemFloat, 1)},
+		map[string]*tensor.Tensor{"v": tensor.Zeros(tensor.Float32, 1, 1, 1), "reps": ints(1<<31, 1<<31, 1<<31)}, []string{"y"},
+		nodeOf("tile", "Tile", []string{"v", "reps"}, []string{"y"}))
+	c, err := Compile(m)
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Steps(), "the huge tile is not folded")
+	_, err = c.Run(map[string]*tensor.Tensor{"x": tensor.Zeros(tensor.Float32, 1)})
+	assert.ErrorContains(t, err, `node 0 "tile" (Tile, opset 13): output shape`)
 }

@@ -130,10 +130,15 @@ func known(shape []int) bool {
 	return true
 }
 
-// size is the product of shape's dims (with unknown dims, meaningless).
+// size is the product of shape's dims, saturating at math.MaxInt, so that
+// a size check cannot be fooled by an overflow (with unknown dims it is
+// meaningless).
 func size(shape []int) int {
 	n := 1
 	for _, d := range shape {
+		if d != 0 && n > math.MaxInt/max(d, 1) {
+			return math.MaxInt
+		}
 		n *= d
 	}
 	return n
