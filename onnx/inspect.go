@@ -6,15 +6,10 @@ import (
 	"strings"
 )
 
-// supported is the set of op types (domain-qualified outside ai.onnx, as
-// opName writes them) that Plumb's importer runs. It is empty while the
-// importer only reads models, and grows as each op is wired to Plumb's ops
-// table; Summary.Unsupported is every op type of a model not in it.
-var supported = map[string]bool{}
-
-// Supported reports whether Plumb's importer runs op type opType of
-// domain ("" or "ai.onnx" for the default domain).
-func Supported(domain, opType string) bool { return supported[opName(domain, opType)] }
+// Supported reports whether this package runs op type opType of domain:
+// it runs none, since it only reads models (package onnx/run runs them;
+// run.Inspect summarizes a model against run's op table).
+func Supported(domain, opType string) bool { return false }
 
 // Summary is what `plumb onnx inspect` prints about a model.
 type Summary struct {
@@ -31,8 +26,14 @@ type Summary struct {
 	Unsupported []string
 }
 
-// Inspect summarizes m; a nil model has an empty summary.
-func Inspect(m *Model) Summary {
+// Inspect summarizes m against Supported; a nil model has an empty
+// summary.
+func Inspect(m *Model) Summary { return InspectWith(m, Supported) }
+
+// InspectWith summarizes m, listing in Unsupported the op types for which
+// supported(domain, opType) is false (a nil supported lists every op
+// type).
+func InspectWith(m *Model, supported func(domain, opType string) bool) Summary {
 	if m == nil {
 		return Summary{OpCounts: map[string]int{}}
 	}
@@ -41,9 +42,11 @@ func Inspect(m *Model) Summary {
 		return s
 	}
 	s.Inputs, s.Outputs = m.Graph.Inputs, m.Graph.Outputs
-	count(m.Graph, s.OpCounts)
+	types := map[string][2]string{}
+	count(m.Graph, s.OpCounts, types)
 	for op := range s.OpCounts {
-		if !supported[op] {
+		t := types[op]
+		if supported == nil || !supported(t[0], t[1]) {
 			s.Unsupported = append(s.Unsupported, op)
 		}
 	}
@@ -51,16 +54,20 @@ func Inspect(m *Model) Summary {
 	return s
 }
 
-func count(g *Graph, into map[string]int) {
+// count adds g's nodes to into by qualified op type, and each qualified
+// name's (domain, op type) to types.
+func count(g *Graph, into map[string]int, types map[string][2]string) {
 	for _, n := range g.Nodes {
-		into[opName(n.Domain, n.OpType)]++
+		q := opName(n.Domain, n.OpType)
+		into[q]++
+		types[q] = [2]string{n.Domain, n.OpType}
 		for _, a := range n.Attrs {
 			switch v := a.Value.(type) {
 			case *Graph:
-				count(v, into)
+				count(v, into, types)
 			case []*Graph:
 				for _, sub := range v {
-					count(sub, into)
+					count(sub, into, types)
 				}
 			}
 		}

@@ -93,6 +93,9 @@ type Graph struct {
 type Initializer struct {
 	Name   string
 	Tensor *tensor.Tensor
+	// Elem is the tensor's ONNX element type: FLOAT, DOUBLE, INT32, INT64,
+	// or BOOL, which Tensor holds as int64 0 and 1.
+	Elem ElemType
 }
 
 // Initializer returns the initializer called name, or nil (also for a
@@ -167,6 +170,9 @@ type Node struct {
 type Attr struct {
 	Name  string
 	Value any
+	// Elem is the ONNX element type of a TENSOR value (see
+	// Initializer.Elem), zero for the other kinds.
+	Elem ElemType
 }
 
 // Attr returns the value of the attribute called name, and whether the
@@ -309,7 +315,7 @@ func (c *converter) graph(g *pb.GraphProto, path string) (*Graph, error) {
 			return nil, err
 		}
 		inits[t.GetName()] = true
-		out.Initializers = append(out.Initializers, Initializer{Name: t.GetName(), Tensor: tt})
+		out.Initializers = append(out.Initializers, Initializer{Name: t.GetName(), Tensor: tt, Elem: ElemType(t.GetDataType())})
 	}
 	for _, vi := range g.GetInput() {
 		if inits[vi.GetName()] {
@@ -343,7 +349,11 @@ func (c *converter) graph(g *pb.GraphProto, path string) (*Graph, error) {
 			if err != nil {
 				return nil, err
 			}
-			node.Attrs = append(node.Attrs, Attr{Name: a.GetName(), Value: v})
+			at := Attr{Name: a.GetName(), Value: v}
+			if a.GetType() == pb.AttributeProto_TENSOR {
+				at.Elem = ElemType(a.GetT().GetDataType())
+			}
+			node.Attrs = append(node.Attrs, at)
 		}
 		out.Nodes = append(out.Nodes, node)
 	}

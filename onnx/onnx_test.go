@@ -102,7 +102,7 @@ func TestDTypesAndAttrs(t *testing.T) {
 
 	conv := g.Nodes[0]
 	assert.Equal(t, Node{Index: 0, Name: "conv", OpType: "Conv", Inputs: []string{"x", "conv.W", "conv.b"}, Outputs: []string{"c"},
-		Attrs: []Attr{{"kernel_shape", []int64{3, 3}}, {"pads", []int64{1, 1, 1, 1}}, {"strides", []int64{1, 1}}}}, conv)
+		Attrs: []Attr{{Name: "kernel_shape", Value: []int64{3, 3}}, {Name: "pads", Value: []int64{1, 1, 1, 1}}, {Name: "strides", Value: []int64{1, 1}}}}, conv)
 	eps, ok := g.Nodes[1].Attr("epsilon")
 	assert.True(t, ok)
 	assert.Equal(t, float32(1e-5), eps)
@@ -187,7 +187,7 @@ func TestHostile(t *testing.T) {
 			m.Graph.Node = append(m.Graph.Node, &pb.NodeProto{Name: proto.String("k"), OpType: proto.String("Constant"), Output: []string{"k"},
 				Attribute: []*pb.AttributeProto{{Name: proto.String("value"), Type: pb.AttributeProto_TENSOR.Enum(),
 					T: &pb.TensorProto{DataType: proto.Int32(int32(pb.TensorProto_FLOAT16)), Dims: []int64{1}, RawData: []byte{0, 60}}}}})
-		}, Options{}, []string{`node 3 "k" (Constant, opset 17): attribute "value"`, "FLOAT16", "expected FLOAT, DOUBLE, INT32 or INT64"}},
+		}, Options{}, []string{`node 3 "k" (Constant, opset 17): attribute "value"`, "FLOAT16", "expected FLOAT, DOUBLE, INT32, INT64 or BOOL"}},
 		{"sequence input", func(m *pb.ModelProto) {
 			m.Graph.Input[0].Type = &pb.TypeProto{Value: &pb.TypeProto_SequenceType{SequenceType: &pb.TypeProto_Sequence{}}}
 		}, Options{}, []string{`input "x" is not a tensor`}},
@@ -330,10 +330,49 @@ func TestSubgraphsAndDomains(t *testing.T) {
 	m.Graph.Node[4].Attribute = nil
 
 	// An error inside a subgraph names the node holding it.
-	then.Initializer = []*pb.TensorProto{{Name: proto.String("b"), DataType: proto.Int32(int32(pb.TensorProto_BOOL)), Dims: []int64{1}, RawData: []byte{1}}}
+	then.Initializer = []*pb.TensorProto{{Name: proto.String("b"), DataType: proto.Int32(int32(pb.TensorProto_FLOAT16)), Dims: []int64{1}, RawData: []byte{1, 0}}}
 	_, err = decodePB(t, m, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `subgraph then_branch of node 3 "if": initializer "b" has element type BOOL`)
+	assert.Contains(t, err.Error(), `subgraph then_branch of node 3 "if": initializer "b" has element type FLOAT16`)
+}
+
+// BOOL tensors (one byte an element in raw_data, one int32 an element in
+// int32_data) are held as int64 0 and 1, with Elem saying BOOL; their
+// declared dims are checked against the bytes as for every type.
+func TestBoolTensors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    *pb.TensorProto
+		want []int64
+		err  string
+	}{
+		{"raw", &pb.TensorProto{Dims: []int64{2, 2}, RawData: []byte{1, 0, 7, 0}}, []int64{1, 0, 1, 0}, ""},
+		{"int32_data", &pb.TensorProto{Dims: []int64{3}, Int32Data: []int32{0, 1, -2}}, []int64{0, 1, 1}, ""},
+		{"raw too short", &pb.TensorProto{Dims: []int64{5}, RawData: []byte{1, 0}}, nil, "declares dims [5] (5 elements of 1 bytes, 5 bytes) but raw_data holds 2 bytes"},
+		{"int32_data too short", &pb.TensorProto{Dims: []int64{1 << 40}, Int32Data: []int32{1}}, nil, "but its BOOL data holds 1 elements"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := readPB(t, "mlp.onnx")
+			tc.t.Name = proto.String("mask")
+			tc.t.DataType = proto.Int32(int32(pb.TensorProto_BOOL))
+			m.Graph.Initializer = append(m.Graph.Initializer, tc.t)
+			m.Graph.Node[0].Attribute = append(m.Graph.Node[0].Attribute, &pb.AttributeProto{Name: proto.String("t"), Type: pb.AttributeProto_TENSOR.Enum(), T: tc.t})
+			got, err := decodePB(t, m, Options{})
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			in := got.Graph.Initializers[len(got.Graph.Initializers)-1]
+			assert.Equal(t, ElemType(pb.TensorProto_BOOL), in.Elem)
+			assert.Equal(t, tc.want, in.Tensor.Int64s())
+			a := got.Graph.Nodes[0].Attrs[len(got.Graph.Nodes[0].Attrs)-1]
+			assert.Equal(t, ElemType(pb.TensorProto_BOOL), a.Elem)
+			assert.Equal(t, tc.want, a.Value.(*tensor.Tensor).Int64s())
+			assert.Equal(t, ElemType(pb.TensorProto_FLOAT), got.Graph.Initializers[0].Elem)
+		})
+	}
 }
 
 func TestScalarAndEmpty(t *testing.T) {

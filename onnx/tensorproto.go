@@ -9,12 +9,23 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-// dtypes maps the ONNX element types Plumb stores to its dtypes.
+// dtypes maps the ONNX element types Plumb stores to its dtypes. BOOL,
+// which Plumb's tensors lack, is held as int64 0 and 1.
 var dtypes = map[pb.TensorProto_DataType]tensor.DType{
 	pb.TensorProto_FLOAT:  tensor.Float32,
 	pb.TensorProto_DOUBLE: tensor.Float64,
 	pb.TensorProto_INT32:  tensor.Int32,
 	pb.TensorProto_INT64:  tensor.Int64,
+	pb.TensorProto_BOOL:   tensor.Int64,
+}
+
+// fileSize is the bytes one element of et takes in raw_data or external
+// data: a BOOL takes one (onnx.proto), the others their dtype's size.
+func fileSize(et pb.TensorProto_DataType, dt tensor.DType) int {
+	if et == pb.TensorProto_BOOL {
+		return 1
+	}
+	return dt.Size()
 }
 
 // tensor converts a TensorProto (an initializer, or a TENSOR attribute)
@@ -24,12 +35,14 @@ var dtypes = map[pb.TensorProto_DataType]tensor.DType{
 // allocated, so a tensor never costs more memory than its data occupies.
 // where names the tensor in errors. Element encoding follows onnx.proto:
 // raw_data is little-endian; float_data holds FLOAT, double_data DOUBLE,
-// int32_data INT32 and int64_data INT64.
+// int32_data INT32 and BOOL (one element per entry), int64_data INT64; a
+// BOOL is one byte in raw_data. A BOOL tensor, held as int64, takes 8
+// bytes an element in memory for the file's 1.
 func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, error) {
 	et := pb.TensorProto_DataType(t.GetDataType())
 	dt, ok := dtypes[et]
 	if !ok {
-		return nil, fmt.Errorf("onnx: %s has element type %v, which Plumb does not support yet; expected FLOAT, DOUBLE, INT32 or INT64", where, ElemType(et))
+		return nil, fmt.Errorf("onnx: %s has element type %v, which Plumb does not support yet; expected FLOAT, DOUBLE, INT32, INT64 or BOOL", where, ElemType(et))
 	}
 	if t.GetSegment() != nil {
 		return nil, fmt.Errorf("onnx: %s is a segment of a larger tensor; expected a whole tensor", where)
@@ -46,19 +59,38 @@ func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, err
 		}
 		n *= d
 	}
-	want := n * int64(dt.Size()) // cannot overflow: checked above
+	esize := fileSize(et, dt)
+	want := n * int64(esize) // cannot overflow: checked above
 	switch {
 	case t.GetDataLocation() == pb.TensorProto_EXTERNAL:
 		raw, err := c.readExternal(t, want, where)
 		if err != nil {
 			return nil, err
 		}
+		if et == pb.TensorProto_BOOL {
+			return fromBools(raw, shape)
+		}
 		return fromRaw(raw, dt, shape)
 	case t.RawData != nil:
 		if int64(len(t.RawData)) != want {
-			return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements of %d bytes, %d bytes) but raw_data holds %d bytes", where, t.GetDims(), n, dt.Size(), want, len(t.RawData))
+			return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements of %d bytes, %d bytes) but raw_data holds %d bytes", where, t.GetDims(), n, esize, want, len(t.RawData))
+		}
+		if et == pb.TensorProto_BOOL {
+			return fromBools(t.RawData, shape)
 		}
 		return fromRaw(t.RawData, dt, shape)
+	}
+	if et == pb.TensorProto_BOOL {
+		if int64(len(t.GetInt32Data())) != n {
+			return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements) but its BOOL data holds %d elements", where, t.GetDims(), n, len(t.GetInt32Data()))
+		}
+		v := make([]int64, n)
+		for i, b := range t.GetInt32Data() {
+			if b != 0 {
+				v[i] = 1
+			}
+		}
+		return build(v, shape)
 	}
 	var have int
 	switch dt {
@@ -116,6 +148,17 @@ func fromRaw(raw []byte, dt tensor.DType, shape []int) (*tensor.Tensor, error) {
 		}
 		return build(v, shape)
 	}
+}
+
+// fromBools decodes BOOL bytes (nonzero is true) into int64 0 and 1.
+func fromBools(raw []byte, shape []int) (*tensor.Tensor, error) {
+	v := make([]int64, len(raw))
+	for i, b := range raw {
+		if b != 0 {
+			v[i] = 1
+		}
+	}
+	return build(v, shape)
 }
 
 // build wraps data as a tensor of shape; no dims is a 0-d scalar.

@@ -13,11 +13,12 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load":      onnx.Load,
-			"LoadWith":  onnx.LoadWith,
-			"Decode":    onnx.Decode,
-			"Inspect":   onnx.Inspect,
-			"Supported": onnx.Supported,
+			"Load":        onnx.Load,
+			"LoadWith":    onnx.LoadWith,
+			"Decode":      onnx.Decode,
+			"Inspect":     onnx.Inspect,
+			"InspectWith": onnx.InspectWith,
+			"Supported":   onnx.Supported,
 		},
 		Types: []any{
 			(*onnx.Options)(nil),
