@@ -1,0 +1,50 @@
+package qgemm
+
+import "golang.org/x/sys/cpu"
+
+// The AVX2 kernels (kernel_amd64.s), tileKernel and rowKernel on raw
+// pointers; kg is the number of four-step K groups, ldc and stride in
+// elements (int32s, bytes).
+
+//go:noescape
+func tile4x16AVX2(kg int, a *uint8, b *int8, c *int32, ldc int)
+
+//go:noescape
+func row16AVX2(kg int, a *uint8, stride int, b *int8, c *int32)
+
+// avx2Kernels wraps the assembly, or is nil where the CPU (or its OS's
+// saving of the ymm registers, which cpu.X86.HasAVX2 includes) lacks
+// AVX2.
+var avx2Kernels = func() *kernels {
+	if !cpu.X86.HasAVX2 {
+		return nil
+	}
+	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2}
+}()
+
+// tileAVX2 checks the slice bounds the assembly relies on (a slice
+// expression panics, before any memory outside is read, on a caller's
+// bug) and runs it.
+func tileAVX2(kg int, a []uint8, b []int8, c []int32, ldc int) {
+	if kg == 0 {
+		clearTile(c, ldc)
+		return
+	}
+	_, _, _ = a[:kg*mr*kStep], b[:kg*nr*kStep], c[:(mr-1)*ldc+nr]
+	tile4x16AVX2(kg, &a[0], &b[0], &c[0], ldc)
+}
+
+func rowAVX2(kg int, a []uint8, stride int, b []int8, c []int32) {
+	if kg == 0 {
+		clear(c[:nr])
+		return
+	}
+	_, _, _ = a[:(kg-1)*stride+kStep], b[:kg*nr*kStep], c[:nr]
+	row16AVX2(kg, &a[0], stride, &b[0], &c[0])
+}
+
+func clearTile(c []int32, ldc int) {
+	for i := range mr {
+		clear(c[i*ldc : i*ldc+nr])
+	}
+}
