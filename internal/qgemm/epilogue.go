@@ -60,29 +60,38 @@ func finitePositive(s float32) bool {
 	return s > 0 && !math.IsInf(float64(s), 1)
 }
 
-// dequantRow writes the float32 epilogue of one row of sums into out.
-func (e *Epilogue) dequantRow(acc []int32, out []float32) {
-	out = out[:len(acc)]
-	scales := e.ScaleB[:len(acc)]
-	for j, v := range acc {
-		f := e.ScaleA * scales[j] * float32(v)
-		if e.Bias != nil {
-			f += e.Bias[j]
+// dequantRow writes the float32 epilogue of one row of raw sums into
+// out: scale[j]·(acc[j] − corr[j]) + Bias[j], then the ReLU, where corr
+// holds the zero-point corrections zpA·colsum[j] and scale the combined
+// scales ScaleA·ScaleB[j].
+func (e *Epilogue) dequantRow(acc, corr []int32, scale, out []float32) {
+	n := len(acc)
+	out, corr, scale = out[:n], corr[:n], scale[:n]
+	if e.Bias == nil {
+		for j, v := range acc {
+			out[j] = scale[j] * float32(v-corr[j])
 		}
-		if e.ReLU && !(f > 0) {
-			f = 0
+	} else {
+		bias := e.Bias[:n]
+		for j, v := range acc {
+			out[j] = scale[j]*float32(v-corr[j]) + bias[j]
 		}
-		out[j] = f
+	}
+	if e.ReLU {
+		for j, v := range out {
+			if !(v > 0) {
+				out[j] = 0
+			}
+		}
 	}
 }
 
-// requantRow writes the int8 epilogue of one row of sums into out, with
-// tmp (len(acc) float32s) for the dequantized values.
-func (e *Epilogue) requantRow(acc []int32, rq Requant, tmp []float32, out []int8) {
-	e.dequantRow(acc, tmp)
-	out = out[:len(acc)]
-	for j, v := range tmp[:len(acc)] {
-		out[j] = QuantizeLinear(v, rq.Scale, rq.Zero)
+// requantRow quantizes one row of dequantized values into out
+// (QuantizeLinear).
+func requantRow(v []float32, rq Requant, out []int8) {
+	out = out[:len(v)]
+	for j, x := range v {
+		out[j] = QuantizeLinear(x, rq.Scale, rq.Zero)
 	}
 }
 

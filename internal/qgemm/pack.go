@@ -1,6 +1,7 @@
 package qgemm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -96,12 +97,23 @@ func PackB(k, n int, b []int8, ldb int) (*PackedB, error) {
 func packA(dst []uint8, rows, k, kp int, a []uint8, lda int) {
 	strips := ceilDiv(rows, mr)
 	dst = dst[:strips*kp*mr]
-	clear(dst)
+	whole := k / kStep * kStep
 	for i := range rows {
-		base := i / mr * kp * mr
-		off := i % mr * kStep
-		for p, v := range a[i*lda : i*lda+k] {
-			dst[base+p/kStep*mr*kStep+off+p%kStep] = v
+		src := a[i*lda : i*lda+k]
+		d := dst[i/mr*kp*mr+i%mr*kStep:]
+		// Four bytes a group, one 32-bit load and store each.
+		for p := 0; p < whole; p += kStep {
+			binary.LittleEndian.PutUint32(d[p*mr:], binary.LittleEndian.Uint32(src[p:]))
+		}
+		if whole < k {
+			g := d[whole*mr : whole*mr+kStep]
+			clear(g[copy(g, src[whole:]):])
+		}
+	}
+	if rows%mr != 0 { // the last strip's padding rows
+		last := dst[(strips-1)*kp*mr:]
+		for g := 0; g < kp; g += kStep {
+			clear(last[g*mr+rows%mr*kStep : g*mr+mr*kStep])
 		}
 	}
 }

@@ -16,18 +16,21 @@ const (
 )
 
 // workspace is one product's scratch: the packed A block, its sums, a
-// row of float32s for the int8 epilogue and a tile for a ragged strip. Pooled, so that a product
+// row of float32s for the int8 epilogue, the per-column zero-point
+// corrections and combined scales, and a tile for a ragged strip. Pooled, so that a product
 // allocates nothing after warm-up.
 type workspace struct {
-	a    []uint8
-	c    []int32
-	tmp  []float32
-	tile [mr * nr]int32
+	a     []uint8
+	c     []int32
+	tmp   []float32
+	corr  []int32   // zpA·colsum[j]
+	scale []float32 // ScaleA·ScaleB[j]
+	tile  [mr * nr]int32
 }
 
 var workspaces sync.Pool
 
-func getWorkspace(na, nc, ntmp int) *workspace {
+func getWorkspace(na, nc, ntmp, n int) *workspace {
 	ws, ok := workspaces.Get().(*workspace)
 	if !ok {
 		ws = new(workspace)
@@ -35,6 +38,8 @@ func getWorkspace(na, nc, ntmp int) *workspace {
 	ws.a = grow(ws.a, na)
 	ws.c = grow(ws.c, nc)
 	ws.tmp = grow(ws.tmp, ntmp)
+	ws.corr = grow(ws.corr, n)
+	ws.scale = grow(ws.scale, n)
 	return ws
 }
 
@@ -82,11 +87,12 @@ func checkOut(op string, m, n, ld, have int) error {
 	return nil
 }
 
-// run multiplies A (m×k uint8, zero point zpA) by pb block by block on
-// the calling goroutine and hands each block's exact sums
-// Σ_p (A[i][p] − zpA)·B[p][j] to emit: rows i0..i0+rows, row r at
-// sums[r*ld:][:n].
-func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ntmp int, emit func(ws *workspace, i0, rows int, sums []int32, ld int)) {
+// run multiplies A (m×k uint8) by pb block by block on the calling
+// goroutine and hands each block's raw sums Σ_p A[i][p]·B[p][j] to emit:
+// rows i0..i0+rows, row r at sums[r*ld:][:n]. emit subtracts the
+// zero-point correction ws.corr[j] = zpA·colsum[j] as it reads them; with
+// ep set, ws.scale holds ep's ScaleA·ScaleB[j].
+func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, ntmp int, emit func(ws *workspace, i0, rows int, sums []int32, ld int)) {
 	k, n, kp := pb.k, pb.n, pb.kp
 	if m == 0 || n == 0 {
 		return
@@ -95,10 +101,17 @@ func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ntmp int, emit func(
 	panels := ceilDiv(n, nr)
 	np := panels * nr
 	br := blockRows(m, kp, np)
-	ws := getWorkspace(br*kp, br*np, ntmp)
+	ws := getWorkspace(br*kp, br*np, ntmp, n)
 	defer workspaces.Put(ws)
+	for j, cs := range pb.colSum {
+		ws.corr[j] = int32(zpA) * cs
+	}
+	if ep != nil {
+		for j, s := range ep.ScaleB {
+			ws.scale[j] = ep.ScaleA * s
+		}
+	}
 	kg := kp / kStep
-	zp := int32(zpA)
 	for i0 := 0; i0 < m; i0 += br {
 		rows := min(br, m-i0)
 		sums := ws.c[:rows*np]
@@ -130,14 +143,6 @@ func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ntmp int, emit func(
 				}
 			}
 		}
-		if zp != 0 {
-			for r := range rows {
-				row := sums[r*np : r*np+n]
-				for j, cs := range pb.colSum {
-					row[j] -= zp * cs
-				}
-			}
-		}
 		emit(ws, i0, rows, sums, np)
 	}
 }
@@ -154,9 +159,13 @@ func GemmInt32(m int, a []uint8, lda int, zpA uint8, pb *PackedB, c []int32, ldc
 	if err := checkOut(op, m, pb.n, ldc, len(c)); err != nil {
 		return err
 	}
-	run(m, a, lda, zpA, pb, 0, func(_ *workspace, i0, rows int, sums []int32, ld int) {
+	run(m, a, lda, zpA, pb, nil, 0, func(ws *workspace, i0, rows int, sums []int32, ld int) {
+		corr := ws.corr[:pb.n]
 		for r := range rows {
-			copy(c[(i0+r)*ldc:(i0+r)*ldc+pb.n], sums[r*ld:])
+			dst, src := c[(i0+r)*ldc:][:len(corr)], sums[r*ld:][:len(corr)]
+			for j, v := range src {
+				dst[j] = v - corr[j]
+			}
 		}
 	})
 	return nil
@@ -176,9 +185,9 @@ func GemmFloat32(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue
 	if err := checkOut(op, m, pb.n, ldo, len(out)); err != nil {
 		return err
 	}
-	run(m, a, lda, zpA, pb, 0, func(_ *workspace, i0, rows int, sums []int32, ld int) {
+	run(m, a, lda, zpA, pb, ep, 0, func(ws *workspace, i0, rows int, sums []int32, ld int) {
 		for r := range rows {
-			ep.dequantRow(sums[r*ld:r*ld+pb.n], out[(i0+r)*ldo:])
+			ep.dequantRow(sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, out[(i0+r)*ldo:])
 		}
 	})
 	return nil
@@ -201,9 +210,10 @@ func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, r
 	if err := checkOut(op, m, pb.n, ldo, len(out)); err != nil {
 		return err
 	}
-	run(m, a, lda, zpA, pb, pb.n, func(ws *workspace, i0, rows int, sums []int32, ld int) {
+	run(m, a, lda, zpA, pb, ep, pb.n, func(ws *workspace, i0, rows int, sums []int32, ld int) {
 		for r := range rows {
-			ep.requantRow(sums[r*ld:r*ld+pb.n], rq, ws.tmp, out[(i0+r)*ldo:])
+			ep.dequantRow(sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, ws.tmp)
+			requantRow(ws.tmp, rq, out[(i0+r)*ldo:])
 		}
 	})
 	return nil
