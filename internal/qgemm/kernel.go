@@ -7,10 +7,12 @@ import (
 )
 
 // tileKernel computes one mr×nr tile of raw sums Σ_p A[i][p]·B[p][j]
-// over kg groups of four K steps from an A strip and a B panel as packA
-// and PackB lay them out, and stores it at c (row stride ldc) without
-// reading c.
-type tileKernel func(kg int, a []uint8, b []int8, c []int32, ldc int)
+// over kg groups of four K steps from mr rows of A and a B panel as
+// PackB lays it out, and stores it at c (row stride ldc) without reading
+// c. Row i's four bytes of group g lie at a[i*rsA+g*gs:]: a strip packed
+// by packA (rsA 4, gs mr·4) or rows of A as they lie (rsA the row
+// stride, gs 4) when K is whole groups.
+type tileKernel func(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc int)
 
 // rowKernel computes one row of a tile, nr raw sums, into c: the row's
 // four bytes of group g lie at a[g*stride:], so it reads one row of a
@@ -31,13 +33,14 @@ type kernels struct {
 // check keeps every path's results the same.
 var goKernels = &kernels{name: "go", tile: tileGo, row: rowGo}
 
-func tileGo(kg int, a []uint8, b []int8, c []int32, ldc int) {
+func tileGo(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc int) {
 	var acc [mr][nr]int32
-	a, b = a[:kg*mr*kStep], b[:kg*nr*kStep]
+	b = b[:kg*nr*kStep]
 	for g := range kg {
-		ag, bg := a[g*mr*kStep:][:mr*kStep], b[g*nr*kStep:][:nr*kStep]
+		bg := b[g*nr*kStep:][:nr*kStep]
 		for i := range mr {
-			a0, a1, a2, a3 := int32(ag[i*kStep]), int32(ag[i*kStep+1]), int32(ag[i*kStep+2]), int32(ag[i*kStep+3])
+			ag := a[i*rsA+g*gs:][:kStep]
+			a0, a1, a2, a3 := int32(ag[0]), int32(ag[1]), int32(ag[2]), int32(ag[3])
 			row := &acc[i]
 			for j := range nr {
 				bj := bg[j*kStep : j*kStep+kStep]

@@ -3,11 +3,11 @@ package qgemm
 import "golang.org/x/sys/cpu"
 
 // The AVX2 kernels (kernel_amd64.s), tileKernel and rowKernel on raw
-// pointers; kg is the number of four-step K groups, ldc and stride in
-// elements (int32s, bytes).
+// pointers; kg is the number of four-step K groups, rsA, gs and stride in
+// bytes, ldc in int32s.
 
 //go:noescape
-func tile4x16AVX2(kg int, a *uint8, b *int8, c *int32, ldc int)
+func tile4x16AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
 
 //go:noescape
 func row16AVX2(kg int, a *uint8, stride int, b *int8, c *int32)
@@ -25,13 +25,13 @@ var avx2Kernels = func() *kernels {
 // tileAVX2 checks the slice bounds the assembly relies on (a slice
 // expression panics, before any memory outside is read, on a caller's
 // bug) and runs it.
-func tileAVX2(kg int, a []uint8, b []int8, c []int32, ldc int) {
+func tileAVX2(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc int) {
 	if kg == 0 {
 		clearTile(c, ldc)
 		return
 	}
-	_, _, _ = a[:kg*mr*kStep], b[:kg*nr*kStep], c[:(mr-1)*ldc+nr]
-	tile4x16AVX2(kg, &a[0], &b[0], &c[0], ldc)
+	_, _, _ = a[:(kg-1)*gs+(mr-1)*rsA+kStep], b[:kg*nr*kStep], c[:(mr-1)*ldc+nr]
+	tile4x16AVX2(kg, &a[0], rsA, gs, &b[0], &c[0], ldc)
 }
 
 func rowAVX2(kg int, a []uint8, stride int, b []int8, c []int32) {

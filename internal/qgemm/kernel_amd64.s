@@ -27,18 +27,23 @@
 	VPADDD       t0, acc0, acc0; \
 	VPADDD       t1, acc1, acc1
 
-// func tile4x16AVX2(kg int, a *uint8, b *int8, c *int32, ldc int)
+// func tile4x16AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
 // The 4×16 tile: eight accumulators Y4-Y11, B's group in Y0:Y1, the rows'
 // broadcasts and products alternating between Y2:Y3 and Y12:Y13 so that
-// consecutive rows do not wait on each other. A advances 16 bytes a
+// consecutive rows do not wait on each other. Rows 0-2 of A are
+// addressed from SI, row 3 from R11 = SI + 3·rsA; both advance gs bytes a
 // group, B 64.
-TEXT ·tile4x16AVX2(SB), NOSPLIT, $0-40
+TEXT ·tile4x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ kg+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R9
+	MOVQ rsA+16(FP), R10
+	MOVQ gs+24(FP), R12
+	MOVQ b+32(FP), DI
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R9
 	SHLQ $2, R9
+	LEAQ (SI)(R10*2), R11
+	ADDQ R10, R11
 	ONES16
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
@@ -52,11 +57,12 @@ TEXT ·tile4x16AVX2(SB), NOSPLIT, $0-40
 loop:
 	VMOVDQU (DI), Y0
 	VMOVDQU 32(DI), Y1
-	ROW(0(SI), Y2, Y3, Y4, Y5)
-	ROW(4(SI), Y12, Y13, Y6, Y7)
-	ROW(8(SI), Y2, Y3, Y8, Y9)
-	ROW(12(SI), Y12, Y13, Y10, Y11)
-	ADDQ $16, SI
+	ROW((SI), Y2, Y3, Y4, Y5)
+	ROW((SI)(R10*1), Y12, Y13, Y6, Y7)
+	ROW((SI)(R10*2), Y2, Y3, Y8, Y9)
+	ROW((R11), Y12, Y13, Y10, Y11)
+	ADDQ R12, SI
+	ADDQ R12, R11
 	ADDQ $64, DI
 	DECQ CX
 	JNE  loop

@@ -118,30 +118,7 @@ func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, ntmp i
 		if kg == 0 {
 			clear(sums)
 		} else {
-			packA(ws.a, rows, k, kp, a[i0*lda:], lda)
-			strips := ceilDiv(rows, mr)
-			for q := range panels {
-				bp := pb.panel(q)
-				for s := range strips {
-					strip := ws.a[s*kp*mr : (s+1)*kp*mr]
-					c := sums[s*mr*np+q*nr:]
-					if rows-s*mr == 1 {
-						ks.row(kg, strip, mr*kStep, bp, c)
-						continue
-					}
-					if rows-s*mr < mr {
-						// A ragged last strip: the tile's padding rows
-						// would run past the block, so they go to a
-						// tile of their own.
-						ks.tile(kg, strip, bp, ws.tile[:], nr)
-						for i := range rows - s*mr {
-							copy(c[i*np:i*np+nr], ws.tile[i*nr:(i+1)*nr])
-						}
-						continue
-					}
-					ks.tile(kg, strip, bp, c, np)
-				}
-			}
+			blockSums(ks, kg, rows, a[i0*lda:], lda, k, kp, pb, ws, sums, np)
 		}
 		emit(ws, i0, rows, sums, np)
 	}
@@ -224,4 +201,52 @@ func checkArgs(op string, m int, a []uint8, lda int, pb *PackedB) error {
 		return fmt.Errorf("qgemm: %s: nil packed weights", op)
 	}
 	return checkA(op, m, pb.k, a, lda)
+}
+
+// blockSums computes the raw sums of rows of A (row stride lda) by every
+// panel of pb into sums (row stride np). With K whole groups of four the
+// kernels read A where it lies; else (an im2col of 5×5 kernels: K = 25)
+// the block is packed with K padded. A last strip of fewer than mr rows
+// is packed alone either way and computed into a tile of its own, so that
+// neither the padding rows' reads nor their writes leave the block; a
+// strip of one row takes the row kernel.
+func blockSums(ks *kernels, kg, rows int, a []uint8, lda, k, kp int, pb *PackedB, ws *workspace, sums []int32, np int) {
+	direct := kp == k
+	full := rows / mr
+	rem := rows - full*mr
+	if !direct {
+		packA(ws.a, rows, k, kp, a, lda)
+	} else if rem > 1 {
+		packA(ws.a, rem, k, kp, a[full*mr*lda:], lda)
+	}
+	for q := range ceilDiv(pb.n, nr) {
+		bp := pb.panel(q)
+		for s := range full {
+			c := sums[s*mr*np+q*nr:]
+			if direct {
+				ks.tile(kg, a[s*mr*lda:], lda, kStep, bp, c, np)
+			} else {
+				ks.tile(kg, ws.a[s*kp*mr:], kStep, mr*kStep, bp, c, np)
+			}
+		}
+		if rem == 0 {
+			continue
+		}
+		c := sums[full*mr*np+q*nr:]
+		strip := ws.a // packed alone
+		if !direct {
+			strip = ws.a[full*kp*mr:] // the block's last strip
+		}
+		switch {
+		case rem == 1 && direct:
+			ks.row(kg, a[full*mr*lda:], kStep, bp, c)
+		case rem == 1:
+			ks.row(kg, strip, mr*kStep, bp, c)
+		default:
+			ks.tile(kg, strip, kStep, mr*kStep, bp, ws.tile[:], nr)
+			for i := range rem {
+				copy(c[i*np:i*np+nr], ws.tile[i*nr:(i+1)*nr])
+			}
+		}
+	}
 }
