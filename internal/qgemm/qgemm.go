@@ -203,42 +203,44 @@ func checkArgs(op string, m int, a []uint8, lda int, pb *PackedB) error {
 	return checkA(op, m, pb.k, a, lda)
 }
 
-// blockSums computes the raw sums of rows of A (row stride lda) by every
-// panel of pb into sums (row stride np). With K whole groups of four the
-// kernels read A where it lies; else (an im2col of 5×5 kernels: K = 25)
-// the block is packed with K padded. A last strip of fewer than mr rows
-// is packed alone either way and computed into a tile of its own, so that
-// neither the padding rows' reads nor their writes leave the block; a
+// blockSums computes the raw sums of rows of A (row stride lda, the
+// slice running to the end of A) by every panel of pb into sums (row
+// stride np). The kernels read A's rows where they lie, four bytes a
+// group: when K is not whole groups (an im2col of 5×5 kernels: K = 25)
+// the last group also reads up to three bytes past a row's end, which
+// meet PackB's zero weights and add nothing. Strips whose reads would
+// leave the slice (the last ones of A) are packed instead, K padded with
+// zeros; so is a last strip of fewer than mr rows, computed into a tile
+// of its own so that its padding rows' writes do not leave the block. A
 // strip of one row takes the row kernel.
 func blockSums(ks *kernels, kg, rows int, a []uint8, lda, k, kp int, pb *PackedB, ws *workspace, sums []int32, np int) {
-	direct := kp == k
-	full := rows / mr
-	rem := rows - full*mr
-	if !direct {
-		packA(ws.a, rows, k, kp, a, lda)
-	} else if rem > 1 {
-		packA(ws.a, rem, k, kp, a[full*mr*lda:], lda)
+	inPlace := func(r, n int) bool { return (r+n-1)*lda+kp <= len(a) }
+	full, rem := rows/mr, rows%mr
+	nd := 0 // the leading full strips read in place; the rest are packed
+	for nd < full && inPlace(nd*mr, mr) {
+		nd++
+	}
+	remInPlace := rem == 1 && nd == full && inPlace(full*mr, 1)
+	if packRows := rows - nd*mr; packRows > 0 && !remInPlace {
+		packA(ws.a, packRows, k, kp, a[nd*mr*lda:], lda)
 	}
 	for q := range ceilDiv(pb.n, nr) {
 		bp := pb.panel(q)
 		for s := range full {
 			c := sums[s*mr*np+q*nr:]
-			if direct {
+			if s < nd {
 				ks.tile(kg, a[s*mr*lda:], lda, kStep, bp, c, np)
 			} else {
-				ks.tile(kg, ws.a[s*kp*mr:], kStep, mr*kStep, bp, c, np)
+				ks.tile(kg, ws.a[(s-nd)*kp*mr:], kStep, mr*kStep, bp, c, np)
 			}
 		}
 		if rem == 0 {
 			continue
 		}
 		c := sums[full*mr*np+q*nr:]
-		strip := ws.a // packed alone
-		if !direct {
-			strip = ws.a[full*kp*mr:] // the block's last strip
-		}
+		strip := ws.a[(full-nd)*kp*mr:]
 		switch {
-		case rem == 1 && direct:
+		case remInPlace:
 			ks.row(kg, a[full*mr*lda:], kStep, bp, c)
 		case rem == 1:
 			ks.row(kg, strip, mr*kStep, bp, c)
