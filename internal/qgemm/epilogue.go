@@ -63,24 +63,30 @@ func finitePositive(s float32) bool {
 // dequantRow writes the float32 epilogue of one row of raw sums into
 // out: scale[j]·(acc[j] − corr[j]) + Bias[j], then the ReLU, where corr
 // holds the zero-point corrections zpA·colsum[j] and scale the combined
-// scales ScaleA·ScaleB[j].
-func (e *Epilogue) dequantRow(acc, corr []int32, scale, out []float32) {
+// scales ScaleA·ScaleB[j]; ks's assembly, where it has one, runs the
+// whole groups of eight columns.
+func (e *Epilogue) dequantRow(ks *kernels, acc, corr []int32, scale, out []float32) {
 	n := len(acc)
 	out, corr, scale = out[:n], corr[:n], scale[:n]
+	done := 0 // columns the assembly did, ReLU included
+	if ks.dequant != nil {
+		done = ks.dequant(acc, corr, scale, e.Bias, out, e.ReLU)
+	}
+	j := done
 	if e.Bias == nil {
-		for j, v := range acc {
-			out[j] = scale[j] * float32(v-corr[j])
+		for ; j < n; j++ {
+			out[j] = scale[j] * float32(acc[j]-corr[j])
 		}
 	} else {
 		bias := e.Bias[:n]
-		for j, v := range acc {
-			out[j] = scale[j]*float32(v-corr[j]) + bias[j]
+		for ; j < n; j++ {
+			out[j] = scale[j]*float32(acc[j]-corr[j]) + bias[j]
 		}
 	}
 	if e.ReLU {
-		for j, v := range out {
+		for j, v := range out[done:] {
 			if !(v > 0) {
-				out[j] = 0
+				out[done+j] = 0
 			}
 		}
 	}

@@ -21,11 +21,15 @@ type tileKernel func(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc in
 // where the mr-row tile would compute three rows of padding.
 type rowKernel func(kg int, a []uint8, stride int, b []int8, c []int32)
 
-// kernels is one implementation of the two kernels.
+// kernels is one implementation of the kernels.
 type kernels struct {
 	name string
 	tile tileKernel
 	row  rowKernel
+	// dequant, where set, runs a leading part of the float32 epilogue's
+	// row (Epilogue.dequantRow; bias nil for none) and returns how many
+	// columns it did; the Go loop does the rest.
+	dequant func(acc, corr []int32, scale, bias, out []float32, relu bool) int
 }
 
 // goKernels are the portable kernels, the path off amd64 and on CPUs

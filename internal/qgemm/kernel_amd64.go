@@ -12,6 +12,9 @@ func tile4x16AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
 //go:noescape
 func row16AVX2(kg int, a *uint8, stride int, b *int8, c *int32)
 
+//go:noescape
+func dequant8AVX2(groups int, acc, corr *int32, scale, bias, out *float32, relu bool)
+
 // avx2Kernels wraps the assembly, or is nil where the CPU (or its OS's
 // saving of the ymm registers, which cpu.X86.HasAVX2 includes) lacks
 // AVX2.
@@ -19,7 +22,7 @@ var avx2Kernels = func() *kernels {
 	if !cpu.X86.HasAVX2 {
 		return nil
 	}
-	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2}
+	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2, dequant: dequantAVX2}
 }()
 
 // tileAVX2 checks the slice bounds the assembly relies on (a slice
@@ -47,4 +50,21 @@ func clearTile(c []int32, ldc int) {
 	for i := range mr {
 		clear(c[i*ldc : i*ldc+nr])
 	}
+}
+
+// dequantAVX2 runs the float32 epilogue's whole groups of eight columns
+// in assembly and returns how many columns it did.
+func dequantAVX2(acc, corr []int32, scale, bias, out []float32, relu bool) int {
+	g := len(acc) / 8
+	if g == 0 {
+		return 0
+	}
+	n := g * 8
+	_, _, _, _ = corr[:n], scale[:n], out[:n], acc[:n]
+	var pb *float32
+	if bias != nil {
+		pb = &bias[:n][0]
+	}
+	dequant8AVX2(g, &acc[0], &corr[0], &scale[0], pb, &out[0], relu)
+	return n
 }

@@ -126,3 +126,45 @@ done:
 	VMOVDQU Y5, 32(DX)
 	VZEROUPPER
 	RET
+
+// func dequant8AVX2(groups int, acc, corr *int32, scale, bias, out *float32, relu bool)
+// The float32 epilogue, eight columns a step: out = scale·float32(acc −
+// corr) (+ bias where bias is not nil), then max(·, 0) with relu, which
+// VMAXPS gives as Go's !(v > 0) does: 0 for NaN (the second source is
+// returned when either is NaN). Multiply and add stay separate
+// instructions, rounded each, as the Go loop computes them.
+TEXT ·dequant8AVX2(SB), NOSPLIT, $0-49
+	MOVQ   groups+0(FP), CX
+	MOVQ   acc+8(FP), SI
+	MOVQ   corr+16(FP), R8
+	MOVQ   scale+24(FP), R9
+	MOVQ   bias+32(FP), R10
+	MOVQ   out+40(FP), DI
+	MOVBLZX relu+48(FP), AX
+	VXORPS Y15, Y15, Y15
+
+dqloop:
+	VMOVDQU   (SI), Y0
+	VPSUBD    (R8), Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    (R9), Y0, Y0
+	TESTQ     R10, R10
+	JEQ       dqnobias
+	VADDPS    (R10), Y0, Y0
+	ADDQ      $32, R10
+
+dqnobias:
+	TESTQ  AX, AX
+	JEQ    dqstore
+	VMAXPS Y15, Y0, Y0
+
+dqstore:
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	ADDQ    $32, DI
+	DECQ    CX
+	JNE     dqloop
+	VZEROUPPER
+	RET

@@ -26,6 +26,7 @@ type workspace struct {
 	corr  []int32   // zpA·colsum[j]
 	scale []float32 // ScaleA·ScaleB[j]
 	tile  [mr * nr]int32
+	ks    *kernels // the product's kernels
 }
 
 var workspaces sync.Pool
@@ -103,6 +104,7 @@ func run(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, ntmp i
 	br := blockRows(m, kp, np)
 	ws := getWorkspace(br*kp, br*np, ntmp, n)
 	defer workspaces.Put(ws)
+	ws.ks = ks
 	for j, cs := range pb.colSum {
 		ws.corr[j] = int32(zpA) * cs
 	}
@@ -164,7 +166,7 @@ func GemmFloat32(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue
 	}
 	run(m, a, lda, zpA, pb, ep, 0, func(ws *workspace, i0, rows int, sums []int32, ld int) {
 		for r := range rows {
-			ep.dequantRow(sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, out[(i0+r)*ldo:])
+			ep.dequantRow(ws.ks, sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, out[(i0+r)*ldo:])
 		}
 	})
 	return nil
@@ -189,7 +191,7 @@ func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, r
 	}
 	run(m, a, lda, zpA, pb, ep, pb.n, func(ws *workspace, i0, rows int, sums []int32, ld int) {
 		for r := range rows {
-			ep.dequantRow(sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, ws.tmp)
+			ep.dequantRow(ws.ks, sums[r*ld:r*ld+pb.n], ws.corr, ws.scale, ws.tmp)
 			requantRow(ws.tmp, rq, out[(i0+r)*ldo:])
 		}
 	})

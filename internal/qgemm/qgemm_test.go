@@ -398,3 +398,46 @@ func TestChoose(t *testing.T) {
 	require.NotEmpty(t, why)
 	require.Contains(t, []string{"avx2", "go"}, name)
 }
+
+// TestDequantRow checks the float32 epilogue of every path, assembly
+// groups of eight and Go tails, against the formula, exactly: the
+// explicit float32 conversion rounds the product before the bias is
+// added, as both implementations do. A NaN bias gives NaN, and 0 under
+// ReLU.
+func TestDequantRow(t *testing.T) {
+	eachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(35, 9))
+		for n := 1; n <= 37; n++ {
+			acc, corr := make([]int32, n), make([]int32, n)
+			scale, bias, out := make([]float32, n), make([]float32, n), make([]float32, n)
+			for j := range n {
+				acc[j], corr[j] = rng.Int32N(1<<20)-1<<19, rng.Int32N(1<<12)-1<<11
+				scale[j], bias[j] = rng.Float32()*1e-3, rng.Float32()-0.5
+			}
+			bias[n/2] = float32(nan())
+			for _, relu := range []bool{false, true} {
+				for _, withBias := range []bool{false, true} {
+					e := &Epilogue{ReLU: relu}
+					if withBias {
+						e.Bias = bias
+					}
+					e.dequantRow(active, acc, corr, scale, out)
+					for j := range n {
+						want := float32(scale[j] * float32(acc[j]-corr[j]))
+						if withBias {
+							want += bias[j]
+						}
+						if relu && !(want > 0) {
+							want = 0
+						}
+						if want != want {
+							require.True(t, out[j] != out[j], "n=%d j=%d relu=%v bias=%v: want NaN, got %v", n, j, relu, withBias, out[j])
+							continue
+						}
+						require.Equal(t, want, out[j], "n=%d j=%d relu=%v bias=%v", n, j, relu, withBias)
+					}
+				}
+			}
+		}
+	})
+}
