@@ -29,7 +29,8 @@
 // one bit of weight resolution: a symmetric per-channel quantizer has a
 // step of max|w|/63 instead of max|w|/127, so the weight rounding error
 // (at most half a step) doubles, to 0.8% of the channel's largest
-// weight. Quantizers feeding this package use QuantizeWeights7.
+// weight. QuantizeWeights quantizes float32 weights into that range, and
+// LinearDynamic runs a dynamically quantized linear layer on it.
 //
 // A VNNI path (VPDPBUSD, which sums four u8×s8 products straight into
 // 32 bits without the 16-bit step) is not written: no CPU at hand reports
