@@ -22,8 +22,10 @@
 // 255·64·2 = 32640 fits, every pair sum is exact, and VPMADDWD with ones
 // then widens the pairs to exact 32-bit sums. This is ONNX Runtime's
 // reduce_range for weights on AVX2 CPUs without VNNI (PyTorch's FBGEMM
-// instead takes 7-bit activations; FBGEMM and oneDNN can also split the
-// product in two, at twice the cost). PackB checks the range, once per
+// configuration instead reduces the activations to 7 bits). The exact
+// alternative, widening both operands to 16 bits (VPMOVZXBW, VPMOVSXBW)
+// for VPMADDWD, runs at about half the multiply rate, no faster than
+// float32 FMAs. PackB checks the range, once per
 // weight matrix, and rejects a weight outside it, so every path, the
 // pure-Go one included, gives the same exact sums. The accuracy cost is
 // one bit of weight resolution: a symmetric per-channel quantizer has a

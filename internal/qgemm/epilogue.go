@@ -13,8 +13,7 @@ import (
 // of the int32 product (scale ScaleA·ScaleB[j], zero point 0) followed by
 // the bias add and activation the consumer would apply: the dequantize
 // fused into the product's epilogue. ScaleA·ScaleB[j] is formed in
-// float32 first, then multiplies float32(acc), as ONNX Runtime's
-// requantize epilogue does.
+// float32 once per product, then multiplies float32(acc).
 type Epilogue struct {
 	// ScaleA is the activations' per-tensor scale.
 	ScaleA float32
