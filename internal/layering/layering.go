@@ -60,6 +60,8 @@ var Rules = []Rule{
 	{Pkg: "internal/testdev/...", May: []string{"tensor", "internal/...", "ops", "graph"}},
 
 	// Inner loops on slices: GEMM, lowering, vectors, Winograd, convolution.
+	// internal/qgemm, the int8 GEMM of quantized inference, is one of them.
+	{Pkg: "internal/qgemm", May: slicePkgs},
 	{Pkg: "internal/...", May: slicePkgs},
 
 	// Weight initializers.
