@@ -229,9 +229,15 @@ func (d *Device) matmulDims(a, b *Buffer, transA, transB bool) (matmulDims, erro
 		return matmulDims{}, err
 	}
 	// Ranks, batch and inner dims were checked by ops.Dispatch
-	// (matmulOp.Check, and linearOp.Check for linear's product).
+	// (matmulOp.Check, and linearOp.Check for linear's product). The
+	// kernel runs equal batch dims and a 2-D b shared by a batched a; the
+	// other forms the CPU op takes (1-D operands, broadcast batch dims)
+	// are errUnsupported.
 	as, bs := a.shape, b.shape
 	shared := len(bs) == 2 && len(as) > 2
+	if len(as) < 2 || len(bs) < 2 || (!shared && !as[:len(as)-2].Equal(bs[:len(bs)-2])) {
+		return matmulDims{}, fmt.Errorf("%s of %v and %v: %w (operands of rank >= 2 with equal batch dims, or a 2-D b)", op, as, bs, errUnsupported)
+	}
 	m, ka := as[len(as)-2], as[len(as)-1]
 	if transA {
 		m, ka = ka, m

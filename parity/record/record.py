@@ -279,6 +279,29 @@ for name, (sa, sb, ta, tb) in MATMUL.items():
         lambda xs, ta=ta, tb=tb: tf.linalg.matmul(xs[0], xs[1], transpose_a=ta, transpose_b=tb),
         attrs={"transpose_a": ta, "transpose_b": tb}, grads=(0, 1))
 
+# NumPy/ONNX MatMul: batch dims broadcast (tf.linalg.matmul's BatchMatMulV2
+# broadcasts them); 1-D operands are promoted and their axis dropped, which
+# tf.linalg.matmul refuses, so those cases use tf.experimental.numpy.matmul.
+MATMUL_BCAST = {
+    "bcast_batch": ((2, 1, 3, 4), (3, 4, 5), False, False),
+    "bcast_a": ((1, 3, 4), (2, 4, 5), False, False),
+    "bcast_b_folded": ((2, 3, 4), (1, 4, 5), False, False),
+    "bcast_trans_ab": ((3, 1, 4, 3), (1, 2, 5, 4), True, True),
+    "bcast_a_2d": ((3, 4), (2, 2, 4, 5), False, False),
+}
+for name, (sa, sb, ta, tb) in MATMUL_BCAST.items():
+    add("matmul", name, inputs(normal(*sa), normal(*sb)),
+        lambda xs, ta=ta, tb=tb: tf.linalg.matmul(xs[0], xs[1], transpose_a=ta, transpose_b=tb),
+        attrs={"transpose_a": ta, "transpose_b": tb}, grads=(0, 1))
+MATMUL_VEC = {
+    "vec_a": ((4,), (2, 4, 3)),
+    "vec_b": ((2, 3, 4), (4,)),
+    "vec_vec": ((5,), (5,)),
+}
+for name, (sa, sb) in MATMUL_VEC.items():
+    add("matmul", name, inputs(normal(*sa), normal(*sb)), lambda xs: tf.experimental.numpy.matmul(xs[0], xs[1]),
+        attrs={"transpose_a": False, "transpose_b": False}, grads=(0, 1))
+
 
 def linear(xs):
     """Keras Dense without activation: x·W (+ b) over x's last axis, W [in, out]."""
