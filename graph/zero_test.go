@@ -31,6 +31,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"GlobalAvgPool2D":           graph.GlobalAvgPool2D,
 			"Gather":                    graph.Gather,
 			"Where":                     graph.Where,
+			"GatherElements":            graph.GatherElements,
+			"ScatterND":                 graph.ScatterND,
 			"Reshape":                   graph.Reshape,
 			"Flatten":                   graph.Flatten,
 			"Transpose":                 graph.Transpose,

@@ -41,7 +41,7 @@ type Attrs struct {
 	Training bool `json:"training"`
 	// BroadcastToAttrs, ReshapeAttrs: broadcast_to, reshape.
 	Shape []int `json:"shape"`
-	// ConcatAttrs, GatherAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, log_softmax, slice, softmax.
+	// ConcatAttrs, GatherAttrs, GatherElementsAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, gather_elements, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
 	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
 	Dilations [2]int `json:"dilations"`
@@ -81,6 +81,8 @@ type Attrs struct {
 	TransposeB bool `json:"transpose_b"`
 	// LossAttrs: mse, sigmoid_cross_entropy, softmax_cross_entropy, softmax_cross_entropy_soft.
 	Reduction LossReduction `json:"reduction"`
+	// ScatterNDAttrs: scatter_nd.
+	ScatterReduction ScatterReduction `json:"scatter_reduction"`
 	// SequenceConcatAttrs: sequence_concat.
 	OffsetsB []int `json:"offsets_b"`
 	// SequenceConvAttrs: sequence_conv, sequence_conv_pool_max.
@@ -133,6 +135,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"erf":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gather":                       func(a Attrs) any { return GatherAttrs{Axis: a.Axis} },
+	"gather_elements":              func(a Attrs) any { return GatherElementsAttrs{Axis: a.Axis} },
 	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
@@ -176,6 +179,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"rms_norm":        func(a Attrs) any { return RMSNormAttrs{Epsilon: a.Epsilon} },
 	"rnn_final_state": func(a Attrs) any { return RNNFinalStateAttrs{Offsets: a.Offsets, Reverse: a.Reverse} },
 	"rsqrt":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"scatter_nd":      func(a Attrs) any { return ScatterNDAttrs{Reduction: a.ScatterReduction} },
 	"selu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sequence_concat": func(a Attrs) any { return SequenceConcatAttrs{Offsets: a.Offsets, OffsetsB: a.OffsetsB} },
 	"sequence_conv": func(a Attrs) any {
@@ -239,6 +243,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{PaddingIdx: t.PaddingIdx}
 	case GatherAttrs:
 		return Attrs{Axis: t.Axis}
+	case GatherElementsAttrs:
+		return Attrs{Axis: t.Axis}
 	case GRUAttrs:
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse, ResetAfter: t.ResetAfter}
 	case GRUCellAttrs:
@@ -267,6 +273,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Epsilon: t.Epsilon}
 	case RNNFinalStateAttrs:
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse}
+	case ScatterNDAttrs:
+		return Attrs{ScatterReduction: t.Reduction}
 	case SequenceConcatAttrs:
 		return Attrs{Offsets: t.Offsets, OffsetsB: t.OffsetsB}
 	case SequenceConvAttrs:

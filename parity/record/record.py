@@ -365,6 +365,66 @@ add("gather", "axis_neg1", gather_make((3, 4), np.array([3, 3, 1], np.int32)),
 add("gather", "scalar_index", gather_make((4, 3), np.array(2, np.int64)),
     lambda xs: tf.gather(xs[0], xs[1], axis=0), attrs={"axis": 0})
 
+
+def from_end(idx, n):
+    """ONNX's negative indices, which TF refuses, mapped to TF's: -1 is n-1."""
+    idx = idx.numpy()
+    return np.where(idx < 0, idx + n, idx)
+
+
+add("gather", "negative_nd_axis2", gather_make((2, 3, 5, 2), np.array([[-1, 0], [3, -5], [-2, -2]], np.int64)),
+    lambda xs: tf.gather(xs[0], from_end(xs[1], 5), axis=2), attrs={"axis": 2})
+
+
+# ONNX GatherElements, written from tf.gather_nd: every output position's
+# full coordinates, with its axis coordinate replaced by the index there.
+def gather_elements(axis):
+    def fn(xs):
+        ax = axis % len(xs[0].shape)
+        idx = from_end(xs[1], xs[0].shape[ax])
+        grid = list(np.meshgrid(*[np.arange(n) for n in idx.shape], indexing="ij"))
+        grid[ax] = idx
+        return tf.gather_nd(xs[0], np.stack(grid, -1))
+
+    return fn
+
+
+GATHER_ELEMENTS = {  # name: (data shape, indices shape, axis)
+    "axis0": ((3, 4), (5, 4), 0),
+    "axis1_shorter": ((2, 4, 3), (2, 6, 2), 1),
+    "last": ((2, 3, 5), (2, 3, 5), -1),
+}
+for name, (sd, si, axis) in GATHER_ELEMENTS.items():
+    n = sd[axis]
+    add("gather_elements", name,
+        lambda rng, sd=sd, si=si, n=n: [rng.standard_normal(sd), rng.integers(-n, n, si).astype(np.int64)],
+        gather_elements(axis), attrs={"axis": axis})
+
+
+# ONNX ScatterND with reduction none and add: tf.tensor_scatter_nd_update
+# and tf.tensor_scatter_nd_add (negative coordinates mapped as above).
+def scatter_nd(reduction):
+    f = {"none": tf.tensor_scatter_nd_update, "add": tf.tensor_scatter_nd_add}[reduction]
+
+    def fn(xs):
+        dims = np.array(xs[0].shape[:xs[1].shape[-1]])
+        return f(xs[0], from_end(xs[1], dims), xs[2])
+
+    return fn
+
+
+SCATTER_ND = {  # name: (data shape, indices, reduction)
+    "none_rows": ((5, 3), [[4], [-5], [2]], "none"),
+    "none_elements": ((3, 4, 2), [[[2, 0, 1], [0, -1, 0]], [[1, 1, 1], [-1, 3, 1]]], "none"),
+    "none_blocks": ((2, 3, 4), [[1, -3], [0, 2]], "none"),
+    "add_repeats": ((4, 3), [[1], [3], [1], [-3]], "add"),
+}
+for name, (sd, idx, red) in SCATTER_ND.items():
+    idx = np.array(idx, np.int64)
+    su = idx.shape[:-1] + sd[idx.shape[-1]:]
+    add("scatter_nd", name, lambda rng, sd=sd, idx=idx, su=su: [rng.standard_normal(sd), idx, rng.standard_normal(su)],
+        scatter_nd(red), attrs={"scatter_reduction": red}, grads=(0, 2))
+
 # Embedding: tf.nn.embedding_lookup; Plumb's padding index (PyTorch's and
 # Paddle's padding_idx, which TF lacks) zeroes its rows, mapped here as a mask.
 
