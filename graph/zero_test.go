@@ -75,6 +75,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"LinearConcat":              graph.LinearConcat,
 			"BatchNorm":                 graph.BatchNorm,
 			"LayerNorm":                 graph.LayerNorm,
+			"GroupNorm":                 graph.GroupNorm,
+			"InstanceNorm":              graph.InstanceNorm,
 			"Dropout":                   graph.Dropout,
 			"Softmax":                   graph.Softmax,
 			"LogSoftmax":                graph.LogSoftmax,

@@ -35,7 +35,7 @@ type Attrs struct {
 	Padding PadMode `json:"padding"`
 	// BatchNormAttrs: batch_norm.
 	Momentum float64 `json:"momentum"`
-	// BatchNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, layer_norm, rms_norm.
+	// BatchNormAttrs, GroupNormAttrs, InstanceNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, group_norm, instance_norm, layer_norm, rms_norm.
 	Epsilon float64 `json:"epsilon"`
 	// BatchNormAttrs: batch_norm.
 	Training bool `json:"training"`
@@ -57,6 +57,8 @@ type Attrs struct {
 	Seed uint64 `json:"-"`
 	// EmbeddingAttrs: embedding.
 	PaddingIdx int `json:"padding_idx"`
+	// GroupNormAttrs: group_norm.
+	NumGroups int `json:"num_groups"`
 	// GRUAttrs, LSTMAttrs, RNNFinalStateAttrs: gru, lstm, lstm_projected, rnn_final_state.
 	Reverse bool `json:"reverse"`
 	// GRUAttrs, GRUCellAttrs: gru, gru_cell.
@@ -139,10 +141,12 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
+	"group_norm":                   func(a Attrs) any { return GroupNormAttrs{NumGroups: a.NumGroups, Epsilon: a.Epsilon} },
 	"gru":                          func(a Attrs) any { return GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter} },
 	"gru_cell":                     func(a Attrs) any { return GRUCellAttrs{ResetAfter: a.ResetAfter} },
 	"hard_sigmoid":                 func(a Attrs) any { return HardSigmoidAttrs{Alpha: a.Alpha, Beta: a.Beta} },
 	"hard_swish":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"instance_norm":                func(a Attrs) any { return InstanceNormAttrs{Epsilon: a.Epsilon} },
 	"layer_norm":                   func(a Attrs) any { return LayerNormAttrs{NormAxes: a.NormAxes, Epsilon: a.Epsilon} },
 	"leaky_relu":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"linear":                       func(a Attrs) any { return NoAttrs{} },
@@ -245,12 +249,16 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Axis: t.Axis}
 	case GatherElementsAttrs:
 		return Attrs{Axis: t.Axis}
+	case GroupNormAttrs:
+		return Attrs{NumGroups: t.NumGroups, Epsilon: t.Epsilon}
 	case GRUAttrs:
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse, ResetAfter: t.ResetAfter}
 	case GRUCellAttrs:
 		return Attrs{ResetAfter: t.ResetAfter}
 	case HardSigmoidAttrs:
 		return Attrs{Alpha: t.Alpha, Beta: t.Beta}
+	case InstanceNormAttrs:
+		return Attrs{Epsilon: t.Epsilon}
 	case LayerNormAttrs:
 		return Attrs{NormAxes: t.NormAxes, Epsilon: t.Epsilon}
 	case LinearSoftmaxCrossEntropyAttrs:

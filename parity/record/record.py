@@ -631,6 +631,44 @@ add("rms_norm", "last", lambda rng: ln_make((4, 6), 1)(rng)[:2], rms_norm(1e-6),
     attrs={"epsilon": 1e-6}, grads=(0, 1))
 add("rms_norm", "rank3", lambda rng: ln_make((2, 3, 5), 1)(rng)[:2], rms_norm(1e-3), attrs={"epsilon": 1e-3}, grads=(0, 1))
 
+# Group normalisation (PyTorch GroupNorm, ONNX GroupNormalization at opset
+# 21: per-channel scale and bias) and instance normalisation (ONNX
+# InstanceNormalization, group normalisation with a group per channel).
+# TF has neither op for NCHW with per-channel affine weights, so both are
+# written from TF ops: tf.nn.moments over each (sample, group) block, then
+# scale and bias broadcast along axis 1.
+def group_norm(groups, epsilon):
+    def fn(xs):
+        x, scale, bias = xs
+        n, c = x.shape[0], x.shape[1]
+        xg = tf.reshape(x, [n, c if groups is None else groups, -1])
+        mean, var = tf.nn.moments(xg, axes=[2], keepdims=True)
+        y = tf.reshape((xg - mean) * tf.math.rsqrt(var + epsilon), x.shape)
+        along = [1, c] + [1] * (len(x.shape) - 2)
+        return y * tf.reshape(scale, along) + tf.reshape(bias, along)
+
+    return fn
+
+
+GROUP_NORM = {  # name: (x shape, groups, epsilon)
+    "nchw_2groups": ((2, 4, 3, 3), 2, 1e-5),
+    "per_channel": ((2, 3, 5), 3, 1e-5),
+    "one_group_rank2": ((3, 6), 1, 1e-5),
+    "ncdhw_4groups": ((1, 8, 2, 3, 2), 4, 1e-3),
+}
+for name, (sx, g, eps) in GROUP_NORM.items():
+    add("group_norm", name, inputs(normal(*sx), normal(sx[1]), normal(sx[1])), group_norm(g, eps),
+        attrs={"num_groups": g, "epsilon": eps}, grads=(0, 1, 2))
+INSTANCE_NORM = {  # name: (x shape, epsilon)
+    "nchw": ((2, 3, 4, 4), 1e-5),
+    "ncl": ((3, 2, 7), 1e-5),
+    "ncdhw": ((1, 2, 3, 2, 2), 1e-3),
+}
+for name, (sx, eps) in INSTANCE_NORM.items():
+    add("instance_norm", name, inputs(normal(*sx), normal(sx[1]), normal(sx[1])), group_norm(None, eps),
+        attrs={"epsilon": eps}, grads=(0, 1, 2))
+
+
 # Dropout draws its mask from TF's stateless RNG, which Plumb cannot
 # reproduce; the Go side compares only where both masks keep an element,
 # which checks the inverted scaling of the output and of the gradient.
