@@ -456,6 +456,7 @@ def where_fn(xs):
 add("where", "same", where_make((3, 4), (3, 4), (3, 4)), where_fn, grads=(1, 2))
 add("where", "bcast", where_make((3, 1), (4,), (3, 4)), where_fn, grads=(1, 2))
 add("where", "bcast_cond", where_make((4,), (3, 4), ()), where_fn, grads=(1, 2))
+add("where", "attention_mask_rank4", where_make((2, 1, 1, 4), (2, 3, 4, 4), ()), where_fn, grads=(1, 2))
 
 add("reshape", "flatten_lead", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [6, 4]), attrs={"shape": [6, 4]})
 add("reshape", "infer", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [4, -1]), attrs={"shape": [4, -1]})
