@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -37,4 +38,37 @@ func TestWhereRoutesGradient(t *testing.T) {
 	require.NoError(t, tape.Backward(Sum(Mul(y, y))))
 	require.Equal(t, []float64{2, 0, 6}, a.Grad().Float64s())
 	require.Equal(t, []float64{20}, b.Grad().Float64s())
+}
+
+func TestGatherElementsBackpropagatesIntoData(t *testing.T) {
+	tape := NewTape()
+	data := tape.Var(tensor.MustFromSlice([]float64{1, 2, 3, 4}, 2, 2))
+	y := GatherElements(data, tensor.MustFromSlice([]int64{-1, 0, 1, 1}, 2, 2), 1)
+	got, err := y.Tensor()
+	require.NoError(t, err)
+	require.Equal(t, []float64{2, 1, 4, 4}, got.Float64s())
+	require.NoError(t, tape.Backward(Sum(y)))
+	require.Equal(t, []float64{1, 1, 0, 2}, data.Grad().Float64s())
+	require.ErrorContains(t, GatherElements(data, nil, 0).Err(), "gather_elements: nil tensor input")
+}
+
+func TestScatterNDRoutesGradient(t *testing.T) {
+	for _, c := range []struct {
+		r       ops.ScatterReduction
+		out, gd []float64
+	}{
+		{ops.ScatterNone, []float64{1, 2, 10, 20}, []float64{1, 1, 0, 0}},
+		{ops.ScatterAdd, []float64{1, 2, 13, 24}, []float64{1, 1, 1, 1}},
+	} {
+		tape := NewTape()
+		data := tape.Var(tensor.MustFromSlice([]float64{1, 2, 3, 4}, 2, 2))
+		upd := tape.Var(tensor.MustFromSlice([]float64{10, 20}, 1, 2))
+		y := ScatterND(data, tensor.MustFromSlice([]int64{1}, 1, 1), upd, c.r)
+		got, err := y.Tensor()
+		require.NoError(t, err)
+		require.Equal(t, c.out, got.Float64s(), c.r.String())
+		require.NoError(t, tape.Backward(Sum(y)))
+		require.Equal(t, c.gd, data.Grad().Float64s(), c.r.String())
+		require.Equal(t, []float64{1, 1}, upd.Grad().Float64s(), c.r.String())
+	}
 }

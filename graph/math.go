@@ -116,7 +116,11 @@ func HardSigmoid(x *Value, alpha, beta float64) *Value {
 // shape (ONNX PRelu); the slope's gradient is summed over the broadcast axes.
 func PRelu(x, slope *Value) *Value { return apply(ops.PReluOp(), x, slope) }
 
-// MatMul returns op(a)·op(b), op transposing the last two axes when set.
+// MatMul returns op(a)·op(b), op transposing the last two axes when set,
+// with NumPy matmul semantics (ONNX MatMul): leading batch dims broadcast
+// and a 1-D operand is promoted to a row (a) or column (b) whose axis the
+// result drops. A broadcast operand's gradient is summed over the batch
+// entries that shared it. See ops.MatMulOp.
 func MatMul(a, b *Value, transA, transB bool) *Value {
 	return apply(ops.MatMulOp(transA, transB), a, b)
 }

@@ -48,6 +48,22 @@ func LayerNorm(x, gamma, beta *Value, axes int, epsilon float64) *Value {
 	return apply(ops.LayerNormOp(axes, epsilon), x, gamma, beta)
 }
 
+// GroupNorm returns the group normalisation of x [N, C, spatial...]: each
+// sample's numGroups groups of consecutive channels normalised over their
+// channels and positions, then scale[c]·x̂ + bias[c] with scale and bias
+// [C] (PyTorch GroupNorm; ONNX GroupNormalization, opset 21). See
+// ops.GroupNormOp; ops.DefaultNormEpsilon is PyTorch's and ONNX's epsilon.
+func GroupNorm(x, scale, bias *Value, numGroups int, epsilon float64) *Value {
+	return apply(ops.GroupNormOp(ops.GroupNormAttrs{NumGroups: numGroups, Epsilon: epsilon}), x, scale, bias)
+}
+
+// InstanceNorm returns the instance normalisation of x [N, C, D1, ...]:
+// each sample's channel normalised over its positions, then scale[c]·x̂ +
+// bias[c] (ONNX InstanceNormalization). See ops.InstanceNormOp.
+func InstanceNorm(x, scale, bias *Value, epsilon float64) *Value {
+	return apply(ops.InstanceNormOp(ops.InstanceNormAttrs{Epsilon: epsilon}), x, scale, bias)
+}
+
 // Dropout returns x with inverted dropout at rate, drawing the mask from
 // rng (ops.DropoutOp), on a training tape; on an inference tape it returns
 // x itself. A rate outside [0, 1) fails on either tape, so the mistake

@@ -137,3 +137,21 @@ func TestDropoutRejectsBadRateOnEitherTape(t *testing.T) {
 		require.ErrorContains(t, err, "rate 1.5 outside [0, 1)")
 	}
 }
+
+func TestGroupAndInstanceNormGradientMatchesNumeric(t *testing.T) {
+	in := []*tensor.Tensor{randn(11, 2, 4, 3), randn(12, 4), randn(13, 4), randn(14, 4), randn(15, 4)}
+	checkNetGradients(t, in, func(vs []*Value) *Value {
+		h := GroupNorm(vs[0], vs[1], vs[2], 2, ops.DefaultNormEpsilon)
+		h = InstanceNorm(Tanh(h), vs[3], vs[4], 1e-3)
+		return Sum(Mul(h, h))
+	})
+}
+
+func TestGroupNormErrorNamesOp(t *testing.T) {
+	tape := NewTape()
+	x, c := tape.Const(randn(1, 2, 6, 3)), tape.Const(randn(2, 6))
+	_, err := GroupNorm(x, c, c, 4, ops.DefaultNormEpsilon).Tensor()
+	require.ErrorContains(t, err, "group_norm: inputs float64[2 6 3], float64[6], float64[6]: num_groups 4 must be positive and divide the 6 channels")
+	_, err = InstanceNorm(tape.Const(randn(3, 2, 6)), c, c, ops.DefaultNormEpsilon).Tensor()
+	require.ErrorContains(t, err, "instance_norm: inputs float64[2 6], float64[6], float64[6]: want x of rank >= 3")
+}

@@ -23,8 +23,9 @@ type gatherOp struct {
 // axis, as tf.gather(params, indices, axis) without batch_dims: params is a
 // float tensor, indices an int32 or int64 tensor of any shape, and the
 // output has shape params[:axis] + indices.shape + params[axis+1:]. An index
-// outside [0, params.shape[axis]) is an error (as TF on CPU), never a
-// clamp. The gradient adds each upstream slice back into the params row it
+// may be negative, counting from the end as in ONNX Gather (-1 is the last
+// slice); one outside [-params.shape[axis], params.shape[axis]) is an error
+// (as TF on CPU for indices past the end), never a clamp. The gradient adds each upstream slice back into the params row it
 // came from, so repeated indices accumulate; indices have no gradient.
 func GatherOp(axis int) Op { return &gatherOp{axis: axis} }
 
@@ -59,9 +60,12 @@ func (o *gatherOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, Errorf("gather", in, "%v", err)
 	}
 	s := params.Shape()
-	for _, i := range idx {
-		if i < 0 || i >= s[ax] {
-			return nil, Errorf("gather", in, "index %d out of range [0, %d) on axis %d", i, s[ax], ax)
+	for j, i := range idx {
+		if i < -s[ax] || i >= s[ax] {
+			return nil, Errorf("gather", in, "index %d out of range [%d, %d) on axis %d", i, -s[ax], s[ax], ax)
+		}
+		if i < 0 {
+			idx[j] = i + s[ax]
 		}
 	}
 	o.idx = idx

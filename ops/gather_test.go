@@ -12,6 +12,7 @@ var _ = addGradCases("gather",
 	gradCase{name: "axis0_repeats", attrs: Attrs{Axis: 0}, in: ins(randn(1, 4, 3), tensor.MustFromSlice([]int64{2, 0, 2, 3, 2}, 5)), wrt: []int{0}},
 	gradCase{name: "axis1_int32", attrs: Attrs{Axis: 1}, in: ins(randn(2, 2, 5, 3), tensor.MustFromSlice([]int32{4, 1, 1}, 3)), wrt: []int{0}},
 	gradCase{name: "last_rank2_indices", attrs: Attrs{Axis: -1}, in: ins(randn(3, 3, 4), tensor.MustFromSlice([]int64{0, 3, 3, 1, 2, 0}, 2, 3)), wrt: []int{0}},
+	gradCase{name: "negative", attrs: Attrs{Axis: 1}, in: ins(randn(5, 2, 3, 2), tensor.MustFromSlice([]int64{-1, 0, -3, 2, -1}, 5)), wrt: []int{0}},
 	gradCase{name: "scalar_index", attrs: Attrs{Axis: 0}, in: ins(randn(4, 3, 2), tensor.Scalar[int64](1)), wrt: []int{0}},
 )
 
@@ -54,6 +55,15 @@ func TestGatherMatchesSlices(t *testing.T) {
 	}
 }
 
+func TestGatherNegativeIndicesCountFromTheEnd(t *testing.T) {
+	params := randn(6, 2, 5, 3)
+	neg := tensor.MustFromSlice([]int64{-1, -5, 2, -2, 0, -1}, 2, 3)
+	pos := tensor.MustFromSlice([]int64{4, 0, 2, 3, 0, 4}, 2, 3)
+	got, err := Gather(params, neg, 1)
+	require.NoError(t, err)
+	requireClose(t, sliceGather(t, params, pos, 1), got, 0, 0)
+}
+
 func TestGatherSmallExample(t *testing.T) {
 	params := tensor.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
 	got, err := Gather(params, tensor.MustFromSlice([]int64{2, 0}, 2), 0)
@@ -68,9 +78,9 @@ func TestGatherSmallExample(t *testing.T) {
 func TestGatherErrors(t *testing.T) {
 	params := tensor.Zeros(tensor.Float32, 4, 3)
 	_, err := Gather(params, tensor.MustFromSlice([]int64{1, 7}, 2), 0)
-	require.ErrorContains(t, err, "gather: inputs float32[4 3], int64[2]: index 7 out of range [0, 4) on axis 0")
-	_, err = Gather(params, tensor.MustFromSlice([]int32{-1}, 1), 1)
-	require.ErrorContains(t, err, "gather: inputs float32[4 3], int32[1]: index -1 out of range [0, 3) on axis 1")
+	require.ErrorContains(t, err, "gather: inputs float32[4 3], int64[2]: index 7 out of range [-4, 4) on axis 0")
+	_, err = Gather(params, tensor.MustFromSlice([]int32{-4}, 1), 1)
+	require.ErrorContains(t, err, "gather: inputs float32[4 3], int32[1]: index -4 out of range [-3, 3) on axis 1")
 	_, err = Gather(params, tensor.MustFromSlice([]float32{1}, 1), 0)
 	require.ErrorContains(t, err, "gather: inputs float32[4 3], float32[1]: want int32 or int64 indices")
 	_, err = Gather(tensor.Zeros(tensor.Int64, 4), tensor.MustFromSlice([]int64{1}, 1), 0)

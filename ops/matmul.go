@@ -20,8 +20,14 @@ type matmulOp struct{ transA, transB bool }
 
 // MatMulOp returns the op op(a)·op(b), where op(x) is x or, when the flag
 // is set, x with its last two axes swapped (tf.linalg.matmul's
-// transpose_a/transpose_b). a and b are 2-D, or batched [..., M, K] with
-// equal leading dims; a batched a may also take a 2-D b shared by every batch.
+// transpose_a/transpose_b), with NumPy matmul semantics otherwise (ONNX
+// MatMul, numpy.matmul): operands of rank >= 2 are stacks of matrices over
+// their leading (batch) dims, which broadcast against each other as in
+// BroadcastShapes, so [2, 1, M, K]·[3, K, N] is [2, 3, M, N]; a 1-D a is
+// promoted to a [1, K] row and a 1-D b to a [K, 1] column, and the
+// promoted axis is dropped from the output. A transpose flag on a 1-D
+// operand is an error. The gradient of a broadcast operand is summed over
+// the batch entries that shared it.
 func MatMulOp(transA, transB bool) Op { return &matmulOp{transA, transB} }
 
 // MatMul returns op(a)·op(b); see MatMulOp.
@@ -31,29 +37,76 @@ func MatMul(a, b *tensor.Tensor, transA, transB bool) (*tensor.Tensor, error) {
 
 func (o *matmulOp) Name() string { return "matmul" }
 
-// dims returns the batch count, M, N, K and whether b is shared across batches.
-func (o *matmulOp) dims(in []*tensor.Tensor) (batch, m, n, k int, shared bool, outShape tensor.Shape, err error) {
+// matmulGeom is matmul's validated geometry: batch products of op(a) m×k by
+// op(b) k×n, product i reading a's matrix aIdx[i] and b's matrix bIdx[i]
+// (batch indices within each operand's own, unbroadcast, batch dims).
+type matmulGeom struct {
+	batch, m, n, k int
+	aIdx, bIdx     []int
+	aN, bN         int // the operands' batch entry counts
+	// fold: b is one matrix shared by every product and a is not
+	// transposed, so the products are one GEMM of batch·m rows.
+	fold bool
+	out  tensor.Shape
+}
+
+// geom validates the operands' ranks and dims and derives the geometry.
+func (o *matmulOp) geom(in []*tensor.Tensor) (matmulGeom, error) {
+	var g matmulGeom
 	a, b := in[0].Shape(), in[1].Shape()
-	if len(a) < 2 || len(b) < 2 {
-		return 0, 0, 0, 0, false, nil, Errorf("matmul", in, "want rank >= 2 operands")
+	if len(a) == 0 || len(b) == 0 {
+		return g, Errorf("matmul", in, "want operands of rank >= 1, got ranks %d and %d", len(a), len(b))
 	}
-	shared = len(b) == 2 && len(a) > 2
-	if !shared && !a[:len(a)-2].Equal(b[:len(b)-2]) {
-		return 0, 0, 0, 0, false, nil, Errorf("matmul", in, "batch dims %v and %v differ", a[:len(a)-2], b[:len(b)-2])
+	if (len(a) == 1 && o.transA) || (len(b) == 1 && o.transB) {
+		return g, Errorf("matmul", in, "a transpose flag on a 1-D operand (transA=%v transB=%v)", o.transA, o.transB)
 	}
-	m, ka := a[len(a)-2], a[len(a)-1]
+	va, vb := a, b // the matrix views: 1-D promoted
+	if len(a) == 1 {
+		va = tensor.Shape{1, a[0]}
+	}
+	if len(b) == 1 {
+		vb = tensor.Shape{b[0], 1}
+	}
+	m, ka := va[len(va)-2], va[len(va)-1]
 	if o.transA {
 		m, ka = ka, m
 	}
-	kb, n := b[len(b)-2], b[len(b)-1]
+	kb, n := vb[len(vb)-2], vb[len(vb)-1]
 	if o.transB {
 		kb, n = n, kb
 	}
 	if ka != kb {
-		return 0, 0, 0, 0, false, nil, Errorf("matmul", in, "inner dims differ: %d vs %d (transA=%v transB=%v)", ka, kb, o.transA, o.transB)
+		return g, Errorf("matmul", in, "inner dims differ: %d vs %d (transA=%v transB=%v)", ka, kb, o.transA, o.transB)
 	}
-	outShape = append(a[:len(a)-2].Clone(), m, n)
-	return a[:len(a)-2].Size(), m, n, ka, shared, outShape, nil
+	ab, bb := va[:len(va)-2], vb[:len(vb)-2]
+	batch, err := BroadcastShapes(ab, bb)
+	if err != nil {
+		return g, Errorf("matmul", in, "batch dims %v and %v do not broadcast", ab, bb)
+	}
+	g.batch, g.m, g.n, g.k = batch.Size(), m, n, ka
+	g.out = batch.Clone()
+	if len(a) > 1 {
+		g.out = append(g.out, m)
+	}
+	if len(b) > 1 {
+		g.out = append(g.out, n)
+	}
+	g.aIdx, g.bIdx = batchIndex(ab, batch), batchIndex(bb, batch)
+	g.aN, g.bN = ab.Size(), bb.Size()
+	g.fold = bb.Size() == 1 && !o.transA && g.batch > 1
+	return g, nil
+}
+
+// batchIndex returns, for each entry of the broadcast batch shape out in
+// row-major order, the index of the entry of batch shape s it reads.
+func batchIndex(s, out tensor.Shape) []int {
+	idx := make([]int, out.Size())
+	bcastRuns(out, [][]int{bcastStrides(s, out)}, func(o int, offs, step []int, n int) {
+		for i := 0; i < n; i++ {
+			idx[o+i] = offs[0] + i*step[0]
+		}
+	})
+	return idx
 }
 
 // Check is matmul's device-free check (Checker).
@@ -61,7 +114,7 @@ func (o *matmulOp) Check(in []*tensor.Tensor) error {
 	if _, err := checkShapes("matmul", in, 2); err != nil {
 		return err
 	}
-	_, _, _, _, _, _, err := o.dims(in)
+	_, err := o.geom(in)
 	return err
 }
 
@@ -70,16 +123,16 @@ func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch, m, n, k, shared, shape, err := o.dims(in)
+	g, err := o.geom(in)
 	if err != nil {
 		return nil, err
 	}
-	out := tensor.Empty(dt, shape...) // each product has beta 0: written whole
+	out := tensor.Empty(dt, g.out...) // each product has beta 0: written whole
 	switch dt {
 	case tensor.Float32:
-		matmulKernel(o.transA, o.transB, batch, m, n, k, shared, in[0].Float32s(), in[1].Float32s(), out.Float32s())
+		matmulKernel(o.transA, o.transB, &g, in[0].Float32s(), in[1].Float32s(), out.Float32s())
 	case tensor.Float64:
-		matmulKernel(o.transA, o.transB, batch, m, n, k, shared, in[0].Float64s(), in[1].Float64s(), out.Float64s())
+		matmulKernel(o.transA, o.transB, &g, in[0].Float64s(), in[1].Float64s(), out.Float64s())
 	}
 	return out, nil
 }
@@ -92,24 +145,28 @@ func ld(trans bool, rows, cols int) int {
 	return cols
 }
 
-func matmulKernel[T tensor.Float](ta, tb bool, batch, m, n, k int, shared bool, a, b, c []T) {
-	bStride := k * n
-	if shared {
-		bStride = 0
+func matmulKernel[T tensor.Float](ta, tb bool, g *matmulGeom, a, b, c []T) {
+	m, n, k := g.m, g.n, g.k
+	if g.fold {
+		gemm.Gemm(false, tb, g.batch*m, n, k, 1, a, k, b, ld(tb, k, n), 0, c, n)
+		return
 	}
-	for i := 0; i < batch; i++ {
-		gemm.Gemm(ta, tb, m, n, k, 1, a[i*m*k:], ld(ta, m, k), b[i*bStride:], ld(tb, k, n), 0, c[i*m*n:], n)
+	for i := 0; i < g.batch; i++ {
+		gemm.Gemm(ta, tb, m, n, k, 1, a[g.aIdx[i]*m*k:], ld(ta, m, k), b[g.bIdx[i]*k*n:], ld(tb, k, n), 0, c[i*m*n:], n)
 	}
 }
 
 func (o *matmulOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
-	batch, m, n, k, shared, _, _ := o.dims(in)
+	g, err := o.geom(in)
+	if err != nil {
+		return nil, err
+	}
 	grads := wantedGrads(in, need)
 	switch out.DType() {
 	case tensor.Float32:
-		matmulGrad(o.transA, o.transB, batch, m, n, k, shared, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]))
+		matmulGrad(o.transA, o.transB, &g, in[0].Float32s(), in[1].Float32s(), gout.Float32s(), floats[float32](grads[0]), floats[float32](grads[1]))
 	case tensor.Float64:
-		matmulGrad(o.transA, o.transB, batch, m, n, k, shared, in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]))
+		matmulGrad(o.transA, o.transB, &g, in[0].Float64s(), in[1].Float64s(), gout.Float64s(), floats[float64](grads[0]), floats[float64](grads[1]))
 	}
 	return grads, nil
 }
@@ -126,31 +183,55 @@ func floats[T tensor.Float](t *tensor.Tensor) []T {
 //
 //	dA = dC·op(B)ᵀ (stored as its transpose when transA), dB = op(A)ᵀ·dC (likewise).
 //
-// A shared 2-D B sums its gradient over the batch (beta = 1).
-func matmulGrad[T tensor.Float](ta, tb bool, batch, m, n, k int, shared bool, a, b, dc, da, db []T) {
-	bStride := k * n
-	if shared {
-		bStride = 0
-	}
-	for i := 0; i < batch; i++ {
-		ai, bi, ci := a[i*m*k:], b[i*bStride:], dc[i*m*n:]
+// An operand matrix read by several products (a broadcast batch entry)
+// accumulates their gradients: the first product writes it (beta 0), the
+// others add (beta 1); da and db arrive zeroed, so a matrix no product
+// reads (an empty broadcast batch) keeps a zero gradient.
+func matmulGrad[T tensor.Float](ta, tb bool, g *matmulGeom, a, b, dc, da, db []T) {
+	m, n, k := g.m, g.n, g.k
+	if g.fold { // one GEMM over batch·m rows; b and db are one matrix
 		if da != nil {
+			gemm.Gemm(false, !tb, g.batch*m, k, n, 1, dc, n, b, ld(tb, k, n), 0, da, k)
+		}
+		if db != nil {
+			if !tb {
+				gemm.Gemm(true, false, k, n, g.batch*m, 1, a, k, dc, n, 0, db, n)
+			} else {
+				gemm.Gemm(true, false, n, k, g.batch*m, 1, dc, n, a, k, 0, db, k)
+			}
+		}
+		return
+	}
+	seenA, seenB := make([]bool, g.aN), make([]bool, g.bN)
+	for i := 0; i < g.batch; i++ {
+		ai, bi, ci := a[g.aIdx[i]*m*k:], b[g.bIdx[i]*k*n:], dc[i*m*n:]
+		if da != nil {
+			beta := accumulate[T](seenA, g.aIdx[i])
+			dai := da[g.aIdx[i]*m*k:]
 			if !ta { // dA[m,k] = dC[m,n]·op(B)ᵀ
-				gemm.Gemm(false, !tb, m, k, n, 1, ci, n, bi, ld(tb, k, n), 0, da[i*m*k:], k)
+				gemm.Gemm(false, !tb, m, k, n, 1, ci, n, bi, ld(tb, k, n), beta, dai, k)
 			} else { // dA stored [k,m] = op(B)·dCᵀ
-				gemm.Gemm(tb, true, k, m, n, 1, bi, ld(tb, k, n), ci, n, 0, da[i*m*k:], m)
+				gemm.Gemm(tb, true, k, m, n, 1, bi, ld(tb, k, n), ci, n, beta, dai, m)
 			}
 		}
 		if db != nil {
-			beta := T(0)
-			if shared && i > 0 {
-				beta = 1
-			}
+			beta := accumulate[T](seenB, g.bIdx[i])
+			dbi := db[g.bIdx[i]*k*n:]
 			if !tb { // dB[k,n] = op(A)ᵀ·dC
-				gemm.Gemm(!ta, false, k, n, m, 1, ai, ld(ta, m, k), ci, n, beta, db[i*bStride:], n)
+				gemm.Gemm(!ta, false, k, n, m, 1, ai, ld(ta, m, k), ci, n, beta, dbi, n)
 			} else { // dB stored [n,k] = dCᵀ·op(A)
-				gemm.Gemm(true, ta, n, k, m, 1, ci, n, ai, ld(ta, m, k), beta, db[i*bStride:], k)
+				gemm.Gemm(true, ta, n, k, m, 1, ci, n, ai, ld(ta, m, k), beta, dbi, k)
 			}
 		}
 	}
+}
+
+// accumulate returns the GEMM's beta for a write into gradient matrix j:
+// 0 the first time (overwrite), 1 after (add), marking j seen.
+func accumulate[T tensor.Float](seen []bool, j int) T {
+	if seen[j] {
+		return 1
+	}
+	seen[j] = true
+	return 0
 }

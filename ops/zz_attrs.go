@@ -35,13 +35,13 @@ type Attrs struct {
 	Padding PadMode `json:"padding"`
 	// BatchNormAttrs: batch_norm.
 	Momentum float64 `json:"momentum"`
-	// BatchNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, layer_norm, rms_norm.
+	// BatchNormAttrs, GroupNormAttrs, InstanceNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, group_norm, instance_norm, layer_norm, rms_norm.
 	Epsilon float64 `json:"epsilon"`
 	// BatchNormAttrs: batch_norm.
 	Training bool `json:"training"`
 	// BroadcastToAttrs, ReshapeAttrs: broadcast_to, reshape.
 	Shape []int `json:"shape"`
-	// ConcatAttrs, GatherAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, log_softmax, slice, softmax.
+	// ConcatAttrs, GatherAttrs, GatherElementsAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, gather_elements, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
 	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
 	Dilations [2]int `json:"dilations"`
@@ -57,6 +57,8 @@ type Attrs struct {
 	Seed uint64 `json:"-"`
 	// EmbeddingAttrs: embedding.
 	PaddingIdx int `json:"padding_idx"`
+	// GroupNormAttrs: group_norm.
+	NumGroups int `json:"num_groups"`
 	// GRUAttrs, LSTMAttrs, RNNFinalStateAttrs: gru, lstm, lstm_projected, rnn_final_state.
 	Reverse bool `json:"reverse"`
 	// GRUAttrs, GRUCellAttrs: gru, gru_cell.
@@ -81,6 +83,8 @@ type Attrs struct {
 	TransposeB bool `json:"transpose_b"`
 	// LossAttrs: mse, sigmoid_cross_entropy, softmax_cross_entropy, softmax_cross_entropy_soft.
 	Reduction LossReduction `json:"reduction"`
+	// ScatterNDAttrs: scatter_nd.
+	ScatterReduction ScatterReduction `json:"scatter_reduction"`
 	// SequenceConcatAttrs: sequence_concat.
 	OffsetsB []int `json:"offsets_b"`
 	// SequenceConvAttrs: sequence_conv, sequence_conv_pool_max.
@@ -133,13 +137,16 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"erf":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gather":                       func(a Attrs) any { return GatherAttrs{Axis: a.Axis} },
+	"gather_elements":              func(a Attrs) any { return GatherElementsAttrs{Axis: a.Axis} },
 	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
+	"group_norm":                   func(a Attrs) any { return GroupNormAttrs{NumGroups: a.NumGroups, Epsilon: a.Epsilon} },
 	"gru":                          func(a Attrs) any { return GRUAttrs{Offsets: a.Offsets, Reverse: a.Reverse, ResetAfter: a.ResetAfter} },
 	"gru_cell":                     func(a Attrs) any { return GRUCellAttrs{ResetAfter: a.ResetAfter} },
 	"hard_sigmoid":                 func(a Attrs) any { return HardSigmoidAttrs{Alpha: a.Alpha, Beta: a.Beta} },
 	"hard_swish":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"instance_norm":                func(a Attrs) any { return InstanceNormAttrs{Epsilon: a.Epsilon} },
 	"layer_norm":                   func(a Attrs) any { return LayerNormAttrs{NormAxes: a.NormAxes, Epsilon: a.Epsilon} },
 	"leaky_relu":                   func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"linear":                       func(a Attrs) any { return NoAttrs{} },
@@ -176,6 +183,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"rms_norm":        func(a Attrs) any { return RMSNormAttrs{Epsilon: a.Epsilon} },
 	"rnn_final_state": func(a Attrs) any { return RNNFinalStateAttrs{Offsets: a.Offsets, Reverse: a.Reverse} },
 	"rsqrt":           func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
+	"scatter_nd":      func(a Attrs) any { return ScatterNDAttrs{Reduction: a.ScatterReduction} },
 	"selu":            func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"sequence_concat": func(a Attrs) any { return SequenceConcatAttrs{Offsets: a.Offsets, OffsetsB: a.OffsetsB} },
 	"sequence_conv": func(a Attrs) any {
@@ -239,12 +247,18 @@ func AttrsOf(t any) Attrs {
 		return Attrs{PaddingIdx: t.PaddingIdx}
 	case GatherAttrs:
 		return Attrs{Axis: t.Axis}
+	case GatherElementsAttrs:
+		return Attrs{Axis: t.Axis}
+	case GroupNormAttrs:
+		return Attrs{NumGroups: t.NumGroups, Epsilon: t.Epsilon}
 	case GRUAttrs:
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse, ResetAfter: t.ResetAfter}
 	case GRUCellAttrs:
 		return Attrs{ResetAfter: t.ResetAfter}
 	case HardSigmoidAttrs:
 		return Attrs{Alpha: t.Alpha, Beta: t.Beta}
+	case InstanceNormAttrs:
+		return Attrs{Epsilon: t.Epsilon}
 	case LayerNormAttrs:
 		return Attrs{NormAxes: t.NormAxes, Epsilon: t.Epsilon}
 	case LinearSoftmaxCrossEntropyAttrs:
@@ -267,6 +281,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Epsilon: t.Epsilon}
 	case RNNFinalStateAttrs:
 		return Attrs{Offsets: t.Offsets, Reverse: t.Reverse}
+	case ScatterNDAttrs:
+		return Attrs{ScatterReduction: t.Reduction}
 	case SequenceConcatAttrs:
 		return Attrs{Offsets: t.Offsets, OffsetsB: t.OffsetsB}
 	case SequenceConvAttrs:

@@ -374,8 +374,14 @@ func TestMatMul(t *testing.T) {
 	rng := tensor.NewRNG(9)
 	for _, c := range []struct{ a, b []int }{
 		{[]int{7, 5}, []int{5, 9}}, {[]int{3, 4, 70}, []int{3, 70, 6}}, {[]int{2, 3, 8, 5}, []int{5, 4}},
+		// NumPy matmul's other forms: broadcast batch dims, 1-D operands.
+		{[]int{2, 1, 3, 5}, []int{3, 5, 4}}, {[]int{3, 5}, []int{2, 5, 4}}, {[]int{0, 3, 5}, []int{1, 5, 4}},
+		{[]int{5}, []int{2, 5, 4}}, {[]int{2, 3, 5}, []int{5}}, {[]int{5}, []int{5}},
 	} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			if (tr[0] && len(c.a) < 2) || (tr[1] && len(c.b) < 2) {
+				continue // a transpose flag on a 1-D operand is an error
+			}
 			t.Run(fmt.Sprint(c.a, c.b, tr), func(t *testing.T) {
 				as, bs := append([]int(nil), c.a...), append([]int(nil), c.b...)
 				if tr[0] {

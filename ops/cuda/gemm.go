@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -115,7 +116,9 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a *Buffer
 
 // matMul returns op(a)·op(b) as ops.MatMulOp(transA, transB) computes it:
 // a and b are 2-D, or batched [..., M, K] with equal leading dims, or a
-// batched a with a 2-D b shared by every batch.
+// batched a with a 2-D b shared by every batch (one batched launch), or
+// any other NumPy matmul form: broadcast batch dims, 1-D operands (one
+// launch per product, matMulEach).
 func (d *Device) matMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
 	dm, err := d.matmulDims(a, b, transA, transB)
 	if err != nil {
@@ -129,6 +132,9 @@ func (d *Device) matMul(a, b *Buffer, transA, transB bool) (*Buffer, error) {
 		}
 		if dm.k == 0 {
 			return d.zero(c)
+		}
+		if dm.aIdx != nil {
+			return d.matMulEach(dm, a, b, c, transA, transB)
 		}
 		return gemmCall{transA: transA, transB: transB, m: dm.m, n: dm.n, k: dm.k, batch: dm.batch, alpha: 1,
 			a: a, b: b, c: c, lda: ld(transA, dm.m, dm.k), ldb: ld(transB, dm.k, dm.n), ldc: dm.n,
@@ -155,6 +161,19 @@ func (d *Device) matMulGrad(a, b, dc *Buffer, transA, transB, needA, needB bool)
 	m, n, k, ta, tb := dm.m, dm.n, dm.k, transA, transB
 	err = d.do(func() error {
 		var err error
+		if dm.aIdx != nil {
+			if needA {
+				if da, err = d.newBuffer(tensor.Float32, a.shape); err != nil {
+					return err
+				}
+			}
+			if needB {
+				if db, err = d.newBuffer(tensor.Float32, b.shape); err != nil {
+					return err
+				}
+			}
+			return d.matMulGradEach(dm, a, b, dc, da, db, ta, tb)
+		}
 		if needA {
 			if da, err = d.newBuffer(tensor.Float32, a.shape); err != nil {
 				return err
@@ -219,6 +238,10 @@ type matmulDims struct {
 	batch, m, n, k int
 	bStride        int // elements between the batch entries of b; 0 when shared
 	out            tensor.Shape
+	// The forms one batched launch cannot run (a 1-D operand, batch dims
+	// broadcast): one launch per product, product i reading a's matrix
+	// aIdx[i] and b's matrix bIdx[i]; nil for the batched forms.
+	aIdx, bIdx []int
 }
 
 // matmulDims derives MatMul's sizes from operands ops.Dispatch checked.
@@ -229,23 +252,140 @@ func (d *Device) matmulDims(a, b *Buffer, transA, transB bool) (matmulDims, erro
 		return matmulDims{}, err
 	}
 	// Ranks, batch and inner dims were checked by ops.Dispatch
-	// (matmulOp.Check, and linearOp.Check for linear's product).
+	// (matmulOp.Check, and linearOp.Check for linear's product). Equal
+	// batch dims and a 2-D b shared by a batched a run as one batched
+	// launch; the other forms ops.MatMulOp takes (1-D operands, broadcast
+	// batch dims) as one launch per product.
 	as, bs := a.shape, b.shape
 	shared := len(bs) == 2 && len(as) > 2
-	m, ka := as[len(as)-2], as[len(as)-1]
-	if transA {
-		m, ka = ka, m
+	if len(as) < 2 || len(bs) < 2 || (!shared && !as[:len(as)-2].Equal(bs[:len(bs)-2])) {
+		return broadcastMatmulDims(as, bs, transA, transB)
 	}
-	n := bs[len(bs)-1]
-	if transB {
-		n = bs[len(bs)-2]
-	}
+	m, n, ka := productDims(as, bs, transA, transB)
 	dm := matmulDims{batch: as[:len(as)-2].Size(), m: m, n: n, k: ka, bStride: ka * n,
 		out: append(as[:len(as)-2].Clone(), m, n)}
 	if shared {
 		dm.bStride = 0
 	}
 	return dm, nil
+}
+
+// productDims returns m, n and k of op(a)·op(b) for a and b of rank >= 2.
+func productDims(as, bs tensor.Shape, transA, transB bool) (m, n, k int) {
+	m, k = as[len(as)-2], as[len(as)-1]
+	if transA {
+		m, k = k, m
+	}
+	n = bs[len(bs)-1]
+	if transB {
+		n = bs[len(bs)-2]
+	}
+	return m, n, k
+}
+
+// broadcastMatmulDims is matmulDims for NumPy matmul's other forms: a
+// 1-D a promoted to [1, K] and a 1-D b to [K, 1] (their axes dropped from
+// the output), batch dims broadcast.
+func broadcastMatmulDims(as, bs tensor.Shape, transA, transB bool) (matmulDims, error) {
+	va, vb := as, bs
+	if len(as) == 1 {
+		va = tensor.Shape{1, as[0]}
+	}
+	if len(bs) == 1 {
+		vb = tensor.Shape{bs[0], 1}
+	}
+	m, n, k := productDims(va, vb, transA, transB)
+	ab, bb := va[:len(va)-2], vb[:len(vb)-2]
+	batch, err := ops.BroadcastShapes(ab, bb)
+	if err != nil {
+		return matmulDims{}, fmt.Errorf("matmul of %v and %v: %w", as, bs, err)
+	}
+	dm := matmulDims{batch: batch.Size(), m: m, n: n, k: k, out: batch.Clone(),
+		aIdx: broadcastIndex(ab, batch), bIdx: broadcastIndex(bb, batch)}
+	if len(as) > 1 {
+		dm.out = append(dm.out, m)
+	}
+	if len(bs) > 1 {
+		dm.out = append(dm.out, n)
+	}
+	return dm, nil
+}
+
+// broadcastIndex returns, for each entry of the broadcast batch shape out
+// in row-major order, the index of the entry of batch shape s it reads.
+func broadcastIndex(s, out tensor.Shape) []int {
+	st := make([]int, len(out)) // s's strides on out's axes, 0 where s has size 1
+	for ax, stride := len(s)-1, 1; ax >= 0; ax-- {
+		if s[ax] != 1 {
+			st[len(out)-len(s)+ax] = stride
+		}
+		stride *= s[ax]
+	}
+	idx := make([]int, out.Size())
+	for i := range idx {
+		for ax, rem := len(out)-1, i; ax >= 0; ax-- {
+			idx[i] += rem % out[ax] * st[ax]
+			rem /= out[ax]
+		}
+	}
+	return idx
+}
+
+// matMulEach runs the products of a broadcast matmul one launch each,
+// with alpha 1 and beta 0: c_i = op(a_aIdx[i])·op(b_bIdx[i]).
+func (d *Device) matMulEach(dm matmulDims, a, b, c *Buffer, transA, transB bool) error {
+	m, n, k := dm.m, dm.n, dm.k
+	for i := 0; i < dm.batch; i++ {
+		g := gemmCall{transA: transA, transB: transB, m: m, n: n, k: k, batch: 1, alpha: 1,
+			a: a, b: b, c: c, aOff: dm.aIdx[i] * m * k, bOff: dm.bIdx[i] * k * n, cOff: i * m * n,
+			lda: ld(transA, m, k), ldb: ld(transB, k, n), ldc: n}
+		if err := g.run(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matMulGradEach is matMulGrad for a broadcast matmul: da and db, zeroed
+// first, accumulate (beta 1) one launch per product, so a matrix read by
+// several products sums their gradients and one no product reads stays 0.
+func (d *Device) matMulGradEach(dm matmulDims, a, b, dc, da, db *Buffer, ta, tb bool) error {
+	m, n, k := dm.m, dm.n, dm.k
+	for _, g := range []*Buffer{da, db} {
+		if g != nil {
+			if err := d.zero(g); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < dm.batch; i++ {
+		aOff, bOff, cOff := dm.aIdx[i]*m*k, dm.bIdx[i]*k*n, i*m*n
+		if da != nil {
+			g := gemmCall{m: m, n: k, k: n, batch: 1, alpha: 1, beta: 1, c: da, cOff: aOff, ldc: k}
+			if !ta { // dA[m,k] = dC[m,n]·op(B)ᵀ
+				g.transB, g.a, g.aOff, g.lda, g.b, g.bOff, g.ldb = !tb, dc, cOff, n, b, bOff, ld(tb, k, n)
+			} else { // dA stored [k,m] = op(B)·dCᵀ
+				g.m, g.n, g.ldc, g.transA, g.transB = k, m, m, tb, true
+				g.a, g.aOff, g.lda, g.b, g.bOff, g.ldb = b, bOff, ld(tb, k, n), dc, cOff, n
+			}
+			if err := g.run(d); err != nil {
+				return err
+			}
+		}
+		if db != nil && m > 0 {
+			g := gemmCall{m: k, n: n, k: m, batch: 1, alpha: 1, beta: 1, c: db, cOff: bOff, ldc: n}
+			if !tb { // dB[k,n] = op(A)ᵀ·dC
+				g.transA, g.a, g.aOff, g.lda, g.b, g.bOff, g.ldb = !ta, a, aOff, ld(ta, m, k), dc, cOff, n
+			} else { // dB stored [n,k] = dCᵀ·op(A)
+				g.m, g.n, g.ldc, g.transA, g.transB = n, k, k, true, ta
+				g.a, g.aOff, g.lda, g.b, g.bOff, g.ldb = dc, cOff, n, a, aOff, ld(ta, m, k)
+			}
+			if err := g.run(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ld returns the stored row length of an operand whose op() is rows×cols.

@@ -279,6 +279,29 @@ for name, (sa, sb, ta, tb) in MATMUL.items():
         lambda xs, ta=ta, tb=tb: tf.linalg.matmul(xs[0], xs[1], transpose_a=ta, transpose_b=tb),
         attrs={"transpose_a": ta, "transpose_b": tb}, grads=(0, 1))
 
+# NumPy/ONNX MatMul: batch dims broadcast (tf.linalg.matmul's BatchMatMulV2
+# broadcasts them); 1-D operands are promoted and their axis dropped, which
+# tf.linalg.matmul refuses, so those cases use tf.experimental.numpy.matmul.
+MATMUL_BCAST = {
+    "bcast_batch": ((2, 1, 3, 4), (3, 4, 5), False, False),
+    "bcast_a": ((1, 3, 4), (2, 4, 5), False, False),
+    "bcast_b_folded": ((2, 3, 4), (1, 4, 5), False, False),
+    "bcast_trans_ab": ((3, 1, 4, 3), (1, 2, 5, 4), True, True),
+    "bcast_a_2d": ((3, 4), (2, 2, 4, 5), False, False),
+}
+for name, (sa, sb, ta, tb) in MATMUL_BCAST.items():
+    add("matmul", name, inputs(normal(*sa), normal(*sb)),
+        lambda xs, ta=ta, tb=tb: tf.linalg.matmul(xs[0], xs[1], transpose_a=ta, transpose_b=tb),
+        attrs={"transpose_a": ta, "transpose_b": tb}, grads=(0, 1))
+MATMUL_VEC = {
+    "vec_a": ((4,), (2, 4, 3)),
+    "vec_b": ((2, 3, 4), (4,)),
+    "vec_vec": ((5,), (5,)),
+}
+for name, (sa, sb) in MATMUL_VEC.items():
+    add("matmul", name, inputs(normal(*sa), normal(*sb)), lambda xs: tf.experimental.numpy.matmul(xs[0], xs[1]),
+        attrs={"transpose_a": False, "transpose_b": False}, grads=(0, 1))
+
 
 def linear(xs):
     """Keras Dense without activation: x·W (+ b) over x's last axis, W [in, out]."""
@@ -342,6 +365,66 @@ add("gather", "axis_neg1", gather_make((3, 4), np.array([3, 3, 1], np.int32)),
 add("gather", "scalar_index", gather_make((4, 3), np.array(2, np.int64)),
     lambda xs: tf.gather(xs[0], xs[1], axis=0), attrs={"axis": 0})
 
+
+def from_end(idx, n):
+    """ONNX's negative indices, which TF refuses, mapped to TF's: -1 is n-1."""
+    idx = idx.numpy()
+    return np.where(idx < 0, idx + n, idx)
+
+
+add("gather", "negative_nd_axis2", gather_make((2, 3, 5, 2), np.array([[-1, 0], [3, -5], [-2, -2]], np.int64)),
+    lambda xs: tf.gather(xs[0], from_end(xs[1], 5), axis=2), attrs={"axis": 2})
+
+
+# ONNX GatherElements, written from tf.gather_nd: every output position's
+# full coordinates, with its axis coordinate replaced by the index there.
+def gather_elements(axis):
+    def fn(xs):
+        ax = axis % len(xs[0].shape)
+        idx = from_end(xs[1], xs[0].shape[ax])
+        grid = list(np.meshgrid(*[np.arange(n) for n in idx.shape], indexing="ij"))
+        grid[ax] = idx
+        return tf.gather_nd(xs[0], np.stack(grid, -1))
+
+    return fn
+
+
+GATHER_ELEMENTS = {  # name: (data shape, indices shape, axis)
+    "axis0": ((3, 4), (5, 4), 0),
+    "axis1_shorter": ((2, 4, 3), (2, 6, 2), 1),
+    "last": ((2, 3, 5), (2, 3, 5), -1),
+}
+for name, (sd, si, axis) in GATHER_ELEMENTS.items():
+    n = sd[axis]
+    add("gather_elements", name,
+        lambda rng, sd=sd, si=si, n=n: [rng.standard_normal(sd), rng.integers(-n, n, si).astype(np.int64)],
+        gather_elements(axis), attrs={"axis": axis})
+
+
+# ONNX ScatterND with reduction none and add: tf.tensor_scatter_nd_update
+# and tf.tensor_scatter_nd_add (negative coordinates mapped as above).
+def scatter_nd(reduction):
+    f = {"none": tf.tensor_scatter_nd_update, "add": tf.tensor_scatter_nd_add}[reduction]
+
+    def fn(xs):
+        dims = np.array(xs[0].shape[:xs[1].shape[-1]])
+        return f(xs[0], from_end(xs[1], dims), xs[2])
+
+    return fn
+
+
+SCATTER_ND = {  # name: (data shape, indices, reduction)
+    "none_rows": ((5, 3), [[4], [-5], [2]], "none"),
+    "none_elements": ((3, 4, 2), [[[2, 0, 1], [0, -1, 0]], [[1, 1, 1], [-1, 3, 1]]], "none"),
+    "none_blocks": ((2, 3, 4), [[1, -3], [0, 2]], "none"),
+    "add_repeats": ((4, 3), [[1], [3], [1], [-3]], "add"),
+}
+for name, (sd, idx, red) in SCATTER_ND.items():
+    idx = np.array(idx, np.int64)
+    su = idx.shape[:-1] + sd[idx.shape[-1]:]
+    add("scatter_nd", name, lambda rng, sd=sd, idx=idx, su=su: [rng.standard_normal(sd), idx, rng.standard_normal(su)],
+        scatter_nd(red), attrs={"scatter_reduction": red}, grads=(0, 2))
+
 # Embedding: tf.nn.embedding_lookup; Plumb's padding index (PyTorch's and
 # Paddle's padding_idx, which TF lacks) zeroes its rows, mapped here as a mask.
 
@@ -373,6 +456,7 @@ def where_fn(xs):
 add("where", "same", where_make((3, 4), (3, 4), (3, 4)), where_fn, grads=(1, 2))
 add("where", "bcast", where_make((3, 1), (4,), (3, 4)), where_fn, grads=(1, 2))
 add("where", "bcast_cond", where_make((4,), (3, 4), ()), where_fn, grads=(1, 2))
+add("where", "attention_mask_rank4", where_make((2, 1, 1, 4), (2, 3, 4, 4), ()), where_fn, grads=(1, 2))
 
 add("reshape", "flatten_lead", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [6, 4]), attrs={"shape": [6, 4]})
 add("reshape", "infer", inputs(normal(2, 3, 4)), lambda xs: tf.reshape(xs[0], [4, -1]), attrs={"shape": [4, -1]})
@@ -547,6 +631,44 @@ def rms_norm(epsilon):
 add("rms_norm", "last", lambda rng: ln_make((4, 6), 1)(rng)[:2], rms_norm(1e-6),
     attrs={"epsilon": 1e-6}, grads=(0, 1))
 add("rms_norm", "rank3", lambda rng: ln_make((2, 3, 5), 1)(rng)[:2], rms_norm(1e-3), attrs={"epsilon": 1e-3}, grads=(0, 1))
+
+# Group normalisation (PyTorch GroupNorm, ONNX GroupNormalization at opset
+# 21: per-channel scale and bias) and instance normalisation (ONNX
+# InstanceNormalization, group normalisation with a group per channel).
+# TF has neither op for NCHW with per-channel affine weights, so both are
+# written from TF ops: tf.nn.moments over each (sample, group) block, then
+# scale and bias broadcast along axis 1.
+def group_norm(groups, epsilon):
+    def fn(xs):
+        x, scale, bias = xs
+        n, c = x.shape[0], x.shape[1]
+        xg = tf.reshape(x, [n, c if groups is None else groups, -1])
+        mean, var = tf.nn.moments(xg, axes=[2], keepdims=True)
+        y = tf.reshape((xg - mean) * tf.math.rsqrt(var + epsilon), x.shape)
+        along = [1, c] + [1] * (len(x.shape) - 2)
+        return y * tf.reshape(scale, along) + tf.reshape(bias, along)
+
+    return fn
+
+
+GROUP_NORM = {  # name: (x shape, groups, epsilon)
+    "nchw_2groups": ((2, 4, 3, 3), 2, 1e-5),
+    "per_channel": ((2, 3, 5), 3, 1e-5),
+    "one_group_rank2": ((3, 6), 1, 1e-5),
+    "ncdhw_4groups": ((1, 8, 2, 3, 2), 4, 1e-3),
+}
+for name, (sx, g, eps) in GROUP_NORM.items():
+    add("group_norm", name, inputs(normal(*sx), normal(sx[1]), normal(sx[1])), group_norm(g, eps),
+        attrs={"num_groups": g, "epsilon": eps}, grads=(0, 1, 2))
+INSTANCE_NORM = {  # name: (x shape, epsilon)
+    "nchw": ((2, 3, 4, 4), 1e-5),
+    "ncl": ((3, 2, 7), 1e-5),
+    "ncdhw": ((1, 2, 3, 2, 2), 1e-3),
+}
+for name, (sx, eps) in INSTANCE_NORM.items():
+    add("instance_norm", name, inputs(normal(*sx), normal(sx[1]), normal(sx[1])), group_norm(None, eps),
+        attrs={"epsilon": eps}, grads=(0, 1, 2))
+
 
 # Dropout draws its mask from TF's stateless RNG, which Plumb cannot
 # reproduce; the Go side compares only where both masks keep an element,
