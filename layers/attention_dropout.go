@@ -88,3 +88,32 @@ func allowedKeys(mask *graph.Value, a ops.AttentionAttrs, b, tq, tk int, dt tens
 	}
 	return t64.Cast(dt)
 }
+
+// ForwardMasked is Forward with an optional key mask [B, Tk] (nonzero:
+// attend; Keras' attention_mask restricted to keys, PyTorch's
+// key_padding_mask inverted) and dropout on the attention probabilities
+// (Keras' dropout, PyTorch's MultiheadAttention dropout), applied by
+// ScaledDotProductAttention.
+func (m *MultiHeadAttention) ForwardMasked(query, key, value, mask *graph.Value, a ops.AttentionAttrs, drop Dropout) *graph.Value {
+	t := query.Tape()
+	if t == nil {
+		return noTape("multi-head attention", query)
+	}
+	if m == nil {
+		return t.Fail(fmt.Errorf("layers: multi-head attention is nil"))
+	}
+	if err := missing("multi-head attention", m.WQ, m.BQ, m.WK, m.BK, m.WV, m.BV, m.WO, m.BO); err != nil {
+		return t.Fail(err)
+	}
+	if key == nil {
+		key = value
+	}
+	q, k, v := m.project(query, m.WQ, m.BQ), m.project(key, m.WK, m.BK), m.project(value, m.WV, m.BV)
+	o := graph.Transpose(ScaledDotProductAttention(q, k, v, mask, a, drop), 0, 2, 1, 3) // [B, Tq, heads, key_dim]
+	s := o.Shape()
+	if s == nil {
+		return o
+	}
+	hk := m.Heads * m.KeyDim
+	return graph.Linear(graph.Reshape(o, s[0], s[1], hk), graph.Reshape(t.Param(m.WO), hk, -1), t.Param(m.BO))
+}
