@@ -8,7 +8,9 @@ masks (and the decoder's causal mask), and writes <case>.safetensors holding:
 the module's weights under Plumb's parameter names in Plumb's layouts
 (MultiHeadAttention kernels [D, heads, key_dim] and [heads, key_dim, D],
 Linear kernels [in, out]), the inputs, the lengths, the output, a random
-cotangent r and the gradient of sum(out * r) with respect to each input.
+cotangent r and the gradient of sum(out * r) with respect to each input;
+label_smoothing holds CrossEntropyLoss(label_smoothing=0.1)'s loss and its
+gradient.
 """
 
 import os
@@ -111,6 +113,14 @@ def decoder_case(norm_first):
     return t
 
 
+def label_smoothing_case():
+    logits = torch.randn(6, 7, requires_grad=True)
+    labels = torch.tensor([0, 6, 3, 3, 1, 5])
+    loss = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(logits, labels)
+    (g,) = torch.autograd.grad(loss, (logits,))
+    return dict(x=logits.detach(), labels=labels, out=loss.detach().reshape(()), grad_x=g)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -120,6 +130,7 @@ def main():
         "encoder_pre_gelu": lambda: encoder_case(True, "gelu"),
         "decoder_post": lambda: decoder_case(False),
         "decoder_pre": lambda: decoder_case(True),
+        "label_smoothing": label_smoothing_case,
     }
     for i, (name, make) in enumerate(cases.items()):
         torch.manual_seed(36 + i)

@@ -115,3 +115,28 @@ func requireCloseT(t *testing.T, want, got *tensor.Tensor, tol float64, what str
 	t.Logf("%s: max |diff| %.3g", what, d)
 	require.Less(t, d, tol, "%s: max |diff| %.3g", what, d)
 }
+
+// LabelSmoothedCrossEntropy matches PyTorch's
+// CrossEntropyLoss(label_smoothing=0.1): the loss and the logits' gradient.
+func TestLabelSmoothingParityWithPyTorch(t *testing.T) {
+	g, _, err := checkpoint.Read("testdata/transformer/label_smoothing.safetensors")
+	require.NoError(t, err)
+	for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+		x, err := g["x"].Cast(dt)
+		require.NoError(t, err)
+		tape := graph.NewTape()
+		v := tape.Var(x)
+		loss := LabelSmoothedCrossEntropy(v, g["labels"], 0.1)
+		got, err := loss.Item()
+		require.NoError(t, err)
+		want, err := g["out"].Item()
+		require.NoError(t, err)
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-6
+		}
+		require.InDelta(t, want, got, tol, dt.String())
+		require.NoError(t, tape.Backward(loss))
+		requireCloseT(t, g["grad_x"], v.Grad(), tol, "grad_x "+dt.String())
+	}
+}
