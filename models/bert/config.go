@@ -28,6 +28,19 @@ type Config struct {
 	// PositionEmbeddingType is "absolute" (or empty, transformers'
 	// default); the relative variants of older releases are refused.
 	PositionEmbeddingType string `json:"position_embedding_type"`
+	// ID2Label names the classes of a sequence classifier; their number is
+	// its num_labels (2 when the config has none, transformers' default).
+	ID2Label map[string]string `json:"id2label"`
+	// ClassifierDropout is the rate before the classifier (0: hidden_dropout_prob).
+	ClassifierDropout float64 `json:"classifier_dropout"`
+}
+
+// NumLabels returns the number of classes of a sequence classifier.
+func (c Config) NumLabels() int {
+	if len(c.ID2Label) == 0 {
+		return 2
+	}
+	return len(c.ID2Label)
 }
 
 // BaseConfig is bert-base-uncased's configuration (Devlin et al. 2019,
@@ -106,7 +119,7 @@ func (c Config) Validate() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"hidden_dropout_prob", c.HiddenDropoutProb}, {"attention_probs_dropout_prob", c.AttentionDropoutProb}} {
+	}{{"hidden_dropout_prob", c.HiddenDropoutProb}, {"attention_probs_dropout_prob", c.AttentionDropoutProb}, {"classifier_dropout", c.ClassifierDropout}} {
 		if !(p.v >= 0 && p.v < 1) {
 			errs = append(errs, fmt.Errorf("%s=%v, want [0, 1)", p.name, p.v))
 		}

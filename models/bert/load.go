@@ -17,32 +17,39 @@ import (
 // validates the header against the file's size before it reads any
 // tensor). Every parameter of the config's model must be in the file with
 // its shape, and the file may hold no other tensor; names may carry the
-// "bert." prefix that BertForMaskedLM and BertForSequenceClassification
+// "bert." prefix that the task models (BertForSequenceClassification)
 // give the encoder. The parameters are the file's tensors (the dense
 // weights transposed to [in, out]), so nothing is allocated beyond what
 // the file holds. rng draws dropout masks when the model trains; nil
 // when it only runs inference.
 func LoadPretrained(dir string, rng *rand.Rand) (*Model, error) {
+	return loadDir(dir, "BertModel", rng, buildWithPooler)
+}
+
+// loadDir reads dir's config.json and model.safetensors and builds a
+// model with make from the config and a paramSet whose weights are the
+// file's; then it fills the biases and LayerNorm parameters make created
+// from the file and checks that every parameter was found with its shape
+// and that the file holds nothing else. A nil rng becomes a fixed source
+// (inference never draws from it).
+func loadDir[M any](dir, what string, rng *rand.Rand, make func(Config, *rand.Rand, *paramSet) (M, error)) (M, error) {
+	var zero M
 	cfg, err := ReadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	path := filepath.Join(dir, "model.safetensors")
 	file, _, err := checkpoint.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("bert: LoadPretrained: %w", err)
+		return zero, fmt.Errorf("bert: load %s: %w", what, err)
 	}
-	if rng == nil { // the dropout layers need a source to exist; inference never draws from it
+	if rng == nil {
 		rng = rand.New(rand.NewPCG(0, 0))
 	}
 	var errs []error
 	used := map[string]bool{}
-	m, err := build(cfg, rng, func(name string, transposed bool, shape ...int) *tensor.Tensor {
+	take := func(name string, want tensor.Shape) (*tensor.Tensor, bool) {
 		fname, t, ok := lookup(file, name)
-		want := tensor.Shape(shape)
-		if transposed {
-			want = tensor.Shape{shape[1], shape[0]}
-		}
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("tensor %q is missing", name))
@@ -50,34 +57,39 @@ func LoadPretrained(dir string, rng *rand.Rand) (*Model, error) {
 			errs = append(errs, fmt.Errorf("tensor %q is %v%v, want float32%v", fname, t.DType(), t.Shape(), want))
 		default:
 			used[fname] = true
-			if transposed {
-				tt, err := t.Transpose(1, 0)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("tensor %q: %w", fname, err))
-					break
-				}
-				return tt
-			}
-			return t
+			return t, true
 		}
-		return tensor.Zeros(tensor.Float32, 1) // never used: the errors end the load
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bert: LoadPretrained %s: %w", dir, err)
+		return nil, false
 	}
-	// The biases and LayerNorm parameters that build made take the file's values.
-	for _, p := range m.params {
-		if m.transposed[p.Name] || used[p.Name] || used["bert."+p.Name] {
+	s := &paramSet{transposed: map[string]bool{}}
+	s.weight = func(name string, transposed bool, shape ...int) *tensor.Tensor {
+		want := tensor.Shape(shape)
+		if transposed {
+			want = tensor.Shape{shape[1], shape[0]}
+		}
+		t, ok := take(name, want)
+		if !ok {
+			return tensor.Zeros(tensor.Float32, 1) // never used: the errors end the load
+		}
+		if transposed {
+			tt, err := t.Transpose(1, 0)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tensor %q: %w", name, err))
+				return t
+			}
+			return tt
+		}
+		return t
+	}
+	m, err := make(cfg, rng, s)
+	if err != nil {
+		return zero, fmt.Errorf("bert: load %s from %s: %w", what, dir, err)
+	}
+	for _, p := range s.all { // the biases and LayerNorm parameters take the file's values
+		if fname, _, ok := lookup(file, p.Name); ok && used[fname] {
 			continue
 		}
-		fname, t, ok := lookup(file, p.Name)
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Errorf("tensor %q is missing", p.Name))
-		case t.DType() != tensor.Float32 || !t.Shape().Equal(p.Value.Shape()):
-			errs = append(errs, fmt.Errorf("tensor %q is %v%v, want float32%v", fname, t.DType(), t.Shape(), p.Value.Shape()))
-		default:
-			used[fname] = true
+		if t, ok := take(p.Name, p.Value.Shape()); ok {
 			p.Value = t
 		}
 	}
@@ -89,10 +101,10 @@ func LoadPretrained(dir string, rng *rand.Rand) (*Model, error) {
 	}
 	slices.Sort(extra)
 	for _, name := range extra {
-		errs = append(errs, fmt.Errorf("tensor %q in the file belongs to no parameter of BertModel", name))
+		errs = append(errs, fmt.Errorf("tensor %q in the file belongs to no parameter of %s", name, what))
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("bert: LoadPretrained %s: %w", path, errors.Join(errs...))
+		return zero, fmt.Errorf("bert: load %s from %s: %w", what, path, errors.Join(errs...))
 	}
 	return m, nil
 }

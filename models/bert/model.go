@@ -52,12 +52,11 @@ type Model struct {
 	Word, Position, Type *graph.Param
 	EmbNorm              Norm
 	Layers               []*Layer
-	Pooler               Dense
+	Pooler               *Dense // nil in BertForMaskedLM's encoder
 	act                  func(*graph.Value) *graph.Value
 	hiddenDrop, attnDrop layers.Dropout
 	params               []*graph.Param
 	byName               map[string]*graph.Param
-	transposed           map[string]bool // the [in, out] kernels, [out, in] in Hugging Face's files
 	positionIDs          *tensor.Tensor
 }
 
@@ -82,33 +81,79 @@ func activation(name string) (func(*graph.Value) *graph.Value, error) {
 // when the config leaves it 0), biases zero, LayerNorm weights one. rng
 // draws the weights and the dropout masks.
 func New(cfg Config, rng *rand.Rand) (*Model, error) {
+	return newRandom("New", cfg, rng, buildWithPooler)
+}
+
+// newRandom validates cfg and builds a model with make from weights drawn
+// as transformers' _init_weights draws them.
+func newRandom[M any](what string, cfg Config, rng *rand.Rand, make func(Config, *rand.Rand, *paramSet) (M, error)) (M, error) {
+	var zero M
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("bert: New: %w", err)
+		return zero, fmt.Errorf("bert: %s: %w", what, err)
 	}
 	if rng == nil {
-		return nil, errors.New("bert: New needs a random source")
+		return zero, fmt.Errorf("bert: %s needs a random source", what)
 	}
+	m, err := make(cfg, rng, randomParams(cfg, rng))
+	if err != nil {
+		return zero, fmt.Errorf("bert: %s: %w", what, err)
+	}
+	return m, nil
+}
+
+// buildWithPooler is BertModel's build: the encoder and the pooler.
+func buildWithPooler(cfg Config, rng *rand.Rand, s *paramSet) (*Model, error) {
+	return build(cfg, rng, s, true)
+}
+
+// paramSet makes parameters under Hugging Face names: weights and tables
+// from weight (called with the name, whether it is a dense kernel held
+// transposed, and the Plumb shape), biases zero and LayerNorm weights one.
+// It lists every parameter it made, for a loader to fill.
+type paramSet struct {
+	weight     func(name string, transposed bool, shape ...int) *tensor.Tensor
+	all        []*graph.Param
+	transposed map[string]bool // the [in, out] kernels, [out, in] in Hugging Face's files
+}
+
+// randomParams draws weights as transformers' _init_weights does.
+func randomParams(cfg Config, rng *rand.Rand) *paramSet {
 	std := cfg.InitializerRange
 	if std == 0 {
 		std = 0.02
 	}
-	m, err := build(cfg, rng, func(_ string, _ bool, shape ...int) *tensor.Tensor {
+	return &paramSet{transposed: map[string]bool{}, weight: func(_ string, _ bool, shape ...int) *tensor.Tensor {
 		x := make([]float32, tensor.Shape(shape).Size())
 		for i := range x {
 			x[i] = float32(rng.NormFloat64() * std)
 		}
 		return tensor.MustFromSlice(x, shape...)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bert: New: %w", err)
-	}
-	return m, nil
+	}}
 }
 
-// build makes the model's parameters: weights and tables from weight
-// (called with the Hugging Face name, whether it is a dense kernel held
-// transposed, and the Plumb shape), biases zero and LayerNorm weights one.
-func build(cfg Config, rng *rand.Rand, weight func(name string, transposed bool, shape ...int) *tensor.Tensor) (*Model, error) {
+func (s *paramSet) add(name string, t *tensor.Tensor) *graph.Param {
+	p := graph.NewParam(name, t)
+	s.all = append(s.all, p)
+	return p
+}
+
+func (s *paramSet) table(name string, rows, cols int) *graph.Param {
+	return s.add(name, s.weight(name, false, rows, cols))
+}
+
+func (s *paramSet) dense(name string, from, to int) Dense {
+	s.transposed[name+".weight"] = true
+	return Dense{W: s.add(name+".weight", s.weight(name+".weight", true, from, to)), B: s.add(name+".bias", tensor.Zeros(tensor.Float32, to))}
+}
+
+func (s *paramSet) norm(name string, n int) Norm {
+	one, _ := tensor.Ones(tensor.Float32, n)
+	return Norm{Weight: s.add(name+".weight", one), Bias: s.add(name+".bias", tensor.Zeros(tensor.Float32, n))}
+}
+
+// build makes the encoder's parameters from s, with the pooler or (as in
+// BertForMaskedLM) without.
+func build(cfg Config, rng *rand.Rand, s *paramSet, pooler bool) (*Model, error) {
 	act, err := activation(cfg.HiddenAct)
 	if err != nil {
 		return nil, err
@@ -122,40 +167,33 @@ func build(cfg Config, rng *rand.Rand, weight func(name string, transposed bool,
 		return nil, err
 	}
 	h, in := cfg.HiddenSize, cfg.IntermediateSize
-	m := &Model{Config: cfg, act: act, hiddenDrop: hd, attnDrop: ad, byName: map[string]*graph.Param{}, transposed: map[string]bool{}}
-	add := func(name string, t *tensor.Tensor) *graph.Param {
-		p := graph.NewParam(name, t)
-		m.params = append(m.params, p)
-		m.byName[name] = p
-		return p
-	}
-	table := func(name string, rows int) *graph.Param { return add(name, weight(name, false, rows, h)) }
-	dense := func(name string, from, to int) Dense {
-		m.transposed[name+".weight"] = true
-		return Dense{W: add(name+".weight", weight(name+".weight", true, from, to)), B: add(name+".bias", tensor.Zeros(tensor.Float32, to))}
-	}
-	norm := func(name string) Norm {
-		one, _ := tensor.Ones(tensor.Float32, h)
-		return Norm{Weight: add(name+".weight", one), Bias: add(name+".bias", tensor.Zeros(tensor.Float32, h))}
-	}
-	m.Word = table("embeddings.word_embeddings.weight", cfg.VocabSize)
-	m.Position = table("embeddings.position_embeddings.weight", cfg.MaxPositionEmbeddings)
-	m.Type = table("embeddings.token_type_embeddings.weight", cfg.TypeVocabSize)
-	m.EmbNorm = norm("embeddings.LayerNorm")
+	m := &Model{Config: cfg, act: act, hiddenDrop: hd, attnDrop: ad, byName: map[string]*graph.Param{}}
+	first := len(s.all)
+	m.Word = s.table("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	m.Position = s.table("embeddings.position_embeddings.weight", cfg.MaxPositionEmbeddings, h)
+	m.Type = s.table("embeddings.token_type_embeddings.weight", cfg.TypeVocabSize, h)
+	m.EmbNorm = s.norm("embeddings.LayerNorm", h)
 	for i := range cfg.NumHiddenLayers {
 		p := "encoder.layer." + strconv.Itoa(i) + "."
 		l := &Layer{}
-		l.Query = dense(p+"attention.self.query", h, h)
-		l.Key = dense(p+"attention.self.key", h, h)
-		l.Value = dense(p+"attention.self.value", h, h)
-		l.AttnOut = dense(p+"attention.output.dense", h, h)
-		l.AttnNorm = norm(p + "attention.output.LayerNorm")
-		l.Intermediate = dense(p+"intermediate.dense", h, in)
-		l.Output = dense(p+"output.dense", in, h)
-		l.OutNorm = norm(p + "output.LayerNorm")
+		l.Query = s.dense(p+"attention.self.query", h, h)
+		l.Key = s.dense(p+"attention.self.key", h, h)
+		l.Value = s.dense(p+"attention.self.value", h, h)
+		l.AttnOut = s.dense(p+"attention.output.dense", h, h)
+		l.AttnNorm = s.norm(p+"attention.output.LayerNorm", h)
+		l.Intermediate = s.dense(p+"intermediate.dense", h, in)
+		l.Output = s.dense(p+"output.dense", in, h)
+		l.OutNorm = s.norm(p+"output.LayerNorm", h)
 		m.Layers = append(m.Layers, l)
 	}
-	m.Pooler = dense("pooler.dense", h, h)
+	if pooler {
+		d := s.dense("pooler.dense", h, h)
+		m.Pooler = &d
+	}
+	m.params = s.all[first:len(s.all):len(s.all)]
+	for _, p := range m.params {
+		m.byName[p.Name] = p
+	}
 	pos := make([]int64, cfg.MaxPositionEmbeddings)
 	for i := range pos {
 		pos[i] = int64(i)
@@ -253,7 +291,8 @@ func (m *Model) check(b Batch) (int, int, error) {
 }
 
 // Forward runs the encoder on a batch and returns last_hidden_state
-// [B, T, hidden] and pooler_output [B, hidden]. Each query attends to the
+// [B, T, hidden] and pooler_output [B, hidden] (a value carrying an error
+// for a model without the pooler). Each query attends to the
 // keys its row's attention mask marks (BertSelfAttention with
 // transformers' extended attention mask); padded positions get outputs as
 // in transformers, computed from the unmasked keys. Dropout applies on a
@@ -305,6 +344,9 @@ func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 		x = m.norm(t, l.AttnNorm, graph.Add(m.hiddenDrop.Forward(l.AttnOut.forward(t, ctx)), x))
 		ff := l.Output.forward(t, m.act(l.Intermediate.forward(t, x)))
 		x = m.norm(t, l.OutNorm, graph.Add(m.hiddenDrop.Forward(ff), x))
+	}
+	if m.Pooler == nil {
+		return x, t.Fail(errors.New("bert: Forward: the model has no pooler (a masked-LM encoder)"))
 	}
 	first := graph.Reshape(graph.Slice(x, 1, 0, 1), bs, cfg.HiddenSize)
 	return x, graph.Tanh(m.Pooler.forward(t, first))

@@ -94,18 +94,7 @@ func TestNewAndTrainingStep(t *testing.T) {
 	h, p := m.Forward(tape, b)
 	loss := graph.Add(graph.Mean(graph.Square(h)), graph.Mean(graph.Square(p)))
 	require.NoError(t, tape.Backward(loss))
-	for _, q := range m.Params() {
-		g := q.Grad
-		if q.SparseGrad != nil {
-			g = q.SparseGrad.Values
-		}
-		require.NotNil(t, g, q.Name)
-		nonzero := false
-		for i := range g.Size() {
-			nonzero = nonzero || g.At(i) != 0
-		}
-		require.True(t, nonzero, "%s has a zero gradient", q.Name)
-	}
+	requireAllGrads(t, m.Params())
 
 	// Dropout makes two training passes differ; an eval tape has none.
 	h1, _ := m.Forward(graph.NewTape(), b)

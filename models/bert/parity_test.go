@@ -75,3 +75,33 @@ func TestParityLarge(t *testing.T) {
 		})
 	}
 }
+
+// The committed BertForMaskedLM and 3-class BertForSequenceClassification
+// (1 layer, 16 wide, random heads) give transformers' logits on a ragged
+// batch.
+func TestHeadsParity(t *testing.T) {
+	for _, name := range []string{"mlm", "cls"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			io, _, err := checkpoint.Read(filepath.Join(dir, "io.safetensors"))
+			require.NoError(t, err)
+			b := Batch{IDs: io["input_ids"], TokenTypes: io["token_type_ids"], AttentionMask: io["attention_mask"]}
+			tape := graph.NewEvalTape()
+			var logits *graph.Value
+			if name == "mlm" {
+				m, err := LoadMaskedLM(dir, nil)
+				require.NoError(t, err)
+				logits = m.Logits(tape, b, nil)
+			} else {
+				c, err := LoadSequenceClassifier(dir, nil)
+				require.NoError(t, err)
+				require.Equal(t, 3, c.Bert.Config.NumLabels())
+				logits = c.Logits(tape, b)
+			}
+			require.NoError(t, logits.Err())
+			d := maxDiff(t, logits, io["logits"])
+			t.Logf("%s: max |diff| of the logits %.3g", name, d)
+			require.Less(t, d, 1e-5)
+		})
+	}
+}

@@ -13,11 +13,16 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"BaseConfig":     bert.BaseConfig,
-			"ReadConfig":     bert.ReadConfig,
-			"New":            bert.New,
-			"NewBatch":       bert.NewBatch,
-			"LoadPretrained": bert.LoadPretrained,
+			"BaseConfig":             bert.BaseConfig,
+			"ReadConfig":             bert.ReadConfig,
+			"New":                    bert.New,
+			"NewBatch":               bert.NewBatch,
+			"LoadPretrained":         bert.LoadPretrained,
+			"NewMaskedLM":            bert.NewMaskedLM,
+			"LoadMaskedLM":           bert.LoadMaskedLM,
+			"NewSequenceClassifier":  bert.NewSequenceClassifier,
+			"LoadSequenceClassifier": bert.LoadSequenceClassifier,
+			"MaskTokens":             bert.MaskTokens,
 		},
 		Types: []any{
 			(*bert.Config)(nil),
@@ -26,6 +31,10 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*bert.Dense)(nil),
 			(*bert.Norm)(nil),
 			(*bert.Layer)(nil),
+			(*bert.MaskedLM)(nil),
+			(*bert.SequenceClassifier)(nil),
+			(*bert.MaskConfig)(nil),
+			(*bert.Masked)(nil),
 		},
 	})
 }
