@@ -325,7 +325,7 @@ func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 
 	var mask *graph.Value
 	if b.AttentionMask != nil {
-		mf, err := b.AttentionMask.Cast(tensor.Float32)
+		mf, err := b.AttentionMask.Cast(m.Word.Value.DType()) // float32, or float64 for gradient checks
 		if err != nil {
 			v := t.Fail(err)
 			return v, v

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/internal/gradcheck"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -253,4 +254,59 @@ func TestLoadPretrainedBertPrefix(t *testing.T) {
 	require.NoError(t, checkpoint.Save(filepath.Join(dir, "model.safetensors"), ps, nil))
 	_, err = LoadPretrained(dir, nil)
 	require.ErrorContains(t, err, `"cls.predictions.bias" in the file belongs to no parameter of BertModel`)
+}
+
+// A float64 central-difference check of the whole encoder (both outputs,
+// every parameter: the embeddings, masked attention, GELU, LayerNorms,
+// pooler) on a ragged batch, with the parameters cast to float64.
+func TestGradientsFloat64(t *testing.T) {
+	cfg := Config{VocabSize: 12, HiddenSize: 8, NumHiddenLayers: 1, NumAttentionHeads: 2, IntermediateSize: 10,
+		HiddenAct: "gelu", MaxPositionEmbeddings: 6, TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.5}
+	m, err := New(cfg, rand.New(rand.NewPCG(7, 8)))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, p := range m.Params() {
+		x, err := p.Value.Cast(tensor.Float64)
+		require.NoError(t, err)
+		for i := range x.Size() { // off the ones and zeros of the biases and norms
+			x.SetAt(i, x.At(i)+0.3*rng.NormFloat64())
+		}
+		p.Value = x
+	}
+	b, err := NewBatch([][]int{{1, 5, 7, 2}, {3, 11}, {4}}, [][]int{{0, 0, 1, 1}, {0, 1}, {1}})
+	require.NoError(t, err)
+	params := m.Params()
+	in := make([]*tensor.Tensor, len(params))
+	wrt := make([]int, len(params))
+	for i, p := range params {
+		in[i], wrt[i] = p.Value, i
+	}
+	both := func(tape *graph.Tape) *graph.Value {
+		h, p := m.Forward(tape, b)
+		return graph.Concat(0, graph.Reshape(h, -1), graph.Reshape(p, -1))
+	}
+	fwd := func([]*tensor.Tensor) (*tensor.Tensor, error) { return both(graph.NewTape()).Tensor() }
+	bwd := func(_ []*tensor.Tensor, _, gout *tensor.Tensor) ([]*tensor.Tensor, error) {
+		graph.ZeroGrads(params)
+		tape := graph.NewTape()
+		if err := tape.BackwardWith(both(tape), gout); err != nil {
+			return nil, err
+		}
+		grads := make([]*tensor.Tensor, len(params))
+		for i, p := range params {
+			grads[i] = p.Grad
+			if p.SparseGrad != nil {
+				g := tensor.Zeros(tensor.Float64, p.Value.Shape()...)
+				w := p.Value.Dim(1)
+				for k, r := range p.SparseGrad.Rows {
+					for j := range w {
+						g.SetAt(r*w+j, p.SparseGrad.Values.At(k*w+j))
+					}
+				}
+				grads[i] = g
+			}
+		}
+		return grads, nil
+	}
+	require.NoError(t, gradcheck.Check(fwd, bwd, in, wrt, gradcheck.Default))
 }
