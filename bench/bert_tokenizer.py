@@ -8,6 +8,10 @@
         "path<TAB>ids" from transformers' BertTokenizer (the tokenizers backend,
         BertTokenizerFast) and, as a second column, BertTokenizerLegacy's (the
         pure-Python one): all ids with [CLS] and [SEP], no truncation
+    CUDA_VISIBLE_DEVICES= /work/venv/bin/python bench/bert_tokenizer.py truncated OUT/vocab.txt OUT/truncated.tsv
+        writes, for each test review, BertTokenizer's ids truncated to 128, and the
+        ids and token types of the pair (review, next review in the archive's
+        order) truncated longest-first to 200
     CUDA_VISIBLE_DEVICES= /work/venv/bin/python bench/bert_tokenizer.py cases VOCAB IN.json OUT.json
         records the ids of each string of the JSON list IN.json (single, and pairs
         of consecutive strings, at several max lengths) for text's committed test:
@@ -62,6 +66,19 @@ def ids(vocab, out):
             f.write("%s\t%s\t%s\n" % (name, " ".join(map(str, a)), " ".join(map(str, b))))
 
 
+def ids_truncated(vocab, out):
+    from transformers import BertTokenizer
+    fast = BertTokenizer(vocab=vocab)
+    reviews_ = list(reviews("test"))
+    with open(out, "w") as f:
+        for i, (name, text) in enumerate(reviews_):
+            a = fast(text, truncation=True, max_length=128)
+            pair = reviews_[(i + 1) % len(reviews_)][1]
+            b = fast(text, pair, truncation="longest_first", max_length=200)
+            f.write("%s\t%s\t%s\t%s\n" % (name, " ".join(map(str, a["input_ids"])), " ".join(map(str, b["input_ids"])),
+                                         " ".join(map(str, b["token_type_ids"]))))
+
+
 def cases(vocab, src, out):
     fast, slow = tokenizers(vocab)
     lines = json.load(open(src, encoding="utf-8"))
@@ -90,6 +107,8 @@ if __name__ == "__main__":
         train_vocab(sys.argv[2])
     elif cmd == "ids":
         ids(sys.argv[2], sys.argv[3])
+    elif cmd == "truncated":
+        ids_truncated(sys.argv[2], sys.argv[3])
     elif cmd == "cases":
         cases(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

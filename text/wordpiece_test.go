@@ -71,9 +71,9 @@ func TestWordPieceVocabulary(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"abc", []string{"ab", "##c"}},     // longest first: ab, then ##c
-		{"abbc", []string{"ab", "##bc"}},   // ab, ##bc
-		{"abd", []string{"[UNK]"}},         // d matches nothing: the whole word
+		{"abc", []string{"ab", "##c"}},   // longest first: ab, then ##c
+		{"abbc", []string{"ab", "##bc"}}, // ab, ##bc
+		{"abd", []string{"[UNK]"}},       // d matches nothing: the whole word
 		{"ABC a", []string{"ab", "##c", "a"}},
 		{"a,b", []string{"a", "[UNK]", "[UNK]"}},
 	} {
@@ -160,7 +160,9 @@ func TestReadWordPieceErrors(t *testing.T) {
 //
 // It reads the reviews from ../shared/data/imdb/aclImdb_train_test.tar.gz
 // (IMDB overrides the path), requires every review to match
-// BertTokenizer's ids and reports how many match BertTokenizerLegacy's.
+// BertTokenizer's ids and reports how many match BertTokenizerLegacy's;
+// with truncated.tsv (bench/bert_tokenizer.py truncated) in the directory
+// it also compares truncation to 128 and pairs truncated to 200.
 func TestIMDB(t *testing.T) {
 	dir := os.Getenv("PLUMB_WORDPIECE_IMDB")
 	if dir == "" {
@@ -186,44 +188,88 @@ func TestIMDB(t *testing.T) {
 	require.NoError(t, sc.Err())
 	require.Len(t, want, 25000)
 
+	type review struct{ name, text string }
+	var reviews []review
 	a, err := os.Open(archive)
 	require.NoError(t, err)
 	defer a.Close()
 	gz, err := gzip.NewReader(a)
 	require.NoError(t, err)
 	tr := tar.NewReader(gz)
-	seen, legacy, mismatches := 0, 0, 0
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		require.NoError(t, err)
-		ref, ok := want[h.Name]
-		if !ok {
+		if _, ok := want[h.Name]; !ok {
 			continue
 		}
 		b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
 		require.NoError(t, err)
-		e, err := w.Encode(string(b), 0)
-		require.NoError(t, err)
-		s := make([]string, len(e.IDs))
-		for i, id := range e.IDs {
+		reviews = append(reviews, review{h.Name, string(b)})
+	}
+	join := func(ids []int) string {
+		s := make([]string, len(ids))
+		for i, id := range ids {
 			s[i] = strconv.Itoa(id)
 		}
-		got := strings.Join(s, " ")
+		return strings.Join(s, " ")
+	}
+	seen, legacy, mismatches := 0, 0, 0
+	for _, r := range reviews {
+		e, err := w.Encode(r.text, 0)
+		require.NoError(t, err)
+		got := join(e.IDs)
 		seen++
-		if got != ref[0] {
+		if got != want[r.name][0] {
 			mismatches++
 			if mismatches <= 5 {
-				t.Errorf("%s: ids differ from BertTokenizer's", h.Name)
+				t.Errorf("%s: ids differ from BertTokenizer's", r.name)
 			}
 		}
-		if got == ref[1] {
+		if got == want[r.name][1] {
 			legacy++
 		}
 	}
 	require.Equal(t, 25000, seen)
 	t.Logf("%d of %d reviews match BertTokenizer (tokenizers), %d match BertTokenizerLegacy", seen-mismatches, seen, legacy)
 	require.Zero(t, mismatches)
+
+	// truncated.tsv (bench/bert_tokenizer.py truncated), when there: each
+	// review cut to 128 ids, and paired with the next review cut
+	// longest-first to 200.
+	tf, err := os.Open(filepath.Join(dir, "truncated.tsv"))
+	if os.IsNotExist(err) {
+		t.Log("no truncated.tsv: truncation and pairs not compared")
+		return
+	}
+	require.NoError(t, err)
+	defer tf.Close()
+	trunc := map[string][]string{}
+	sc = bufio.NewScanner(tf)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "\t")
+		require.Len(t, parts, 4)
+		trunc[parts[0]] = parts[1:]
+	}
+	require.NoError(t, sc.Err())
+	require.Len(t, trunc, len(reviews))
+	bad := 0
+	for i, r := range reviews {
+		single, err := w.Encode(r.text, 128)
+		require.NoError(t, err)
+		pair, err := w.EncodePair(r.text, reviews[(i+1)%len(reviews)].text, 200)
+		require.NoError(t, err)
+		ref := trunc[r.name]
+		if join(single.IDs) != ref[0] || join(pair.IDs) != ref[1] || join(pair.TypeIDs) != ref[2] {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s: truncated ids or pair differ from BertTokenizer's", r.name)
+			}
+		}
+	}
+	t.Logf("%d of %d reviews match BertTokenizer truncated to 128 and paired to 200", len(reviews)-bad, len(reviews))
+	require.Zero(t, bad)
 }
