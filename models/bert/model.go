@@ -46,7 +46,10 @@ type Layer struct {
 
 // Model is BertModel: embeddings (word, position, token type, LayerNorm),
 // NumHiddenLayers encoder layers and the pooler (tanh of a dense layer on
-// the first token).
+// the first token). The word table is looked up without a padding row:
+// the forward pass is transformers' for any table, while training also
+// updates the [PAD] row that PyTorch's padding_idx freezes (a row padded
+// positions alone read, which no real position's output depends on).
 type Model struct {
 	Config               Config
 	Word, Position, Type *graph.Param
