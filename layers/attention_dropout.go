@@ -31,8 +31,11 @@ func ScaledDotProductAttention(q, k, v, mask *graph.Value, a ops.AttentionAttrs,
 		return graph.Attention(q, k, v, mask, a)
 	}
 	qs, ks := q.Shape(), k.Shape()
-	if qs == nil || ks == nil {
-		return failedOr(q, "attention")
+	if qs == nil {
+		return q
+	}
+	if ks == nil {
+		return failedOr(k, "attention's keys")
 	}
 	if len(qs) != 4 || len(ks) != 4 || ks[0] != qs[0] {
 		return t.Fail(fmt.Errorf("layers: attention with dropout: q %v, k %v; want [B, H, Tq, d] and [B, H, Tk, d]", qs, ks))

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -350,4 +351,14 @@ func TestTransformerConfigErrors(t *testing.T) {
 	}
 	_, err := NewTransformerEncoderLayer("enc", TransformerConfig{DModel: 8, Heads: 2, FF: 4, Dropout: 0.1}, nil)
 	require.ErrorContains(t, err, "random source")
+}
+
+// A failed or nil key reaches the result of the composed attention.
+func TestScaledDotProductAttentionFailedKeys(t *testing.T) {
+	tape := graph.NewTape()
+	drop := Dropout{Rate: 0.5, RNG: rand.New(rand.NewPCG(1, 1))}
+	q := tape.Var(randn(1, 1, 1, 2, 2))
+	bad := tape.Fail(errors.New("no keys"))
+	require.ErrorContains(t, ScaledDotProductAttention(q, bad, q, nil, ops.AttentionAttrs{}, drop).Err(), "no keys")
+	require.Error(t, ScaledDotProductAttention(q, nil, q, nil, ops.AttentionAttrs{}, drop).Err())
 }
