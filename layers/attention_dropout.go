@@ -50,10 +50,10 @@ func ScaledDotProductAttention(q, k, v, mask *graph.Value, a ops.AttentionAttrs,
 		scale = 1 / math.Sqrt(float64(max(d, 1)))
 	}
 	sc, _ := tensor.Full(q.DType(), scale, 1)
-	s := graph.Mul(graph.MatMul(q, k, false, true), t.Const(sc))
-	ok := t.Const(allowed)
+	s := graph.Mul(graph.MatMul(q, k, false, true), constOn(q, sc))
+	ok := constOn(q, allowed)
 	neg, _ := tensor.Full(q.DType(), -1e30, 1)
-	s = graph.Where(ok, s, t.Const(neg))
+	s = graph.Where(ok, s, constOn(q, neg))
 	p := graph.Mul(graph.Softmax(s, -1), ok)
 	return graph.MatMul(drop.Forward(p), v, false, false)
 }

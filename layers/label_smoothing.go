@@ -32,5 +32,5 @@ func LabelSmoothedCrossEntropy(logits *graph.Value, labels *tensor.Tensor, eps f
 	keep, _ := tensor.Full(dt, 1-eps)
 	smooth, _ := tensor.Full(dt, -eps)
 	uniform := graph.Mean(graph.LogSoftmax(logits, -1)) // mean over rows and classes
-	return graph.Add(graph.Mul(nll, t.Const(keep)), graph.Mul(uniform, t.Const(smooth)))
+	return graph.Add(graph.Mul(nll, constOn(logits, keep)), graph.Mul(uniform, constOn(logits, smooth)))
 }

@@ -44,3 +44,17 @@ func Unpad(x *graph.Value, lengths []int) graph.Seq {
 	}
 	return graph.NewSeq(graph.Gather(graph.Reshape(x, s[0]*s[1], s[2]), ix, 0), offsets)
 }
+
+// constOn returns x as a constant on like's tape, moved to like's device
+// when like is on one (the ops of a step take inputs on one device).
+func constOn(like *graph.Value, x *tensor.Tensor) *graph.Value {
+	t := like.Tape()
+	if dev := like.Device(); dev != nil {
+		moved, err := t.Move(x, dev)
+		if err != nil {
+			return t.Fail(fmt.Errorf("layers: %w", err))
+		}
+		x = moved
+	}
+	return t.Const(x)
+}

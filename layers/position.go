@@ -92,7 +92,14 @@ func (p *PositionEmbedding) Forward(x *graph.Value) *graph.Value {
 	for i := range pos {
 		pos[i] = int64(i)
 	}
-	return graph.Add(x, graph.Embedding(t.Param(p.Table), tensor.MustFromSlice(pos, len(pos)), ops.NoPadding))
+	ids := tensor.MustFromSlice(pos, len(pos))
+	if dev := x.Device(); dev != nil { // the ids go where the table is
+		var err error
+		if ids, err = t.Move(ids, dev); err != nil {
+			return t.Fail(fmt.Errorf("layers: position embedding: %w", err))
+		}
+	}
+	return graph.Add(x, graph.Embedding(t.Param(p.Table), ids, ops.NoPadding))
 }
 
 // Params returns the table.
