@@ -300,7 +300,9 @@ func (m *Model) check(b Batch) (int, int, error) {
 // transformers' extended attention mask); padded positions get outputs as
 // in transformers, computed from the unmasked keys. Dropout applies on a
 // training tape: after the embeddings, on the attention probabilities and
-// on each sublayer's output before its residual sum.
+// on each sublayer's output before its residual sum. The batch is in host
+// memory; with the parameters on a device, Forward moves its tensors
+// there.
 func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 	if t == nil {
 		v := t.Fail(errors.New("bert: Forward on a nil tape"))
@@ -321,19 +323,34 @@ func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 		types = tensor.Zeros(tensor.Int64, bs, tl)
 	}
 	pos, _ := m.positionIDs.Slice(0, 0, tl)
-	x := graph.Add(graph.Add(graph.Embedding(t.Param(m.Word), b.IDs, ops.NoPadding),
-		graph.Embedding(t.Param(m.Type), types, ops.NoPadding)),
-		graph.Embedding(t.Param(m.Position), pos, ops.NoPadding))
-	x = m.hiddenDrop.Forward(m.norm(t, m.EmbNorm, x))
-
-	var mask *graph.Value
+	var mf *tensor.Tensor
 	if b.AttentionMask != nil {
-		mf, err := b.AttentionMask.Cast(m.Word.Value.DType()) // float32, or float64 for gradient checks
-		if err != nil {
+		if mf, err = b.AttentionMask.Cast(m.Word.Value.DType()); err != nil { // float32, or float64 for gradient checks
 			v := t.Fail(err)
 			return v, v
 		}
-		mask = t.Const(mf)
+	}
+	// The inputs (host tensors) go where the parameters are.
+	in := []*tensor.Tensor{b.IDs, types, pos, mf}
+	if dev := m.Word.Value.Device(); dev != nil {
+		for i, x := range in {
+			if x == nil {
+				continue
+			}
+			if in[i], err = t.Move(x, dev); err != nil {
+				v := t.Fail(fmt.Errorf("bert: Forward: %w", err))
+				return v, v
+			}
+		}
+	}
+	x := graph.Add(graph.Add(graph.Embedding(t.Param(m.Word), in[0], ops.NoPadding),
+		graph.Embedding(t.Param(m.Type), in[1], ops.NoPadding)),
+		graph.Embedding(t.Param(m.Position), in[2], ops.NoPadding))
+	x = m.hiddenDrop.Forward(m.norm(t, m.EmbNorm, x))
+
+	var mask *graph.Value
+	if mf != nil {
+		mask = t.Const(in[3])
 	}
 	heads := cfg.NumAttentionHeads
 	dh := cfg.HiddenSize / heads
