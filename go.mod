@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.28.0 // text: NFD for WordPiece's accent stripping (the Unicode normalization tables)
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12 // onnx decodes ModelProto with it: the reference wire-format implementation, no hand-written decoder for a schema this size
@@ -34,7 +35,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	gorgonia.org/dawson v1.2.0 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect

@@ -47,6 +47,8 @@ var Rules = []Rule{
 	{Pkg: "metrics", May: nil},
 	{Pkg: "runlog", May: nil},
 	{Pkg: "runlog/tensorboard", May: nil},
+	// Tokenizers: the standard library and x/text's Unicode normalization.
+	{Pkg: "text", May: []string{"golang.org/x/text/unicode/norm"}},
 
 	// Dense tensors; their helper goroutines.
 	{Pkg: "tensor", May: []string{"internal/par"}},
@@ -102,7 +104,7 @@ var Rules = []Rule{
 
 	// The book's models: everything below them, but not one another.
 	{Pkg: "models/...", May: below("data", "data/...", "ops", "graph", "initializer", "layers", "optim", "decode",
-		"checkpoint", "metrics", "runlog", "train", "dist")},
+		"checkpoint", "metrics", "runlog", "train", "dist", "text")},
 
 	// Benchmarks and KPIs, the examples, and the command line: everything.
 	{Pkg: "bench/...", May: []string{"*", "!cmd/..."}},
