@@ -29,6 +29,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"MaxPool2D":                 graph.MaxPool2D,
 			"AvgPool2D":                 graph.AvgPool2D,
 			"GlobalAvgPool2D":           graph.GlobalAvgPool2D,
+			"MaxPool3D":                 graph.MaxPool3D,
+			"AvgPool3D":                 graph.AvgPool3D,
 			"Gather":                    graph.Gather,
 			"Where":                     graph.Where,
 			"Reshape":                   graph.Reshape,

@@ -738,6 +738,154 @@ add("global_avg_pool2d", "nchw", inputs(normal(2, 3, 4, 5)), lambda xs: tf.reduc
 add("global_avg_pool2d", "one_pixel", inputs(normal(3, 2, 1, 1)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
 
 
+# ---- ONNX pools: dilated, ceil-mode, count_include_pad; 3-D pools -----------
+# ONNX MaxPool/AveragePool (opset 19) over 2 or 3 spatial axes, composed from
+# TF ops: pad explicitly (-inf for max, zeros for avg; ceil mode adds the
+# trailing cells its last window runs past), pool the windows, keep every
+# stride-th. The average is the window sum over a count pooled the same way
+# from a mask: ones on the input, and with count_include_pad also on the
+# explicit padding (never on the ceil-mode overhang). Output sizes follow
+# ops/pool_window.go (PyTorch's pooling_output_shape).
+#
+# 2-D windows are tf.nn.pool with the dilations at stride 1 (TF takes no
+# stride with a dilation), the sum AVG x taps. TF's 3-D pools have no
+# float64 kernel, so 3-D windows are the max or sum over the window's taps
+# as strided slices (the pooling definition in TF ops); in float32 the
+# recorder asserts that they equal tf.nn.pool's (MaxPool3D, AvgPool3D).
+
+
+def onnx_out(n, k, s, d, lo, hi, ceil):
+    span = n + lo + hi - ((k - 1) * d + 1)
+    if not ceil:
+        return span // s + 1
+    out = -(-span // s) + 1
+    return out - 1 if (out - 1) * s >= n + lo else out
+
+
+def tf_same_pads(sp, kernel, strides, dilations):
+    """TF's SAME padding per axis, (begin, end), the odd cell at the end."""
+    pads = []
+    for n, k, s, d in zip(sp, kernel, strides, dilations):
+        total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def onnx_pool(kind, kernel, strides, dilations, pads, ceil, incl):
+    """pads: (begin, end) per spatial axis, or "SAME"/"VALID"."""
+    def fn(xs):
+        x = xs[0]
+        n = len(kernel)
+        x = tf.transpose(x, [0] + list(range(2, n + 2)) + [1])  # NC... -> N...C
+        sp = x.shape[1:-1]
+        pd = {"VALID": [(0, 0)] * n, "SAME": None}.get(pads, pads) if isinstance(pads, str) else pads
+        pd = tf_same_pads(sp, kernel, strides, dilations) if pd is None else pd
+        outs = [onnx_out(sp[i], kernel[i], strides[i], dilations[i], pd[i][0], pd[i][1], ceil) for i in range(n)]
+        extra = [max((outs[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+                     - (sp[i] + pd[i][0] + pd[i][1]), 0) for i in range(n)]
+        full = [[0, 0]] + [[pd[i][0], pd[i][1] + extra[i]] for i in range(n)] + [[0, 0]]
+        taps = float(np.prod(kernel))
+
+        def by_pool(v, how):
+            y = tf.nn.pool(v, list(kernel), "MAX" if how == "max" else "AVG", padding="VALID", dilations=list(dilations))
+            y = y[(slice(None),) + tuple(slice(0, outs[i] * strides[i], strides[i]) for i in range(n)) + (slice(None),)]
+            return y if how == "max" else y * taps
+
+        def by_taps(v, how):
+            parts = [v[(slice(None),) + tuple(slice(t[i] * dilations[i], t[i] * dilations[i] + (outs[i] - 1) * strides[i] + 1,
+                                                    strides[i]) for i in range(n)) + (slice(None),)]
+                     for t in itertools.product(*[range(k) for k in kernel])]
+            return tf.reduce_max(tf.stack(parts), 0) if how == "max" else tf.add_n(parts)
+
+        def pooled(v, how):
+            if n == 2:
+                return by_pool(v, how)
+            y = by_taps(v, how)
+            if v.dtype == tf.float32:
+                np.testing.assert_allclose(y.numpy(), by_pool(v, how).numpy(), rtol=1e-6, atol=1e-6)
+            return y
+
+        if kind == "max":
+            y = pooled(tf.pad(x, full, constant_values=-np.inf), "max")
+        else:
+            total = pooled(tf.pad(x, full), "avg")
+            ones = np.ones(x.shape, x.dtype.as_numpy_dtype)
+            if incl:
+                mask = np.pad(ones, [[0, 0]] + [list(p) for p in pd] + [[0, 0]], constant_values=1)
+                mask = np.pad(mask, [[0, 0]] + [[0, e] for e in extra] + [[0, 0]])
+            else:
+                mask = np.pad(ones, full)
+            y = total / tf.round(pooled(tf.constant(mask), "avg"))
+        return tf.transpose(y, [0, n + 1] + list(range(1, n + 1)))  # N...C -> NC...
+
+    return fn
+
+
+def onnx_pool_attrs(kernel, strides, dilations, pads, ceil, incl):
+    n = len(kernel)
+    padding = pads if isinstance(pads, str) else "EXPLICIT"
+    if n == 2:
+        a = {"kernel": list(kernel), "strides": list(strides), "dilations": list(dilations), "padding": padding}
+        if padding == "EXPLICIT":
+            a["pads"] = [pads[0][0], pads[0][1], pads[1][0], pads[1][1]]
+    else:
+        a = {"kernel_dhw": list(kernel), "strides_dhw": list(strides), "dilations_dhw": list(dilations),
+             "padding": padding}
+        if padding == "EXPLICIT":
+            a["pads_dhw"] = [p for pr in pads for p in pr]
+    if ceil:
+        a["ceil_mode"] = True
+    if incl:
+        a["count_include_pad"] = True
+    return a
+
+
+def tf_pool3d_check(kind, kernel, strides, padding):
+    """The 3-D pool by onnx_pool, asserted in float32 against tf.nn.max_pool3d or avg_pool3d."""
+    pool = onnx_pool(kind, kernel, strides, (1, 1, 1), padding, False, False)
+
+    def fn(xs):
+        y = pool(xs)
+        if xs[0].dtype == tf.float32:
+            f = tf.nn.max_pool3d if kind == "max" else tf.nn.avg_pool3d
+            want = tf.transpose(f(tf.transpose(xs[0], [0, 2, 3, 4, 1]), kernel, strides, padding), [0, 4, 1, 2, 3])
+            np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+        return y
+
+    return fn
+
+
+ONNX_POOL = {
+    # name: x shape, kernel, strides, dilations, pads ((begin, end) per axis), ceil_mode, count_include_pad (avg)
+    "dilated": ((2, 3, 7, 6), (3, 2), (1, 2), (2, 3), ((0, 0), (0, 0)), False, False),
+    "dilated_padded": ((1, 2, 5, 7), (2, 3), (2, 1), (2, 2), ((1, 0), (2, 1)), False, False),
+    "dilated_same": ((1, 2, 6, 5), (3, 2), (2, 1), (2, 1), "SAME", False, False),
+    "ceil": ((2, 2, 5, 7), (2, 3), (2, 2), (1, 1), ((0, 0), (1, 0)), True, False),
+    "ceil_dropped_window": ((1, 2, 4, 4), (2, 2), (3, 3), (1, 1), ((1, 1), (1, 1)), True, False),
+    "ceil_dilated": ((1, 3, 9, 8), (3, 3), (2, 3), (2, 1), ((1, 2), (0, 1)), True, False),
+    "include_pad": ((2, 1, 5, 6), (3, 3), (2, 2), (1, 1), ((1, 1), (0, 2)), False, True),
+    "include_pad_ceil": ((1, 2, 6, 5), (3, 2), (2, 2), (1, 1), ((1, 0), (1, 0)), True, True),
+}
+POOL3D = {
+    # name: x shape, kernel, strides, dilations, pads or TF padding, ceil_mode, count_include_pad (avg)
+    "k2_s2_valid": ((2, 3, 4, 4, 6), (2, 2, 2), (2, 2, 2), (1, 1, 1), "VALID", False, False),
+    "k3_s2_same": ((1, 2, 5, 6, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), "SAME", False, False),
+    "rect_s1_same": ((2, 2, 3, 5, 4), (2, 3, 1), (1, 1, 1), (1, 1, 1), "SAME", False, False),
+    "overlap_valid": ((1, 2, 7, 5, 6), (3, 2, 3), (2, 1, 2), (1, 1, 1), "VALID", False, False),
+    "explicit": ((1, 2, 5, 4, 6), (3, 2, 3), (2, 1, 2), (1, 1, 1), ((1, 1), (0, 1), (1, 0)), False, False),
+    "dilated_ceil": ((1, 2, 7, 5, 6), (2, 3, 2), (2, 2, 3), (2, 1, 2), ((1, 0), (1, 1), (0, 1)), True, False),
+    "include_pad_ceil": ((2, 1, 5, 4, 5), (2, 2, 3), (2, 2, 2), (1, 1, 1), ((1, 0), (0, 1), (1, 1)), True, True),
+}
+for kind in ("max", "avg"):
+    for op, table in ((f"{kind}_pool2d", ONNX_POOL), (f"{kind}_pool3d", POOL3D)):
+        for name, (sx, k, st, dil, pads, ceil, incl) in table.items():
+            if incl and kind == "max":
+                continue
+            fn = (tf_pool3d_check(kind, k, st, pads) if isinstance(pads, str) and len(k) == 3
+                  else onnx_pool(kind, k, st, dil, pads, ceil, incl))
+            add(op, name, lambda rng, sx=sx: [distinct(rng, sx)], fn, attrs=onnx_pool_attrs(k, st, dil, pads, ceil, incl))
+
+
 # ---- ragged sequence ops -----------------------------------------------------
 # Plumb's ragged batch is values [total, D...] plus offsets [B+1] (Paddle's
 # LoD); TF's reference is segment ops and per-sequence slices of the same
