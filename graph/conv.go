@@ -31,6 +31,15 @@ func MaxPool2D(x *Value, attrs ops.Pool2DAttrs) *Value { return apply(ops.MaxPoo
 // out of each window's divisor unless attrs.CountIncludePad.
 func AvgPool2D(x *Value, attrs ops.Pool2DAttrs) *Value { return apply(ops.AvgPool2DOp(attrs), x) }
 
+// Conv3D returns the 3-D convolution of x [N, C, D, H, W] with
+// w [O, C/groups, KD, KH, KW] plus the optional bias b [O] (nil for none).
+func Conv3D(x, w, b *Value, attrs ops.Conv3DAttrs) *Value {
+	if b == nil {
+		return apply(ops.Conv3DOp(attrs), x, w)
+	}
+	return apply(ops.Conv3DOp(attrs), x, w, b)
+}
+
 // MaxPool3D returns the 3-D max pool of x [N, C, D, H, W].
 func MaxPool3D(x *Value, attrs ops.Pool3DAttrs) *Value { return apply(ops.MaxPool3DOp(attrs), x) }
 

@@ -29,6 +29,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"MaxPool2D":                 graph.MaxPool2D,
 			"AvgPool2D":                 graph.AvgPool2D,
 			"GlobalAvgPool2D":           graph.GlobalAvgPool2D,
+			"Conv3D":                    graph.Conv3D,
 			"MaxPool3D":                 graph.MaxPool3D,
 			"AvgPool3D":                 graph.AvgPool3D,
 			"Gather":                    graph.Gather,

@@ -31,7 +31,7 @@ type Attrs struct {
 	Strides [2]int `json:"strides"`
 	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Pads [4]int `json:"pads"`
-	// Pool2DAttrs, Pool3DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, avg_pool3d, conv2d, conv2d_transpose, max_pool2d, max_pool3d.
+	// Pool2DAttrs, Pool3DAttrs, Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs: avg_pool2d, avg_pool3d, conv2d, conv2d_transpose, conv3d, max_pool2d and 1 more.
 	Padding PadMode `json:"padding"`
 	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Dilations [2]int `json:"dilations"`
@@ -41,11 +41,11 @@ type Attrs struct {
 	CountIncludePad bool `json:"count_include_pad"`
 	// Pool3DAttrs: avg_pool3d, max_pool3d.
 	KernelDhw [3]int `json:"kernel_dhw"`
-	// Pool3DAttrs: avg_pool3d, max_pool3d.
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
 	StridesDhw [3]int `json:"strides_dhw"`
-	// Pool3DAttrs: avg_pool3d, max_pool3d.
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
 	DilationsDhw [3]int `json:"dilations_dhw"`
-	// Pool3DAttrs: avg_pool3d, max_pool3d.
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
 	PadsDhw [6]int `json:"pads_dhw"`
 	// BatchNormAttrs: batch_norm.
 	Momentum float64 `json:"momentum"`
@@ -57,7 +57,7 @@ type Attrs struct {
 	Shape []int `json:"shape"`
 	// ConcatAttrs, GatherAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
-	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
+	// Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs: conv2d, conv2d_transpose, conv3d.
 	Groups int `json:"groups"`
 	// Conv2DTransposeAttrs: conv2d_transpose.
 	OutputPadding [2]int `json:"output_padding"`
@@ -139,6 +139,9 @@ var typedAttrs = map[string]func(a Attrs) any{
 	},
 	"conv2d_transpose": func(a Attrs) any {
 		return Conv2DTransposeAttrs{Conv2DAttrs: Conv2DAttrs{Stride: a.Strides, Dilation: a.Dilations, Pad: a.Pads, Padding: a.Padding, Groups: a.Groups}, OutputPadding: a.OutputPadding}
+	},
+	"conv3d": func(a Attrs) any {
+		return Conv3DAttrs{Stride: a.StridesDhw, Dilation: a.DilationsDhw, Pad: a.PadsDhw, Padding: a.Padding, Groups: a.Groups}
 	},
 	"crf":                          func(a Attrs) any { return CRFAttrs{Offsets: a.Offsets} },
 	"div":                          func(a Attrs) any { return NoAttrs{} },
@@ -251,6 +254,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Strides: t.Stride, Dilations: t.Dilation, Pads: t.Pad, Padding: t.Padding, Groups: t.Groups}
 	case Conv2DTransposeAttrs:
 		return Attrs{Strides: t.Stride, Dilations: t.Dilation, Pads: t.Pad, Padding: t.Padding, Groups: t.Groups, OutputPadding: t.OutputPadding}
+	case Conv3DAttrs:
+		return Attrs{StridesDhw: t.Stride, DilationsDhw: t.Dilation, PadsDhw: t.Pad, Padding: t.Padding, Groups: t.Groups}
 	case CRFAttrs:
 		return Attrs{Offsets: t.Offsets}
 	case DropoutAttrs:

@@ -79,6 +79,7 @@ var fallbacks = []string{
 	"avg_pool3d",
 	"broadcast_to",
 	"concat",
+	"conv3d",
 	"crf",
 	"dropout",
 	"erf",

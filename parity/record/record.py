@@ -886,6 +886,52 @@ for kind in ("max", "avg"):
             add(op, name, lambda rng, sx=sx: [distinct(rng, sx)], fn, attrs=onnx_pool_attrs(k, st, dil, pads, ceil, incl))
 
 
+# ---- 3-D convolution ---------------------------------------------------------
+# NCDHW with OIDHW weights; TF's CPU kernels want NDHWC with DHWIO filters.
+# Groups run group by group and concatenate, as for conv2d. Explicit padding
+# is tf.pad with zeros (tf.nn.conv3d takes SAME or VALID only); dilated cases
+# go through tf.nn.convolution (TF's CPU Conv3D has no dilation).
+
+
+def conv3d(strides, padding, dilations, groups):
+    def one(x, w):
+        w = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
+        pad = padding
+        if not isinstance(padding, str):
+            x = tf.pad(x, [[0, 0]] + [list(p) for p in padding] + [[0, 0]])
+            pad = "VALID"
+        if dilations != (1, 1, 1):
+            return tf.nn.convolution(x, w, strides, pad, dilations=list(dilations))
+        return tf.nn.conv3d(x, w, [1] + list(strides) + [1], pad)
+
+    def fn(xs):
+        x = tf.transpose(xs[0], [0, 2, 3, 4, 1])
+        ys = [one(xg, wg) for xg, wg in zip(tf.split(x, groups, axis=4), tf.split(xs[1], groups, axis=0))]
+        y = tf.transpose(tf.concat(ys, axis=4), [0, 4, 1, 2, 3])
+        return y + tf.reshape(xs[2], [1, -1, 1, 1, 1]) if len(xs) == 3 else y
+
+    return fn
+
+
+CONV3D = {
+    # name: x shape, w shape (OIDHW), strides, padding (TF's or (begin, end) per axis), dilations, groups, bias
+    "k3_valid": ((2, 3, 4, 5, 4), (4, 3, 3, 3, 3), (1, 1, 1), "VALID", (1, 1, 1), 1, True),
+    "s2_same": ((1, 2, 5, 6, 5), (3, 2, 3, 3, 3), (2, 2, 2), "SAME", (1, 1, 1), 1, True),
+    "explicit_asym": ((1, 2, 5, 7, 6), (3, 2, 2, 3, 2), (2, 1, 3), ((1, 0), (2, 1), (0, 1)), (1, 1, 1), 1, True),
+    "dilated": ((1, 2, 7, 6, 5), (2, 2, 2, 3, 2), (1, 1, 1), "VALID", (2, 1, 2), 1, False),
+    "groups2": ((2, 4, 3, 5, 5), (6, 2, 1, 3, 3), (1, 2, 2), "SAME", (1, 1, 1), 2, True),
+    "pointwise": ((1, 5, 2, 3, 3), (3, 5, 1, 1, 1), (1, 1, 1), "VALID", (1, 1, 1), 1, True),
+}
+for name, (sx, sw, st, padding, dil, groups, bias) in CONV3D.items():
+    shapes = [sx, sw] + ([(sw[0],)] if bias else [])
+    attrs = {"strides_dhw": list(st), "dilations_dhw": list(dil), "groups": groups,
+             "padding": padding if isinstance(padding, str) else "EXPLICIT"}
+    if not isinstance(padding, str):
+        attrs["pads_dhw"] = [p for pr in padding for p in pr]
+    add("conv3d", name, inputs(*[normal(*s) for s in shapes]), conv3d(st, padding, dil, groups), attrs=attrs,
+        grads=range(len(shapes)))
+
+
 # ---- ragged sequence ops -----------------------------------------------------
 # Plumb's ragged batch is values [total, D...] plus offsets [B+1] (Paddle's
 # LoD); TF's reference is segment ops and per-sequence slices of the same
