@@ -36,6 +36,25 @@ func TestConvNetGradientMatchesNumeric(t *testing.T) {
 	checkNetGradients(t, in, net)
 }
 
+// A 3-D convolution and pool net, a dilated 2-D pool included, agrees
+// with central differences.
+func TestPoolNetGradientMatchesNumeric(t *testing.T) {
+	x, err := tensor.RandNormal(tensor.NewRNG(6), tensor.Float64, 0, 1, 1, 2, 4, 7, 16)
+	require.NoError(t, err)
+	net := func(vs []*Value) *Value {
+		c := Conv3D(vs[0], vs[1], vs[2], ops.Conv3DAttrs{Stride: [3]int{1, 1, 2}, Padding: ops.PadSame})
+		a := AvgPool3D(Tanh(c), ops.Pool3DAttrs{Kernel: [3]int{2, 2, 2}, Stride: [3]int{1, 2, 2}, Pad: [6]int{0, 1, 1, 0, 0, 1}, CeilMode: true, CountIncludePad: true})
+		m := MaxPool3D(a, ops.Pool3DAttrs{Kernel: [3]int{2, 1, 2}, Stride: [3]int{1, 1, 1}, Dilation: [3]int{2, 1, 1}})
+		p := Reshape(m, 1, -1, m.Shape()[3], m.Shape()[4])
+		return AvgPool2D(p, ops.Pool2DAttrs{Kernel: [2]int{2, 2}, Dilation: [2]int{2, 1}, Stride: [2]int{1, 1}})
+	}
+	w, err := tensor.RandNormal(tensor.NewRNG(7), tensor.Float64, 0, 0.5, 2, 2, 2, 2, 2)
+	require.NoError(t, err)
+	b, err := tensor.RandNormal(tensor.NewRNG(8), tensor.Float64, 0, 0.5, 2)
+	require.NoError(t, err)
+	checkNetGradients(t, []*tensor.Tensor{x, w, b}, net)
+}
+
 func TestConvWrappersPassErrorsOn(t *testing.T) {
 	tape := NewTape()
 	x := tape.Var(tensor.Zeros(tensor.Float32, 1, 3, 5, 5))

@@ -68,11 +68,20 @@ func dispatch(op Op, in []*tensor.Tensor) (Op, error) {
 		return nil, fmt.Errorf("op %s has a %s kernel but does not give its attributes (ops.Attributed)", op.Name(), dev.Kind())
 	}
 	kop, err := k.build(dev, a.Attrs())
+	if errors.Is(err, ErrFallback) {
+		return &fallbackOp{cpu: op, dev: dev}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s on %v: %w", op.Name(), dev, err)
 	}
 	return kop, nil
 }
+
+// ErrFallback is what a device's KernelFactory returns, wrapped or not,
+// for attributes its kernel does not implement (a pool's dilation, say):
+// Dispatch then runs the CPU op on host copies of the inputs, as for an op
+// registered with RegisterFallback, instead of failing.
+var ErrFallback = errors.New("the device kernel does not implement these attributes; run the CPU op on host copies")
 
 // Checker is an op with a device-free check: the count, dtypes, ranks and
 // shapes of its inputs and its attributes, read from the tensors' shapes

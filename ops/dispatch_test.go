@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,6 +113,21 @@ func TestDispatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.Float32s(), y.Float32s())
 		assert.Equal(t, wantG[0].Float32s(), dx.Float32s())
+	})
+	t.Run("a kernel factory's ErrFallback runs the CPU kernel on host copies", func(t *testing.T) {
+		require.NoError(t, RegisterKernel("abs", "testdev", tensor.Float32, func(d tensor.Device, attrs any) (Op, error) {
+			return nil, fmt.Errorf("abs on testdev: %w", ErrFallback)
+		}))
+		t.Cleanup(func() { delete(deviceKernels, "abs") })
+		k, err := Dispatch(UnaryOp("abs"), []*tensor.Tensor{xd})
+		require.NoError(t, err)
+		assert.IsType(t, &fallbackOp{}, k)
+		yd, err := k.Forward([]*tensor.Tensor{xd})
+		require.NoError(t, err)
+		assert.Equal(t, tensor.Device(dev), yd.Device())
+		y, err := yd.To(nil)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1, 2, 3, 4, 0, 1}, y.Float32s())
 	})
 	t.Run("errors", func(t *testing.T) {
 		_, err := Run(BinaryOp("add"), x, xd)

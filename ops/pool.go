@@ -16,12 +16,31 @@ func init() {
 		Make: MakeOp(func(NoAttrs) Op { return GlobalAvgPool2DOp() }), CUDA: DeviceFallback})
 }
 
-// Pool2DAttrs are the attributes of a 2-D max or average pool.
+// Pool2DAttrs are the attributes of a 2-D max or average pool. The zero
+// values of Dilation, CeilMode and CountIncludePad are TF's pools; the
+// others are ONNX MaxPool's and AveragePool's attributes of those names
+// (pool_window.go).
 type Pool2DAttrs struct {
-	Kernel  [2]int  `json:"kernel"`  // window (height, width); both required
-	Stride  [2]int  `json:"strides"` // (height, width); 0 means the window size, as Keras and PyTorch default
-	Pad     [4]int  `json:"pads"`    // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
-	Padding PadMode `json:"padding"` // where the padding comes from
+	Kernel   [2]int  `json:"kernel"`    // window (height, width); both required
+	Stride   [2]int  `json:"strides"`   // (height, width); 0 means the window size, as Keras and PyTorch default
+	Pad      [4]int  `json:"pads"`      // padding (top, bottom, left, right), with Padding PadExplicit; each below the window size
+	Padding  PadMode `json:"padding"`   // where the padding comes from
+	Dilation [2]int  `json:"dilations"` // spacing of the window's taps (height, width); 0 means 1
+	// CeilMode rounds the output size up: the last window may run past the
+	// trailing padding (ONNX ceil_mode, PyTorch ceil_mode).
+	CeilMode bool `json:"ceil_mode"`
+	// CountIncludePad makes the average divide by the window's taps inside
+	// the padded input, padding included (ONNX and PyTorch
+	// count_include_pad); average pool only.
+	CountIncludePad bool `json:"count_include_pad"`
+}
+
+// plain reports whether a is a TF pool: undilated, floor mode, padding
+// left out of the average. Those run the 2-D kernels below; the others
+// run the general windowed pool (pool_window.go).
+func (a Pool2DAttrs) plain() bool {
+	undilated := func(d int) bool { return d == 0 || d == 1 }
+	return undilated(a.Dilation[0]) && undilated(a.Dilation[1]) && !a.CeilMode && !a.CountIncludePad
 }
 
 type pool2dOp struct {
@@ -32,7 +51,8 @@ type pool2dOp struct {
 	// recomputes it from x into pooled scratch, as TF's MaxPoolGrad
 	// recomputes from orig_input and orig_output, so a step holds no
 	// index buffer and allocates none.
-	g im2col.Geom // one channel per image plane: C is N·C of x
+	g   im2col.Geom  // one channel per image plane: C is N·C of x
+	win *poolWindows // instead of g, for attrs that are not plain
 }
 
 // maxArgs runs the max-pool kernel on x, writing the maximums into y and
@@ -47,13 +67,15 @@ func maxArgs[T tensor.Float](g im2col.Geom, x, y []T) *[]int {
 // [N, C, OH, OW] with OH = (H + pad_top + pad_bottom − KH) / stride + 1
 // (likewise OW): tf.nn.max_pool2d with data_format NCHW. Padded cells never
 // win. The gradient goes to the first maximum of each window in row-major
-// order, as TF's CPU kernel and PyTorch's do on ties.
+// order, as TF's CPU kernel and PyTorch's do on ties. With Dilation or
+// CeilMode it is ONNX MaxPool (pool_window.go gives the output size).
 func MaxPool2DOp(attrs Pool2DAttrs) Op { return &pool2dOp{max: true, attrs: attrs} }
 
 // AvgPool2DOp returns the 2-D average pool of x [N, C, H, W], shaped as
 // MaxPool2DOp's: tf.nn.avg_pool2d with data_format NCHW. Padded cells are
 // left out of both the sum and the divisor, as TF does (PyTorch's
-// count_include_pad=False).
+// count_include_pad=False), unless CountIncludePad. With Dilation,
+// CeilMode or CountIncludePad it is ONNX AveragePool (pool_window.go).
 func AvgPool2DOp(attrs Pool2DAttrs) Op { return &pool2dOp{attrs: attrs} }
 
 // MaxPool2D returns the max pool of x; see MaxPool2DOp.
@@ -93,6 +115,9 @@ func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) 
 	}
 	x := in[0].Shape()
 	g := im2col.Geom{C: x[0] * x[1], H: x[2], W: x[3], KH: a.Kernel[0], KW: a.Kernel[1], SH: a.Stride[0], SW: a.Stride[1], DH: 1, DW: 1}
+	if !a.plain() {
+		return dt, g, nil // windows checks the rest
+	}
 	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, 1, 1)
 	if err != nil {
 		return 0, g, Errorf(op, in, "%v", err)
@@ -111,10 +136,40 @@ func (o *pool2dOp) geom(in []*tensor.Tensor) (tensor.DType, im2col.Geom, error) 
 	return dt, g, nil
 }
 
+// windows returns the general windowed pool of attrs that are not plain,
+// after geom's checks of x and the kernel and stride, or an error naming
+// the op and x for a dilation, padding or window that does not fit.
+func (o *pool2dOp) windows(in []*tensor.Tensor, g im2col.Geom) (*poolWindows, error) {
+	op, a := o.Name(), o.attrs
+	if a.CountIncludePad && o.max {
+		return nil, Errorf(op, in, "count_include_pad applies to the average pool only")
+	}
+	if min(a.Dilation[0], a.Dilation[1]) < 0 {
+		return nil, Errorf(op, in, "want a non-negative dilation (0 means 1), got %v", a.Dilation)
+	}
+	dh, dw := max(a.Dilation[0], 1), max(a.Dilation[1], 1)
+	pad, err := resolvePad(a.Padding, a.Pad, g.H, g.W, g.KH, g.KW, g.SH, g.SW, dh, dw)
+	if err != nil {
+		return nil, Errorf(op, in, "%v", err)
+	}
+	p := &poolWindows{planes: g.C, max: o.max, inclPad: a.CountIncludePad}
+	p.ax[0], _ = newPoolAxis(1, 1, 1, 1, 0, 0, false)
+	if p.ax[1], err = newPoolAxis(g.H, g.KH, g.SH, dh, pad[0], pad[1], a.CeilMode); err != nil {
+		return nil, Errorf(op, in, "height: %v (kernel %v, dilation %v, padding %v)", err, a.Kernel, a.Dilation, pad)
+	}
+	if p.ax[2], err = newPoolAxis(g.W, g.KW, g.SW, dw, pad[2], pad[3], a.CeilMode); err != nil {
+		return nil, Errorf(op, in, "width: %v (kernel %v, dilation %v, padding %v)", err, a.Kernel, a.Dilation, pad)
+	}
+	return p, nil
+}
+
 // Check is the 2-D pools' device-free check (Checker): x [N, C, H, W],
-// the window, stride and padding.
+// the window, stride, dilation and padding.
 func (o *pool2dOp) Check(in []*tensor.Tensor) error {
-	_, _, err := o.geom(in)
+	_, g, err := o.geom(in)
+	if err == nil && !o.attrs.plain() {
+		_, err = o.windows(in, g)
+	}
 	return err
 }
 
@@ -126,8 +181,14 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.g = g
+	o.g, o.win = g, nil
 	x := in[0].Shape()
+	if !o.attrs.plain() {
+		if o.win, err = o.windows(in, g); err != nil {
+			return nil, err
+		}
+		return runPoolWindows(o.win, in[0], []int{x[0], x[1], o.win.ax[1].out, o.win.ax[2].out}), nil
+	}
 	out := tensor.Empty(dt, x[0], x[1], g.OH, g.OW) // one write per window
 	switch {
 	case !o.max && dt == tensor.Float32:
@@ -145,6 +206,9 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
 	if !need[0] {
 		return []*tensor.Tensor{nil}, nil
+	}
+	if o.win != nil {
+		return []*tensor.Tensor{gradPoolWindows(o.win, in[0], gout)}, nil
 	}
 	gx := tensor.ZerosLike(in[0])
 	switch out.DType() {

@@ -31,8 +31,22 @@ type Attrs struct {
 	Strides [2]int `json:"strides"`
 	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
 	Pads [4]int `json:"pads"`
-	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
+	// Pool2DAttrs, Pool3DAttrs, Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs: avg_pool2d, avg_pool3d, conv2d, conv2d_transpose, conv3d, max_pool2d and 1 more.
 	Padding PadMode `json:"padding"`
+	// Pool2DAttrs, Conv2DAttrs, Conv2DTransposeAttrs: avg_pool2d, conv2d, conv2d_transpose, max_pool2d.
+	Dilations [2]int `json:"dilations"`
+	// Pool2DAttrs, Pool3DAttrs: avg_pool2d, avg_pool3d, max_pool2d, max_pool3d.
+	CeilMode bool `json:"ceil_mode"`
+	// Pool2DAttrs, Pool3DAttrs: avg_pool2d, avg_pool3d, max_pool2d, max_pool3d.
+	CountIncludePad bool `json:"count_include_pad"`
+	// Pool3DAttrs: avg_pool3d, max_pool3d.
+	KernelDhw [3]int `json:"kernel_dhw"`
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
+	StridesDhw [3]int `json:"strides_dhw"`
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
+	DilationsDhw [3]int `json:"dilations_dhw"`
+	// Pool3DAttrs, Conv3DAttrs: avg_pool3d, conv3d, max_pool3d.
+	PadsDhw [6]int `json:"pads_dhw"`
 	// BatchNormAttrs: batch_norm.
 	Momentum float64 `json:"momentum"`
 	// BatchNormAttrs, GroupNormAttrs, InstanceNormAttrs, LayerNormAttrs, RMSNormAttrs: batch_norm, group_norm, instance_norm, layer_norm, rms_norm.
@@ -43,9 +57,7 @@ type Attrs struct {
 	Shape []int `json:"shape"`
 	// ConcatAttrs, GatherAttrs, GatherElementsAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, gather_elements, log_softmax, slice, softmax.
 	Axis int `json:"axis"`
-	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
-	Dilations [2]int `json:"dilations"`
-	// Conv2DAttrs, Conv2DTransposeAttrs: conv2d, conv2d_transpose.
+	// Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs: conv2d, conv2d_transpose, conv3d.
 	Groups int `json:"groups"`
 	// Conv2DTransposeAttrs: conv2d_transpose.
 	OutputPadding [2]int `json:"output_padding"`
@@ -115,7 +127,10 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"additive_attention": func(a Attrs) any { return AttentionAttrs{KeyLengths: a.KeyLengths, Causal: a.Causal, Scale: a.Scale} },
 	"attention":          func(a Attrs) any { return AttentionAttrs{KeyLengths: a.KeyLengths, Causal: a.Causal, Scale: a.Scale} },
 	"avg_pool2d": func(a Attrs) any {
-		return Pool2DAttrs{Kernel: a.Kernel, Stride: a.Strides, Pad: a.Pads, Padding: a.Padding}
+		return Pool2DAttrs{Kernel: a.Kernel, Stride: a.Strides, Pad: a.Pads, Padding: a.Padding, Dilation: a.Dilations, CeilMode: a.CeilMode, CountIncludePad: a.CountIncludePad}
+	},
+	"avg_pool3d": func(a Attrs) any {
+		return Pool3DAttrs{Kernel: a.KernelDhw, Stride: a.StridesDhw, Dilation: a.DilationsDhw, Pad: a.PadsDhw, Padding: a.Padding, CeilMode: a.CeilMode, CountIncludePad: a.CountIncludePad}
 	},
 	"batch_norm": func(a Attrs) any {
 		return BatchNormAttrs{Momentum: a.Momentum, Epsilon: a.Epsilon, Training: a.Training}
@@ -128,6 +143,9 @@ var typedAttrs = map[string]func(a Attrs) any{
 	},
 	"conv2d_transpose": func(a Attrs) any {
 		return Conv2DTransposeAttrs{Conv2DAttrs: Conv2DAttrs{Stride: a.Strides, Dilation: a.Dilations, Pad: a.Pads, Padding: a.Padding, Groups: a.Groups}, OutputPadding: a.OutputPadding}
+	},
+	"conv3d": func(a Attrs) any {
+		return Conv3DAttrs{Stride: a.StridesDhw, Dilation: a.DilationsDhw, Pad: a.PadsDhw, Padding: a.Padding, Groups: a.Groups}
 	},
 	"crf":                          func(a Attrs) any { return CRFAttrs{Offsets: a.Offsets} },
 	"div":                          func(a Attrs) any { return NoAttrs{} },
@@ -165,7 +183,10 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"matmul": func(a Attrs) any { return MatMulAttrs{TransposeA: a.TransposeA, TransposeB: a.TransposeB} },
 	"max":    func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
 	"max_pool2d": func(a Attrs) any {
-		return Pool2DAttrs{Kernel: a.Kernel, Stride: a.Strides, Pad: a.Pads, Padding: a.Padding}
+		return Pool2DAttrs{Kernel: a.Kernel, Stride: a.Strides, Pad: a.Pads, Padding: a.Padding, Dilation: a.Dilations, CeilMode: a.CeilMode, CountIncludePad: a.CountIncludePad}
+	},
+	"max_pool3d": func(a Attrs) any {
+		return Pool3DAttrs{Kernel: a.KernelDhw, Stride: a.StridesDhw, Dilation: a.DilationsDhw, Pad: a.PadsDhw, Padding: a.Padding, CeilMode: a.CeilMode, CountIncludePad: a.CountIncludePad}
 	},
 	"maximum":         func(a Attrs) any { return NoAttrs{} },
 	"mean":            func(a Attrs) any { return ReduceAttrs{Axes: a.Axes, KeepDims: a.KeepDims} },
@@ -228,7 +249,9 @@ func AttrsOf(t any) Attrs {
 	case AttentionAttrs:
 		return Attrs{KeyLengths: t.KeyLengths, Causal: t.Causal, Scale: t.Scale}
 	case Pool2DAttrs:
-		return Attrs{Kernel: t.Kernel, Strides: t.Stride, Pads: t.Pad, Padding: t.Padding}
+		return Attrs{Kernel: t.Kernel, Strides: t.Stride, Pads: t.Pad, Padding: t.Padding, Dilations: t.Dilation, CeilMode: t.CeilMode, CountIncludePad: t.CountIncludePad}
+	case Pool3DAttrs:
+		return Attrs{KernelDhw: t.Kernel, StridesDhw: t.Stride, DilationsDhw: t.Dilation, PadsDhw: t.Pad, Padding: t.Padding, CeilMode: t.CeilMode, CountIncludePad: t.CountIncludePad}
 	case BatchNormAttrs:
 		return Attrs{Momentum: t.Momentum, Epsilon: t.Epsilon, Training: t.Training}
 	case BroadcastToAttrs:
@@ -239,6 +262,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Strides: t.Stride, Dilations: t.Dilation, Pads: t.Pad, Padding: t.Padding, Groups: t.Groups}
 	case Conv2DTransposeAttrs:
 		return Attrs{Strides: t.Stride, Dilations: t.Dilation, Pads: t.Pad, Padding: t.Padding, Groups: t.Groups, OutputPadding: t.OutputPadding}
+	case Conv3DAttrs:
+		return Attrs{StridesDhw: t.Stride, DilationsDhw: t.Dilation, PadsDhw: t.Pad, Padding: t.Padding, Groups: t.Groups}
 	case CRFAttrs:
 		return Attrs{Offsets: t.Offsets}
 	case DropoutAttrs:

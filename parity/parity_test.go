@@ -265,12 +265,16 @@ func TestFormatTable(t *testing.T) {
 	rows := []Row{
 		{Op: "add", DType: "float32", Cases: 5, MaxAbs: 1e-7, MaxRel: 2e-7, Bound: "atol 1e-06 + rtol 1e-05", Pass: true},
 		{Op: "add", DType: "float64", Cases: 5, Bound: "rtol 1e-10", Pass: false},
+		{Op: "conv2d", DType: "float32", Cases: 3, MaxAbs: 3e-5, MaxRel: 1e-3, Bound: "max(atol 1e-06 + rtol 1e-05, 1.5×TF err)",
+			Pass: true, TruthCases: 2, PlumbErr: 2e-5, TFErr: 1.5e-5},
 	}
 	s := FormatTable(rows)
 	assert.Contains(t, s, "OP")
-	assert.Regexp(t, `add\s+float32\s+5\s+1\.00e-07\s+2\.00e-07\s+atol 1e-06 \+ rtol 1e-05\s+pass`, s)
-	assert.Regexp(t, `add\s+float64\s+5\s+0\.00e\+00\s+0\.00e\+00\s+rtol 1e-10\s+FAIL`, s)
-	assert.Contains(t, s, "10 cases in 2 op/dtype rows; 1 rows failed")
+	assert.Contains(t, s, "PLUMB VS F64")
+	assert.Regexp(t, `add\s+float32\s+5\s+1\.00e-07\s+2\.00e-07\s+-\s+-\s+atol 1e-06 \+ rtol 1e-05\s+pass`, s)
+	assert.Regexp(t, `add\s+float64\s+5\s+0\.00e\+00\s+0\.00e\+00\s+-\s+-\s+rtol 1e-10\s+FAIL`, s)
+	assert.Regexp(t, `conv2d\s+float32\s+3\s+3\.00e-05\s+1\.00e-03\s+2\.00e-05\s+1\.50e-05 \(2 cases\)\s+max\(.*pass`, s)
+	assert.Contains(t, s, "13 cases in 3 op/dtype rows (2 held to the float64 truth); 1 rows failed")
 }
 
 // A case not loaded by LoadCases, or none at all, fails with an error

@@ -25,16 +25,20 @@ import (
 // Row summarises one op in one dtype: how many cases ran, the largest
 // absolute and relative errors over all their tensors, the bound they were
 // held to and whether every case passed. Failures lists the failed cases'
-// messages.
+// messages. TruthCases counts the cases held to the float64 truth, and
+// PlumbErr and TFErr are Plumb's and TF's largest absolute errors against
+// the truth over those cases.
 type Row struct {
-	Op       string
-	DType    string
-	Cases    int
-	MaxAbs   float64
-	MaxRel   float64
-	Bound    string
-	Pass     bool
-	Failures []string
+	Op              string
+	DType           string
+	Cases           int
+	MaxAbs          float64
+	MaxRel          float64
+	Bound           string
+	Pass            bool
+	Failures        []string
+	TruthCases      int
+	PlumbErr, TFErr float64
 }
 
 // Run checks every case under dir (a testdata tree) and returns one Row
@@ -78,7 +82,14 @@ func Rows(results []CaseResult) []Row {
 		row.MaxAbs = math.Max(row.MaxAbs, r.MaxAbs)
 		row.MaxRel = math.Max(row.MaxRel, r.MaxRel)
 		if r.Err == nil {
-			bounds[k][r.Tol.String()] = true
+			b := r.Tol.String()
+			if r.Truth {
+				b = fmt.Sprintf("max(%s, %.1f×TF err)", b, truthFactor)
+				row.TruthCases++
+				row.PlumbErr = math.Max(row.PlumbErr, r.PlumbErr)
+				row.TFErr = math.Max(row.TFErr, r.TFErr)
+			}
+			bounds[k][b] = true
 		}
 		if r.Failed() {
 			row.Pass = false
@@ -105,11 +116,15 @@ func Rows(results []CaseResult) []Row {
 }
 
 // FormatTable renders rows as an aligned text table with a summary line.
+// MAX ABS ERR and MAX REL ERR are Plumb's errors against TF's goldens;
+// PLUMB VS F64 and TF VS F64 are Plumb's and TF's largest absolute errors
+// against the float64 truth (a dash for a row with no such case, and the
+// count of such cases when not all of the row's have one).
 func FormatTable(rows []Row) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "OP\tDTYPE\tCASES\tMAX ABS ERR\tMAX REL ERR\tBOUND\tRESULT")
-	cases, failed := 0, 0
+	fmt.Fprintln(w, "OP\tDTYPE\tCASES\tMAX ABS ERR\tMAX REL ERR\tPLUMB VS F64\tTF VS F64\tBOUND\tRESULT")
+	cases, failed, truth := 0, 0, 0
 	for _, r := range rows {
 		res := "pass"
 		if !r.Pass {
@@ -117,9 +132,17 @@ func FormatTable(rows []Row) string {
 			failed++
 		}
 		cases += r.Cases
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.2e\t%.2e\t%s\t%s\n", r.Op, r.DType, r.Cases, r.MaxAbs, r.MaxRel, r.Bound, res)
+		truth += r.TruthCases
+		pe, te := "-", "-"
+		if r.TruthCases > 0 {
+			pe, te = fmt.Sprintf("%.2e", r.PlumbErr), fmt.Sprintf("%.2e", r.TFErr)
+			if r.TruthCases < r.Cases {
+				te += fmt.Sprintf(" (%d cases)", r.TruthCases)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.2e\t%.2e\t%s\t%s\t%s\t%s\n", r.Op, r.DType, r.Cases, r.MaxAbs, r.MaxRel, pe, te, r.Bound, res)
 	}
 	w.Flush()
-	fmt.Fprintf(&b, "%d cases in %d op/dtype rows; %d rows failed\n", cases, len(rows), failed)
+	fmt.Fprintf(&b, "%d cases in %d op/dtype rows (%d held to the float64 truth); %d rows failed\n", cases, len(rows), truth, failed)
 	return b.String()
 }

@@ -3,6 +3,8 @@ package parity
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
 
 	"github.com/plumbml/plumb/graph"
@@ -159,10 +161,31 @@ func (c *Case) outputs(out *tensor.Tensor, in []*tensor.Tensor) ([]pair, error) 
 	return pairs, nil
 }
 
-// golden pairs got with the golden <name>.npy.
+// golden pairs got with the golden <name>.npy and, when the case has it,
+// the float64 truth truth_<name>.npy (record.py writes one for every
+// tensor of a float32 op or model case; goldens recorded before it have
+// none and keep the tolerance alone).
 func (c *Case) golden(name string, got *tensor.Tensor) (pair, error) {
 	want, err := c.load(name + ".npy")
-	return pair{name: name, got: got, want: want}, err
+	if err != nil {
+		return pair{}, err
+	}
+	p := pair{name: name, got: got, want: want}
+	truth := "truth_" + name + ".npy"
+	if c.fsys == nil {
+		return p, nil
+	}
+	if _, err := fs.Stat(c.fsys, path.Join(c.dir, truth)); errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if p.truth, err = c.load(truth); err != nil {
+		return pair{}, err
+	}
+	if p.truth.DType() != tensor.Float64 || !tensor.SameShape(p.truth, want) || c.DType != "float32" {
+		return pair{}, fmt.Errorf("%s is %v%v for a %s golden %v%v; want a float32 case's float64 truth of its shape",
+			truth, p.truth.DType(), p.truth.Shape(), c.DType, want.DType(), want.Shape())
+	}
+	return p, nil
 }
 
 // dropoutPairs restricts a dropout case to the elements that both Plumb's

@@ -308,6 +308,12 @@ func convTransposeKernel(d *Device, c ops.Conv2DTransposeAttrs) (kernel, error) 
 
 func poolKernel(isMax bool) factory {
 	return typed(func(d *Device, p ops.Pool2DAttrs) (kernel, error) {
+		// The kernels are TF's pools: dilated, ceil-mode and
+		// count-include-pad pools run the CPU op on host copies.
+		if p.Dilation[0] > 1 || p.Dilation[1] > 1 || p.CeilMode || p.CountIncludePad {
+			return kernel{}, fmt.Errorf("%s with dilation %v, ceil_mode %v, count_include_pad %v: %w",
+				map[bool]string{true: "max_pool2d", false: "avg_pool2d"}[isMax], p.Dilation, p.CeilMode, p.CountIncludePad, ops.ErrFallback)
+		}
 		o := d.avgPool2DOp(p)
 		if isMax {
 			o = d.maxPool2DOp(p)

@@ -76,8 +76,10 @@ var layoutOps = []string{
 // them as fallbacks, not as CUDA kernels.
 var fallbacks = []string{
 	"additive_attention",
+	"avg_pool3d",
 	"broadcast_to",
 	"concat",
+	"conv3d",
 	"crf",
 	"dropout",
 	"erf",
@@ -91,6 +93,7 @@ var fallbacks = []string{
 	"linear_concat",
 	"linear_softmax_cross_entropy",
 	"lstm_projected",
+	"max_pool3d",
 	"mish",
 	"mse",
 	"prelu",

@@ -20,6 +20,11 @@ Each case is written to parity/testdata/<op>/<case>/ as
                   case.json's "grads")
     after<i>.npy  the value of input i after the op ran, for inputs an op
                   updates in place (batch norm's moving statistics)
+    truth_<t>.npy float32 op and model cases: the float64 truth of tensor
+                  <t> (out, grad<i>, after<i>), the same function run by TF
+                  in float64 on the same float32 inputs and upstream
+                  gradient; the harness holds Plumb to it, within
+                  max(tolerance, 1.5 x TF's own float32 error against it)
 
 Model cases (kind "model": a whole Plumb layer or model) add "params" to
 case.json, each parameter's name and the input that holds its value.
@@ -91,10 +96,13 @@ class Case:
     """
 
     def __init__(self, op, name, make, fn, attrs=None, grads=(0,), tol="default", kind="op", dtypes=DTYPES,
-                 params=None):
+                 params=None, truth=True):
         self.op, self.name, self.make, self.fn = op, name, make, fn
         self.attrs, self.grads, self.tol, self.kind = attrs or {}, list(grads), tol, kind
         self.dtypes, self.params = dtypes, params
+        # truth: the float32 case also records its float64 truth (op and
+        # model kinds); off where the function is not the same in float64.
+        self.truth = truth and kind in ("op", "model")
 
 
 CASES = []
@@ -672,12 +680,16 @@ for name, (sx, eps) in INSTANCE_NORM.items():
 
 # Dropout draws its mask from TF's stateless RNG, which Plumb cannot
 # reproduce; the Go side compares only where both masks keep an element,
-# which checks the inverted scaling of the output and of the gradient.
-add("dropout", "rate0", inputs(normal(3, 4)), lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.0, seed=[1, 2]), attrs={"rate": 0.0})
+# which checks the inverted scaling of the output and of the gradient. The
+# mask is drawn per dtype, so a float64 run is no truth for a float32 case.
+add("dropout", "rate0", inputs(normal(3, 4)), lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.0, seed=[1, 2]), attrs={"rate": 0.0},
+    truth=False)
 add("dropout", "rate0.5", inputs(normal(4, 6)),
-    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.5, seed=[7, 11]), attrs={"rate": 0.5})
+    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.5, seed=[7, 11]), attrs={"rate": 0.5},
+    truth=False)
 add("dropout", "rate0.2", inputs(normal(2, 3, 5)),
-    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.2, seed=[3, 5]), attrs={"rate": 0.2})
+    lambda xs: tf.nn.experimental.stateless_dropout(xs[0], rate=0.2, seed=[3, 5]), attrs={"rate": 0.2},
+    truth=False)
 
 # ---- convolutions and pools -------------------------------------------------
 # Plumb is NCHW with OIHW conv weights and [C, O/groups, KH, KW] transposed
@@ -761,16 +773,17 @@ CONV = {
 }
 for name, (sx, sw, st, padding, pads, dil, groups, bias) in CONV.items():
     shapes = [sx, sw] + ([(sw[0],)] if bias else [])
-    # "conv" bounds dot products of up to 50 terms; longer ones take "conv_long"
-    tol = "conv" if sw[1] * sw[2] * sw[3] <= 50 else "conv_long"
+    # Long float32 dot products (up to 216 terms) keep the default tolerance:
+    # the harness holds float32 cases to their float64 truth, within 1.5 x
+    # TF's own error (docs/parity.md, "Against the float64 truth").
     add("conv2d", name, inputs(*[normal(*s) for s in shapes]), conv2d(st, padding, pads, dil, groups),
-        attrs=conv_attrs(st, padding, pads, dil, groups), grads=range(len(shapes)), tol=tol)
+        attrs=conv_attrs(st, padding, pads, dil, groups), grads=range(len(shapes)))
 for name, (sx, mult, st, padding, dil) in {"depthwise_same": ((2, 3, 5, 5), 2, (1, 1), "SAME", (1, 1)),
                                            "depthwise_s2": ((1, 4, 6, 6), 1, (2, 2), "SAME", (1, 1)),
                                            "depthwise_dilation2": ((1, 2, 7, 7), 1, (1, 1), "VALID", (2, 2))}.items():
     sw = (sx[1] * mult, 1, 3, 3)
     add("conv2d", name, inputs(normal(*sx), normal(*sw), normal(sw[0])), depthwise(st, padding, dil),
-        attrs=conv_attrs(st, padding, None, dil, sx[1]), grads=(0, 1, 2), tol="conv")
+        attrs=conv_attrs(st, padding, None, dil, sx[1]), grads=(0, 1, 2))
 
 
 def conv2d_transpose(strides, padding, pads, groups, out_pad):
@@ -812,7 +825,7 @@ for name, (sx, sw, st, padding, pads, groups, opad, bias) in CONV_T.items():
     attrs = conv_attrs(st, padding, pads, (1, 1), groups)
     attrs["output_padding"] = list(opad)
     add("conv2d_transpose", name, inputs(*[normal(*s) for s in shapes]),
-        conv2d_transpose(st, padding, pads, groups, opad), attrs=attrs, grads=range(len(shapes)), tol="conv")
+        conv2d_transpose(st, padding, pads, groups, opad), attrs=attrs, grads=range(len(shapes)))
 
 
 def pool(kind, kernel, strides, padding, pads):
@@ -845,6 +858,200 @@ add("max_pool2d", "explicit", lambda rng: [distinct(rng, (1, 2, 5, 5))], pool("m
     attrs={"kernel": [3, 3], "strides": [2, 2], "padding": "EXPLICIT", "pads": [1, 1, 0, 1]})
 add("global_avg_pool2d", "nchw", inputs(normal(2, 3, 4, 5)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
 add("global_avg_pool2d", "one_pixel", inputs(normal(3, 2, 1, 1)), lambda xs: tf.reduce_mean(xs[0], axis=[2, 3]))
+
+
+# ---- ONNX pools: dilated, ceil-mode, count_include_pad; 3-D pools -----------
+# ONNX MaxPool/AveragePool (opset 19) over 2 or 3 spatial axes, composed from
+# TF ops: pad explicitly (-inf for max, zeros for avg; ceil mode adds the
+# trailing cells its last window runs past), pool the windows, keep every
+# stride-th. The average is the window sum over a count pooled the same way
+# from a mask: ones on the input, and with count_include_pad also on the
+# explicit padding (never on the ceil-mode overhang). Output sizes follow
+# ops/pool_window.go (PyTorch's pooling_output_shape).
+#
+# 2-D windows are tf.nn.pool with the dilations at stride 1 (TF takes no
+# stride with a dilation), the sum AVG x taps. TF's 3-D pools have no
+# float64 kernel, so 3-D windows are the max or sum over the window's taps
+# as strided slices (the pooling definition in TF ops); in float32 the
+# recorder asserts that they equal tf.nn.pool's (MaxPool3D, AvgPool3D).
+
+
+def onnx_out(n, k, s, d, lo, hi, ceil):
+    span = n + lo + hi - ((k - 1) * d + 1)
+    if not ceil:
+        return span // s + 1
+    out = -(-span // s) + 1
+    return out - 1 if (out - 1) * s >= n + lo else out
+
+
+def tf_same_pads(sp, kernel, strides, dilations):
+    """TF's SAME padding per axis, (begin, end), the odd cell at the end."""
+    pads = []
+    for n, k, s, d in zip(sp, kernel, strides, dilations):
+        total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def onnx_pool(kind, kernel, strides, dilations, pads, ceil, incl):
+    """pads: (begin, end) per spatial axis, or "SAME"/"VALID"."""
+    def fn(xs):
+        x = xs[0]
+        n = len(kernel)
+        x = tf.transpose(x, [0] + list(range(2, n + 2)) + [1])  # NC... -> N...C
+        sp = x.shape[1:-1]
+        pd = {"VALID": [(0, 0)] * n, "SAME": None}.get(pads, pads) if isinstance(pads, str) else pads
+        pd = tf_same_pads(sp, kernel, strides, dilations) if pd is None else pd
+        outs = [onnx_out(sp[i], kernel[i], strides[i], dilations[i], pd[i][0], pd[i][1], ceil) for i in range(n)]
+        extra = [max((outs[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+                     - (sp[i] + pd[i][0] + pd[i][1]), 0) for i in range(n)]
+        full = [[0, 0]] + [[pd[i][0], pd[i][1] + extra[i]] for i in range(n)] + [[0, 0]]
+        taps = float(np.prod(kernel))
+
+        def by_pool(v, how):
+            y = tf.nn.pool(v, list(kernel), "MAX" if how == "max" else "AVG", padding="VALID", dilations=list(dilations))
+            y = y[(slice(None),) + tuple(slice(0, outs[i] * strides[i], strides[i]) for i in range(n)) + (slice(None),)]
+            return y if how == "max" else y * taps
+
+        def by_taps(v, how):
+            parts = [v[(slice(None),) + tuple(slice(t[i] * dilations[i], t[i] * dilations[i] + (outs[i] - 1) * strides[i] + 1,
+                                                    strides[i]) for i in range(n)) + (slice(None),)]
+                     for t in itertools.product(*[range(k) for k in kernel])]
+            return tf.reduce_max(tf.stack(parts), 0) if how == "max" else tf.add_n(parts)
+
+        def pooled(v, how):
+            if n == 2:
+                return by_pool(v, how)
+            y = by_taps(v, how)
+            if v.dtype == tf.float32:
+                np.testing.assert_allclose(y.numpy(), by_pool(v, how).numpy(), rtol=1e-6, atol=1e-6)
+            return y
+
+        if kind == "max":
+            y = pooled(tf.pad(x, full, constant_values=-np.inf), "max")
+        else:
+            total = pooled(tf.pad(x, full), "avg")
+            ones = np.ones(x.shape, x.dtype.as_numpy_dtype)
+            if incl:
+                mask = np.pad(ones, [[0, 0]] + [list(p) for p in pd] + [[0, 0]], constant_values=1)
+                mask = np.pad(mask, [[0, 0]] + [[0, e] for e in extra] + [[0, 0]])
+            else:
+                mask = np.pad(ones, full)
+            y = total / tf.round(pooled(tf.constant(mask), "avg"))
+        return tf.transpose(y, [0, n + 1] + list(range(1, n + 1)))  # N...C -> NC...
+
+    return fn
+
+
+def onnx_pool_attrs(kernel, strides, dilations, pads, ceil, incl):
+    n = len(kernel)
+    padding = pads if isinstance(pads, str) else "EXPLICIT"
+    if n == 2:
+        a = {"kernel": list(kernel), "strides": list(strides), "dilations": list(dilations), "padding": padding}
+        if padding == "EXPLICIT":
+            a["pads"] = [pads[0][0], pads[0][1], pads[1][0], pads[1][1]]
+    else:
+        a = {"kernel_dhw": list(kernel), "strides_dhw": list(strides), "dilations_dhw": list(dilations),
+             "padding": padding}
+        if padding == "EXPLICIT":
+            a["pads_dhw"] = [p for pr in pads for p in pr]
+    if ceil:
+        a["ceil_mode"] = True
+    if incl:
+        a["count_include_pad"] = True
+    return a
+
+
+def tf_pool3d_check(kind, kernel, strides, padding):
+    """The 3-D pool by onnx_pool, asserted in float32 against tf.nn.max_pool3d or avg_pool3d."""
+    pool = onnx_pool(kind, kernel, strides, (1, 1, 1), padding, False, False)
+
+    def fn(xs):
+        y = pool(xs)
+        if xs[0].dtype == tf.float32:
+            f = tf.nn.max_pool3d if kind == "max" else tf.nn.avg_pool3d
+            want = tf.transpose(f(tf.transpose(xs[0], [0, 2, 3, 4, 1]), kernel, strides, padding), [0, 4, 1, 2, 3])
+            np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+        return y
+
+    return fn
+
+
+ONNX_POOL = {
+    # name: x shape, kernel, strides, dilations, pads ((begin, end) per axis), ceil_mode, count_include_pad (avg)
+    "dilated": ((2, 3, 7, 6), (3, 2), (1, 2), (2, 3), ((0, 0), (0, 0)), False, False),
+    "dilated_padded": ((1, 2, 5, 7), (2, 3), (2, 1), (2, 2), ((1, 0), (2, 1)), False, False),
+    "dilated_same": ((1, 2, 6, 5), (3, 2), (2, 1), (2, 1), "SAME", False, False),
+    "ceil": ((2, 2, 5, 7), (2, 3), (2, 2), (1, 1), ((0, 0), (1, 0)), True, False),
+    "ceil_dropped_window": ((1, 2, 4, 4), (2, 2), (3, 3), (1, 1), ((1, 1), (1, 1)), True, False),
+    "ceil_dilated": ((1, 3, 9, 8), (3, 3), (2, 3), (2, 1), ((1, 2), (0, 1)), True, False),
+    "include_pad": ((2, 1, 5, 6), (3, 3), (2, 2), (1, 1), ((1, 1), (0, 2)), False, True),
+    "include_pad_ceil": ((1, 2, 6, 5), (3, 2), (2, 2), (1, 1), ((1, 0), (1, 0)), True, True),
+}
+POOL3D = {
+    # name: x shape, kernel, strides, dilations, pads or TF padding, ceil_mode, count_include_pad (avg)
+    "k2_s2_valid": ((2, 3, 4, 4, 6), (2, 2, 2), (2, 2, 2), (1, 1, 1), "VALID", False, False),
+    "k3_s2_same": ((1, 2, 5, 6, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), "SAME", False, False),
+    "rect_s1_same": ((2, 2, 3, 5, 4), (2, 3, 1), (1, 1, 1), (1, 1, 1), "SAME", False, False),
+    "overlap_valid": ((1, 2, 7, 5, 6), (3, 2, 3), (2, 1, 2), (1, 1, 1), "VALID", False, False),
+    "explicit": ((1, 2, 5, 4, 6), (3, 2, 3), (2, 1, 2), (1, 1, 1), ((1, 1), (0, 1), (1, 0)), False, False),
+    "dilated_ceil": ((1, 2, 7, 5, 6), (2, 3, 2), (2, 2, 3), (2, 1, 2), ((1, 0), (1, 1), (0, 1)), True, False),
+    "include_pad_ceil": ((2, 1, 5, 4, 5), (2, 2, 3), (2, 2, 2), (1, 1, 1), ((1, 0), (0, 1), (1, 1)), True, True),
+}
+for kind in ("max", "avg"):
+    for op, table in ((f"{kind}_pool2d", ONNX_POOL), (f"{kind}_pool3d", POOL3D)):
+        for name, (sx, k, st, dil, pads, ceil, incl) in table.items():
+            if incl and kind == "max":
+                continue
+            fn = (tf_pool3d_check(kind, k, st, pads) if isinstance(pads, str) and len(k) == 3
+                  else onnx_pool(kind, k, st, dil, pads, ceil, incl))
+            add(op, name, lambda rng, sx=sx: [distinct(rng, sx)], fn, attrs=onnx_pool_attrs(k, st, dil, pads, ceil, incl))
+
+
+# ---- 3-D convolution ---------------------------------------------------------
+# NCDHW with OIDHW weights; TF's CPU kernels want NDHWC with DHWIO filters.
+# Groups run group by group and concatenate, as for conv2d. Explicit padding
+# is tf.pad with zeros (tf.nn.conv3d takes SAME or VALID only); dilated cases
+# go through tf.nn.convolution (TF's CPU Conv3D has no dilation).
+
+
+def conv3d(strides, padding, dilations, groups):
+    def one(x, w):
+        w = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
+        pad = padding
+        if not isinstance(padding, str):
+            x = tf.pad(x, [[0, 0]] + [list(p) for p in padding] + [[0, 0]])
+            pad = "VALID"
+        if dilations != (1, 1, 1):
+            return tf.nn.convolution(x, w, strides, pad, dilations=list(dilations))
+        return tf.nn.conv3d(x, w, [1] + list(strides) + [1], pad)
+
+    def fn(xs):
+        x = tf.transpose(xs[0], [0, 2, 3, 4, 1])
+        ys = [one(xg, wg) for xg, wg in zip(tf.split(x, groups, axis=4), tf.split(xs[1], groups, axis=0))]
+        y = tf.transpose(tf.concat(ys, axis=4), [0, 4, 1, 2, 3])
+        return y + tf.reshape(xs[2], [1, -1, 1, 1, 1]) if len(xs) == 3 else y
+
+    return fn
+
+
+CONV3D = {
+    # name: x shape, w shape (OIDHW), strides, padding (TF's or (begin, end) per axis), dilations, groups, bias
+    "k3_valid": ((2, 3, 4, 5, 4), (4, 3, 3, 3, 3), (1, 1, 1), "VALID", (1, 1, 1), 1, True),
+    "s2_same": ((1, 2, 5, 6, 5), (3, 2, 3, 3, 3), (2, 2, 2), "SAME", (1, 1, 1), 1, True),
+    "explicit_asym": ((1, 2, 5, 7, 6), (3, 2, 2, 3, 2), (2, 1, 3), ((1, 0), (2, 1), (0, 1)), (1, 1, 1), 1, True),
+    "dilated": ((1, 2, 7, 6, 5), (2, 2, 2, 3, 2), (1, 1, 1), "VALID", (2, 1, 2), 1, False),
+    "groups2": ((2, 4, 3, 5, 5), (6, 2, 1, 3, 3), (1, 2, 2), "SAME", (1, 1, 1), 2, True),
+    "pointwise": ((1, 5, 2, 3, 3), (3, 5, 1, 1, 1), (1, 1, 1), "VALID", (1, 1, 1), 1, True),
+}
+for name, (sx, sw, st, padding, dil, groups, bias) in CONV3D.items():
+    shapes = [sx, sw] + ([(sw[0],)] if bias else [])
+    attrs = {"strides_dhw": list(st), "dilations_dhw": list(dil), "groups": groups,
+             "padding": padding if isinstance(padding, str) else "EXPLICIT"}
+    if not isinstance(padding, str):
+        attrs["pads_dhw"] = [p for pr in padding for p in pr]
+    add("conv3d", name, inputs(*[normal(*s) for s in shapes]), conv3d(st, padding, dil, groups), attrs=attrs,
+        grads=range(len(shapes)))
 
 
 # ---- ragged sequence ops -----------------------------------------------------
@@ -1618,6 +1825,25 @@ def save(path, a):
     np.save(path, np.asarray(a, order="C"), allow_pickle=False)
 
 
+def run_op(c, arrays, dtype, rng, gout=None):
+    """Runs an op or model case's function on arrays under a GradientTape and
+    returns its output, the gradients of c.grads (in Plumb's layouts), the
+    inputs it updated and the upstream gradient: gout, or a draw from rng in
+    the output's shape when gout is None."""
+    xs = [tf.Variable(a, trainable=np.issubdtype(a.dtype, np.floating)) for a in arrays]
+    with tf.GradientTape() as tape:
+        res = c.fn(xs)
+        y, subs, extras = res if isinstance(res, tuple) else (res, {}, {})
+    gout = cast(rng.standard_normal(tuple(y.shape)), dtype) if gout is None else gout
+    targets = [subs.get(i, xs[i]) for i in c.grads]
+    to_plumb = [t[1] if isinstance(t, tuple) else None for t in targets]
+    targets = [t[0] if isinstance(t, tuple) else t for t in targets]
+    up = tf.constant(cast(gout, dtype))
+    grads = tape.gradient(y, targets, output_gradients=up) if targets else []
+    grads = [g if f is None or g is None else f(as_array(g, dtype)) for g, f in zip(grads, to_plumb)]
+    return y, grads, extras, gout
+
+
 def record_case(c, dtype, root):
     seed = zlib.crc32(f"{c.op}/{c.name}".encode()) & 0x7FFFFFFF
     rng = np.random.default_rng(seed)
@@ -1644,25 +1870,23 @@ def record_case(c, dtype, root):
         save(os.path.join(d, "out.npy"), np.asarray(scores).astype(dtype))
         meta["inputs"] = len(arrays)
     else:
-        xs = [tf.Variable(a, trainable=np.issubdtype(a.dtype, np.floating)) for a in arrays]
-        with tf.GradientTape() as tape:
-            res = c.fn(xs)
-            y, subs, extras = res if isinstance(res, tuple) else (res, {}, {})
-        gout = cast(rng.standard_normal(tuple(y.shape)), dtype)
-        targets = [subs.get(i, xs[i]) for i in c.grads]
-        to_plumb = [t[1] if isinstance(t, tuple) else None for t in targets]
-        targets = [t[0] if isinstance(t, tuple) else t for t in targets]
-        grads = tape.gradient(y, targets, output_gradients=tf.constant(gout)) if targets else []
-        grads = [g if f is None or g is None else f(as_array(g, dtype)) for g, f in zip(grads, to_plumb)]
-        for i, a in enumerate(arrays):
-            save(os.path.join(d, f"in{i}.npy"), a)
-        save(os.path.join(d, "out.npy"), as_array(y, dtype))
-        save(os.path.join(d, "gout.npy"), gout)
-        for i, g in zip(c.grads, grads):
-            g = np.zeros(arrays[i].shape, dtype) if g is None else as_array(g, dtype)
-            save(os.path.join(d, f"grad{i}.npy"), g)
-        for i, v in sorted(extras.items()):
-            save(os.path.join(d, f"after{i}.npy"), as_array(v, dtype))
+        gout = None
+        for prefix, dt, xs_in in [("", dtype, arrays)] + ([("truth_", "float64", [cast(a, "float64") for a in arrays])]
+                                                          if dtype == "float32" and c.truth else []):
+            # The second pass is the float32 case's truth: the same function
+            # in float64 on the same (float32-rounded) inputs and upstream
+            # gradient, written as truth_<tensor>.npy.
+            y, grads, extras, gout = run_op(c, xs_in, dt, rng, gout)
+            if not prefix:
+                for i, a in enumerate(arrays):
+                    save(os.path.join(d, f"in{i}.npy"), a)
+                save(os.path.join(d, "gout.npy"), gout)
+            save(os.path.join(d, f"{prefix}out.npy"), as_array(y, dt))
+            for i, g in zip(c.grads, grads):
+                g = np.zeros(arrays[i].shape, dt) if g is None else as_array(g, dt)
+                save(os.path.join(d, f"{prefix}grad{i}.npy"), g)
+            for i, v in sorted(extras.items()):
+                save(os.path.join(d, f"{prefix}after{i}.npy"), as_array(v, dt))
         meta["inputs"] = len(arrays)
         meta["grads"] = c.grads
         meta["after"] = sorted(extras)
