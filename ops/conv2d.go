@@ -290,17 +290,23 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 		full = k.AdjointWritesAll()
 	}
 	out := zerosOrEmpty(full, dt, shape)
+	convInto(k, transposed, in, out)
+	return out
+}
+
+// convInto runs the convolution k (or its transpose) on validated inputs
+// into out, which must be zeroed unless the kernel writes every element.
+func convInto(k conv.Geom, transposed bool, in []*tensor.Tensor, out *tensor.Tensor) {
 	var b *tensor.Tensor
 	if len(in) == 3 {
 		b = in[2]
 	}
-	switch dt {
+	switch out.DType() {
 	case tensor.Float32:
 		conv.Forward(k, transposed, in[0].Float32s(), in[1].Float32s(), floats[float32](b), out.Float32s())
 	case tensor.Float64:
 		conv.Forward(k, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
 	}
-	return out
 }
 
 // zerosOrEmpty allocates a tensor for a kernel's output: uninitialized

@@ -75,13 +75,18 @@ func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := tensor.Empty(dt, shape...) // each product has beta 0: written whole
-	switch dt {
+	o.into(out, in, batch, m, n, k, shared)
+	return out, nil
+}
+
+// into runs matmulKernel on validated inputs into out.
+func (o *matmulOp) into(out *tensor.Tensor, in []*tensor.Tensor, batch, m, n, k int, shared bool) {
+	switch out.DType() {
 	case tensor.Float32:
 		matmulKernel(o.transA, o.transB, batch, m, n, k, shared, in[0].Float32s(), in[1].Float32s(), out.Float32s())
 	case tensor.Float64:
 		matmulKernel(o.transA, o.transB, batch, m, n, k, shared, in[0].Float64s(), in[1].Float64s(), out.Float64s())
 	}
-	return out, nil
 }
 
 // ld returns the stored row length of an operand whose op() is rows×cols.

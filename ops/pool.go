@@ -129,6 +129,13 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	o.g = g
 	x := in[0].Shape()
 	out := tensor.Empty(dt, x[0], x[1], g.OH, g.OW) // one write per window
+	o.into(g, in, out)
+	return out, nil
+}
+
+// into runs the pool of geometry g on validated inputs into out.
+func (o *pool2dOp) into(g im2col.Geom, in []*tensor.Tensor, out *tensor.Tensor) {
+	dt := out.DType()
 	switch {
 	case !o.max && dt == tensor.Float32:
 		poolKernel(g, nil, in[0].Float32s(), out.Float32s())
@@ -139,7 +146,6 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	default:
 		putScratch(maxArgs(g, in[0].Float64s(), out.Float64s()))
 	}
-	return out, nil
 }
 
 func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

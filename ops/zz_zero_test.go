@@ -193,6 +193,7 @@ var apiTypes = []any{
 	(*ops.GRUCellAttrs)(nil),
 	(*ops.GatherAttrs)(nil),
 	(*ops.HardSigmoidAttrs)(nil),
+	(*ops.Into)(nil),
 	(*ops.Kernel)(nil),
 	(*ops.KernelFactory)(nil),
 	(*ops.LSTMAttrs)(nil),

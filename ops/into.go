@@ -1,0 +1,203 @@
+package ops
+
+import (
+	"github.com/plumbml/plumb/tensor"
+)
+
+// Into is the optional interface of an op that can compute its forward
+// pass into an output tensor its caller owns, as a compiled inference
+// plan (package infer) runs ops into the slots of its arena (ONNX
+// Runtime's and TFLite's kernels write into preallocated outputs the same
+// way). ForwardInto validates the inputs as Forward does, checks that out
+// has the dtype and shape Forward would return, and writes every element
+// of out. Unlike Forward it saves nothing on the op, so one op value may
+// serve any number of ForwardInto calls, on many goroutines at once; there
+// is no Backward after it. out must not overlap any input, and the inputs
+// must be in host memory.
+type Into interface {
+	ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error
+}
+
+// checkOut checks that out is a host tensor of dtype dt and shape dims
+// (the shape Forward would return for in), naming op and the inputs.
+func checkOut(op string, in []*tensor.Tensor, out *tensor.Tensor, dt tensor.DType, dims ...int) error {
+	if out == nil {
+		return Errorf(op, in, "ForwardInto a nil output")
+	}
+	same := out.DType() == dt && out.Rank() == len(dims) && out.Storage() == nil
+	for i := 0; same && i < len(dims); i++ {
+		same = out.Dim(i) == dims[i]
+	}
+	if !same {
+		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), dt, tensor.Shape(dims))
+	}
+	return nil
+}
+
+// ForwardInto is unary's Into.
+func (o *unaryOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := checkFloat(o.name, in, 1)
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.name, in, out, dt, in[0].Shape()...); err != nil {
+		return err
+	}
+	o.into(out, in)
+	return nil
+}
+
+// ForwardInto is the binary ops' Into.
+func (o *binaryOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := checkFloat(o.name, in, 2)
+	if err != nil {
+		return err
+	}
+	shape := in[0].Shape()
+	if !slicesEqual(in[0].Shape(), in[1].Shape()) { // broadcasting computes the shape
+		if shape, err = BroadcastShapes(in[0].Shape(), in[1].Shape()); err != nil {
+			return Errorf(o.name, in, "%v", err)
+		}
+	}
+	if err := checkOut(o.name, in, out, dt, shape...); err != nil {
+		return err
+	}
+	o.into(out, in, shape)
+	return nil
+}
+
+func slicesEqual(a, b tensor.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ForwardInto is softmax's and log-softmax's Into.
+func (o *softmaxOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := checkFloat(o.name, in, 1)
+	if err != nil {
+		return err
+	}
+	outer, n, inner, err := o.dims(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.name, in, out, dt, in[0].Shape()...); err != nil {
+		return err
+	}
+	softmaxInto(dt, in[0], out, outer, n, inner, o.name == "log_softmax")
+	return nil
+}
+
+// ForwardInto is matmul's Into.
+func (o *matmulOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := checkFloat("matmul", in, 2)
+	if err != nil {
+		return err
+	}
+	batch, m, n, k, shared, shape, err := o.dims(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("matmul", in, out, dt, shape...); err != nil {
+		return err
+	}
+	o.into(out, in, batch, m, n, k, shared)
+	return nil
+}
+
+// ForwardInto is linear's Into; a packed op reads its packing as Forward does.
+func (o linearOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if err := checkArity("linear", in, len(in)); err != nil {
+		return err
+	}
+	if err := o.Check(in); err != nil {
+		return err
+	}
+	x, w := in[0], in[1]
+	if err := checkOutLast("linear", in, out, x, w.Dim(1)); err != nil {
+		return err
+	}
+	o.into(out, in)
+	return nil
+}
+
+// checkOutLast is checkOut for an output of x's shape with its last axis
+// of size last.
+func checkOutLast(op string, in []*tensor.Tensor, out, x *tensor.Tensor, last int) error {
+	ok := out != nil && out.Rank() == x.Rank() && out.Dim(-1) == last
+	for i := 0; ok && i < x.Rank()-1; i++ {
+		ok = out.Dim(i) == x.Dim(i)
+	}
+	if !ok || out.DType() != x.DType() || out.Storage() != nil {
+		shape := append(x.Shape()[:x.Rank()-1].Clone(), last)
+		if out == nil {
+			return Errorf(op, in, "ForwardInto a nil output")
+		}
+		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), x.DType(), shape)
+	}
+	return nil
+}
+
+// ForwardInto is conv2d's Into.
+func (o *conv2dOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if err := checkArity("conv2d", in, len(in)); err != nil {
+		return err
+	}
+	dt, g, err := o.geom(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("conv2d", in, out, dt, g.n, g.cout, g.OH, g.OW); err != nil {
+		return err
+	}
+	k := g.kernel()
+	if !k.DataWritesAll() {
+		out.Fill(0)
+	}
+	convInto(k, false, in, out)
+	return nil
+}
+
+// ForwardInto is max and average pooling's Into.
+func (o *pool2dOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if err := checkArity(o.Name(), in, 1); err != nil {
+		return err
+	}
+	dt, g, err := o.geom(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.Name(), in, out, dt, in[0].Dim(0), in[0].Dim(1), g.OH, g.OW); err != nil {
+		return err
+	}
+	o.into(g, in, out)
+	return nil
+}
+
+// ForwardInto is reshape's Into: a copy of x's elements into out, whose
+// shape must be the op's with any -1 resolved. (Forward returns a view;
+// a plan makes reshapes of its own intermediates views too and copies
+// only what it does not own, such as its inputs.)
+func (o *reshapeOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if err := checkArity("reshape", in, 1); err != nil {
+		return err
+	}
+	ok := out != nil && out.DType() == in[0].DType() && out.Size() == in[0].Size() && out.Rank() == len(o.shape) && out.Storage() == nil
+	for i := 0; ok && i < len(o.shape); i++ {
+		ok = o.shape[i] == -1 || o.shape[i] == out.Dim(i)
+	}
+	if !ok {
+		if out == nil {
+			return Errorf("reshape", in, "ForwardInto a nil output")
+		}
+		return Errorf("reshape", in, "ForwardInto an output %v%v; want a host tensor %v of shape %v with %d elements", out.DType(), out.Shape(), in[0].DType(), o.shape, in[0].Size())
+	}
+	return out.CopyFrom(in[0])
+}
