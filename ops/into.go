@@ -201,3 +201,83 @@ func (o *reshapeOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	}
 	return out.CopyFrom(in[0])
 }
+
+// ForwardInto is global average pooling's Into.
+func (globalAvgPool2dOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := checkGlobalAvgPool(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("global_avg_pool2d", in, out, dt, in[0].Dim(0), in[0].Dim(1)); err != nil {
+		return err
+	}
+	globalAvgPoolInto(in[0], out)
+	return nil
+}
+
+// ForwardInto is concat's Into: each input's rows of the joined axis
+// copied to their place in out, block by block.
+func (o *concatOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if len(in) == 0 {
+		return Errorf("concat", in, "want at least one input")
+	}
+	if err := checkArity("concat", in, len(in)); err != nil {
+		return err
+	}
+	x := in[0]
+	ax, err := tensor.Axis(o.axis, x.Rank())
+	if err != nil {
+		return Errorf("concat", in, "%v", err)
+	}
+	total := 0
+	for _, t := range in {
+		if t.DType() != x.DType() || t.Rank() != x.Rank() {
+			return Errorf("concat", in, "want inputs of one dtype and rank")
+		}
+		for d := 0; d < x.Rank(); d++ {
+			if d != ax && t.Dim(d) != x.Dim(d) {
+				return Errorf("concat", in, "want equal dims except along axis %d", ax)
+			}
+		}
+		total += t.Dim(ax)
+	}
+	ok := out != nil && out.DType() == x.DType() && out.Rank() == x.Rank() && out.Storage() == nil
+	for d := 0; ok && d < x.Rank(); d++ {
+		ok = out.Dim(d) == x.Dim(d) || d == ax && out.Dim(d) == total
+	}
+	if !ok {
+		if out == nil {
+			return Errorf("concat", in, "ForwardInto a nil output")
+		}
+		return Errorf("concat", in, "ForwardInto an output %v%v; want a host tensor of the inputs' dtype, joined to %d along axis %d", out.DType(), out.Shape(), total, ax)
+	}
+	outer := x.Shape()[:ax].Size()
+	inner := x.Shape()[ax+1:].Size()
+	switch dst := out.Raw().(type) {
+	case []float32:
+		concatInto(dst, in, outer, inner, total, ax)
+	case []float64:
+		concatInto(dst, in, outer, inner, total, ax)
+	case []int32:
+		concatInto(dst, in, outer, inner, total, ax)
+	case []int64:
+		concatInto(dst, in, outer, inner, total, ax)
+	default:
+		return Errorf("concat", in, "ForwardInto an output of dtype %v", out.DType())
+	}
+	return nil
+}
+
+// concatInto copies each input's [outer, d_i·inner] blocks into dst, of
+// [outer, total·inner].
+func concatInto[T tensor.Elem](dst []T, in []*tensor.Tensor, outer, inner, total, ax int) {
+	from := 0
+	for _, t := range in {
+		src := tensor.Data[T](t)
+		n := t.Dim(ax) * inner
+		for b := 0; b < outer; b++ {
+			copy(dst[b*total*inner+from:b*total*inner+from+n], src[b*n:(b+1)*n])
+		}
+		from += n
+	}
+}

@@ -35,6 +35,9 @@ var intoCases = []struct {
 		ins(randn(23, 2, 4, 6, 5), randn(24, 4, 1, 3, 3), randn(25, 4))},
 	{"max_pool", func() Op { return MaxPool2DOp(Pool2DAttrs{Kernel: [2]int{2, 2}}) }, ins(randn(26, 2, 3, 9, 8))},
 	{"reshape", func() Op { return ReshapeOp(3, -1) }, ins(randn(28, 2, 3, 5))},
+	{"global_avg_pool", func() Op { return GlobalAvgPool2DOp() }, ins(randn(29, 2, 3, 5, 3))},
+	{"concat_axis1", func() Op { return ConcatOp(1) }, ins(randn(30, 2, 3, 4), randn(31, 2, 1, 4), randn(32, 2, 5, 4))},
+	{"concat_last", func() Op { return ConcatOp(-1) }, ins(randn(33, 3, 2), randn(34, 3, 7))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
