@@ -131,6 +131,8 @@ func (g *Graph) flops(n node) int64 {
 	case "lstm", "gru":
 		in := shape(0)
 		return 2 * int64(in[0]) * int64(shapeSize(shape(1))+shapeSize(shape(2)))
+	case "sequence_conv", "sequence_conv_pool_max": // x [total, D], filter [context·D, out]
+		return 2 * int64(shape(0)[0]) * int64(shapeSize(shape(1)))
 	case "reshape":
 		return 0
 	}

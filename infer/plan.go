@@ -79,8 +79,8 @@ func (g *Graph) Compile(opts Options) (*Plan, error) {
 			s.view = true
 		} else if in, ok := n.op.(ops.Into); ok {
 			s.into = in
-		} else if _, ok := n.op.(ops.Attributed); !ok {
-			return nil, fmt.Errorf("infer: op %s has neither ForwardInto nor attributes to rebuild it for each call", n.op.Name())
+		} else if _, err := rebuild(n.op); err != nil {
+			return nil, fmt.Errorf("infer: op %s has no ForwardInto and cannot be rebuilt for each call: %w", n.op.Name(), err)
 		}
 		p.steps = append(p.steps, s)
 	}
@@ -284,11 +284,7 @@ func (p *Plan) exec(a *arena) error {
 // fallback runs an op without ForwardInto: a fresh op from its attributes
 // (an Op value serves one Forward), its output copied into the arena.
 func (p *Plan) fallback(s step, out *tensor.Tensor, in []*tensor.Tensor) error {
-	spec, ok := ops.Lookup(s.op.Name())
-	if !ok {
-		return fmt.Errorf("op %s is not registered", s.op.Name())
-	}
-	op, err := spec.Make.Make(s.op.(ops.Attributed).Attrs())
+	op, err := rebuild(s.op)
 	if err != nil {
 		return err
 	}
@@ -300,4 +296,21 @@ func (p *Plan) fallback(s step, out *tensor.Tensor, in []*tensor.Tensor) error {
 		f.Free()
 	}
 	return out.CopyFrom(y)
+}
+
+// rebuild returns a fresh op like op, from its typed attributes
+// (ops.Attributed) or, for an op of the registry that has none, from its
+// Spec alone.
+func rebuild(op ops.Op) (ops.Op, error) {
+	spec, ok := ops.Lookup(op.Name())
+	if !ok {
+		return nil, fmt.Errorf("op %s is not registered", op.Name())
+	}
+	if at, ok := op.(ops.Attributed); ok {
+		return spec.Make.Make(at.Attrs())
+	}
+	if _, none := spec.Make.Attrs().(ops.NoAttrs); none {
+		return spec.Make.Make(ops.NoAttrs{})
+	}
+	return nil, fmt.Errorf("op %s has attributes but no Attrs method", op.Name())
 }
