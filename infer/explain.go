@@ -128,15 +128,23 @@ func (g *Graph) flops(n node) int64 {
 			}
 		}
 		return 2 * out * int64(k)
-	case "lstm", "gru":
-		in := shape(0)
-		return 2 * int64(in[0]) * int64(shapeSize(shape(1))+shapeSize(shape(2)))
 	case "sequence_conv", "sequence_conv_pool_max": // x [total, D], filter [context·D, out]
 		return 2 * int64(shape(0)[0]) * int64(shapeSize(shape(1)))
 	case "reshape":
 		return 0
+	case "embedding":
+		return out
 	}
-	return out
+	// Recurrent and fused products (lstm, gru, linear_concat, ...): two
+	// FLOPs per row of the first input and element of each constant
+	// matrix, plus one an output element.
+	f := out
+	for _, r := range n.in[1:] {
+		if v := g.values[r]; v.kind == kindConst && len(v.shape) == 2 {
+			f += 2 * int64(shape(0)[0]) * int64(v.shape.Size())
+		}
+	}
+	return f
 }
 
 func shapeSize(s []int) int {

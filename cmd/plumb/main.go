@@ -105,6 +105,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return word2vecCommand(args[1:], stdout, stderr)
 		case "translate":
 			return translateLines(args[1:], stdout, stderr)
+		case "infer":
+			return inferCommand(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help": // isHelp
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp
