@@ -38,8 +38,12 @@ var inferModels = map[string]func(batch, seqLen int) (infer.Forward, []*tensor.T
 		}
 		return imageForward(m.Forward), []*tensor.Tensor{tensor.Zeros(tensor.Float32, batch, 3, 32, 32)}, nil
 	},
-	"text-cnn":  func(batch, seqLen int) (infer.Forward, []*tensor.Tensor, error) { return textForward("cnn", batch, seqLen) },
-	"text-lstm": func(batch, seqLen int) (infer.Forward, []*tensor.Tensor, error) { return textForward("lstm", batch, seqLen) },
+	"text-cnn": func(batch, seqLen int) (infer.Forward, []*tensor.Tensor, error) {
+		return textForward("cnn", batch, seqLen)
+	},
+	"text-lstm": func(batch, seqLen int) (infer.Forward, []*tensor.Tensor, error) {
+		return textForward("lstm", batch, seqLen)
+	},
 	"translate-encoder": func(batch, seqLen int) (infer.Forward, []*tensor.Tensor, error) {
 		m, err := translate.New(translate.DefaultSizes(inferVocab, inferVocab), tensor.NewRNG(1))
 		if err != nil {
