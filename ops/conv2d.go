@@ -185,7 +185,8 @@ func checkBias(op string, in []*tensor.Tensor, c int) error {
 
 type conv2dOp struct {
 	attrs Conv2DAttrs
-	g     convGeom // saved by Forward
+	prep  *PreparedConv // weights laid out once (Conv2DPreparedOp), or nil
+	g     convGeom      // saved by Forward
 }
 
 // Conv2DOp returns the 2-D convolution (cross-correlation, as every DL
@@ -235,6 +236,11 @@ func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	o.g = g
+	if o.prep.serves(g, in) {
+		out := tensor.Empty(dt, g.n, g.cout, g.OH, g.OW) // the prepared algorithms write every element
+		o.prep.forward(g, in, out)
+		return out, nil
+	}
 	return runConv(g, false, dt, in), nil
 }
 
