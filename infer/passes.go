@@ -12,7 +12,7 @@ func passes(opts Options) []pass {
 	if !opts.NoFusion {
 		ps = append(ps, pass{"batch norm folded into conv/linear", foldAffine})
 	}
-	ps = append(ps, pass{"linear weights prepacked", prepackLinear})
+	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
 	if !opts.NoFusion {
 		ps = append(ps, pass{"bias, residual and activation epilogues", fuseEpilogues})
 	}

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
 )
 
 // prepackLinear packs the constant weights of every linear step once, at
@@ -24,6 +25,38 @@ func prepackLinear(g *Graph) (int, error) {
 		}
 		g.nodes[i].op = ops.LinearPackedOp(pw)
 		n++
+	}
+	return n, nil
+}
+
+// prepareConv lays out the constant weights of every conv2d step once, at
+// compile time, for its algorithm (ops.PrepareConv2D: Winograd's
+// transformed and packed filters, or the channels-last kernels' order), so
+// no call transforms them again; a convolution whose algorithm reads the
+// weights as given is left as it is.
+func prepareConv(g *Graph) (int, error) {
+	n := 0
+	for i, nd := range g.nodes {
+		if nd.op.Name() != "conv2d" || len(nd.in) < 2 || g.values[nd.in[1]].kind != kindConst {
+			continue
+		}
+		at, ok := nd.op.(ops.Attributed)
+		if !ok {
+			continue
+		}
+		a, ok := at.Attrs().(ops.Conv2DAttrs)
+		if !ok {
+			continue
+		}
+		x := g.values[nd.in[0]]
+		p, err := ops.PrepareConv2D(a, tensor.Empty(x.dt, x.shape...), g.values[nd.in[1]].c)
+		if err != nil {
+			return n, err
+		}
+		if p != nil {
+			g.nodes[i].op = ops.Conv2DPreparedOp(a, p)
+			n++
+		}
 	}
 	return n, nil
 }
