@@ -285,3 +285,58 @@ func concatInto[T tensor.Elem](dst []T, in []*tensor.Tensor, outer, inner, total
 		from += n
 	}
 }
+
+// ForwardInto is embedding's Into: the ids read in place (int32 or int64),
+// each checked against the table before any row is written.
+func (o *embeddingOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if err := checkArity("embedding", in, 2); err != nil {
+		return err
+	}
+	if err := o.Check(in); err != nil {
+		return err
+	}
+	table, ids := in[0], in[1]
+	ok := out != nil && out.DType() == table.DType() && out.Rank() == ids.Rank()+1 && out.Dim(-1) == table.Dim(1) && out.Storage() == nil
+	for i := 0; ok && i < ids.Rank(); i++ {
+		ok = out.Dim(i) == ids.Dim(i)
+	}
+	if !ok {
+		return Errorf("embedding", in, "ForwardInto an output; want a host tensor %v of the ids' shape and %d columns", table.DType(), table.Dim(1))
+	}
+	var err error
+	switch ids.DType() {
+	case tensor.Int32:
+		err = embeddingInto(in, table, ids.Int32s(), out, o.padding)
+	default:
+		err = embeddingInto(in, table, ids.Int64s(), out, o.padding)
+	}
+	return err
+}
+
+func embeddingInto[I int32 | int64](in []*tensor.Tensor, table *tensor.Tensor, ids []I, out *tensor.Tensor, padding int) error {
+	v := table.Dim(0)
+	for j, i := range ids {
+		if i < 0 || int(i) >= v {
+			return Errorf("embedding", in, "id %d at position %d out of range [0, %d)", i, j, v)
+		}
+	}
+	switch out.DType() {
+	case tensor.Float32:
+		embeddingLookup(table.Float32s(), out.Float32s(), ids, padding, table.Dim(1))
+	case tensor.Float64:
+		embeddingLookup(table.Float64s(), out.Float64s(), ids, padding, table.Dim(1))
+	}
+	return nil
+}
+
+// embeddingLookup writes row ids[j] of table [V, d] into row j of out,
+// and zeros for the padding id.
+func embeddingLookup[T tensor.Float, I int32 | int64](table, out []T, ids []I, padding, d int) {
+	for j, i := range ids {
+		if int(i) == padding {
+			clear(out[j*d : (j+1)*d])
+			continue
+		}
+		copy(out[j*d:(j+1)*d], table[int(i)*d:(int(i)+1)*d])
+	}
+}

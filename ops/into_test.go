@@ -133,3 +133,24 @@ func TestForwardIntoErrors(t *testing.T) {
 		require.ErrorContains(t, err, c.want)
 	}
 }
+
+// Embedding's ForwardInto looks up int32 and int64 ids (the padding id's
+// rows zero, whatever out held) as Forward does, and checks the ids.
+func TestEmbeddingForwardInto(t *testing.T) {
+	table := randn(1, 7, 3)
+	for _, ids := range []*tensor.Tensor{
+		tensor.MustFromSlice([]int32{0, 6, 2, 2, 5}, 5),
+		tensor.MustFromSlice([]int64{1, 2, 3, 6, 0, 2}, 2, 3),
+	} {
+		op := EmbeddingOp(2)
+		want, err := op.Forward(ins(table, ids))
+		require.NoError(t, err)
+		out := tensor.Empty(tensor.Float64, want.Shape()...)
+		out.Fill(9)
+		require.NoError(t, EmbeddingOp(2).(Into).ForwardInto(out, ins(table, ids)))
+		require.Equal(t, want.Float64s(), out.Float64s())
+	}
+	bad := tensor.MustFromSlice([]int64{1, 7}, 2)
+	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 3), ins(table, bad)), "id 7 at position 1 out of range [0, 7)")
+	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 4), ins(table, tensor.MustFromSlice([]int64{1, 2}, 2))), "want a host tensor float64 of the ids' shape and 3 columns")
+}
