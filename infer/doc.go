@@ -15,8 +15,9 @@
 // arena, slots shared by values whose lifetimes do not overlap (see
 // ARCHITECTURE.md, "The inference plan").
 //
-// A Plan is safe for concurrent use: each call takes an arena from a
-// sync.Pool, binds its inputs and runs each step into its slot through
+// A Plan is safe for concurrent use: each call takes an arena from the
+// plan's free list (kept across garbage collections, unlike a sync.Pool's
+// contents), binds its inputs and runs each step into its slot through
 // the op's ops.Into (ForwardInto), so the plan itself allocates nothing per
 // call; an op without ForwardInto is rebuilt from its attributes and run
 // by Forward, its output copied into the arena (Plan.Explain marks those).

@@ -20,8 +20,8 @@ type step struct {
 
 // Plan is a compiled Graph: steps in order, every intermediate in a slot
 // of one arena, constants shared. Run is safe for concurrent use: each
-// call takes an arena of its own from a pool (the weights are only read),
-// and after the first calls have filled the pool a call whose ops all
+// call takes an arena of its own from the plan's free list (the weights
+// are only read), and once the list holds an arena a call whose ops all
 // have ForwardInto allocates nothing.
 type Plan struct {
 	values  []value
@@ -29,10 +29,11 @@ type Plan struct {
 	inputs  []Ref
 	outputs []Ref
 	mem     slotPlan
-	pool    sync.Pool // *arena
-	before  *Graph    // the graph as traced, for Explain
-	after   *Graph    // the graph after the passes
-	passes  []string  // what each pass did, for Explain
+	mu      sync.Mutex
+	free    []*arena // arenas no call holds (get, put)
+	before  *Graph   // the graph as traced, for Explain
+	after   *Graph   // the graph after the passes
+	passes  []string // what each pass did, for Explain
 }
 
 // arena is one call's memory: the buffers and, made once, a tensor per
@@ -85,7 +86,6 @@ func (g *Graph) Compile(opts Options) (*Plan, error) {
 		p.steps = append(p.steps, s)
 	}
 	p.mem = planMemory(p.values, p.steps, p.outputs)
-	p.pool.New = func() any { return p.newArena() }
 	// A first call checks the plan end to end on zeros.
 	a := p.newArena()
 	zeros := make([]*tensor.Tensor, len(p.inputs))
@@ -98,8 +98,32 @@ func (g *Graph) Compile(opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.pool.Put(a)
+	p.put(a)
 	return p, nil
+}
+
+// get takes a free arena, or makes one when every arena is in use. The
+// arenas are kept in a free list rather than a sync.Pool, which drops its
+// contents at every second garbage collection: a plan keeps as many arenas
+// as calls ever ran on it at once, and a call after a collection finds its
+// arena still there instead of allocating a new one.
+func (p *Plan) get() *arena {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		a := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return a
+	}
+	p.mu.Unlock()
+	return p.newArena()
+}
+
+// put gives a back to the free list.
+func (p *Plan) put(a *arena) {
+	p.mu.Lock()
+	p.free = append(p.free, a)
+	p.mu.Unlock()
 }
 
 // newArena makes one call's arena.
@@ -167,7 +191,7 @@ func (p *Plan) Outputs() []Signature {
 
 // Run computes the plan's first output on in (of the signature Inputs
 // gives) into out, a tensor of the output's dtype and shape that the
-// caller owns. It allocates nothing once the pool holds an arena, when
+// caller owns. It allocates nothing of its own once the plan holds a free arena, when
 // every step has ForwardInto.
 func (p *Plan) Run(out *tensor.Tensor, in ...*tensor.Tensor) error {
 	if !p.compiled() {
@@ -183,14 +207,14 @@ func (p *Plan) Run(out *tensor.Tensor, in ...*tensor.Tensor) error {
 		}
 		return fmt.Errorf("infer: Run into an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), o.dt, o.shape)
 	}
-	a := p.pool.Get().(*arena)
+	a := p.get()
 	p.bind(a, in)
 	err := p.exec(a)
 	if err == nil {
 		err = out.CopyFrom(a.t[p.outputs[0]])
 	}
 	p.bind(a, nil)
-	p.pool.Put(a)
+	p.put(a)
 	return err
 }
 
@@ -202,8 +226,8 @@ func (p *Plan) Forward(in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := p.checkInputs(in); err != nil {
 		return nil, err
 	}
-	a := p.pool.Get().(*arena)
-	defer p.pool.Put(a)
+	a := p.get()
+	defer p.put(a)
 	p.bind(a, in)
 	defer p.bind(a, nil)
 	if err := p.exec(a); err != nil {
@@ -245,7 +269,7 @@ func sameSig(t *tensor.Tensor, dt tensor.DType, shape tensor.Shape) bool {
 }
 
 // bind points the arena's step inputs at the call's inputs (nil: unbind,
-// so a pooled arena keeps no caller's tensor alive).
+// so a free arena keeps no caller's tensor alive).
 func (p *Plan) bind(a *arena, in []*tensor.Tensor) {
 	for i, r := range p.inputs {
 		var t *tensor.Tensor
