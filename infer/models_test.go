@@ -21,9 +21,9 @@ type bookModel struct {
 	inputs  func(seed uint64) []*tensor.Tensor
 }
 
-// ids returns a batch of id sequences of the given lengths over vocab, as
+// idsOf returns a batch of id sequences of the given lengths over vocab, as
 // the int64 values of a ragged batch.
-func ids(seed uint64, vocab int, lengths []int) *tensor.Tensor {
+func idsOf(seed uint64, vocab int, lengths []int) *tensor.Tensor {
 	n := 0
 	for _, l := range lengths {
 		n += l
@@ -65,13 +65,13 @@ func bookModels(t testing.TB, batch int) []bookModel {
 		require.NoError(t, err)
 		ms = append(ms, bookModel{"sentiment_" + name, func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
 			return m.Logits(tape, &tensor.Ragged{Values: in[0], Offsets: off})
-		}, func(seed uint64) []*tensor.Tensor { return []*tensor.Tensor{ids(seed, vocab, lengths)} }})
+		}, func(seed uint64) []*tensor.Tensor { return []*tensor.Tensor{idsOf(seed, vocab, lengths)} }})
 	}
 	tr, err := translate.New(translate.Sizes{Src: vocab, Trg: vocab, Emb: 32, Hidden: 32, Attention: 32}, tensor.NewRNG(3))
 	require.NoError(t, err)
 	ms = append(ms, bookModel{"translate_encoder", func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
 		return tr.Encode(tape, &tensor.Ragged{Values: in[0], Offsets: off}).H
-	}, func(seed uint64) []*tensor.Tensor { return []*tensor.Tensor{ids(seed, vocab, lengths)} }})
+	}, func(seed uint64) []*tensor.Tensor { return []*tensor.Tensor{idsOf(seed, vocab, lengths)} }})
 	return ms
 }
 
