@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -44,6 +45,75 @@ func foldAffine(g *Graph) (int, error) {
 	}
 	g.dropDead()
 	return n, nil
+}
+
+// foldAffineForward folds a batch norm (an affineOp) into the unpadded,
+// ungrouped convolution that alone reads it: with x' = (x − mu)·k + beta
+// per input channel c, conv(x'; W) + b = conv(x; W') + b', where
+// W'[o, c] = W[o, c]·k[c] and b'[o] = b[o] + Σ_{c,i,j} W[o, c, i, j]·
+// (beta[c] − mu[c]·k[c]). With zero padding the padded border would be
+// zeros of x', not of x, so a padded convolution keeps its batch norm.
+// (The book's MNIST CNN normalises after pooling, before its second,
+// VALID, convolution.)
+func foldAffineForward(g *Graph) (int, error) {
+	uses := g.uses()
+	n := 0
+	for i := range g.nodes {
+		a, ok := g.nodes[i].op.(*affineOp)
+		out := g.nodes[i].out
+		if !ok || out < 0 || len(uses[out]) != 1 || g.isOutput(out) {
+			continue
+		}
+		j := uses[out][0]
+		cn := g.nodes[j]
+		if cn.op.Name() != "conv2d" || cn.in[0] != out || !g.allConst(cn.in[1:]) {
+			continue
+		}
+		at, ok := cn.op.(ops.Attributed)
+		if !ok {
+			continue
+		}
+		ca, ok := at.Attrs().(ops.Conv2DAttrs)
+		if !ok || ca.Pad != [4]int{} || ca.Padding == ops.PadSame || ca.Groups > 1 {
+			continue
+		}
+		w := g.values[cn.in[1]].c
+		var b *tensor.Tensor
+		if len(cn.in) == 3 {
+			b = g.values[cn.in[2]].c
+		}
+		w2, b2 := foldInputWeights(w, b, a)
+		g.nodes[j] = node{op: cn.op, in: []Ref{g.nodes[i].in[0], g.constant(w2), g.constant(b2)}, out: cn.out}
+		g.nodes[i].out = -1
+		n++
+	}
+	g.dropDead()
+	return n, nil
+}
+
+// foldInputWeights returns W'[o, c] = W[o, c]·k[c] and
+// b'[o] = b[o] + Σ W[o, c, i, j]·(beta[c] − mu[c]·k[c]) for W [O, C, KH, KW].
+func foldInputWeights(w, b *tensor.Tensor, a *affineOp) (*tensor.Tensor, *tensor.Tensor) {
+	o, c := w.Dim(0), w.Dim(1)
+	kk := w.Size() / max(o*c, 1)
+	w2 := tensor.Empty(w.DType(), w.Shape()...)
+	b2 := tensor.Empty(w.DType(), o)
+	for oc := 0; oc < o; oc++ {
+		sum := 0.0
+		if b != nil {
+			sum = b.At(oc)
+		}
+		for ch := 0; ch < c; ch++ {
+			shift := a.b[ch] - a.mu[ch]*a.k[ch]
+			for t := 0; t < kk; t++ {
+				at := (oc*c+ch)*kk + t
+				w2.SetAt(at, w.At(at)*a.k[ch])
+				sum += w.At(at) * shift
+			}
+		}
+		b2.SetAt(oc, sum)
+	}
+	return w2, b2
 }
 
 // foldWeights returns W·k and (b − mu)·k + beta; the output channel is

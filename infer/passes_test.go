@@ -74,6 +74,32 @@ func TestFoldBatchNorm(t *testing.T) {
 		"batch norm folded into conv/linear: 1", "after the passes: 1 ops")
 }
 
+// A batch norm before an unpadded convolution (MNIST CNN's) folds into
+// it, with and without the convolution's bias; before a padded one it
+// stays, since the padding would be zeros of the normalised input.
+func TestFoldBatchNormForward(t *testing.T) {
+	for _, c := range []struct {
+		attrs ops.Conv2DAttrs
+		bias  bool
+		want  string
+	}{
+		{ops.Conv2DAttrs{Stride: [2]int{2, 1}}, true, "batch norm folded into the unpadded conv after it: 1"},
+		{ops.Conv2DAttrs{}, false, "batch norm folded into the unpadded conv after it: 1"},
+		{ops.Conv2DAttrs{Padding: ops.PadSame}, true, "batch_norm_affine"},
+		{ops.Conv2DAttrs{Pad: [4]int{0, 1, 0, 0}}, true, "batch_norm_affine"},
+	} {
+		b := infer.NewBuilder()
+		x := b.Input(tensor.Float32, 2, 3, 9, 8)
+		ins := []infer.Ref{batchNorm(t, b, x, 3, 50), b.Const(randRange(t, 1, -1, 1, 4, 3, 3, 2))}
+		if c.bias {
+			ins = append(ins, b.Const(randRange(t, 2, -1, 1, 4)))
+		}
+		g, err := b.Graph(b.Op(ops.Conv2DOp(c.attrs), ins...))
+		require.NoError(t, err)
+		fusedMatchesUnfused(t, g, []*tensor.Tensor{randRange(t, 3, -2, 2, 2, 3, 9, 8)}, c.want)
+	}
+}
+
 // A batch norm whose input another op also reads, or that follows no
 // product, stays a step of its own, and the plan still matches.
 func TestFoldBatchNormLeavesSharedOutputs(t *testing.T) {
