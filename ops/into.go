@@ -340,3 +340,36 @@ func embeddingLookup[T tensor.Float, I int32 | int64](table, out []T, ids []I, p
 		copy(out[j*d:(j+1)*d], table[int(i)*d:(int(i)+1)*d])
 	}
 }
+
+// ForwardInto is sequence_pool's Into; max's argmax rows go to scratch.
+func (o *sequencePoolOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := o.validate(in)
+	if err != nil {
+		return err
+	}
+	x := in[0]
+	ok := out != nil && out.DType() == dt && out.Rank() == x.Rank() && out.Dim(0) == len(o.offsets)-1 && out.Storage() == nil
+	for i := 1; ok && i < x.Rank(); i++ {
+		ok = out.Dim(i) == x.Dim(i)
+	}
+	if !ok {
+		return Errorf("sequence_pool", in, "ForwardInto an output; want a host tensor %v of %d rows of x's row shape", dt, len(o.offsets)-1)
+	}
+	inner := x.Shape()[1:].Size()
+	var arg *[]int
+	if o.kind == SequencePoolMax {
+		arg = getScratch[int](out.Size())
+		defer putScratch(arg)
+	}
+	var args []int
+	if arg != nil {
+		args = *arg
+	}
+	switch dt {
+	case tensor.Float32:
+		seqPoolInto(o.kind, o.pad, o.offsets, inner, x.Float32s(), out.Float32s(), args)
+	case tensor.Float64:
+		seqPoolInto(o.kind, o.pad, o.offsets, inner, x.Float64s(), out.Float64s(), args)
+	}
+	return nil
+}

@@ -37,6 +37,8 @@ var intoCases = []struct {
 	{"reshape", func() Op { return ReshapeOp(3, -1) }, ins(randn(28, 2, 3, 5))},
 	{"global_avg_pool", func() Op { return GlobalAvgPool2DOp() }, ins(randn(29, 2, 3, 5, 3))},
 	{"concat_axis1", func() Op { return ConcatOp(1) }, ins(randn(30, 2, 3, 4), randn(31, 2, 1, 4), randn(32, 2, 5, 4))},
+	{"sequence_pool_max", func() Op { return SequencePoolOp(SequencePoolMax, 0, []int{0, 2, 2, 7}) }, ins(randn(35, 7, 3))},
+	{"sequence_pool_average", func() Op { return SequencePoolOp(SequencePoolAverage, -1, []int{0, 0, 4, 5}) }, ins(randn(36, 5, 2, 2))},
 	{"concat_last", func() Op { return ConcatOp(-1) }, ins(randn(33, 3, 2), randn(34, 3, 7))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
