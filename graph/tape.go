@@ -101,6 +101,7 @@ type Tape struct {
 	sparse map[*Value]*SparseRows
 	packs  map[*Param]*packing // an inference tape's packed weights (Linear)
 	rec    tensor.Recycler
+	trace  TraceFunc // SetTrace's observer, or nil
 
 	// Backward's reclaiming (see SetRetainGraph): the bytes of gradients
 	// handed to rec since its last Reclaim, and how many call for one.
@@ -364,6 +365,9 @@ func (t *Tape) Apply(op ops.Op, in ...*Value) *Value {
 	}
 	v := t.newValue(out)
 	v.made = true
+	if t.trace != nil {
+		t.trace(op, ts, out)
+	}
 	if requires && t.grad {
 		v.requiresGrad = true
 		t.vars = append(t.vars, v)

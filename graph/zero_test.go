@@ -133,6 +133,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*graph.Seq)(nil),
 			(*graph.SparseRows)(nil),
 			(*graph.Tape)(nil),
+			(*graph.TraceFunc)(nil),
 			(*graph.Value)(nil),
 		},
 	})

@@ -64,3 +64,17 @@ func (o *rowsOp) Attrs() any { return o.attrs }
 func (o *sequenceConcatOp) Attrs() any { return SequenceConcatAttrs{Offsets: o.offA, OffsetsB: o.offB} }
 
 func (o *reshapeOp) Attrs() any { return ReshapeAttrs{Shape: o.shape} }
+
+func (o *sequenceConvOp) Attrs() any {
+	return SequenceConvAttrs{Offsets: o.offsets, ContextStart: o.start, ContextLength: o.length}
+}
+
+func (o *sequenceConvPoolMaxOp) Attrs() any { return o.conv.Attrs() }
+
+func (o *concatOp) Attrs() any { return ConcatAttrs{Axis: o.axis} }
+
+func (o *sliceOp) Attrs() any { return SliceAttrs{Axis: o.axis, Begin: o.from, End: o.to} }
+
+func (o *rnnFinalStateOp) Attrs() any {
+	return RNNFinalStateAttrs{Offsets: o.offsets, Reverse: o.reverse}
+}

@@ -137,8 +137,18 @@ func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, Errorf(o.name, in, "%v", err)
 	}
 	out := tensor.Empty(dt, shape...) // binaryKernel writes every element
-	st := [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
-	switch op := arithOf(o.name); {
+	o.into(out, in, shape)
+	return out, nil
+}
+
+// into runs the kernel on validated inputs into out, of the broadcast shape.
+func (o *binaryOp) into(out *tensor.Tensor, in []*tensor.Tensor, shape tensor.Shape) {
+	dt, op := out.DType(), arithOf(o.name)
+	var st [][]int
+	if op == notArith || in[0].Size() != out.Size() || in[1].Size() != out.Size() { // arithKernel reads no strides without broadcasting
+		st = [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
+	}
+	switch {
 	case op != notArith && dt == tensor.Float32:
 		arithKernel(op, in[0].Float32s(), in[1].Float32s(), out.Float32s(), shape, st)
 	case op != notArith:
@@ -148,7 +158,6 @@ func (o *binaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	case dt == tensor.Float64:
 		binaryKernel(in[0].Float64s(), in[1].Float64s(), out.Float64s(), shape, st, o.fn.f)
 	}
-	return out, nil
 }
 
 func binaryKernel[T tensor.Float](a, b, out []T, shape tensor.Shape, st [][]int, f func(a, b float64) float64) {

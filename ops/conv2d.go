@@ -185,7 +185,8 @@ func checkBias(op string, in []*tensor.Tensor, c int) error {
 
 type conv2dOp struct {
 	attrs Conv2DAttrs
-	g     convGeom // saved by Forward
+	prep  *PreparedConv // weights laid out once (Conv2DPreparedOp), or nil
+	g     convGeom      // saved by Forward
 }
 
 // Conv2DOp returns the 2-D convolution (cross-correlation, as every DL
@@ -235,6 +236,11 @@ func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	o.g = g
+	if o.prep.serves(g, in) {
+		out := tensor.Empty(dt, g.n, g.cout, g.OH, g.OW) // the prepared algorithms write every element
+		o.prep.forward(g, in, out)
+		return out, nil
+	}
 	return runConv(g, false, dt, in), nil
 }
 
@@ -290,17 +296,23 @@ func runConv(g convGeom, transposed bool, dt tensor.DType, in []*tensor.Tensor) 
 		full = k.AdjointWritesAll()
 	}
 	out := zerosOrEmpty(full, dt, shape)
+	convInto(k, transposed, in, out)
+	return out
+}
+
+// convInto runs the convolution k (or its transpose) on validated inputs
+// into out, which must be zeroed unless the kernel writes every element.
+func convInto(k conv.Geom, transposed bool, in []*tensor.Tensor, out *tensor.Tensor) {
 	var b *tensor.Tensor
 	if len(in) == 3 {
 		b = in[2]
 	}
-	switch dt {
+	switch out.DType() {
 	case tensor.Float32:
 		conv.Forward(k, transposed, in[0].Float32s(), in[1].Float32s(), floats[float32](b), out.Float32s())
 	case tensor.Float64:
 		conv.Forward(k, transposed, in[0].Float64s(), in[1].Float64s(), floats[float64](b), out.Float64s())
 	}
-	return out
 }
 
 // zerosOrEmpty allocates a tensor for a kernel's output: uninitialized

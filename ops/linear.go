@@ -64,9 +64,16 @@ func (o linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	x, w := in[0], in[1]
 	outShape := append(x.Shape()[:x.Rank()-1].Clone(), w.Dim(1))
 	out := tensor.Empty(dt, outShape...) // the product has beta 0: written whole
-	m, k, n := x.Size()/max(x.Dim(-1), 1), w.Dim(0), w.Dim(1)
-	if x.Dim(-1) == 0 {
-		m = outShape[:len(outShape)-1].Size()
+	o.into(out, in)
+	return out, nil
+}
+
+// into runs the product on validated inputs into out, of the output's shape.
+func (o linearOp) into(out *tensor.Tensor, in []*tensor.Tensor) {
+	x, w, dt := in[0], in[1], out.DType()
+	m, k, n := out.Size()/max(w.Dim(1), 1), w.Dim(0), w.Dim(1)
+	if n == 0 {
+		m = out.Shape()[:out.Rank()-1].Size()
 	}
 	var b *tensor.Tensor
 	if len(in) == 3 {
@@ -86,7 +93,6 @@ func (o linearOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		}
 		linearKernel(m, n, k, x.Float64s(), w.Float64s(), floats[float64](b), out.Float64s())
 	}
-	return out, nil
 }
 
 func linearKernel[T tensor.Float](m, n, k int, x, w, b, y []T) {

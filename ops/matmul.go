@@ -128,13 +128,18 @@ func (o *matmulOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := tensor.Empty(dt, g.out...) // each product has beta 0: written whole
-	switch dt {
-	case tensor.Float32:
-		matmulKernel(o.transA, o.transB, &g, in[0].Float32s(), in[1].Float32s(), out.Float32s())
-	case tensor.Float64:
-		matmulKernel(o.transA, o.transB, &g, in[0].Float64s(), in[1].Float64s(), out.Float64s())
-	}
+	o.into(out, in, &g)
 	return out, nil
+}
+
+// into runs matmulKernel on validated inputs into out.
+func (o *matmulOp) into(out *tensor.Tensor, in []*tensor.Tensor, g *matmulGeom) {
+	switch out.DType() {
+	case tensor.Float32:
+		matmulKernel(o.transA, o.transB, g, in[0].Float32s(), in[1].Float32s(), out.Float32s())
+	case tensor.Float64:
+		matmulKernel(o.transA, o.transB, g, in[0].Float64s(), in[1].Float64s(), out.Float64s())
+	}
 }
 
 // ld returns the stored row length of an operand whose op() is rows×cols.

@@ -190,6 +190,13 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return runPoolWindows(o.win, in[0], []int{x[0], x[1], o.win.ax[1].out, o.win.ax[2].out}), nil
 	}
 	out := tensor.Empty(dt, x[0], x[1], g.OH, g.OW) // one write per window
+	o.into(g, in, out)
+	return out, nil
+}
+
+// into runs the pool of geometry g on validated inputs into out.
+func (o *pool2dOp) into(g im2col.Geom, in []*tensor.Tensor, out *tensor.Tensor) {
+	dt := out.DType()
 	switch {
 	case !o.max && dt == tensor.Float32:
 		poolKernel(g, nil, in[0].Float32s(), out.Float32s())
@@ -200,7 +207,6 @@ func (o *pool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	default:
 		putScratch(maxArgs(g, in[0].Float64s(), out.Float64s()))
 	}
-	return out, nil
 }
 
 func (o *pool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {
@@ -365,24 +371,38 @@ func GlobalAvgPool2D(x *tensor.Tensor) (*tensor.Tensor, error) { return run(Glob
 
 func (globalAvgPool2dOp) Name() string { return "global_avg_pool2d" }
 
-func (globalAvgPool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// checkGlobalAvgPool validates global_avg_pool2d's input and returns its dtype.
+func checkGlobalAvgPool(in []*tensor.Tensor) (tensor.DType, error) {
 	const op = "global_avg_pool2d"
 	dt, err := checkFloat(op, in, 1)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if in[0].Rank() != 4 || in[0].Dim(2)*in[0].Dim(3) == 0 {
-		return nil, Errorf(op, in, "want x [N, C, H, W] with H, W >= 1")
+		return 0, Errorf(op, in, "want x [N, C, H, W] with H, W >= 1")
+	}
+	return dt, nil
+}
+
+func (globalAvgPool2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := checkGlobalAvgPool(in)
+	if err != nil {
+		return nil, err
 	}
 	out := tensor.Empty(dt, in[0].Dim(0), in[0].Dim(1)) // one write per plane
-	p := in[0].Dim(2) * in[0].Dim(3)
-	switch dt {
-	case tensor.Float32:
-		globalAvgPool(p, in[0].Float32s(), out.Float32s())
-	case tensor.Float64:
-		globalAvgPool(p, in[0].Float64s(), out.Float64s())
-	}
+	globalAvgPoolInto(in[0], out)
 	return out, nil
+}
+
+// globalAvgPoolInto runs globalAvgPool on validated tensors.
+func globalAvgPoolInto(x, out *tensor.Tensor) {
+	p := x.Dim(2) * x.Dim(3)
+	switch out.DType() {
+	case tensor.Float32:
+		globalAvgPool(p, x.Float32s(), out.Float32s())
+	case tensor.Float64:
+		globalAvgPool(p, x.Float64s(), out.Float64s())
+	}
 }
 
 func (globalAvgPool2dOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

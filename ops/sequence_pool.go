@@ -79,23 +79,21 @@ func (o *sequencePoolOp) Check(in []*tensor.Tensor) error {
 	return checkOffsets("sequence_pool", in, o.offsets, x.Dim(0))
 }
 
-func (o *sequencePoolOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// validate checks Forward's input and returns its dtype.
+func (o *sequencePoolOp) validate(in []*tensor.Tensor) (tensor.DType, error) {
 	dt, err := checkFloat("sequence_pool", in, 1)
+	if err != nil {
+		return 0, err
+	}
+	return dt, o.Check(in)
+}
+
+func (o *sequencePoolOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, err := o.validate(in)
 	if err != nil {
 		return nil, err
 	}
 	x := in[0]
-	switch o.kind {
-	case SequencePoolSum, SequencePoolAverage, SequencePoolSqrt, SequencePoolMax, SequencePoolFirst, SequencePoolLast:
-	default:
-		return nil, Errorf("sequence_pool", in, "unknown pool type %q; want sum, average, sqrt, max, first or last", o.kind)
-	}
-	if x.Rank() < 1 {
-		return nil, Errorf("sequence_pool", in, "want x [total, D...] of rank >= 1")
-	}
-	if err := checkOffsets("sequence_pool", in, o.offsets, x.Dim(0)); err != nil {
-		return nil, err
-	}
 	out := tensor.Zeros(dt, slices.Concat(tensor.Shape{len(o.offsets) - 1}, x.Shape()[1:])...)
 	inner := x.Shape()[1:].Size()
 	switch dt {
@@ -126,6 +124,13 @@ func seqPoolKernel[T tensor.Float](kind SequencePoolType, pad float64, off []int
 	if kind == SequencePoolMax {
 		arg = make([]int, len(y))
 	}
+	seqPoolInto(kind, pad, off, inner, x, y, arg)
+	return arg
+}
+
+// seqPoolInto is seqPoolKernel writing max's rows into arg [len(y)] (nil
+// for the other kinds).
+func seqPoolInto[T tensor.Float](kind SequencePoolType, pad float64, off []int, inner int, x, y []T, arg []int) {
 	for b := 0; b+1 < len(off); b++ {
 		s, e := off[b], off[b+1]
 		row := y[b*inner : (b+1)*inner]
@@ -154,7 +159,6 @@ func seqPoolKernel[T tensor.Float](kind SequencePoolType, pad float64, off []int
 			}
 		}
 	}
-	return arg
 }
 
 // seqMaxRows writes into row the column maxima of the rows of x [n, inner]

@@ -66,13 +66,18 @@ func (o *softmaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	log := o.name == "log_softmax"
 	out := tensor.Empty(in[0].DType(), in[0].Shape()...) // softmaxKernel writes every element
+	softmaxInto(dt, in[0], out, outer, n, inner, log)
+	return out, nil
+}
+
+// softmaxInto runs softmaxKernel on tensors of dtype dt.
+func softmaxInto(dt tensor.DType, x, out *tensor.Tensor, outer, n, inner int, log bool) {
 	switch dt {
 	case tensor.Float32:
-		softmaxKernel(in[0].Float32s(), out.Float32s(), outer, n, inner, log)
+		softmaxKernel(x.Float32s(), out.Float32s(), outer, n, inner, log)
 	case tensor.Float64:
-		softmaxKernel(in[0].Float64s(), out.Float64s(), outer, n, inner, log)
+		softmaxKernel(x.Float64s(), out.Float64s(), outer, n, inner, log)
 	}
-	return out, nil
 }
 
 // softmaxKernel writes softmax, or with log the log-softmax

@@ -338,13 +338,18 @@ func (o *unaryOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := tensor.Empty(dt, in[0].Shape()...) // unaryKernel writes every element
-	switch dt {
+	o.into(out, in)
+	return out, nil
+}
+
+// into runs the kernel on validated inputs into out.
+func (o *unaryOp) into(out *tensor.Tensor, in []*tensor.Tensor) {
+	switch out.DType() {
 	case tensor.Float32:
 		unaryKernel(o, in[0].Float32s(), out.Float32s())
 	case tensor.Float64:
 		unaryKernel(o, in[0].Float64s(), out.Float64s())
 	}
-	return out, nil
 }
 
 // unaryKernel writes y = f(x). relu, the activation between most layers,

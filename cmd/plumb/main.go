@@ -48,6 +48,7 @@ const usage = `usage:
   plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  the table, and Plumb's runs checked against the KPIs (bench/kpi.json, embedded)
   plumb summary mnist [--model cnn|mlp]              each layer's output shape and parameters (Keras model.summary())
   plumb onnx inspect FILE                           an ONNX model's inputs, outputs, opset, op counts and unsupported ops
+  plumb infer --explain [--batch N] MODEL           the compiled inference plan before and after its fusion passes
   plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 `
 
@@ -117,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return translateLines(args[1:], stdout, stderr)
 		case "onnx":
 			return onnxCommand(args[1:], stdout, stderr)
+		case "infer":
+			return inferCommand(args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help": // isHelp
 			fmt.Fprint(stdout, usage)
 			return flag.ErrHelp

@@ -198,7 +198,7 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
 func rowsData[T tensor.Float](g Geom, x, w, b, y []T) {
 	if winogradPays[T](g.Geom, g.Cout) {
-		winogradConvolve(g.Geom, g.N, g.Cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32))
+		winogradConvolve(g.Geom, g.N, g.Cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32), nil)
 		return
 	}
 	wb := scratch.Get[T](len(w))
@@ -231,7 +231,7 @@ func (g Geom) adjoint() im2col.Geom {
 // crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
 func rowsDataAdjoint[T tensor.Float](g Geom, dy, w, b, dx []T) {
 	if g.adjointAsConv() && winogradPays[T](g.adjoint(), g.C) {
-		winogradConvolve(g.adjoint(), g.N, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32))
+		winogradConvolve(g.adjoint(), g.N, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32), nil)
 		return
 	}
 	wb := scratch.Get[T](len(w))

@@ -88,6 +88,7 @@ var Rules = []Rule{
 	{Pkg: "layers", May: below("ops", "graph", "initializer")},
 	{Pkg: "optim", May: below("ops", "graph")},
 	{Pkg: "decode", May: below("ops", "graph")},
+	{Pkg: "infer", May: below("ops", "graph", "layers", "initializer")},
 	{Pkg: "checkpoint", May: below("ops", "graph", "optim")},
 	{Pkg: "runlog/plot", May: []string{"runlog", "gonum.org/v1/plot/..."}},
 	{Pkg: "runlog/tensorboard/tblog", May: []string{"runlog", "runlog/tensorboard"}},
