@@ -172,6 +172,11 @@ type Config[B any] struct {
 	// Replicas, if set, makes the run data-parallel over several
 	// processes (package dist); see Replicas for what changes.
 	Replicas Replicas
+
+	// Meta, if set, is written into every checkpoint the run writes
+	// (BestPath and StatePath, by checkpoint.SaveMeta): what a program
+	// needs to rebuild the model a file holds.
+	Meta map[string]string
 }
 
 // Result is what a run did.
@@ -409,7 +414,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	}
 	ep.Best = r.st.endEpoch(e, v, cfg.MinDelta)
 	if ep.Best && cfg.BestPath != "" && r.leader {
-		if err := saveParams(cfg.BestPath, cfg.Params); err != nil {
+		if err := saveParams(cfg.BestPath, cfg.Params, cfg.Meta); err != nil {
 			return Epoch{}, err
 		}
 	}
@@ -504,7 +509,7 @@ func (r *run[B]) saveState() error {
 	if r.cfg.StatePath == "" || !r.leader {
 		return nil
 	}
-	return r.st.save(r.cfg.StatePath, r.cfg.Params, r.cfg.Optimizer)
+	return r.st.save(r.cfg.StatePath, r.cfg.Params, r.cfg.Optimizer, r.cfg.Meta)
 }
 
 // iterations returns the optimizer's int64 step count ("iterations" in its
