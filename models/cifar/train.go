@@ -59,20 +59,7 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 		Optimizer: opt,
 		Train:     loader,
 		Epochs:    cfg.Epochs,
-		Loss: func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-			x := b.Tensor("image")
-			if cfg.Augment {
-				var err error
-				if x, err = Augment(x, 4, augRNG); err != nil {
-					return t.Fail(err), b.Len()
-				}
-			}
-			x, y, err := onDevice(t, net, x, b.Tensor("label"))
-			if err != nil {
-				return t.Fail(err), b.Len()
-			}
-			return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
-		},
+		Loss:      Loss(net, cfg.Augment, augRNG),
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			acc, loss, err := evaluate(net, testSet, cfg.Batch, report)
 			return train.Metrics{"accuracy": acc, "loss": loss}, err
@@ -88,6 +75,26 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 		Replicas:   cfg.Replicas,
 	}
 	return train.Run(tc)
+}
+
+// Loss is net's training loss on a batch (fields "image" and "label"):
+// the mean softmax cross-entropy, of images padded, cropped and flipped
+// (Augment, 4 pixels, drawing from rng) when augment is set.
+func Loss(net *Net, augment bool, rng *rand.Rand) train.LossFunc[*data.Batch] {
+	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+		x := b.Tensor("image")
+		if augment {
+			var err error
+			if x, err = Augment(x, 4, rng); err != nil {
+				return t.Fail(err), b.Len()
+			}
+		}
+		x, y, err := onDevice(t, net, x, b.Tensor("label"))
+		if err != nil {
+			return t.Fail(err), b.Len()
+		}
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
+	}
 }
 
 // onDevice returns the batch's images x and labels y on net's device,

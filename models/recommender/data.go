@@ -26,6 +26,21 @@ const (
 type Data struct {
 	Sizes       Sizes
 	Train, Test *data.Dataset
+	Catalog     *Catalog
+}
+
+// Catalog is every user's and every movie's features by id, as the model
+// takes them: what ranking the movies for a user needs besides the model.
+type Catalog struct {
+	Users  map[int][3]int64 `json:"users"` // gender (1: female), age group, job
+	Movies map[int]Movie    `json:"movies"`
+}
+
+// Movie is one movie's features and title.
+type Movie struct {
+	Title  string  `json:"title"`
+	Genres []int64 `json:"genres"`
+	Words  []int64 `json:"words"` // the title's word ids
 }
 
 // Load reads MovieLens from src: 1M when the folder or archive holds it
@@ -68,7 +83,25 @@ func FromMovieLens(ml *movielens.Set) (*Data, error) {
 			trainIdx = append(trainIdx, i)
 		}
 	}
-	d := &Data{Sizes: s}
+	d := &Data{Sizes: s, Catalog: &Catalog{Users: map[int][3]int64{}, Movies: map[int]Movie{}}}
+	for id, u := range ml.Users {
+		g := int64(0)
+		if u.Female {
+			g = 1
+		}
+		d.Catalog.Users[id] = [3]int64{g, int64(u.Group), int64(u.Job)}
+	}
+	for id, m := range ml.Movies {
+		words, err := titles.Encode(movielens.TitleWords(m.Title))
+		if err != nil {
+			return nil, fmt.Errorf("recommender: movie %d: %w", id, err)
+		}
+		mv := Movie{Title: m.Title, Words: words, Genres: []int64{}}
+		for _, g := range m.Genres {
+			mv.Genres = append(mv.Genres, int64(g))
+		}
+		d.Catalog.Movies[id] = mv
+	}
 	if d.Train, err = ds.Subset(trainIdx); err != nil {
 		return nil, fmt.Errorf("recommender: %w", err)
 	}
