@@ -27,6 +27,7 @@ type chapterFlags struct {
 	lr                                     float64
 	seed                                   uint64
 	save, load, dir, logDir, state, resume string
+	bestFile                               string
 	dist                                   bool
 	device                                 string
 
@@ -58,6 +59,7 @@ func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float6
 	f.fs.StringVar(&f.dir, "data", "", "the dataset root holding "+strings.Join(folders, " or ")+", or that folder itself (default $PLUMB_DATA)")
 	f.fs.IntVar(&f.limit, "limit", 0, "train on a seeded random subset of N training examples (0: all), for quick runs")
 	f.fs.IntVar(&f.testLimit, "test-limit", 0, "evaluate on a seeded random subset of N examples (0: all)")
+	f.fs.StringVar(&f.bestFile, "best", "", "write the parameters of the epoch with the best evaluation here")
 	f.fs.StringVar(&f.state, "state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step, RNG) to this file")
 	f.fs.StringVar(&f.resume, "resume", "", "continue the run saved in this --state file (same flags otherwise)")
 	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
@@ -85,6 +87,8 @@ func (f *chapterFlags) parse(args []string) error {
 		return fmt.Errorf("%s: --lr %g, want a positive finite number", name, f.lr)
 	case f.every < 1:
 		return fmt.Errorf("%s: --log-every %d, want at least 1", name, f.every)
+	case f.dist && f.device != "cpu":
+		return fmt.Errorf("%s: --dist trains on the CPU; drop --device %s", name, f.device)
 	}
 	if err := checkDevice(f.device); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -99,7 +103,7 @@ func (f *chapterFlags) parse(args []string) error {
 
 // options are the settings a chapter's model takes from the flags.
 func (f *chapterFlags) options() chapter.Options {
-	return chapter.Options{Batch: f.batch, LR: f.lr, Seed: f.seed, Limit: f.limit, TestLimit: f.testLimit, Every: f.every}
+	return chapter.Options{Epochs: f.epochs, Batch: f.batch, LR: f.lr, Seed: f.seed, Limit: f.limit, TestLimit: f.testLimit, Every: f.every}
 }
 
 // runName names a run's recipe in its log (and so its KPIs): the model,
@@ -157,18 +161,19 @@ func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.C
 			cfg.Hooks = append(cfg.Hooks, hooks...)
 		}
 	}
-	if f.best != "" {
+	if cfg.BestPath = f.bestFile; f.best != "" {
 		cfg.BestPath = f.save // the trainer writes it on rank 0 only
 	}
 	bar := trainpkg.NewBar(stderr)
 	cfg.Progress = bar.Update
+	logged := false
 	if f.logDir != "" && leader {
 		run.Framework = "plumb"
 		log, err := openLog(f.logDir, f.resume, run, stderr)
 		if err != nil {
 			return err
 		}
-		if log != nil {
+		if logged = log != nil; logged {
 			defer log.Close()
 			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every, stderr))
 		}
@@ -195,7 +200,7 @@ func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.C
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
-	if f.logDir != "" {
+	if logged {
 		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", f.logDir, f.logDir)
 	}
 	return leave(stdout)

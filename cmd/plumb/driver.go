@@ -85,9 +85,6 @@ func trainChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) (e
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if f.dist && f.device != "cpu" {
-		return fmt.Errorf("train %s: --dist trains on the CPU; drop --device %s", spec.Name, f.device)
-	}
 	dir, looked, err := chapterDir(spec, f.dir)
 	if err != nil {
 		return err
@@ -114,10 +111,13 @@ func trainChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) (e
 	if m, ok := setup.Record["model"].(string); ok {
 		name += "-" + m
 	}
+	if name = f.runName(name, spec.Epochs, spec.Batch); setup.RunName != "" {
+		name = setup.RunName
+	}
 	return runChapter(f, df, spec, trainpkg.Config[*data.Batch]{
 		Params: setup.Model.Params(), Optimizer: opt, LR: lr, RNG: setup.RNG, Train: setup.Train, Loss: setup.Model.Loss,
 		Evaluate: setup.Evaluate, Monitor: setup.Monitor, Maximize: setup.Maximize, Hooks: setup.Hooks, Meta: meta,
-	}, setup.Probe, runlog.Record{Model: f.runName(name, spec.Epochs, spec.Batch), Config: setup.Record}, stdout, stderr)
+	}, setup.Probe, runlog.Record{Model: name, Config: setup.Record}, stdout, stderr)
 }
 
 // restored is a checkpoint's model, rebuilt and loaded.

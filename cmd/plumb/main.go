@@ -96,15 +96,17 @@ var errUsage = errors.New("usage")
 // commands are plumb's commands by name. train, eval and predict take a
 // chapter (chapterCommand, the one driver every chapter goes through).
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"train":     func(a []string, o, e io.Writer) error { return chapterCommand("train", a, o, e) },
-	"eval":      func(a []string, o, e io.Writer) error { return chapterCommand("eval", a, o, e) },
-	"predict":   func(a []string, o, e io.Writer) error { return chapterCommand("predict", a, o, e) },
-	"translate": func(a []string, o, e io.Writer) error { return chapterCommand("predict", append([]string{"translate"}, a...), o, e) },
-	"parity":    parityReport,
-	"plot":      plotRuns,
-	"compare":   compareRuns,
-	"kpi":       checkKPIs,
-	"scale":     scaleReport,
+	"train":   func(a []string, o, e io.Writer) error { return chapterCommand("train", a, o, e) },
+	"eval":    func(a []string, o, e io.Writer) error { return chapterCommand("eval", a, o, e) },
+	"predict": func(a []string, o, e io.Writer) error { return chapterCommand("predict", a, o, e) },
+	"translate": func(a []string, o, e io.Writer) error {
+		return chapterCommand("predict", append([]string{"translate"}, a...), o, e)
+	},
+	"parity":  parityReport,
+	"plot":    plotRuns,
+	"compare": compareRuns,
+	"kpi":     checkKPIs,
+	"scale":   scaleReport,
 }
 
 // run dispatches a command line; it is main without the exit, for tests.

@@ -38,6 +38,7 @@ type Model interface {
 
 // Options are the settings every chapter's commands share.
 type Options struct {
+	Epochs    int     // passes over the training set
 	Batch     int     // examples a step
 	LR        float64 // learning rate
 	Seed      uint64  // initialisation, shuffling, subsets
@@ -65,6 +66,10 @@ type Setup struct {
 	Describe string
 	// Record is the recipe as the run log keeps it (runlog.Record.Config).
 	Record map[string]any
+	// RunName, if set, names the run in its log (and so its KPIs); else
+	// the driver names it <chapter>[-<model>] and what differs from the
+	// book's recipe (-limitN, -epochsN, -batchN).
+	RunName string
 	// Hooks are the chapter's own (printing a running loss, say).
 	Hooks []train.Hooks
 }

@@ -160,10 +160,36 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 		},
 		Describe: fmt.Sprintf("training %s on %d CIFAR-10 images (%s), testing on %d (Adam lr %g, batch %d, seed %d, augmentation %v); channel means %.4f, deviations %.4f",
 			c.Config.Model, trainSet.Len(), c.Format, testSet.Len(), o.LR, o.Batch, o.Seed, c.Augment, nm.Mean, nm.Std),
+		RunName: runName(c.Config.Model, c.Format, c.Config.Depth, c.Config.Width, o.Limit, o.TestLimit, o.Epochs, o.Batch, c.Augment),
 		Record: map[string]any{"model": c.Config.Model, "depth": c.Config.Depth, "width": c.Config.Width, "format": c.Format,
 			"batch": o.Batch, "lr": o.LR, "seed": o.Seed, "augment": c.Augment, "train_size": trainSet.Len(),
 			"test_size": testSet.Len(), "optimizer": "adam"},
 	}, nil
+}
+
+// runName names a run's recipe in its log, and so its KPIs:
+// cifar10-<model>, then whatever differs from the book's recipe (the
+// binary batches, the book's depth and width, all images, 1 epoch, batch
+// 128, the whole test set, no augmentation), such as cifar10-resnet32-jpeg
+// or cifar10-vgg-limit4000-epochs3. bench/cifar_data.py names runs the
+// same way.
+func runName(model, format string, depth, width, limit, testLimit, epochs, batch int, augment bool) string {
+	name := "cifar10-" + model
+	if format != "bin" {
+		name += "-" + format
+	}
+	for _, p := range []struct {
+		key    string
+		v, def int
+	}{{"depth", depth, 0}, {"width", width, 0}, {"limit", limit, 0}, {"testlimit", testLimit, 0}, {"epochs", epochs, 1}, {"batch", batch, 128}} {
+		if p.v != p.def {
+			name += fmt.Sprintf("-%s%d", p.key, p.v)
+		}
+	}
+	if augment {
+		name += "-augment"
+	}
+	return name
 }
 
 func joinFirst(a, b error) error {

@@ -178,4 +178,6 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 }
 
 // Meta records the network's name and dtype.
-func (c *Chapter) Meta() (map[string]string, error) { return chapter.EncodeMeta(Spec.Name, c.Config, nil) }
+func (c *Chapter) Meta() (map[string]string, error) {
+	return chapter.EncodeMeta(Spec.Name, c.Config, nil)
+}
