@@ -13,6 +13,7 @@ package chapter
 
 import (
 	"bufio"
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -203,6 +204,9 @@ func ParseVocab(meta map[string]string, key string) (*data.Vocab, error) {
 // SameVocab checks that the dictionary the data built (got) is the one
 // the model was trained with (want), so that its ids mean the same words.
 func SameVocab(what string, want, got *data.Vocab) error {
+	if want == nil || got == nil {
+		return fmt.Errorf("chapter: SameVocab of the %s dictionaries needs both (got %v, %v)", what, want != nil, got != nil)
+	}
 	w, g := want.Words(), got.Words()
 	if len(w) != len(g) {
 		return fmt.Errorf("the %s dictionary built from this data has %d words, the model's %d: not the data it was trained on", what, len(g), len(w))
@@ -231,6 +235,9 @@ func unmarshalStrict(s string, v any) error {
 // order (all of ds when n is 0 or at least its length), so that a short
 // run on a class-sorted set still sees every class.
 func Take(ds *data.Dataset, n int, seed uint64) (*data.Dataset, error) {
+	if ds == nil {
+		return nil, errors.New("chapter: Take of a nil dataset")
+	}
 	if n <= 0 || n >= ds.Len() {
 		return ds, nil
 	}
@@ -240,6 +247,9 @@ func Take(ds *data.Dataset, n int, seed uint64) (*data.Dataset, error) {
 // Lines calls f on each line of the inputs (the files, else stdin) that
 // is not blank, trimmed.
 func Lines(in Input, f func(line string) error) error {
+	if f == nil {
+		return errors.New("chapter: Lines needs a function to call")
+	}
 	read := func(r io.Reader, name string) error {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -273,4 +283,13 @@ func Lines(in Input, f func(line string) error) error {
 		}
 	}
 	return nil
+}
+
+// ErrNilChapter is the error of a method called on a nil Chapter.
+var ErrNilChapter = errors.New("chapter: a nil Chapter (make one with its Spec.New)")
+
+// WrongModel is the error of a Chapter method given a model that its
+// chapter did not build (nil, or another chapter's).
+func WrongModel(name string, m Model) error {
+	return fmt.Errorf("%s: a model of type %T, not one that the %s chapter built (Train or Restore)", name, m, name)
 }

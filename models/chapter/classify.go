@@ -14,6 +14,9 @@ import (
 // its most probable class and the softmax probabilities of the classes,
 // most probable first (at most top of them; all when top < 1).
 func Classify(out io.Writer, names []string, logits *tensor.Tensor, classes []string, top int) error {
+	if logits == nil || out == nil {
+		return fmt.Errorf("chapter: Classify needs logits and an output (got %v, %v)", logits != nil, out != nil)
+	}
 	l, err := logits.To(nil)
 	if err == nil {
 		l, err = l.Cast(tensor.Float64)

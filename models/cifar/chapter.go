@@ -1,6 +1,7 @@
 package cifar
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,6 +53,9 @@ func (m model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return m
 
 // Flags declares --model, --depth, --width, --format and --augment.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.StringVar(&c.Config.Model, "model", c.Config.Model, "network: resnet32 or vgg (the book's)")
 	fs.IntVar(&c.Config.Depth, "depth", 0, "layers: resnet 6n+2 (20, 32, 44, 56, 110), vgg 11, 13, 16 or 19 (0: the book's)")
 	fs.IntVar(&c.Config.Width, "width", 0, "channels of the first stage: resnet 16, vgg 64 in the book (0: the book's)")
@@ -127,6 +131,9 @@ func isDir(p string) bool {
 // Train builds a fresh network, its input normalisation from the training
 // images, and loads the data.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	c.pcg = rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15) // tensor.NewRNG's stream, kept for the trainer
 	net, err := c.build(rand.New(c.pcg))
 	if err != nil {
@@ -209,6 +216,9 @@ func evaluator(net *Net, ds *data.Dataset, batch int) train.Evaluator {
 // Restore rebuilds the network a checkpoint names (its normalisation is
 // among its parameters).
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	asked := c.Config.Model
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
@@ -228,6 +238,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m on the test images.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	_, testSet, _, err := c.load(dir)
 	if err == nil {
 		testSet, err = chapter.Take(testSet, o.TestLimit, o.Seed)
@@ -235,18 +249,22 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err != nil {
 		return nil, "", err
 	}
-	return evaluator(m.(model).Net, testSet, o.Batch), fmt.Sprintf("%d test images (%s, %s)", testSet.Len(), c.Config.Model, c.Format), nil
+	return evaluator(mm.Net, testSet, o.Batch), fmt.Sprintf("%d test images (%s, %s)", testSet.Len(), c.Config.Model, c.Format), nil
 }
 
 // Predict prints each image's class and the probabilities of the likeliest three.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	names, x, err := chapter.ReadImages(in, 3, 32)
 	if err != nil {
 		return err
 	}
 	t := graph.NewEvalTape()
 	defer t.Release()
-	logits, err := m.(model).Forward(t.Const(x)).Host()
+	logits, err := mm.Forward(t.Const(x)).Host()
 	if err != nil {
 		return err
 	}
@@ -255,5 +273,8 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 
 // Meta records the network's name, sizes and class names.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	return chapter.EncodeMeta(Spec.Name, c.Config, nil)
 }

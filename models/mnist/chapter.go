@@ -1,6 +1,7 @@
 package mnist
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,6 +41,9 @@ func (n net) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return Los
 
 // Flags declares --model and --dtype.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.StringVar(&c.Config.Model, "model", c.Config.Model, "network: cnn or mlp")
 	fs.StringVar(&c.Config.DType, "dtype", c.Config.DType, "float32, or float64 (slower, but round-off no longer steers the run)")
 }
@@ -93,6 +97,9 @@ func imagesAs(ds *data.Dataset, dt tensor.DType) (*data.Dataset, error) {
 
 // Train builds a fresh network and loads MNIST (dir "": the embedded copy).
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	m, dt, err := c.build(o.Seed)
 	if err != nil {
 		return nil, err
@@ -128,6 +135,9 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 // Restore rebuilds the network a checkpoint names; a --model other than
 // the one it holds is an error that names the one it holds.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	asked := c.Config.Model
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
@@ -141,6 +151,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m on the test images.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(net)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	dt, err := c.dtype()
 	if err != nil {
 		return nil, "", err
@@ -152,11 +166,15 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err != nil {
 		return nil, "", err
 	}
-	return Evaluator(m.(net).Model, test, evalBatch), fmt.Sprintf("%d test images (%s)", test.Len(), c.Config.Model), nil
+	return Evaluator(mm.Model, test, evalBatch), fmt.Sprintf("%d test images (%s)", test.Len(), c.Config.Model), nil
 }
 
 // Predict prints each image's digit and the probabilities of the likeliest three.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(net)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	names, x, err := chapter.ReadImages(in, 1, 28)
 	if err != nil {
 		return err
@@ -170,7 +188,7 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 	}
 	t := graph.NewEvalTape()
 	defer t.Release()
-	logits, err := m.(net).Forward(t.Const(x)).Host()
+	logits, err := mm.Forward(t.Const(x)).Host()
 	if err != nil {
 		return err
 	}
@@ -179,5 +197,8 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 
 // Meta records the network's name and dtype.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	return chapter.EncodeMeta(Spec.Name, c.Config, nil)
 }

@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -40,11 +41,17 @@ func (m model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return m
 
 // Flags declares --k, the movies predict lists.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.IntVar(&c.K, "k", c.K, "predict: how many movies for each user")
 }
 
 // Train loads MovieLens and builds a fresh model for its dictionaries.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return nil, err
@@ -77,6 +84,9 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 
 // Restore rebuilds the model and the catalog from a checkpoint.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
 	}
@@ -90,6 +100,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m's mean square error on the held-out ratings.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return nil, "", err
@@ -101,12 +115,16 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err != nil {
 		return nil, "", err
 	}
-	return m.(model).Evaluator(test, 1000), fmt.Sprintf("%d held-out ratings", test.Len()), nil
+	return mm.Evaluator(test, 1000), fmt.Sprintf("%d held-out ratings", test.Len()), nil
 }
 
 // Predict prints, for each user id, the K movies with the highest
 // predicted rating, in stars.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	ids := make([]int, 0, len(c.catalog.Movies))
 	for id := range c.catalog.Movies {
 		ids = append(ids, id)
@@ -119,7 +137,7 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 			fmt.Fprintf(out, "%s\t(not a user id of the training data)\n", line)
 			return nil
 		}
-		stars, err := c.rank(m.(model).Model, uid, u, ids)
+		stars, err := c.rank(mm.Model, uid, u, ids)
 		if err != nil {
 			return err
 		}
@@ -174,6 +192,9 @@ func cmpF(a, b float32) int {
 
 // Meta records the dictionary sizes and the catalog.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	cat, err := json.Marshal(c.catalog)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package sentiment
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,12 +44,18 @@ func (m model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return L
 
 // Flags declares --model.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.StringVar(&c.Config.Model, "model", c.Config.Model, "network: cnn (text CNN) or lstm (stacked LSTM)")
 }
 
 // Train loads IMDB, builds its dictionary and a fresh network; --limit
 // and --test-limit draw reviews at random, so a short run sees both labels.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	if c.Config.Model != "cnn" && c.Config.Model != "lstm" {
 		return nil, fmt.Errorf("train sentiment: --model %q, want cnn or lstm", c.Config.Model)
 	}
@@ -89,6 +96,9 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 
 // Restore rebuilds the network and its dictionary from a checkpoint.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	asked := c.Config.Model
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
@@ -110,6 +120,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m on the test reviews.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return nil, "", err
@@ -121,11 +135,15 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err != nil {
 		return nil, "", err
 	}
-	return Evaluator(m.(model).Model, test, o.Batch), fmt.Sprintf("%d test reviews (%s)", test.Len(), c.Config.Model), nil
+	return Evaluator(mm.Model, test, o.Batch), fmt.Sprintf("%d test reviews (%s)", test.Len(), c.Config.Model), nil
 }
 
 // Predict prints each review's sentiment and its probabilities.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	var names []string
 	var seqs [][]int64
 	err := chapter.Lines(in, func(line string) error {
@@ -148,7 +166,7 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 	}
 	t := graph.NewEvalTape()
 	defer t.Release()
-	logits, err := m.(model).Logits(t, data.SeqField("words", seqs).Ragged).Host()
+	logits, err := mm.Logits(t, data.SeqField("words", seqs).Ragged).Host()
 	if err != nil {
 		return err
 	}
@@ -159,6 +177,9 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 
 // Meta records the network's name and dictionary.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	v, err := chapter.VocabMeta(c.vocab)
 	if err != nil {
 		return nil, err

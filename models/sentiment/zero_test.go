@@ -24,6 +24,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewStackedLSTM": sentiment.NewStackedLSTM,
 		},
 		Types: []any{
+			(*sentiment.Chapter)(nil),
+			(*sentiment.ModelConfig)(nil),
 			(*sentiment.CNN)(nil),
 			(*sentiment.Data)(nil),
 			(*sentiment.Model)(nil),

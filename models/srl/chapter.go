@@ -1,6 +1,7 @@
 package srl
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,12 +48,18 @@ type Chapter struct {
 
 // Flags declares --crf-lr and --heldout.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.Float64Var(&c.Config.CRFLR, "crf-lr", c.Config.CRFLR, "factor on the learning rate of the CRF's parameters")
 	fs.Float64Var(&c.Config.HeldOut, "heldout", c.Config.HeldOut, "fraction of the propositions held out for evaluation")
 }
 
 // Train loads CoNLL-05, holds out a part, and builds a fresh model.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	d, err := LoadData(dir, c.Config.HeldOut, o.Seed)
 	if err != nil {
 		return nil, err
@@ -81,6 +88,9 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 
 // Restore rebuilds the model and its dictionaries from a checkpoint.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
 	}
@@ -103,6 +113,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 // Evaluate measures m on the propositions its training held out (the
 // same fraction and seed).
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(*Model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	d, err := LoadData(dir, c.Config.HeldOut, c.Config.Seed)
 	if err != nil {
 		return nil, "", err
@@ -113,7 +127,7 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 		}
 	}
 	return func(report func(done, total int)) (train.Metrics, error) {
-		r, err := Evaluate(m.(*Model), d, d.HeldOut, 100, report)
+		r, err := Evaluate(mm, d, d.HeldOut, 100, report)
 		return train.Metrics{"precision": r.Precision, "recall": r.Recall, "f1": r.F1, "loss": r.Loss}, err
 	}, fmt.Sprintf("%d held-out propositions", d.HeldOut.Len()), nil
 }
@@ -122,6 +136,10 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 // marks in brackets: [word] (its lemma the word in lower case) or
 // [word|lemma].
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(*Model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	return chapter.Lines(in, func(line string) error {
 		ex, err := parseMarked(line)
 		if err != nil {
@@ -145,7 +163,7 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 			if err != nil {
 				return err
 			}
-			paths, err := m.(*Model).Decode(t, b)
+			paths, err := mm.Decode(t, b)
 			if err != nil {
 				return err
 			}
@@ -185,6 +203,9 @@ func parseMarked(line string) (conll05.Example, error) {
 
 // Meta records the sizes, the held-out split and the dictionaries.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil || c.d == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	extra := map[string]string{}
 	for k, v := range map[string]*data.Vocab{wordsKey: c.d.Words, verbsKey: c.d.Verbs, labelsKey: c.d.Labels} {
 		s, err := chapter.VocabMeta(v)

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,6 +49,9 @@ func (m model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return m
 
 // Flags declares the sizes, the dictionary cut-off and the decoding.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.IntVar(&c.Config.Emb, "emb", 0, "embedding width (0: the default)")
 	fs.IntVar(&c.Config.Hidden, "hidden", 0, "GRU units and attention units (0: the default)")
 	fs.Float64Var(&c.Config.Dropout, "dropout", c.Config.Dropout, "dropout rate on the embeddings and the projection's input (0: none)")
@@ -59,6 +63,9 @@ func (c *Chapter) Flags(fs *flag.FlagSet) {
 
 // Train loads Multi30k, builds its dictionaries and a fresh model.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	d, err := LoadData(dir, c.MinCount)
 	if err != nil {
 		return nil, err
@@ -110,6 +117,9 @@ func orDefault(v, def int) int {
 
 // Restore rebuilds the model and its dictionaries from a checkpoint.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
 	}
@@ -129,6 +139,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m's validation loss and its BLEU on test2016.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	d, err := LoadData(dir, c.MinCount)
 	if err != nil {
 		return nil, "", err
@@ -139,7 +153,7 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err := chapter.SameVocab("German", c.trg, d.Trg); err != nil {
 		return nil, "", fmt.Errorf("%w (with --min-count %d)", err, c.MinCount)
 	}
-	tc, err := TrainConfig(m.(model).Model, d, Config{Epochs: 1, Batch: o.Batch, LR: o.LR, Beam: c.Beam, EvalLimit: c.EvalLimit})
+	tc, err := TrainConfig(mm.Model, d, Config{Epochs: 1, Batch: o.Batch, LR: o.LR, Beam: c.Beam, EvalLimit: c.EvalLimit})
 	if err != nil {
 		return nil, "", err
 	}
@@ -148,13 +162,17 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 
 // Predict translates each line, a batch of up to 64 lines at a time.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	cfg := decode.Config{BeamWidth: c.Beam, MaxLen: c.MaxLen, Norm: decode.Average}
 	var seqs [][]int64
 	flush := func() error {
 		if len(seqs) == 0 {
 			return nil
 		}
-		res, err := m.(model).Translate(data.SeqField("src", seqs).Ragged, c.trg, cfg)
+		res, err := mm.Translate(data.SeqField("src", seqs).Ragged, c.trg, cfg)
 		if err != nil {
 			return err
 		}
@@ -182,6 +200,9 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 
 // Meta records the sizes and both dictionaries.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	src, err := chapter.VocabMeta(c.src)
 	if err != nil {
 		return nil, err

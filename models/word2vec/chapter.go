@@ -1,6 +1,7 @@
 package word2vec
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,11 +40,17 @@ func (m model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) { return m
 
 // Flags declares --k, the neighbours predict prints.
 func (c *Chapter) Flags(fs *flag.FlagSet) {
+	if c == nil || fs == nil {
+		return
+	}
 	fs.IntVar(&c.K, "k", c.K, "predict: how many neighbours of each word")
 }
 
 // Train loads PTB, builds its dictionary and a fresh model.
 func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.Setup, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return nil, err
@@ -77,6 +84,9 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 
 // Restore rebuilds the model and its dictionary from a checkpoint.
 func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	if err := chapter.DecodeMeta(meta, Spec.Name, &c.Config); err != nil {
 		return nil, err
 	}
@@ -94,6 +104,10 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 
 // Evaluate measures m's cost on PTB's valid and test files.
 func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log io.Writer) (train.Evaluator, string, error) {
+	mm, ok := m.(model)
+	if c == nil || !ok {
+		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
+	}
 	d, err := Load(dir)
 	if err != nil {
 		return nil, "", err
@@ -101,20 +115,24 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if err := chapter.SameVocab("PTB", c.vocab, d.Vocab); err != nil {
 		return nil, "", err
 	}
-	return m.(model).Evaluator(1000, Split{Name: "valid", Set: d.Valid}, Split{Name: "test", Set: d.Test}),
+	return mm.Evaluator(1000, Split{Name: "valid", Set: d.Valid}, Split{Name: "test", Set: d.Test}),
 		fmt.Sprintf("PTB valid (%d 5-grams) and test (%d)", d.Valid.Len(), d.Test.Len()), nil
 }
 
 // Predict prints, for each word, its K nearest words by the dot product
 // of their embeddings.
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
+	mm, ok := m.(model)
+	if c == nil || !ok || out == nil {
+		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	}
 	return chapter.Lines(in, func(word string) error {
 		id := c.vocab.ID(word)
 		if id == c.vocab.UnkID() && word != data.Unk {
 			fmt.Fprintf(out, "%s\t(not in the dictionary of %d words)\n", word, c.vocab.Len())
 			return nil
 		}
-		near, err := m.(model).Similar(id, c.K)
+		near, err := mm.Similar(id, c.K)
 		if err != nil {
 			return err
 		}
@@ -132,6 +150,9 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 
 // Meta records the dictionary.
 func (c *Chapter) Meta() (map[string]string, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
+	}
 	v, err := chapter.VocabMeta(c.vocab)
 	if err != nil {
 		return nil, err
