@@ -13,8 +13,8 @@ package chapter
 
 import (
 	"bufio"
-	"errors"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"

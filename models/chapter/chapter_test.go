@@ -52,7 +52,7 @@ func TestReadImages(t *testing.T) {
 	}
 	files := map[string][]byte{
 		"a.png": pngBuf.Bytes(), "b.jpg": jpgBuf.Bytes(), "two.idx": idx([]int{2, 4, 4}, pix), "one.idx": idx([]int{4, 4}, pix[:16]),
-		"big.png": func() []byte { var b bytes.Buffer; require.NoError(t, png.Encode(&b, gray(5, 4))); return b.Bytes() }(),
+		"big.png":  func() []byte { var b bytes.Buffer; require.NoError(t, png.Encode(&b, gray(5, 4))); return b.Bytes() }(),
 		"text.txt": []byte("not an image"), "rgb.idx": idx([]int{1, 4, 4, 3}, make([]byte, 48)),
 	}
 	for name, b := range files {
