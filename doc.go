@@ -13,16 +13,27 @@
 //   - graph: define-by-run autodiff. A Tape records ops as they run, so
 //     shapes may change from batch to batch; errors are values that flow
 //     through later ops and come out of Backward.
-//   - layers: dense, convolutional, normalisation, recurrent, attention
-//     and sequence layers, with sizes in config structs.
+//   - layers: dense, convolutional (with Winograd), normalisation,
+//     dropout, embedding, recurrent (LSTM, GRU), attention (multi-head,
+//     Bahdanau, an attention decoder), sequence pooling and convolution,
+//     and CRF layers, with sizes in config structs.
 //   - optim: optimizers with TensorFlow's update formulas, schedules and
 //     clipping.
-//   - train: the training loop every model shares; metrics, checkpoint,
-//     runlog and decode around it.
-//   - data: datasets and batching, and readers of the book's corpora.
+//   - train: the training loop every model shares (evaluation, best
+//     epoch, resume, early stopping, progress); metrics, decode (greedy
+//     and beam search), checkpoint (safetensors whose metadata names the
+//     model) and runlog (run logs, plots, TensorBoard events) around it.
+//   - data: datasets of dense and ragged fields, loaders and streams,
+//     vocabularies, and bounded readers of the book's corpora: MNIST,
+//     CIFAR-10 (binary and JPEG trees), IMDB, PTB, MovieLens, CoNLL-05
+//     and parallel text (Multi30k).
 //   - dist: data-parallel training over MPI.
 //   - ops/cuda: CUDA kernels behind the cuda build tag.
-//   - models: the PaddlePaddle book's models, which cmd/plumb trains.
+//   - onnx: a bounded reader of ONNX models.
+//   - models: the PaddlePaddle book's seven chapters (mnist, cifar,
+//     word2vec, recommender, sentiment, srl, translate), each a row of
+//     cmd/plumb's one driver (models/chapter): plumb train, eval and
+//     predict <chapter>.
 //   - parity: the TensorFlow goldens and the harness that compares them.
 //
 // A training step reads like the math: build a tape, run the model, take
