@@ -173,6 +173,13 @@ type Config[B any] struct {
 	// processes (package dist); see Replicas for what changes.
 	Replicas Replicas
 
+	// Device, if set, is where the model's parameters are: the trainer
+	// moves each batch there (MoveBatch, the fields named in HostFields
+	// left on the host) before Loss sees it, so that a model never moves
+	// its own batches. B must be Movable.
+	Device     tensor.Device
+	HostFields []string
+
 	// Meta, if set, is written into every checkpoint the run writes
 	// (BestPath and StatePath, by checkpoint.SaveMeta): what a program
 	// needs to rebuild the model a file holds.
@@ -203,6 +210,11 @@ func (c *Config[B]) check() error {
 	}
 	if c.Patience < 0 || c.SaveEvery < 0 || c.MinDelta < 0 {
 		errs = append(errs, fmt.Sprintf("Patience=%d, SaveEvery=%d and MinDelta=%v must not be negative", c.Patience, c.SaveEvery, c.MinDelta))
+	}
+	if c.Device != nil {
+		if err := checkMovable[B](); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if c.Monitor != "" && c.Monitor != TrainLoss && c.Evaluate == nil {
 		errs = append(errs, fmt.Sprintf("Monitor %q names an evaluator metric but there is no Evaluate", c.Monitor))
@@ -429,6 +441,10 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 	defer r.tape.Release()
 	r.crossed = false
+	b, err := MoveBatch(r.tape, r.cfg.Device, b, r.cfg.HostFields...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+	}
 	lv, n := r.cfg.Loss(r.tape, b)
 	if lv == nil {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function returned no value", e, i)

@@ -20,6 +20,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Run":            train.Run[int],
 			"Shard":          train.Shard[int],
 			"Evaluate":       train.Evaluate[int],
+			"EvaluateOn":     train.EvaluateOn[int],
+			"MoveBatch":      train.MoveBatch[int],
 			"Evaluation":     train.Evaluation[int],
 			"MeanLoss":       train.MeanLoss[int],
 			"Classification": train.Classification,
@@ -39,6 +41,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*train.Replicas)(nil),
 			(*train.Result)(nil),
 			(*train.Source[int])(nil),
+			(*train.Movable[int])(nil),
 			(*train.Step)(nil),
 		},
 	})
