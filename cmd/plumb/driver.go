@@ -11,6 +11,7 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
+	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/models/chapter"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/models/mnist"
@@ -117,6 +118,7 @@ func trainChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) (e
 	return runChapter(f, df, spec, trainpkg.Config[*data.Batch]{
 		Params: setup.Model.Params(), Optimizer: opt, LR: lr, RNG: setup.RNG, Train: setup.Train, Loss: setup.Model.Loss,
 		Evaluate: setup.Evaluate, Monitor: setup.Monitor, Maximize: setup.Maximize, Hooks: setup.Hooks, Meta: meta,
+		Device: graph.DeviceOf(setup.Model.Params()), HostFields: setup.HostFields,
 	}, setup.Probe, runlog.Record{Model: name, Config: setup.Record}, stdout, stderr)
 }
 

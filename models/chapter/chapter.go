@@ -73,6 +73,10 @@ type Setup struct {
 	RunName string
 	// Hooks are the chapter's own (printing a running loss, say).
 	Hooks []train.Hooks
+	// HostFields are the batch fields the model reads on the host; the
+	// trainer moves the others to the model's device
+	// (train.Config.HostFields).
+	HostFields []string
 }
 
 // Input is what predict reads: the files named on the command line, or

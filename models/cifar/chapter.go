@@ -159,7 +159,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 		return nil, err
 	}
 	return &chapter.Setup{
-		Model: model{net, Loss(net, c.Augment, rand.New(c.pcg))}, RNG: c.pcg, Train: loader,
+		Model: model{net, Loss(net, c.Augment, rand.New(c.pcg))}, RNG: c.pcg, Train: loader, HostFields: HostFields(c.Augment),
 		Evaluate: evaluator(net, testSet, o.Batch), Monitor: "accuracy", Maximize: true,
 		Optimizer: func() (optim.Optimizer, *train.LR, error) {
 			opt, err := optim.NewAdam(net.Params(), optim.LR(o.LR))

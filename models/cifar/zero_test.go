@@ -14,6 +14,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
 			"Loss":        cifar.Loss,
+			"HostFields":  cifar.HostFields,
 			"Augment":     cifar.Augment,
 			"Evaluate":    cifar.Evaluate,
 			"Train":       cifar.Train,

@@ -70,7 +70,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 		return nil, err
 	}
 	return &chapter.Setup{
-		Model: model{m}, Train: loader, Evaluate: m.Evaluator(d.Test, 1000), Monitor: "mse",
+		Model: model{m}, Train: loader, Evaluate: m.Evaluator(d.Test, 1000), Monitor: "mse", HostFields: HostFields,
 		Optimizer: func() (optim.Optimizer, *train.LR, error) {
 			opt, err := NewOptimizer(m, o.LR)
 			return opt, nil, err

@@ -135,6 +135,11 @@ func targets(b *data.Batch) *tensor.Tensor {
 	return tensor.MustFromSlice(out, s.Shape()...)
 }
 
+// HostFields are the batch fields BatchLoss reads on the host (the
+// scores, which it maps to targets); the trainer moves the others to the
+// model's device (train.Config.HostFields).
+var HostFields = []string{"score"}
+
 // BatchLoss is the trainer's loss: the batch's mean square error in
 // target units.
 func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
@@ -152,7 +157,12 @@ func (m *Model) MSE(ds *data.Dataset, batch int, report func(done, total int)) (
 	if err != nil {
 		return 0, err
 	}
-	return train.MeanLoss(loader, m.BatchLoss, report)
+	mse, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		l, n := m.BatchLoss(t, b)
+		v, err := l.Item()
+		return train.Metrics{"mse": v}, n, err
+	}, report, HostFields...)
+	return mse["mse"], err
 }
 
 // Evaluator is the trainer's evaluation on ds: "mse" in target units and

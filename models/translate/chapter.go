@@ -96,7 +96,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 		return nil, err
 	}
 	return &chapter.Setup{
-		Model: model{m}, Train: tc.Train, Evaluate: tc.Evaluate, Monitor: tc.Monitor, Maximize: tc.Maximize, Hooks: tc.Hooks,
+		Model: model{m}, Train: tc.Train, Evaluate: tc.Evaluate, Monitor: tc.Monitor, Maximize: tc.Maximize, Hooks: tc.Hooks, HostFields: HostFields,
 		Optimizer: func() (optim.Optimizer, *train.LR, error) {
 			opt, err := optim.NewAdam(m.Params(), optim.LR(o.LR), optim.GlobalClipNorm(def.ClipNorm))
 			return opt, nil, err

@@ -67,7 +67,12 @@ func (m *Model) Cost(ds *data.Dataset, batch int, report func(done, total int)) 
 	if err != nil {
 		return 0, err
 	}
-	return train.MeanLoss(loader, m.BatchLoss, report)
+	c, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		l, n := m.BatchLoss(t, b)
+		v, err := l.Item()
+		return train.Metrics{"cost": v}, n, err
+	}, report)
+	return c["cost"], err
 }
 
 // Split is a named dataset to evaluate on.
