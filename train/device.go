@@ -61,3 +61,24 @@ func EvaluateOn[B any](dev tensor.Device, src Source[B], eval BatchEval[B], repo
 		return eval(t, moved)
 	}, report)
 }
+
+// OnDevice returns loss with each batch moved to dev first (MoveBatch,
+// the fields named in host left there), as the trainer moves it with
+// Config.Device: for calling a model's loss outside the trainer.
+func OnDevice[B any](dev tensor.Device, loss LossFunc[B], host ...string) LossFunc[B] {
+	return func(t *graph.Tape, b B) (*graph.Value, int) {
+		moved, err := MoveBatch(t, dev, b, host...)
+		if err != nil {
+			return t.Fail(err), 0
+		}
+		return loss(t, moved)
+	}
+}
+
+// MeanLossOn is MeanLoss with each batch moved to dev first (MoveBatch).
+func MeanLossOn[B any](dev tensor.Device, src Source[B], loss LossFunc[B], report func(done, total int), host ...string) (float64, error) {
+	if loss == nil {
+		return MeanLoss(src, loss, report)
+	}
+	return MeanLoss(src, OnDevice(dev, loss, host...), report)
+}

@@ -91,3 +91,27 @@ func TestConfigDeviceNeedsMovableBatches(t *testing.T) {
 	require.NoError(t, err, "to the host, nothing moves")
 	require.Equal(t, pair{}, b)
 }
+
+// OnDevice and MeanLossOn move each batch before the loss sees it, as the
+// trainer does; the mean loss is the host's.
+func TestOnDeviceAndMeanLossOn(t *testing.T) {
+	ds := regressionSet(t)
+	loader, err := data.NewLoader(ds, 16)
+	require.NoError(t, err)
+	mean := func(dev tensor.Device) float64 {
+		net, err := layers.NewLinear("lin", 2, 1, tensor.NewRNG(3), layers.DType(tensor.Float64))
+		require.NoError(t, err)
+		require.NoError(t, graph.ParamsTo(net.Params(), dev))
+		loss := func(tp *graph.Tape, b *data.Batch) (*graph.Value, int) {
+			require.Equal(t, dev, b.Tensor("x").Device())
+			require.Nil(t, b.Ragged("tag").Values.Device())
+			return graph.MSE(net.Forward(tp.Const(b.Tensor("x"))), tp.Const(b.Tensor("y"))), b.Len()
+		}
+		m, err := MeanLossOn(dev, loader, loss, nil, "tag")
+		require.NoError(t, err)
+		return m
+	}
+	host := mean(nil)
+	require.InDelta(t, host, mean(testdev.New("test:0")), 1e-12)
+	require.Greater(t, host, 0.0)
+}

@@ -21,6 +21,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Shard":          train.Shard[int],
 			"Evaluate":       train.Evaluate[int],
 			"EvaluateOn":     train.EvaluateOn[int],
+			"OnDevice":       train.OnDevice[int],
+			"MeanLossOn":     train.MeanLossOn[int],
 			"MoveBatch":      train.MoveBatch[int],
 			"Evaluation":     train.Evaluation[int],
 			"MeanLoss":       train.MeanLoss[int],

@@ -157,12 +157,7 @@ func (m *Model) MSE(ds *data.Dataset, batch int, report func(done, total int)) (
 	if err != nil {
 		return 0, err
 	}
-	mse, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
-		l, n := m.BatchLoss(t, b)
-		v, err := l.Item()
-		return train.Metrics{"mse": v}, n, err
-	}, report, HostFields...)
-	return mse["mse"], err
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, report, HostFields...)
 }
 
 // Evaluator is the trainer's evaluation on ds: "mse" in target units and

@@ -34,14 +34,7 @@ func TestLossOnDevice(t *testing.T) {
 			if err != nil {
 				return nil, nil, err
 			}
-			return m.Params(), func(tape *graph.Tape) *graph.Value {
-				mb, err := train.MoveBatch(tape, graph.DeviceOf(m.Params()), b)
-				if err != nil {
-					return tape.Fail(err)
-				}
-				l, _ := Loss(m)(tape, mb)
-				return l
-			}, nil
+			return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := train.OnDevice(graph.DeviceOf(m.Params()), Loss(m))(tape, b); return l }, nil
 		}
 		require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-6), name)
 	}

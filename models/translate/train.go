@@ -211,12 +211,7 @@ func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	l, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
-		l, n := m.BatchLoss(t, b)
-		v, err := l.Item()
-		return train.Metrics{"loss": v}, n, err
-	}, nil, HostFields...)
-	return l["loss"], err
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, nil, HostFields...)
 }
 
 // Translate decodes each source of the ragged batch src (ids with <s> and

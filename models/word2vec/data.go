@@ -67,12 +67,7 @@ func (m *Model) Cost(ds *data.Dataset, batch int, report func(done, total int)) 
 	if err != nil {
 		return 0, err
 	}
-	c, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
-		l, n := m.BatchLoss(t, b)
-		v, err := l.Item()
-		return train.Metrics{"cost": v}, n, err
-	}, report)
-	return c["cost"], err
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, report)
 }
 
 // Split is a named dataset to evaluate on.
