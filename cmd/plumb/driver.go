@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
@@ -206,9 +208,13 @@ func evalChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) (er
 	if err != nil {
 		return lookedIn(err, looked)
 	}
-	bar := trainpkg.NewBar(stderr)
+	bar, began := trainpkg.NewBar(stderr), time.Now()
 	m, err := ev(func(done, total int) {
-		bar.Update(trainpkg.Progress{Phase: trainpkg.Evaluating, Epoch: 1, Epochs: 1, Done: done, Total: total})
+		p := trainpkg.Progress{Phase: trainpkg.Evaluating, Epoch: 1, Epochs: 1, Done: done, Total: total}
+		if p.SamplesPerSec = float64(done) / time.Since(began).Seconds(); p.SamplesPerSec > 0 && done < total {
+			p.ETA = time.Duration(float64(total-done) / p.SamplesPerSec * float64(time.Second))
+		}
+		bar.Update(p)
 	})
 	bar.Clear()
 	if err != nil {
@@ -235,9 +241,11 @@ func predictChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-// chapterUsage is the usage of cmd for every chapter, or for spec alone.
+// chapterUsage is the usage of cmd for every chapter, or for spec alone,
+// in aligned columns.
 func chapterUsage(cmd string, only ...chapter.Spec) string {
-	var b strings.Builder
+	var buf strings.Builder
+	b := tabwriter.NewWriter(&buf, 0, 4, 3, ' ', 0)
 	for _, s := range chapters {
 		if len(only) > 0 && s.Name != only[0].Name {
 			continue
@@ -248,14 +256,15 @@ func chapterUsage(cmd string, only ...chapter.Spec) string {
 		}
 		switch cmd {
 		case "train":
-			fmt.Fprintf(&b, "  plumb train %s%s [flags]   %s, on %s\n", s.Name, models, s.Title, strings.Join(s.Folders, " or "))
+			fmt.Fprintf(b, "  plumb train %s%s [flags]\t%s (data: %s/)\n", s.Name, models, s.Title, strings.Join(s.Folders, "/ or "))
 		case "eval":
-			fmt.Fprintf(&b, "  plumb eval %s --load FILE [--data DIR] [--device cpu|cuda]\n", s.Name)
+			fmt.Fprintf(b, "  plumb eval %s --load FILE [--data DIR] [--device cpu|cuda]\t%s\n", s.Name, s.Title)
 		case "predict":
-			fmt.Fprintf(&b, "  plumb predict %s --load FILE [FILE...] < input   %s\n", s.Name, s.Inputs)
+			fmt.Fprintf(b, "  plumb predict %s --load FILE [FILE...]\t%s\n", s.Name, s.Inputs)
 		}
 	}
-	return b.String()
+	b.Flush()
+	return buf.String()
 }
 
 // chapterCommand runs plumb train|eval|predict <chapter> args.

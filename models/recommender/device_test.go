@@ -33,7 +33,10 @@ func TestLossOnDevice(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := train.OnDevice(graph.DeviceOf(m.Params()), m.BatchLoss, HostFields...)(tape, b); return l }, nil
+		return m.Params(), func(tape *graph.Tape) *graph.Value {
+			l, _ := train.OnDevice(graph.DeviceOf(m.Params()), m.BatchLoss, HostFields...)(tape, b)
+			return l
+		}, nil
 	}
 	require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-5))
 }

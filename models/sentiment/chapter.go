@@ -155,8 +155,8 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 			ids = []int64{int64(c.vocab.UnkID())}
 		}
 		name := line
-		if len(name) > 40 {
-			name = name[:37] + "..."
+		if r := []rune(name); len(r) > 40 {
+			name = string(r[:37]) + "..."
 		}
 		names, seqs = append(names, name), append(seqs, ids)
 		return nil
