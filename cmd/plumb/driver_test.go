@@ -116,6 +116,17 @@ func TestCheckpointNamesItsModel(t *testing.T) {
 	err = run([]string{"predict", "sentiment", "--load", ckpt}, &out, &errOut)
 	require.ErrorContains(t, err, "holds a mnist model: plumb predict mnist --load")
 
+	// predict reads the image files named, in any order with the flags,
+	// and runs on the CPU only.
+	dir := t.TempDir()
+	img := filepath.Join(dir, "digit.png")
+	require.NoError(t, os.WriteFile(img, []byte(pngOf(t, 28)), 0o644))
+	out.Reset()
+	require.NoError(t, run([]string{"predict", "mnist", img, "--load", ckpt, img}, &out, &errOut), errOut.String())
+	require.Regexp(t, `^`+regexp.QuoteMeta(img)+`\t\d\t\(.*\)\n`+regexp.QuoteMeta(img)+`\t\d\t`, out.String())
+	require.ErrorContains(t, run([]string{"predict", "mnist", "--load", ckpt, filepath.Join(dir, "none.png")}, &out, &errOut), "no such file")
+	require.ErrorContains(t, run([]string{"predict", "mnist", "--load", ckpt, "--device", "cuda", img}, &out, &errOut), "--device cuda")
+
 	// A file without Plumb's metadata (as checkpoint.Save writes) is
 	// refused with what it lacks.
 	bare := filepath.Join(t.TempDir(), "bare.safetensors")

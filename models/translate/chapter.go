@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,9 @@ var Spec = chapter.Spec{
 
 // The metadata keys of the dictionaries.
 const (
-	srcKey = "plumb/src_vocab"
-	trgKey = "plumb/trg_vocab"
+	srcKey      = "plumb/src_vocab"
+	trgKey      = "plumb/trg_vocab"
+	minCountKey = "plumb/min_count" // the dictionaries' cut-off, which eval rebuilds them with
 )
 
 // Chapter trains, evaluates and queries the translation model.
@@ -130,6 +132,11 @@ func (c *Chapter) Restore(meta map[string]string) (chapter.Model, error) {
 	if c.trg, err = chapter.ParseVocab(meta, trgKey); err != nil {
 		return nil, err
 	}
+	if mc, ok := meta[minCountKey]; ok {
+		if c.MinCount, err = strconv.Atoi(mc); err != nil {
+			return nil, fmt.Errorf("translate: the checkpoint's %s %q: %w", minCountKey, mc, err)
+		}
+	}
 	if c.src.Len() != c.Config.Src || c.trg.Len() != c.Config.Trg {
 		return nil, fmt.Errorf("translate: vocabularies of %d and %d words for a model of %d and %d", c.src.Len(), c.trg.Len(), c.Config.Src, c.Config.Trg)
 	}
@@ -211,5 +218,5 @@ func (c *Chapter) Meta() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chapter.EncodeMeta(Spec.Name, c.Config, map[string]string{srcKey: src, trgKey: trg})
+	return chapter.EncodeMeta(Spec.Name, c.Config, map[string]string{srcKey: src, trgKey: trg, minCountKey: strconv.Itoa(c.MinCount)})
 }
