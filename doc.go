@@ -17,6 +17,8 @@
 //     dropout, embedding, recurrent (LSTM, GRU), attention (multi-head,
 //     Bahdanau, an attention decoder), sequence pooling and convolution,
 //     and CRF layers, with sizes in config structs.
+//   - initializer: Glorot, He, orthogonal, uniform and normal weights
+//     from one seeded generator.
 //   - optim: optimizers with TensorFlow's update formulas, schedules and
 //     clipping.
 //   - train: the training loop every model shares (evaluation, best
@@ -24,9 +26,10 @@
 //     and beam search), checkpoint (safetensors whose metadata names the
 //     model) and runlog (run logs, plots, TensorBoard events) around it.
 //   - data: datasets of dense and ragged fields, loaders and streams,
-//     vocabularies, and bounded readers of the book's corpora: MNIST,
-//     CIFAR-10 (binary and JPEG trees), IMDB, PTB, MovieLens, CoNLL-05
-//     and parallel text (Multi30k).
+//     vocabularies, and bounded readers of the book's corpora: mnist,
+//     cifar10 (the binary batches), imagefolder (JPEG and PNG trees such
+//     as CIFAR-10's), imdb, ptb, movielens, conll05 and parallel text
+//     (Multi30k).
 //   - dist: data-parallel training over MPI.
 //   - ops/cuda: CUDA kernels behind the cuda build tag.
 //   - onnx: a bounded reader of ONNX models.
@@ -35,6 +38,9 @@
 //     cmd/plumb's one driver (models/chapter): plumb train, eval and
 //     predict <chapter>.
 //   - parity: the TensorFlow goldens and the harness that compares them.
+//   - bench: side-by-side benchmarks against Keras and PyTorch, and the
+//     KPIs a run is checked against.
+//   - cmd/plumb: the command line.
 //
 // A training step reads like the math: build a tape, run the model, take
 // the loss, call Backward, step the optimizer (see the example). README.md
