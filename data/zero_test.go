@@ -15,6 +15,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"NewDataset":      data.NewDataset,
 			"Dir":             data.Dir,
+			"Limit":           data.Limit,
+			"NewProgress":     data.NewProgress,
 			"DenseField":      data.DenseField,
 			"RaggedField":     data.RaggedField,
 			"SeqField":        data.SeqField[int64],
@@ -35,6 +37,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"DefaultLimits":   data.DefaultLimits,
 		},
 		Types: []any{
+			(*data.Progress)(nil),
 			(*data.Dataset)(nil),
 			(*data.Batch)(nil),
 			(*data.Field)(nil),

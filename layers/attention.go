@@ -92,12 +92,13 @@ func (m *MultiHeadAttention) Forward(query, key, value *graph.Value, a ops.Atten
 	}
 	q, k, v := m.project(query, m.WQ, m.BQ), m.project(key, m.WK, m.BK), m.project(value, m.WV, m.BV)
 	o := graph.Transpose(graph.Attention(q, k, v, nil, a), 0, 2, 1, 3) // [B, Tq, heads, key_dim]
+	in := firstErr(query, key, value)
 	s := o.Shape()
 	if s == nil {
-		return o
+		return out("multi-head attention", m, in, o)
 	}
 	t, hk := query.Tape(), m.Heads*m.KeyDim
-	return graph.Linear(graph.Reshape(o, s[0], s[1], hk), graph.Reshape(t.Param(m.WO), hk, -1), t.Param(m.BO))
+	return out("multi-head attention", m, in, graph.Linear(graph.Reshape(o, s[0], s[1], hk), graph.Reshape(t.Param(m.WO), hk, -1), t.Param(m.BO)))
 }
 
 // Params returns the kernels and biases.

@@ -54,7 +54,7 @@ func (l *Conv2D) Forward(x *graph.Value) *graph.Value {
 		return noTape("conv2d", x)
 	}
 	w, b := l.values(t)
-	return graph.Conv2D(x, w, b, l.Attrs)
+	return out("conv2d", l, x.Err(), graph.Conv2D(x, w, b, l.Attrs))
 }
 
 // MaxPool2D is max pooling over NCHW input.

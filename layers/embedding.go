@@ -81,7 +81,7 @@ func (l *Embedding) Lookup(t *graph.Tape, ids *tensor.Tensor) *graph.Value {
 	if err := missing("embedding", l.Table); err != nil {
 		return t.Fail(err)
 	}
-	return graph.Embedding(t.Param(l.Table), ids, l.PaddingIdx)
+	return out("embedding", l, nil, graph.Embedding(t.Param(l.Table), ids, l.PaddingIdx))
 }
 
 // LookupSeq looks up a ragged batch of ids [total] on tape t, giving the

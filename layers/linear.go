@@ -34,7 +34,7 @@ func (l *Linear) Forward(x *graph.Value) *graph.Value {
 		return noTape("linear", x)
 	}
 	w, b := l.values(t)
-	return graph.Linear(x, w, b)
+	return out("linear", l, x.Err(), graph.Linear(x, w, b))
 }
 
 // ForwardConcat applies [a, b]·W + b over the last axes of a and b, as
@@ -46,5 +46,5 @@ func (l *Linear) ForwardConcat(a, b *graph.Value) *graph.Value {
 		return noTape("linear", a)
 	}
 	w, bias := l.values(t)
-	return graph.LinearConcat(a, b, w, bias)
+	return out("linear", l, firstErr(a, b), graph.LinearConcat(a, b, w, bias))
 }

@@ -53,7 +53,7 @@ func (l *ProjectedLSTM) Forward(x graph.Seq) graph.Seq {
 	if l.P != nil {
 		p = t.Param(l.P)
 	}
-	return graph.LSTMProjected(x, t.Param(l.U), t.Param(l.B), p, l.Reverse)
+	return outSeq("projected lstm", l, x.Values.Err(), graph.LSTMProjected(x, t.Param(l.U), t.Param(l.B), p, l.Reverse))
 }
 
 // Params returns U, the bias and, if present, the peephole.

@@ -44,7 +44,7 @@ func (l *BatchNorm) Forward(x *graph.Value) *graph.Value {
 	if err := missing("batch norm", l.Gamma, l.Beta, l.MovingMean, l.MovingVar); err != nil {
 		return t.Fail(err)
 	}
-	return graph.BatchNorm(x, t.Param(l.Gamma), t.Param(l.Beta), l.MovingMean.Value, l.MovingVar.Value, l.Attrs)
+	return out("batch norm", l, x.Err(), graph.BatchNorm(x, t.Param(l.Gamma), t.Param(l.Beta), l.MovingMean.Value, l.MovingVar.Value, l.Attrs))
 }
 
 // Params returns gamma, beta and the two moving statistics.
@@ -79,7 +79,7 @@ func (l *LayerNorm) Forward(x *graph.Value) *graph.Value {
 	if t == nil {
 		return noTape("layer norm", x)
 	}
-	return graph.LayerNorm(x, t.Param(l.Gamma), t.Param(l.Beta), 1, l.Epsilon)
+	return out("layer norm", l, x.Err(), graph.LayerNorm(x, t.Param(l.Gamma), t.Param(l.Beta), 1, l.Epsilon))
 }
 
 // Params returns gamma and beta.

@@ -214,7 +214,7 @@ func (l *LSTM) Run(x graph.Seq, init []graph.LSTMState) (graph.Seq, []graph.LSTM
 	if v := l.cfg.checkInit("lstm", x, len(init), init != nil, dirsPerLayer(l.W)); v != nil {
 		return x.With(v), []graph.LSTMState{{H: v, C: v}}
 	}
-	return stackRNN(x, l.cfg.layers(), l.cfg.dirs(), init, func(x graph.Seq, i, d int, s graph.LSTMState) (graph.Seq, graph.LSTMState) {
+	y, states := stackRNN(x, l.cfg.layers(), l.cfg.dirs(), init, func(x graph.Seq, i, d int, s graph.LSTMState) (graph.Seq, graph.LSTMState) {
 		var sp *graph.LSTMState
 		if s.H != nil {
 			sp = &s
@@ -223,6 +223,7 @@ func (l *LSTM) Run(x graph.Seq, init []graph.LSTMState) (graph.Seq, []graph.LSTM
 		w.Candidate, w.Cell = l.cfg.Candidate, l.cfg.Cell
 		return graph.LSTM(x, w, sp, l.cfg.dir(d) == 1)
 	})
+	return outSeq("lstm", l, x.Values.Err(), y), states
 }
 
 // Forward returns the last layer's output at every step (Keras
@@ -325,9 +326,10 @@ func (g *GRU) Run(x graph.Seq, init []*graph.Value) (graph.Seq, []*graph.Value) 
 	if v := g.cfg.checkInit("gru", x, len(init), init != nil, dirsPerLayer(g.W)); v != nil {
 		return x.With(v), []*graph.Value{v}
 	}
-	return stackRNN(x, g.cfg.layers(), g.cfg.dirs(), init, func(x graph.Seq, i, d int, h0 *graph.Value) (graph.Seq, *graph.Value) {
+	y, states := stackRNN(x, g.cfg.layers(), g.cfg.dirs(), init, func(x graph.Seq, i, d int, h0 *graph.Value) (graph.Seq, *graph.Value) {
 		return graph.GRU(x, g.W[i][d].Weights(x.Values.Tape()), h0, g.cfg.dir(d) == 1)
 	})
+	return outSeq("gru", g, x.Values.Err(), y), states
 }
 
 // Forward returns the last layer's output at every step.

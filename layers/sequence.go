@@ -82,10 +82,10 @@ func (l *SequenceConv) Forward(s graph.Seq) graph.Seq {
 		pad = t.Param(l.Padding)
 	}
 	y := graph.SequenceConv(s, t.Param(l.Filter), pad, l.ContextStart, l.ContextLength)
-	if l.Bias == nil {
-		return y
+	if l.Bias != nil {
+		y = y.With(graph.Add(y.Values, t.Param(l.Bias)))
 	}
-	return y.With(graph.Add(y.Values, t.Param(l.Bias)))
+	return outSeq("sequence conv", l, s.Values.Err(), y)
 }
 
 // Params returns the filter and, if present, the padding and the bias.

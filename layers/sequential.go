@@ -3,6 +3,7 @@ package layers
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/plumbml/plumb/graph"
 )
@@ -21,8 +22,28 @@ func (s Sequential) Forward(x *graph.Value) *graph.Value {
 			return x.Tape().Fail(fmt.Errorf("layers: sequential: layer %d is nil", i))
 		}
 		x = l.Forward(x)
+		if len(l.Params()) == 0 { // layers with parameters report their own calls
+			out(kindOf(l), nil, x.Err(), x)
+		}
 	}
 	return x
+}
+
+// kindOf names a layer without parameters in a Summary.
+func kindOf(l Layer) string {
+	switch l.(type) {
+	case MaxPool2D, *MaxPool2D:
+		return "max pool 2d"
+	case AvgPool2D, *AvgPool2D:
+		return "avg pool 2d"
+	case Flatten, *Flatten:
+		return "flatten"
+	case Dropout, *Dropout:
+		return "dropout"
+	case Activation:
+		return "activation"
+	}
+	return strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", l), "*layers."))
 }
 
 // Params returns the parameters of every layer, in order.

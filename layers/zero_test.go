@@ -30,6 +30,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewEmbedding":          layers.NewEmbedding,
 			"DType":                 layers.DType,
 			"NoBias":                layers.NoBias,
+			"Name":                  layers.Name,
+			"Summary":               layers.Summary,
 			"Trainable":             layers.Trainable,
 			"Params":                layers.Params,
 			"List":                  layers.List[*layers.Linear],

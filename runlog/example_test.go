@@ -15,7 +15,7 @@ func ExampleCreate() {
 	defer os.RemoveAll(dir)
 	runDir := filepath.Join(dir, "mlp-seed1")
 
-	w, err := runlog.Create(runDir, runlog.Record{Framework: "plumb", Model: "mnist-mlp",
+	w, err := runlog.Create(runDir, runlog.Record{Framework: "plumb", Model: "mnist-mlp", Unit: "images",
 		Config: map[string]any{"batch": 64, "lr": 0.001}, RSS: 50 << 20, PeakRSS: 50 << 20})
 	if err != nil {
 		fmt.Println(err)
@@ -29,6 +29,10 @@ func ExampleCreate() {
 			fmt.Println(err)
 			return
 		}
+	}
+	if err := w.Write(runlog.Record{Kind: runlog.KindEnd, Epoch: 2, Step: 1876, Reason: runlog.ReasonFinished, Wall: 8}); err != nil {
+		fmt.Println(err)
+		return
 	}
 	if err := w.Close(); err != nil {
 		fmt.Println(err)
@@ -45,7 +49,7 @@ func ExampleCreate() {
 	fmt.Print(runlog.Table([]*runlog.Run{run}))
 	// Output:
 	// plumb mnist-mlp (mlp-seed1): 2 epochs, loss 0.15, accuracy 0.97
-	// | run | epochs | test accuracy | instances/s | peak RSS (MiB) | train loss | wall (s) |
-	// |---|---:|---:|---:|---:|---:|---:|
-	// | plumb mnist-mlp (mlp-seed1) | 2 | 97.00% | 15000 | 100 | 0.1500 | 8.0 |
+	// | run | epochs | accuracy (%) | rate | peak RSS (MiB) | train loss | wall (s) | ended |
+	// |---|---:|---:|---:|---:|---:|---:|---|
+	// | plumb mnist-mlp (mlp-seed1) | 2 | 97.00 | 15000 images/s | 100 | 0.1500 | 8.0 | finished |
 }

@@ -2,16 +2,19 @@
 // "run" record first (which framework trained which model, and how), then
 // one "step" record per logged training step and one "epoch" record per
 // epoch; a resumed run appends a "resume" record and goes on in the same
-// file. Plumb's trainer writes them (train.LogTo); the TensorFlow and
+// file, and a run that ends (finished, stopped, interrupted or failed)
+// writes an "end" record saying why. Plumb's trainer writes them (train.LogTo); the TensorFlow and
 // PyTorch scripts in bench/ write the same format, so that runs of any of
 // them can be tabulated (Table), checked against KPIs (bench/kpi) and
 // plotted together (runlog/plot).
 //
 // The file is DIR/log.jsonl. Fields:
 //
-//	kind            "run", "step", "epoch" or "resume"
+//	kind            "run", "step", "epoch", "resume" or "end"
 //	framework       "plumb", "tensorflow", "pytorch" (run)
 //	model           the recipe's name, e.g. "mnist-cnn" (run)
+//	unit            what the run's examples are: "images", "reviews", "target words" (run; default "samples")
+//	reason          why the run ended: "finished", "interrupted", "stopped: ...", "error: ..." (end)
 //	config          free-form settings: batch, lr, seed, train_size... (run)
 //	epoch           1-based (step, epoch); resume: the epoch it goes on in
 //	step            optimizer steps since the run began (step, epoch); resume: the last step kept
@@ -57,13 +60,30 @@ const (
 	// it keeps, its Config the resumed run's settings. Records of the
 	// earlier run after that step were undone by the resume.
 	KindResume = "resume"
+	// KindEnd closes a run's log: its Reason says why the run ended
+	// (ReasonFinished, ReasonInterrupted, or what stopped or failed it),
+	// its Epoch and Step where. A resumed run's log may hold several, one
+	// per session; the last says how the run stands.
+	KindEnd = "end"
 )
+
+// The reasons of an end record that are not free text.
+const (
+	ReasonFinished    = "finished"
+	ReasonInterrupted = "interrupted"
+)
+
+// DefaultUnit is what a run's examples are called when its run record
+// names no Unit.
+const DefaultUnit = "samples"
 
 // Record is one line of a run log; see the package doc for the fields.
 type Record struct {
 	Kind          string             `json:"kind"`
 	Framework     string             `json:"framework,omitempty"`
 	Model         string             `json:"model,omitempty"`
+	Unit          string             `json:"unit,omitempty"`
+	Reason        string             `json:"reason,omitempty"`
 	Config        map[string]any     `json:"config,omitempty"`
 	Epoch         int                `json:"epoch,omitempty"`
 	Step          int64              `json:"step,omitempty"`
@@ -348,6 +368,9 @@ type Run struct {
 	Steps   []Record // in the order logged, less those a resume undid
 	Epochs  []Record
 	Resumes []Record // the KindResume records (Model, Epoch, Step and Wall only)
+	// End is the log's last end record when no resume followed it (how
+	// the run ended), or nil for a run still going or killed outright.
+	End *Record
 	// Warnings says what Parse skipped: a torn last line.
 	Warnings []string
 }
@@ -363,6 +386,15 @@ func (r *Run) Label() string {
 		l += " (" + r.Name + ")"
 	}
 	return strings.TrimSpace(l)
+}
+
+// Unit is what the run's examples are called: its run record's Unit, or
+// DefaultUnit.
+func (r *Run) Unit() string {
+	if r == nil || r.Meta.Unit == "" {
+		return DefaultUnit
+	}
+	return r.Meta.Unit
 }
 
 // Limits bound what Parse and Read accept, so that a hostile or runaway
@@ -545,6 +577,7 @@ func parse(r io.Reader, lim Limits) (*parsed, error) {
 			run.Epochs = append(run.Epochs, rec)
 		case rec.Kind == KindResume:
 			run.Resumes = append(run.Resumes, Record{Kind: KindResume, Model: rec.Model, Epoch: rec.Epoch, Step: rec.Step, Wall: rec.Wall})
+			run.End = nil        // the run went on
 			if rec.Model != "" { // the resumed run's recipe (more epochs, say) is the run's
 				run.Meta.Model = rec.Model
 			}
@@ -556,8 +589,12 @@ func parse(r io.Reader, lim Limits) (*parsed, error) {
 			for n := len(run.Epochs); n > 0 && run.Epochs[n-1].Step > rec.Step; n-- {
 				run.Epochs = run.Epochs[:n-1]
 			}
+		case rec.Kind == KindEnd:
+			end := Record{Kind: KindEnd, Reason: rec.Reason, Epoch: rec.Epoch, Step: rec.Step, Examples: rec.Examples, Wall: rec.Wall,
+				RSS: rec.RSS, PeakRSS: rec.PeakRSS}
+			run.End = &end
 		default:
-			return nil, fmt.Errorf("line %d: record of kind %q; want %q, %q or %q after the first", line, rec.Kind, KindStep, KindEpoch, KindResume)
+			return nil, fmt.Errorf("line %d: record of kind %q; want %q, %q, %q or %q after the first", line, rec.Kind, KindStep, KindEpoch, KindResume, KindEnd)
 		}
 	}
 	if run.Meta.Kind == "" {

@@ -55,18 +55,53 @@ func Summarize(r *Run) Summary {
 	return s
 }
 
-// Table is a markdown table of runs side by side: test accuracy after
-// the epochs each ran, training instances per second, peak RSS, training
-// loss and wall time; a value a run did not log shows as "–".
+// Table is a markdown table of runs side by side: each run's own
+// evaluation metrics after the epochs it ran (a column for every metric any
+// of them logged, by name: accuracy, bleu, f1, mse, test_cost..., in the
+// units the console prints, see Display), its training rate in its own
+// unit, peak RSS, training loss, wall time and how it ended (from its end
+// record); a value a run did not log shows as "–".
 func Table(runs []*Run) string {
+	var names []string
+	seen := map[string]bool{}
+	sums := make([]Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = Summarize(r)
+		if r == nil || len(r.Epochs) == 0 {
+			continue
+		}
+		for k := range r.Epochs[len(r.Epochs)-1].Metrics {
+			if !seen[k] {
+				seen[k] = true
+				names = append(names, k)
+			}
+		}
+	}
+	slices.Sort(names)
 	var b strings.Builder
-	b.WriteString("| run | epochs | test accuracy | instances/s | peak RSS (MiB) | train loss | wall (s) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range runs {
-		s := Summarize(r)
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", s.Label, s.Epochs,
-			s.format("accuracy", "%.2f%%", 100), s.format(SamplesPerSec, "%.0f", 1), s.format(PeakRSSMiB, "%.0f", 1),
-			s.format(TrainLoss, "%.4f", 1), s.format(WallSeconds, "%.1f", 1))
+	b.WriteString("| run | epochs |")
+	for _, k := range names {
+		b.WriteString(" " + Display(k).Header(k) + " |")
+	}
+	b.WriteString(" rate | peak RSS (MiB) | train loss | wall (s) | ended |\n|---|---:|")
+	b.WriteString(strings.Repeat("---:|", len(names)))
+	b.WriteString("---:|---:|---:|---:|---|\n")
+	for i, s := range sums {
+		fmt.Fprintf(&b, "| %s | %d |", s.Label, s.Epochs)
+		for _, k := range names {
+			d := Display(k)
+			b.WriteString(" " + s.format(k, d.Verb, d.Scale) + " |")
+		}
+		rate := s.format(SamplesPerSec, "%.0f", 1)
+		if rate != "–" {
+			rate += " " + runs[i].Unit() + "/s"
+		}
+		ended := "–"
+		if runs[i] != nil && runs[i].End != nil {
+			ended = runs[i].End.Reason
+		}
+		fmt.Fprintf(&b, " %s | %s | %s | %s | %s |\n", rate, s.format(PeakRSSMiB, "%.0f", 1),
+			s.format(TrainLoss, "%.4f", 1), s.format(WallSeconds, "%.1f", 1), ended)
 	}
 	return b.String()
 }

@@ -24,6 +24,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewWriter":   runlog.NewWriter,
 			"ParseLimits": runlog.ParseLimits,
 			"ReadLimits":  runlog.ReadLimits,
+			"Display":     runlog.Display,
 		},
 		Types: []any{
 			(*runlog.Record)(nil),
@@ -32,6 +33,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*runlog.Writer)(nil),
 			(*runlog.Limits)(nil),
 			(*runlog.Mirror)(nil),
+			(*runlog.Shown)(nil),
 		},
 	})
 }

@@ -13,6 +13,10 @@ import (
 // every tenth of a phase, so logs stay short. Call Clear before printing
 // anything else, such as an epoch's summary.
 type Bar struct {
+	// Unit names what the rate counts ("images", "target words"); "" is
+	// "samples".
+	Unit string
+
 	w     io.Writer
 	tty   bool
 	last  time.Time
@@ -41,8 +45,8 @@ func (b *Bar) Update(p Progress) {
 		b.phase, b.tenth = p.Phase, 0
 	}
 	frac := float64(p.Done) / float64(max(p.Total, 1))
-	line := fmt.Sprintf("epoch %d/%d [%-30s] %d/%d  %.0f samples/s", p.Epoch, p.Epochs,
-		strings.Repeat("=", int(min(frac, 1)*30)), p.Done, p.Total, p.SamplesPerSec)
+	line := fmt.Sprintf("epoch %d/%d [%-30s] %d/%d  %.0f %s/s", p.Epoch, p.Epochs,
+		strings.Repeat("=", int(min(frac, 1)*30)), p.Done, p.Total, p.SamplesPerSec, unitOr(b.Unit))
 	if p.Phase == Evaluating {
 		line = "evaluating " + line
 	} else {

@@ -9,8 +9,13 @@ import (
 )
 
 // LogTo returns hooks that write the run to w: a step record every
-// `every` steps (every > 0) and at the end of each epoch, and an epoch
-// record, with the evaluator's metrics, after each epoch. On a log that
+// `every` steps (every > 0), at every twentieth of an epoch (PointsPerEpoch,
+// so that a short run's curves have points enough to read) and at the end
+// of each epoch, and an epoch
+// record, with the evaluator's metrics, after each epoch, and when the run
+// ends (Hooks.End), its last step if not yet logged and an end record with
+// the reason (runlog.KindEnd): finished, interrupted, stopped or the
+// error. The caller still closes w. On a log that
 // runlog.Append continued, the first step first writes the resume record
 // (w.Resume), and the examples counted go on from the log's.
 //
@@ -26,6 +31,8 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 	}
 	var examples int64
 	var last Step
+	var logged int64        // the global step of the last step record written
+	part, partEpoch := 0, 0 // the fraction of an epoch (in PointsPerEpoch-ths) the last record reached, and its epoch
 	started, failed := false, false
 	write := func(r runlog.Record) {
 		if failed {
@@ -37,6 +44,7 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 		}
 	}
 	step := func(s Step) runlog.Record {
+		logged = s.GlobalStep
 		return runlog.Record{Kind: runlog.KindStep, Epoch: s.Epoch, Step: s.GlobalStep, Examples: examples,
 			Loss: s.MeanLoss, SamplesPerSec: s.SamplesPerSec, LR: s.LR}
 	}
@@ -53,18 +61,38 @@ func LogTo(w *runlog.Writer, every int, warn io.Writer) Hooks {
 			}
 			examples += int64(s.Examples)
 			last = s
-			if every > 0 && s.GlobalStep%int64(every) == 0 {
+			due := every > 0 && s.GlobalStep%int64(every) == 0
+			if s.Total > 0 {
+				p := int(int64(s.Seen) * PointsPerEpoch / int64(s.Total))
+				if s.Epoch != partEpoch {
+					part, partEpoch = 0, s.Epoch
+				}
+				if p > part {
+					part, due = p, true
+				}
+			}
+			if due {
 				write(step(s))
 			}
 			return nil
 		},
 		Epoch: func(e Epoch) error {
-			if every <= 0 || last.GlobalStep%int64(every) != 0 {
+			if last.GlobalStep > logged {
 				write(step(last))
 			}
 			write(runlog.Record{Kind: runlog.KindEpoch, Epoch: e.Epoch, Step: last.GlobalStep, Examples: examples,
 				Loss: e.TrainLoss, Metrics: e.Metrics, SamplesPerSec: e.SamplesPerSec, LR: e.LR})
 			return nil
 		},
+		End: func(e End) {
+			if started && last.GlobalStep > logged {
+				write(step(last))
+			}
+			write(runlog.Record{Kind: runlog.KindEnd, Epoch: e.Epoch, Step: e.GlobalStep, Examples: examples, Reason: e.Reason})
+		},
 	}
 }
+
+// PointsPerEpoch is how many step records LogTo writes an epoch at least,
+// one at every such fraction of it.
+const PointsPerEpoch = 20

@@ -88,3 +88,45 @@ func TestResumeAppendsToTheLog(t *testing.T) {
 	require.Len(t, run.Resumes, 1)
 	assert.Equal(t, runlog.Record{Kind: runlog.KindResume, Model: "regression", Epoch: 3, Step: 14, Wall: run.Resumes[0].Wall}, run.Resumes[0])
 }
+
+// A short run's log has points enough for a curve: a step record at
+// every twentieth of an epoch, whatever `every` says, and no step twice.
+func TestLogPointsPerEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n, every  int
+		perEpoch  [2]int
+		wantSteps []int64 // of epoch 1, when short
+	}{
+		{"100 steps an epoch, every 1000", 1600, 1000, [2]int{PointsPerEpoch, PointsPerEpoch}, nil},
+		{"7 steps an epoch, every 50", 100, 50, [2]int{7, 7}, []int64{1, 2, 3, 4, 5, 6, 7}},
+		// the multiples of 3, and the twentieths (every 5th step of the epoch) not among them
+		{"100 steps an epoch, every 3", 1600, 3, [2]int{33 + 20 - 6, 33 + 20 - 7}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSetup(t, nil)
+			cfg := s.config(regression{n: tc.n, size: 16, seed: 5}, 2)
+			var buf bytes.Buffer
+			w := runlog.NewWriter(&buf)
+			require.NoError(t, w.Write(runlog.Record{Kind: runlog.KindRun, Framework: "plumb"}))
+			cfg.Hooks = []Hooks{LogTo(w, tc.every, nil)}
+			_, err := Run(cfg)
+			require.NoError(t, err)
+			run, err := runlog.Parse(&buf)
+			require.NoError(t, err)
+			per := map[int][]int64{}
+			for _, r := range run.Steps {
+				per[r.Epoch] = append(per[r.Epoch], r.Step)
+			}
+			for e := 1; e <= 2; e++ {
+				assert.Len(t, per[e], tc.perEpoch[e-1], "epoch %d: %v", e, per[e])
+				for i := 1; i < len(per[e]); i++ {
+					assert.Less(t, per[e][i-1], per[e][i], "no step logged twice")
+				}
+			}
+			if tc.wantSteps != nil {
+				assert.Equal(t, tc.wantSteps, per[1])
+			}
+		})
+	}
+}

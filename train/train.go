@@ -32,6 +32,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -88,6 +89,7 @@ type Step struct {
 	LR            float64 // the learning rate of this step (0 without Config.LR)
 	SamplesPerSec float64 // of the epoch so far
 	Elapsed       time.Duration
+	Seen, Total   int // examples done in the epoch so far (a resumed epoch's included), and in a whole epoch
 }
 
 // Epoch describes one finished epoch, for hooks and the Result.
@@ -105,10 +107,13 @@ type Epoch struct {
 
 // Hooks run after every step and after every epoch (after its checkpoints
 // are written). A hook that returns ErrStop ends the run there without an
-// error; any other error ends it with that error.
+// error; any other error ends it with that error. End runs once when the
+// run ends, however it ends (finished, stopped, interrupted, failed), so a
+// log can be closed with the reason.
 type Hooks struct {
 	Step  func(Step) error
 	Epoch func(Epoch) error
+	End   func(End)
 }
 
 // ErrStop, returned by a hook, ends the run early and cleanly.
@@ -184,6 +189,18 @@ type Config[B any] struct {
 	// (BestPath and StatePath, by checkpoint.SaveMeta): what a program
 	// needs to rebuild the model a file holds.
 	Meta map[string]string
+
+	// Interrupt, if set, asks the run to stop: once it is closed (or
+	// receives), the run finishes the step it is in, saves StatePath and
+	// returns an error wrapping ErrInterrupted (see interrupt.go).
+	Interrupt <-chan struct{}
+	// Unit names the examples ("images", "reviews", "target words") in
+	// the Report's lines and the Bar's rate; "" is "samples".
+	Unit string
+	// Report, if set, shows the run on it as Keras's fit does: a progress
+	// bar (unless Progress is set) and one line per epoch with the
+	// training loss and every metric (EpochLine).
+	Report io.Writer
 }
 
 // Result is what a run did.
@@ -258,6 +275,7 @@ func Run[B any](cfg Config[B]) (Result, error) {
 	if err := r.replicate(); err != nil {
 		return Result{}, err
 	}
+	r.report()
 	err := r.loop()
 	if errors.Is(err, ErrStop) {
 		err = nil
@@ -266,6 +284,7 @@ func Run[B any](cfg Config[B]) (Result, error) {
 		}
 	}
 	r.res.BestEpoch, r.res.Best = r.st.bestEpoch(), r.st.bestValue()
+	r.end(err)
 	return r.res, err
 }
 
@@ -324,6 +343,9 @@ func (r *run[B]) loop() error {
 		}); err != nil {
 			return err
 		}
+		if e < r.cfg.Epochs && r.interrupted() { // between epochs: the epoch's state is saved
+			return r.stopInterrupted(e, 0)
+		}
 		if r.cfg.Patience > 0 && r.st.bad() >= r.cfg.Patience && e < r.cfg.Epochs {
 			r.res.Stopped = fmt.Sprintf("early stopping: %s did not improve for %d epochs (best %.6g at epoch %d)",
 				r.cfg.Monitor, r.st.bad(), r.st.bestValue(), r.st.bestEpoch())
@@ -368,13 +390,20 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 				Loss: r.st.meanLoss(), SamplesPerSec: rate, ETA: eta(total-seen, rate)})
 		}
 		s := Step{Epoch: e, Step: i, GlobalStep: r.st.global(), Examples: n, Loss: loss, MeanLoss: r.st.meanLoss(),
-			LR: lr, SamplesPerSec: rate, Elapsed: time.Since(r.began)}
+			LR: lr, SamplesPerSec: rate, Elapsed: time.Since(r.began), Seen: r.st.examples(), Total: total}
 		hookErr := r.hooks(func(h Hooks) error {
 			if h.Step == nil {
 				return nil
 			}
 			return h.Step(s)
 		})
+		if errors.Is(hookErr, ErrInterrupted) { // InterruptHooks
+			if !r.interruptible() {
+				hookErr = nil
+			} else {
+				return Epoch{}, r.stopInterrupted(e, i)
+			}
+		}
 		if hookErr != nil && !errors.Is(hookErr, ErrStop) {
 			return Epoch{}, hookErr
 		}
@@ -385,6 +414,9 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 		}
 		if hookErr != nil {
 			return Epoch{}, hookErr
+		}
+		if r.interrupted() {
+			return Epoch{}, r.stopInterrupted(e, i)
 		}
 	}
 	if i < skip {

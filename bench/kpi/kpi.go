@@ -14,6 +14,17 @@
 // epoch ("accuracy", "loss"), "samples_per_sec", "peak_rss_mib",
 // "train_loss" or "wall_s". A relative tolerance is a fraction of the
 // baseline.
+//
+// A speed depends on how busy the machine is, so a speed KPI may be
+// relative to a reference benchmark: "reference" is the reference's score
+// (MeasureReference: GFLOP/s of fixed float32 matrix products, the kernel
+// that dominates training) measured beside the baseline, on the same
+// machine and at the same load. CheckReference scales such a baseline by
+// the reference measured now over that score, so that a machine running
+// at half speed (busy, or slower) expects half the throughput and a
+// healthy build passes on it, while a kernel that got slower relative to
+// the machine still fails. The file Plumb checks in CI is embedded in the
+// plumb binary (package bench, bench/kpi.json).
 package kpi
 
 import (
@@ -22,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -36,7 +48,11 @@ type KPI struct {
 	Tolerance      float64 `json:"tolerance"`
 	Relative       bool    `json:"relative,omitempty"`
 	HigherIsBetter bool    `json:"higher_is_better"`
-	Note           string  `json:"note,omitempty"`
+	// Reference, when > 0, is MeasureReference's GFLOP/s measured with the
+	// baseline: the baseline is scaled by the reference measured at check
+	// time over this (CheckReference).
+	Reference float64 `json:"reference,omitempty"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // MaxFileBytes bounds a KPI file (Load, Parse): a file of KPIs is a few
@@ -97,13 +113,18 @@ func Parse(r io.Reader, name string) ([]KPI, error) {
 		if k.Model == "" || k.Metric == "" || !(k.Tolerance >= 0) || (k.Relative && k.Baseline == 0) {
 			return nil, fmt.Errorf("kpi: %s: entry %d (%q %q): want a model, a metric, a tolerance >= 0 and, if relative, a baseline other than 0", name, i, k.Model, k.Metric)
 		}
+		if !(k.Reference >= 0) || math.IsInf(k.Reference, 0) {
+			return nil, fmt.Errorf("kpi: %s: entry %d (%q %q): reference %v; want the reference benchmark's GFLOP/s (> 0), or none", name, i, k.Model, k.Metric, k.Reference)
+		}
 	}
 	return ks, nil
 }
 
-// Result is one KPI checked on one run.
+// Result is one KPI checked on one run; its Baseline is the one checked
+// (scaled by Scale for a KPI with a Reference).
 type Result struct {
 	KPI
+	Scale  float64 // the reference measured now over the KPI's Reference (1 without one)
 	Run    string  // the run's label
 	Value  float64 // what the run measured
 	Logged bool    // the run logged the metric
@@ -126,8 +147,18 @@ func (k KPI) Limit() float64 {
 // Check checks every run of framework "plumb" against the KPIs of its
 // model. A run that did not log a KPI's metric fails it. It is an error
 // when no KPI applies to any run, so that a mistyped model name cannot
-// pass unnoticed.
+// pass unnoticed, and when a KPI that applies is relative to the reference
+// benchmark (use CheckReference).
 func Check(ks []KPI, runs []*runlog.Run) ([]Result, error) {
+	return CheckReference(ks, runs, 0)
+}
+
+// CheckReference is Check with ref, the reference benchmark's GFLOP/s
+// measured now (MeasureReference) on the machine that ran the runs: the
+// baseline of a KPI with a Reference is multiplied by ref/Reference before
+// the check. ref <= 0 says that none was measured, which is an error when
+// such a KPI applies.
+func CheckReference(ks []KPI, runs []*runlog.Run, ref float64) ([]Result, error) {
 	var out []Result
 	for i, r := range runs {
 		if r == nil {
@@ -142,14 +173,22 @@ func Check(ks []KPI, runs []*runlog.Run) ([]Result, error) {
 				continue
 			}
 			v, ok := s.Values[k.Metric]
-			res := Result{KPI: k, Run: r.Label(), Value: v, Logged: ok}
+			res := Result{KPI: k, Scale: 1, Run: r.Label(), Value: v, Logged: ok}
+			if k.Reference > 0 {
+				if !(ref > 0) || math.IsInf(ref, 0) {
+					return nil, fmt.Errorf("kpi: %s %s is relative to the reference benchmark (%.4g GFLOP/s with its baseline); measure the reference now (MeasureReference), got %v", k.Model, k.Metric, k.Reference, ref)
+				}
+				res.Scale = ref / k.Reference
+				res.Baseline *= res.Scale
+			}
 			if ok {
-				res.Worse = k.Baseline - v
+				b := res.Baseline
+				res.Worse = b - v
 				if !k.HigherIsBetter {
 					res.Worse = -res.Worse
 				}
 				if k.Relative {
-					res.Worse /= abs(k.Baseline)
+					res.Worse /= abs(b)
 				}
 				res.Pass = res.Worse <= k.Tolerance
 			}
@@ -177,6 +216,7 @@ func Report(w io.Writer, results []Result) error {
 	}
 	fmt.Fprintln(w, "| run | metric | value | baseline | worst accepted | verdict |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|")
+	scaled := false
 	failed := 0
 	for _, r := range results {
 		verdict, value := "ok", fmt.Sprintf("%.4g", r.Value)
@@ -191,7 +231,15 @@ func Report(w io.Writer, results []Result) error {
 		if verdict[0] == 'F' {
 			failed++
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.4g | %.4g | %s |\n", r.Run, r.Metric, value, r.Baseline, r.Limit(), verdict)
+		base := fmt.Sprintf("%.4g", r.Baseline)
+		if r.Reference > 0 {
+			base = fmt.Sprintf("%.4g (%.4g × %.3g)", r.Baseline, r.Baseline/r.Scale, r.Scale)
+			scaled = true
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.4g | %s |\n", r.Run, r.Metric, value, base, r.Limit(), verdict)
+	}
+	if scaled {
+		fmt.Fprintln(w, "\nbaselines (b × s): b measured beside the reference benchmark, s its speed now over then")
 	}
 	if failed > 0 {
 		fmt.Fprintf(w, "\nKPI check: %d of %d FAILED\n", failed, len(results))

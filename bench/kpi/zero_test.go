@@ -15,10 +15,12 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Samples: []any{[]*runlog.Run{nil}, []kpi.KPI{{Model: "m", Metric: "loss"}}},
 		Funcs: map[string]any{
-			"Load":   kpi.Load,
-			"Parse":  kpi.Parse,
-			"Check":  kpi.Check,
-			"Report": kpi.Report,
+			"Load":             kpi.Load,
+			"Parse":            kpi.Parse,
+			"Check":            kpi.Check,
+			"Report":           kpi.Report,
+			"CheckReference":   kpi.CheckReference,
+			"MeasureReference": kpi.MeasureReference,
 		},
 		Types: []any{
 			(*kpi.KPI)(nil),

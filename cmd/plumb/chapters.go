@@ -7,6 +7,8 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -165,7 +167,17 @@ func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.C
 		cfg.BestPath = f.save // the trainer writes it on rank 0 only
 	}
 	bar := trainpkg.NewBar(stderr)
-	cfg.Progress = bar.Update
+	cfg.Progress, cfg.Unit, bar.Unit, run.Unit = bar.Update, spec.Unit, spec.Unit, spec.Unit
+	if cfg.StatePath == "" && !f.dist {
+		// Ctrl-C always leaves something to --resume: a state file of the
+		// run's own, removed once the run ends other than by an interrupt.
+		cfg.StatePath = defaultStatePath(spec.Name)
+		defer func() {
+			if !errors.Is(err, trainpkg.ErrInterrupted) {
+				os.Remove(cfg.StatePath)
+			}
+		}()
+	}
 	logged := false
 	if f.logDir != "" && leader {
 		run.Framework = "plumb"
@@ -187,7 +199,9 @@ func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.C
 		}
 		return nil
 	}})
-	if _, err := trainpkg.Run(cfg); err != nil {
+	stop := interruptible(&cfg, stderr)
+	defer stop()
+	if _, err = trainpkg.Run(cfg); err != nil {
 		bar.Clear()
 		if f.save != "" && f.best == "" {
 			return fmt.Errorf("%w\n(nothing saved to %s)", err, f.save)
@@ -204,6 +218,13 @@ func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.C
 		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", f.logDir, f.logDir)
 	}
 	return leave(stdout)
+}
+
+// defaultStatePath is where a run given no --state keeps its state (what
+// --resume needs), so that an interrupted run can be continued: a file of
+// this process's own in the temporary directory.
+func defaultStatePath(chapter string) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("plumb-%s-%d.state.safetensors", chapter, os.Getpid()))
 }
 
 // joinErr is errors.Join, kept nil when both are.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,8 +73,29 @@ func TestEveryChapterTrainsPredictsAndEvaluates(t *testing.T) {
 			if root != "" {
 				args = append(args, "--data", root)
 			}
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp) // where a run without --state keeps its own
 			require.NoError(t, run(args, &out, &errOut), errOut.String())
 			require.Contains(t, out.String(), "epoch 1/1: train loss")
+			if i := slices.Index(c.train, "--limit"); i >= 0 {
+				n := c.train[i+1]
+				require.Contains(t, out.String(), "--limit "+n+": a random subset of "+n+" of ", "--limit says what it took")
+			}
+			spec, err := findChapter(c.chapter)
+			require.NoError(t, err)
+			require.Contains(t, out.String(), " "+spec.Unit+"/s,", "the epoch line's rate is in the chapter's unit")
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			require.Empty(t, left, "a finished run removes the state file it kept for Ctrl-C")
+
+			out.Reset()
+			summary := append([]string{"summary", c.chapter}, c.train...)
+			if root != "" {
+				summary = append(summary, "--data", root)
+			}
+			require.NoError(t, run(summary, &out, &errOut), errOut.String())
+			require.Regexp(t, `(?m)^total params: [1-9]\d*`, out.String())
+			require.Regexp(t, `(?m)^\S+\s+\S.*\s[1-9]\d*$`, out.String(), "a layer with parameters")
 			meta, err := checkpoint.Meta(ckpt)
 			require.NoError(t, err)
 			require.Equal(t, c.chapter, meta[chapter.KeyChapter])

@@ -11,7 +11,8 @@
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
 //	plumb compare RUN [RUN...] [-o out.png]
-//	plumb kpi [--file bench/kpi.json] RUN [RUN...]
+//	plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]
+//	plumb summary <chapter> [--model M]
 //	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
 //
 // A checkpoint written by train --save knows its model (the chapter, its
@@ -30,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/plumbml/plumb/dist"
+	trainpkg "github.com/plumbml/plumb/train"
 )
 
 // usage is the top-level usage: every command, and every chapter.
@@ -44,7 +46,8 @@ func usage() string {
 	b.WriteString("  plumb parity [--dir DIR]                         the operators against TensorFlow's goldens\n")
 	b.WriteString("  plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG\n")
 	b.WriteString("  plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table\n")
-	b.WriteString("  plumb kpi [--file bench/kpi.json] RUN [RUN...]    the table, and Plumb's runs checked against the KPIs\n")
+	b.WriteString("  plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  Plumb's runs checked against the KPIs (bench/kpi.json, embedded)\n")
+	b.WriteString("  plumb summary <chapter> [--model M]               each layer's output shape and parameters (Keras model.summary())\n")
 	b.WriteString("  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]\n")
 	b.WriteString("chapters (plumb train|eval|predict <chapter> --help for each one's flags):\n")
 	b.WriteString(chapterUsage("train"))
@@ -78,11 +81,15 @@ func runMain(args []string) int {
 }
 
 // exitStatus prints err (unless its message is already out) and returns
-// the process status: 0 for success and for --help, 2 for any error.
+// the process status: 0 for success and for --help, 130 for a run stopped
+// by Ctrl-C, 2 for any other error.
 func exitStatus(err error, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp): // --help: the usage is printed, as asked
 		return 0
+	case errors.Is(err, trainpkg.ErrInterrupted): // Ctrl-C: the run saved its state (interrupt.go)
+		fmt.Fprintln(stderr, "plumb:", err)
+		return trainpkg.ExitInterrupted
 	case !errors.Is(err, errUsage): // errUsage: the usage is already on stderr
 		fmt.Fprintln(stderr, "plumb:", err)
 	}
@@ -107,6 +114,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"compare": compareRuns,
 	"kpi":     checkKPIs,
 	"scale":   scaleReport,
+	"summary": summaryCommand,
 }
 
 // run dispatches a command line; it is main without the exit, for tests.

@@ -26,8 +26,8 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "plumb", r.Meta.Framework)
 	assert.Equal(t, "mnist-mlp-limit1000", r.Meta.Model)
-	require.Len(t, r.Steps, 4) // 16 steps: 5, 10, 15, and the epoch's last
-	assert.Equal(t, int64(1000), r.Steps[3].Examples)
+	require.Len(t, r.Steps, 16) // 16 steps of 64 of 1000 images, each past another twentieth of the epoch (train.PointsPerEpoch)
+	assert.Equal(t, int64(1000), r.Steps[15].Examples)
 	require.Len(t, r.Epochs, 1)
 	assert.Greater(t, r.Epochs[0].Metrics["accuracy"], 0.5)
 	assert.Positive(t, r.Epochs[0].PeakRSS)
@@ -55,7 +55,7 @@ func TestRunLogPlotCompareKPI(t *testing.T) {
 		require.NoError(t, os.WriteFile(kpis, body, 0o644))
 		out.Reset()
 		err := run([]string{"kpi", "--file", kpis, runDir}, &out, &errOut)
-		assert.Contains(t, out.String(), "| run | epochs | test accuracy |")
+		assert.Contains(t, out.String(), "| run | epochs | accuracy (%) |")
 		if tc.pass {
 			assert.NoError(t, err)
 			assert.Contains(t, out.String(), "KPI check: all 1 passed")

@@ -17,8 +17,9 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load":       imagefolder.Load,
-			"LoadLimits": imagefolder.LoadLimits,
+			"Load":         imagefolder.Load,
+			"LoadLimits":   imagefolder.LoadLimits,
+			"LoadProgress": imagefolder.LoadProgress,
 		},
 	})
 }

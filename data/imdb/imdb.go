@@ -50,6 +50,14 @@ func Load(src string) (train, test []Review, err error) {
 // each is checked from the member's header where it can be, before the
 // member is read.
 func LoadLimits(src string, lim data.Limits) (train, test []Review, err error) {
+	return LoadProgress(src, lim, nil)
+}
+
+// LoadProgress is LoadLimits reporting to p (nil: silently) the reviews
+// and bytes it reads, so that a command can show the seconds the archive
+// takes (data.NewProgress); it ends the phase with p.Done.
+func LoadProgress(src string, lim data.Limits, p *data.Progress) (train, test []Review, err error) {
+	defer p.Done()
 	if fileio.IsDir(src) {
 		if p, err := fileio.FindPath(src, "aclImdb", "aclImdb_v1.tar.gz", "aclImdb_train_test.tar.gz",
 			"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_train_test.tar.gz"); err == nil {
@@ -72,6 +80,7 @@ func LoadLimits(src string, lim data.Limits) (train, test []Review, err error) {
 			return fmt.Errorf("imdb: %w", err)
 		}
 		splits[split] = append(splits[split], named{file, Review{ID: id, Rating: rating, Label: label, Tokens: Tokenize(string(text))}})
+		p.Add(1, int64(len(text)))
 		return nil
 	})
 	if err != nil {

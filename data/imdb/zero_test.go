@@ -17,11 +17,12 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load":       imdb.Load,
-			"LoadLimits": imdb.LoadLimits,
-			"Vocab":      imdb.Vocab,
-			"Dataset":    imdb.Dataset,
-			"Tokenize":   imdb.Tokenize,
+			"Load":         imdb.Load,
+			"LoadLimits":   imdb.LoadLimits,
+			"LoadProgress": imdb.LoadProgress,
+			"Vocab":        imdb.Vocab,
+			"Dataset":      imdb.Dataset,
+			"Tokenize":     imdb.Tokenize,
 		},
 		Types: []any{
 			(*imdb.Review)(nil),

@@ -104,8 +104,9 @@ var Rules = []Rule{
 	{Pkg: "models/...", May: below("data", "data/...", "ops", "graph", "initializer", "layers", "optim", "decode",
 		"checkpoint", "metrics", "runlog", "train", "dist", "models/chapter")},
 
-	// Benchmarks and KPIs, and the command line: everything.
+	// Benchmarks and KPIs, the examples, and the command line: everything.
 	{Pkg: "bench/...", May: []string{"*", "!cmd/..."}},
+	{Pkg: "examples/...", May: []string{"*", "!cmd/..."}},
 	{Pkg: "cmd/...", May: []string{"*"}},
 }
 

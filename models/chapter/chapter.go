@@ -25,7 +25,6 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -235,17 +234,28 @@ func unmarshalStrict(s string, v any) error {
 	return nil
 }
 
-// Take returns n examples of ds drawn at random with seed, in a random
-// order (all of ds when n is 0 or at least its length), so that a short
-// run on a class-sorted set still sees every class.
-func Take(ds *data.Dataset, n int, seed uint64) (*data.Dataset, error) {
+// LabelField is the field Limit stratifies by: the class of an example
+// in the chapters that classify (a dense int64 [N] field).
+const LabelField = "label"
+
+// Limit is a chapter's --limit or --test-limit (flag) n: data.Limit's
+// seeded random subset of n examples of ds, stratified by LabelField where
+// ds has that field (every class keeps its share, so that a short run on a
+// class-sorted set such as a JPEG tree still sees every class), else a
+// plain random subset; a line on log says what it took. n <= 0, or at
+// least ds's length, keeps ds whole and says nothing.
+func Limit(ds *data.Dataset, flag string, n int, seed uint64, log io.Writer) (*data.Dataset, error) {
 	if ds == nil {
-		return nil, errors.New("chapter: Take of a nil dataset")
+		return nil, fmt.Errorf("chapter: %s %d of a nil dataset", flag, n)
 	}
-	if n <= 0 || n >= ds.Len() {
-		return ds, nil
+	sub, note, err := data.Limit(ds, n, LabelField, seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s %d: %w", flag, n, err)
 	}
-	return ds.Subset(tensor.NewRNG(seed).Perm(ds.Len())[:n])
+	if note != "" && log != nil {
+		fmt.Fprintf(log, "%s %d: %s\n", flag, n, note)
+	}
+	return sub, nil
 }
 
 // Lines calls f on each line of the inputs (the files, else stdin) that

@@ -132,28 +132,48 @@ func TestMetaRoundTrip(t *testing.T) {
 	require.ErrorContains(t, SameVocab("test", v, other), `has "dog" as word 2, the model's "cat"`)
 }
 
-func TestTakeAndLines(t *testing.T) {
-	labels := make([]int64, 100)
+// --limit on a class-sorted set (the CIFAR JPEG tree's order) takes every
+// class in its share, seeded, and says what it took; a set without a label
+// field gets a plain random subset; 0 keeps everything silently.
+func TestLimitAndLines(t *testing.T) {
+	labels := make([]int64, 5000)
 	for i := range labels {
-		labels[i] = int64(i / 50) // class-sorted: 50 of 0, then 50 of 1
+		labels[i] = int64(i / 500) // class-sorted: 500 of each of 10
 	}
-	ds, err := data.NewDataset(data.DenseField("label", tensor.MustFromSlice(labels, 100)))
+	ds, err := data.NewDataset(data.DenseField("label", tensor.MustFromSlice(labels, len(labels))))
 	require.NoError(t, err)
-	sub, err := Take(ds, 20, 1)
+	var out bytes.Buffer
+	sub, err := Limit(ds, "--limit", 512, 1, &out)
 	require.NoError(t, err)
-	require.Equal(t, 20, sub.Len())
-	ones := 0
+	require.Equal(t, 512, sub.Len())
+	classes := map[int64]int{}
 	for _, l := range sub.Tensor("label").Int64s() {
-		ones += int(l)
+		classes[l]++
 	}
-	require.Greater(t, ones, 0, "a random subset of a class-sorted set holds both classes")
-	require.Less(t, ones, 20)
-	again, err := Take(ds, 20, 1)
+	require.Len(t, classes, 10)
+	for c, n := range classes {
+		require.InDelta(t, 51.2, n, 1, "class %d", c)
+	}
+	require.Equal(t, "--limit 512: a random subset of 512 of 5000 examples (seed 1), stratified by label: 10 classes of 51 to 52\n", out.String())
+	again, err := Limit(ds, "--limit", 512, 1, nil)
 	require.NoError(t, err)
 	require.Equal(t, sub.Tensor("label").Int64s(), again.Tensor("label").Int64s(), "seeded")
-	all, err := Take(ds, 0, 1)
+
+	unlabelled, err := data.NewDataset(data.DenseField("score", tensor.MustFromSlice(labels, len(labels))))
+	require.NoError(t, err)
+	out.Reset()
+	sub, err = Limit(unlabelled, "--test-limit", 20, 1, &out)
+	require.NoError(t, err)
+	require.Equal(t, 20, sub.Len())
+	require.Equal(t, "--test-limit 20: a random subset of 20 of 5000 examples (seed 1)\n", out.String())
+
+	out.Reset()
+	all, err := Limit(ds, "--limit", 0, 1, &out)
 	require.NoError(t, err)
 	require.Same(t, ds, all)
+	require.Empty(t, out.String())
+	_, err = Limit(nil, "--limit", 5, 1, &out)
+	require.ErrorContains(t, err, "--limit 5")
 
 	var got []string
 	require.NoError(t, Lines(Input{Stdin: strings.NewReader("  a b \n\n c\n")}, func(l string) error { got = append(got, l); return nil }))

@@ -17,7 +17,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"VocabMeta":  chapter.VocabMeta,
 			"ParseVocab": chapter.ParseVocab,
 			"SameVocab":  chapter.SameVocab,
-			"Take":       chapter.Take,
+			"Limit":      chapter.Limit,
 			"Lines":      chapter.Lines,
 			"WrongModel": chapter.WrongModel,
 			"ReadImages": chapter.ReadImages,

@@ -86,8 +86,9 @@ func orDefault(v, def int) int {
 }
 
 // load reads CIFAR-10 from dir (the cifar10 folder or the dataset root) in
-// c.Format, and the class names.
-func (c *Chapter) load(dir string) (trainSet, testSet *data.Dataset, classes []string, err error) {
+// c.Format, and the class names, showing on log the reading of a JPEG
+// tree that takes more than a second (data.NewProgress).
+func (c *Chapter) load(dir string, log io.Writer) (trainSet, testSet *data.Dataset, classes []string, err error) {
 	switch c.Format {
 	case "bin":
 		for _, sub := range []string{"lossless-subset", "cifar10/lossless-subset"} {
@@ -111,10 +112,10 @@ func (c *Chapter) load(dir string) (trainSet, testSet *data.Dataset, classes []s
 				return nil, nil, nil, fmt.Errorf("cifar10: no JPEG tree in %s: want %s/, one .tar.gz, or jpeg-substitute/ with one .tar.gz", dir, jpegRoot)
 			}
 		}
-		if trainSet, classes, err = imagefolder.Load(src, jpegRoot+"/train"); err != nil {
+		if trainSet, classes, err = imagefolder.LoadProgress(src, jpegRoot+"/train", data.Limits{}, data.NewProgress(log, src+" (train)", "images", 0)); err != nil {
 			return nil, nil, nil, err
 		}
-		testSet, _, err = imagefolder.Load(src, jpegRoot+"/test")
+		testSet, _, err = imagefolder.LoadProgress(src, jpegRoot+"/test", data.Limits{}, data.NewProgress(log, src+" (test)", "images", 0))
 		return trainSet, testSet, classes, err
 	}
 	return nil, nil, nil, fmt.Errorf("cifar10: --format %q: want bin or jpeg", c.Format)
@@ -139,12 +140,12 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	trainSet, testSet, classes, err := c.load(dir)
+	trainSet, testSet, classes, err := c.load(dir, log)
 	if err == nil {
-		trainSet, err = chapter.Take(trainSet, o.Limit, o.Seed)
+		trainSet, err = chapter.Limit(trainSet, "--limit", o.Limit, o.Seed, log)
 	}
 	if err == nil {
-		testSet, err = chapter.Take(testSet, o.TestLimit, o.Seed)
+		testSet, err = chapter.Limit(testSet, "--test-limit", o.TestLimit, o.Seed, log)
 	}
 	if err != nil {
 		return nil, err
@@ -242,9 +243,9 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if c == nil || !ok {
 		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
 	}
-	_, testSet, _, err := c.load(dir)
+	_, testSet, _, err := c.load(dir, log)
 	if err == nil {
-		testSet, err = chapter.Take(testSet, o.TestLimit, o.Seed)
+		testSet, err = chapter.Limit(testSet, "--test-limit", o.TestLimit, o.Seed, log)
 	}
 	if err != nil {
 		return nil, "", err

@@ -108,10 +108,10 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	if trainSet, err = chapter.Take(trainSet, o.Limit, o.Seed); err != nil {
+	if trainSet, err = chapter.Limit(trainSet, "--limit", o.Limit, o.Seed, log); err != nil {
 		return nil, err
 	}
-	if test, err = chapter.Take(test, o.TestLimit, o.Seed); err != nil {
+	if test, err = chapter.Limit(test, "--test-limit", o.TestLimit, o.Seed, log); err != nil {
 		return nil, err
 	}
 	loader, err := data.NewLoader(trainSet, o.Batch, data.Shuffle(o.Seed))
@@ -161,7 +161,7 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	}
 	_, test, err := load(dir, dt)
 	if err == nil {
-		test, err = chapter.Take(test, o.TestLimit, o.Seed)
+		test, err = chapter.Limit(test, "--test-limit", o.TestLimit, o.Seed, log)
 	}
 	if err != nil {
 		return nil, "", err

@@ -61,7 +61,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	trainSet, err := chapter.Take(d.Train, o.Limit, o.Seed)
+	trainSet, err := chapter.Limit(d.Train, "--limit", o.Limit, o.Seed, log)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if d.Sizes != c.Config {
 		return nil, "", fmt.Errorf("recommender: this MovieLens has dictionaries %+v, the model %+v: not the data it was trained on", d.Sizes, c.Config)
 	}
-	test, err := chapter.Take(d.Test, o.TestLimit, o.Seed)
+	test, err := chapter.Limit(d.Test, "--test-limit", o.TestLimit, o.Seed, log)
 	if err != nil {
 		return nil, "", err
 	}

@@ -59,7 +59,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if c.Config.Model != "cnn" && c.Config.Model != "lstm" {
 		return nil, fmt.Errorf("train sentiment: --model %q, want cnn or lstm", c.Config.Model)
 	}
-	d, err := Load(dir)
+	d, err := LoadProgress(dir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +68,11 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	trainSet, err := chapter.Take(d.Train, o.Limit, o.Seed)
+	trainSet, err := chapter.Limit(d.Train, "--limit", o.Limit, o.Seed, log)
 	if err != nil {
 		return nil, err
 	}
-	testSet, err := chapter.Take(d.Test, o.TestLimit, o.Seed)
+	testSet, err := chapter.Limit(d.Test, "--test-limit", o.TestLimit, o.Seed, log)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +124,14 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	if c == nil || !ok {
 		return nil, "", errors.Join(chapter.ErrNilChapter, chapter.WrongModel(Spec.Name, m))
 	}
-	d, err := Load(dir)
+	d, err := LoadProgress(dir, log)
 	if err != nil {
 		return nil, "", err
 	}
 	if err := chapter.SameVocab("IMDB", c.vocab, d.Vocab); err != nil {
 		return nil, "", err
 	}
-	test, err := chapter.Take(d.Test, o.TestLimit, o.Seed)
+	test, err := chapter.Limit(d.Test, "--test-limit", o.TestLimit, o.Seed, log)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,7 @@ package sentiment
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/imdb"
@@ -43,7 +44,13 @@ type Data struct {
 // Load reads aclImdb from src (see imdb.Load) and encodes it with
 // the book's dictionary.
 func Load(src string) (*Data, error) {
-	tr, te, err := imdb.Load(src)
+	return LoadProgress(src, nil)
+}
+
+// LoadProgress is Load showing on log (nil: silently) the reviews it has
+// read while the archive takes more than a second (data.NewProgress).
+func LoadProgress(src string, log io.Writer) (*Data, error) {
+	tr, te, err := imdb.LoadProgress(src, data.Limits{}, data.NewProgress(log, src, "reviews", 0))
 	if err != nil {
 		return nil, err
 	}

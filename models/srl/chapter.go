@@ -64,7 +64,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	if d.Train, err = chapter.Take(d.Train, o.Limit, o.Seed); err != nil {
+	if d.Train, err = chapter.Limit(d.Train, "--limit", o.Limit, o.Seed, log); err != nil {
 		return nil, err
 	}
 	c.d, c.Config.Sizes, c.Config.Seed = d, d.Sizes(), o.Seed

@@ -60,7 +60,7 @@ func (c *Chapter) Train(dir string, o chapter.Options, log io.Writer) (*chapter.
 	if err != nil {
 		return nil, err
 	}
-	trainSet, err := chapter.Take(d.Train, o.Limit, o.Seed)
+	trainSet, err := chapter.Limit(d.Train, "--limit", o.Limit, o.Seed, log)
 	if err != nil {
 		return nil, err
 	}

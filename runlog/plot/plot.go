@@ -1,8 +1,11 @@
 // Package plot draws run logs (package runlog) as curves in a PNG with
-// gonum.org/v1/plot: one panel for the training loss against examples
-// seen, one per evaluation metric against the epoch, one for the
-// resident memory against wall time, with one line per run and its legend,
-// so that runs of Plumb, TensorFlow and PyTorch overlay.
+// gonum.org/v1/plot: one panel for the training loss against the
+// examples seen (in the runs' unit: images, target words), one per
+// evaluation metric against the epoch, in the units the console prints
+// (accuracy in %, BLEU in points: runlog.Display), one for the resident
+// memory against wall time, with one line per run, so that runs of Plumb,
+// TensorFlow and PyTorch overlay. The legend, the same for every panel, is
+// drawn once above the panels, outside the data.
 //
 // What it draws is bounded (Options): at most DefaultOptions.MaxMetrics
 // metric panels (the first by name; Draw returns the names it leaves
@@ -76,7 +79,13 @@ func thin(xy plotter.XYs, n int) plotter.XYs {
 // metric any run logged (the first maxMetrics by name; the names of the rest are
 // returned), and the RSS.
 func panels(runs []*runlog.Run, maxMetrics int) ([]panel, []string) {
-	ps := []panel{{title: "training loss (mean of the epoch so far)", x: "examples seen (thousands)", y: "loss",
+	unit := runs[0].Unit()
+	for _, r := range runs[1:] {
+		if r.Unit() != unit {
+			unit = "examples"
+		}
+	}
+	ps := []panel{{title: "training loss (mean of the epoch so far)", x: "thousand " + unit + " seen", y: "loss",
 		curve: func(r *runlog.Run) plotter.XYs {
 			var xy plotter.XYs
 			for _, s := range r.Steps {
@@ -98,12 +107,13 @@ func panels(runs []*runlog.Run, maxMetrics int) ([]panel, []string) {
 		names, omitted = names[:maxMetrics], names[maxMetrics:]
 	}
 	for _, name := range names {
-		ps = append(ps, panel{title: "evaluation: " + name, x: "epoch", y: name, points: true,
+		show := runlog.Display(name)
+		ps = append(ps, panel{title: "evaluation: " + name, x: "epoch", y: show.Header(name), points: true,
 			curve: func(r *runlog.Run) plotter.XYs {
 				var xy plotter.XYs
 				for _, e := range r.Epochs {
 					if v, ok := e.Metrics[name]; ok {
-						xy = append(xy, plotter.XY{X: float64(e.Epoch), Y: v})
+						xy = append(xy, plotter.XY{X: float64(e.Epoch), Y: v * show.Scale})
 					}
 				}
 				return xy
@@ -160,10 +170,19 @@ func Draw(runs []*runlog.Run, path string, opts Options) (omitted []string, err 
 	for i := range grid {
 		grid[i] = make([]*gplot.Plot, cols)
 	}
+	legend := gplot.NewLegend()
+	legend.Top, legend.Left, legend.Padding = true, true, 0.04*vg.Inch
+	for k, r := range runs {
+		line, pts, err := plotter.NewLinePoints(plotter.XYs{{}})
+		if err != nil {
+			return nil, fmt.Errorf("plot: legend: %w", err)
+		}
+		style(line, pts, k)
+		legend.Add(r.Label(), line, pts)
+	}
 	for i, pn := range ps {
 		p := gplot.New()
 		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = pn.title, pn.x, pn.y
-		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for k, r := range runs {
@@ -178,14 +197,10 @@ func Draw(runs []*runlog.Run, path string, opts Options) (omitted []string, err 
 			if err != nil {
 				return nil, fmt.Errorf("plot: %s of %s: %w", pn.title, r.Label(), err)
 			}
-			line.Color, line.Width, line.Dashes = plotutil.Color(k), vg.Points(1.5), plotutil.Dashes(k)
-			pts.Color, pts.Shape = plotutil.Color(k), plotutil.Shape(k)
+			style(line, pts, k)
 			p.Add(line)
 			if pn.points || len(xy) == 1 {
 				p.Add(pts)
-				p.Legend.Add(r.Label(), line, pts)
-			} else {
-				p.Legend.Add(r.Label(), line)
 			}
 		}
 		switch {
@@ -193,16 +208,20 @@ func Draw(runs []*runlog.Run, path string, opts Options) (omitted []string, err 
 		case hi-lo <= 1e-9*max(1, math.Abs(hi)): // one value (one epoch): a narrow axis around it
 			d := max(0.02*math.Abs(hi), 0.01)
 			p.Y.Min, p.Y.Max = lo-d, hi+4*d
-		default: // room above the curves for the legend
-			p.Y.Min, p.Y.Max = lo-0.02*(hi-lo), hi+0.08*float64(len(runs)+1)*(hi-lo)
+		default:
+			p.Y.Min, p.Y.Max = lo-0.02*(hi-lo), hi+0.02*(hi-lo)
 		}
 		grid[i/cols][i%cols] = p
 	}
-	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*6*vg.Inch, vg.Length(rows)*4*vg.Inch), vgimg.UseDPI(96))
+	panelsH := vg.Length(rows) * 4 * vg.Inch
+	legendH := legendHeight(len(runs))
+	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*6*vg.Inch, panelsH+legendH), vgimg.UseDPI(96))
 	dc := draw.New(img)
+	pad := vg.Millimeter * 4
+	legend.Draw(draw.Crop(dc, pad, -pad, panelsH, -pad/2)) // the strip above the panels
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter,
-		PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4, PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 4}
-	canvases := gplot.Align(grid, tiles, dc)
+		PadTop: pad, PadBottom: pad, PadLeft: pad, PadRight: pad}
+	canvases := gplot.Align(grid, tiles, draw.Crop(dc, 0, 0, 0, -legendH))
 	for j := range rows {
 		for i := range cols {
 			if grid[j][i] != nil {
@@ -219,4 +238,17 @@ func Draw(runs []*runlog.Run, path string, opts Options) (omitted []string, err 
 		return nil, fmt.Errorf("plot: write %s: %w", path, err)
 	}
 	return omitted, f.Close()
+}
+
+// legendHeight is the height of the strip above the panels that holds the
+// legend of n runs, one line each.
+func legendHeight(n int) vg.Length {
+	return vg.Length(n)*0.26*vg.Inch + 0.15*vg.Inch
+}
+
+// style gives run k's line and points their colour, dashes and shape, the
+// same in every panel and in the legend.
+func style(line *plotter.Line, pts *plotter.Scatter, k int) {
+	line.Color, line.Width, line.Dashes = plotutil.Color(k), vg.Points(1.5), plotutil.Dashes(k)
+	pts.Color, pts.Shape = plotutil.Color(k), plotutil.Shape(k)
 }

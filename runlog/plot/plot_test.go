@@ -35,9 +35,24 @@ func TestRunsDrawsAPNG(t *testing.T) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
-	// 3 panels (loss, accuracy, RSS) two to a row: 12 × 8 inches at 96 dpi.
+	// 3 panels (loss, accuracy, RSS) two to a row: 12 × 8 inches at 96
+	// dpi, and the legend's strip above them.
+	legend := int(math.Round(legendHeight(2).Dots(96)))
 	assert.Equal(t, 12*96, img.Bounds().Dx())
-	assert.Equal(t, 8*96, img.Bounds().Dy())
+	assert.InDelta(t, 8*96+legend, img.Bounds().Dy(), 1)
+	coloured := func(y0, y1 int) int {
+		n := 0
+		for y := y0; y < y1; y++ {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if r != g || g != b {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	assert.Positive(t, coloured(0, legend), "the runs' legend is drawn in the strip above the panels, outside the data")
 	colours := map[[3]uint32]int{}
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
 		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += 2 {
@@ -51,4 +66,28 @@ func TestRunsDrawsAPNG(t *testing.T) {
 
 	assert.ErrorContains(t, Runs(nil, path), "no runs")
 	assert.Error(t, Runs([]*runlog.Run{fakeRun("plumb", 0.1)}, filepath.Join(t.TempDir(), "no", "x.png")))
+}
+
+// The panels use the console's units: accuracy in % (logged as a
+// fraction), BLEU in points as logged, and the loss against the runs'
+// own unit.
+func TestPanelsInConsoleUnits(t *testing.T) {
+	r := fakeRun("plumb", 0.1)
+	r.Meta.Unit = "target words"
+	for i := range r.Epochs {
+		r.Epochs[i].Metrics["bleu"] = 30.5
+	}
+	ps, omitted := panels([]*runlog.Run{r}, 16)
+	require.Empty(t, omitted)
+	require.Len(t, ps, 4)
+	assert.Equal(t, "thousand target words seen", ps[0].x)
+	assert.Equal(t, "accuracy (%)", ps[1].y)
+	assert.InDelta(t, 100*r.Epochs[0].Metrics["accuracy"], ps[1].curve(r)[0].Y, 1e-9)
+	assert.Equal(t, "bleu (points)", ps[2].y)
+	assert.Equal(t, 30.5, ps[2].curve(r)[0].Y)
+
+	other := fakeRun("pytorch", 0.1)
+	other.Meta.Unit = "images"
+	ps, _ = panels([]*runlog.Run{r, other}, 16)
+	assert.Equal(t, "thousand examples seen", ps[0].x, "runs of different units")
 }
