@@ -35,12 +35,14 @@
 //   - onnx: a bounded reader of ONNX models.
 //   - models: the PaddlePaddle book's seven chapters (mnist, cifar,
 //     word2vec, recommender, sentiment, srl, translate), each a row of
-//     cmd/plumb's one driver (models/chapter): plumb train, eval and
-//     predict <chapter>.
+//     cmd/plumb's one driver (models/chapter): plumb train, eval,
+//     predict and summary <chapter>.
 //   - parity: the TensorFlow goldens and the harness that compares them.
 //   - bench: side-by-side benchmarks against Keras and PyTorch, and the
 //     KPIs a run is checked against.
 //   - cmd/plumb: the command line.
+//   - examples: programs built on the library (examples/serve, an HTTP
+//     inference server with dynamic batching).
 //
 // A training step reads like the math: build a tape, run the model, take
 // the loss, call Backward, step the optimizer (see the example). README.md
