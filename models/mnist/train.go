@@ -8,7 +8,6 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -108,25 +107,8 @@ const evalBatch = 500
 // trainer moves them, train.Config.Device), and the batch's size.
 func Loss(net Model) train.LossFunc[*data.Batch] {
 	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-		x, y, err := onDevice(t, net, b)
-		if err != nil {
-			return t.Fail(err), b.Len()
-		}
-		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
 	}
-}
-
-// onDevice returns the batch's images and labels on net's device: the
-// batch itself when the trainer has moved it there (train.Config.Device),
-// else copies that the tape's Release frees (graph.Tape.Move), for a
-// caller that hands Loss a batch in host memory.
-func onDevice(t *graph.Tape, net Model, b *data.Batch) (x, y *tensor.Tensor, err error) {
-	dev := graph.DeviceOf(net.Params())
-	if x, err = t.Move(b.Tensor("image"), dev); err != nil {
-		return nil, nil, err
-	}
-	y, err = t.Move(b.Tensor("label"), dev)
-	return x, y, err
 }
 
 // Evaluator returns the evaluation of net on ds, in batches of size

@@ -142,10 +142,10 @@ type State struct {
 	Mem layers.Memory
 }
 
-// Encode runs the encoder over a ragged batch of source ids, on the
-// model's device (the trainer moves a batch there, train.Config.Device;
-// ids in host memory are moved for the step), and returns the decoder's
-// first state, one row per source.
+// Encode runs the encoder over a ragged batch of source ids, where the
+// model's parameters are (the trainer moves a batch there,
+// train.Config.Device; Translate moves its input), and returns the
+// decoder's first state, one row per source.
 func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if !m.built() {
 		return failed(t, errNotBuilt("Model.Encode"))
@@ -153,11 +153,7 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if src == nil {
 		return failed(t, errors.New("translate: encode: nil source batch"))
 	}
-	ids, err := m.onDevice(t, src.Values)
-	if err != nil {
-		return failed(t, fmt.Errorf("translate: encode: %w", err))
-	}
-	x := m.SrcEmb.LookupSeq(t, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
+	x := m.SrcEmb.LookupSeq(t, src)
 	x = x.With(m.Drop.Forward(x.Values))
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {

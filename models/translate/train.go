@@ -230,7 +230,11 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 	cfg.Start, cfg.End = trg.ID(data.BOS), trg.ID(data.EOS)
 	tape := graph.NewEvalTape()
 	defer tape.Release()
-	start := m.Encode(tape, src)
+	ids, err := m.onDevice(tape, src.Values)
+	if err != nil {
+		return nil, fmt.Errorf("translate: translate: %w", err)
+	}
+	start := m.Encode(tape, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
 	if err := start.H.Err(); err != nil {
 		return nil, err
 	}
