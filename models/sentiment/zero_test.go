@@ -20,6 +20,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewCNN":         sentiment.NewCNN,
 			"FromReviews":    sentiment.FromReviews,
 			"Load":           sentiment.Load,
+			"LoadProgress":   sentiment.LoadProgress,
 			"New":            sentiment.New,
 			"NewStackedLSTM": sentiment.NewStackedLSTM,
 		},
