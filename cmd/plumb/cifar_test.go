@@ -75,7 +75,7 @@ func TestTrainSaveEvalCIFAR(t *testing.T) {
 		"--log", logDir, "--log-every", "1"}, args...), &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "training resnet32 on 20 CIFAR-10 images (bin), testing on 10")
 	require.Contains(t, out.String(), "epoch 2/2: train loss")
-	require.Contains(t, errOut.String(), "samples/s", "progress goes to stderr")
+	require.Contains(t, errOut.String(), " images/s", "progress goes to stderr, its rate in the chapter's unit")
 	require.Contains(t, out.String(), "images/s", "the epoch line counts images")
 	accs := testAccuracy.FindAllString(out.String(), -1)
 	require.Len(t, accs, 2)

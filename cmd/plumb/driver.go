@@ -209,6 +209,7 @@ func evalChapter(spec chapter.Spec, args []string, stdout, stderr io.Writer) (er
 		return lookedIn(err, looked)
 	}
 	bar, began := trainpkg.NewBar(stderr), time.Now()
+	bar.Unit = spec.Unit
 	m, err := ev(func(done, total int) {
 		p := trainpkg.Progress{Phase: trainpkg.Evaluating, Epoch: 1, Epochs: 1, Done: done, Total: total}
 		if p.SamplesPerSec = float64(done) / time.Since(began).Seconds(); p.SamplesPerSec > 0 && done < total {

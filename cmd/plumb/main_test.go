@@ -19,7 +19,7 @@ func TestTrainSaveEval(t *testing.T) {
 	require.NoError(t, run([]string{"train", "mnist", "--model", "mlp", "--limit", "2000", "--batch", "32", "--save", ckpt}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "epoch 1/1: train loss")
 	require.Contains(t, out.String(), "saved "+ckpt)
-	require.Contains(t, errOut.String(), "samples/s", "progress goes to stderr")
+	require.Contains(t, errOut.String(), " images/s", "progress goes to stderr, its rate in the chapter's unit")
 	acc := regexp.MustCompile(`accuracy \d\.\d{4}`).FindString(out.String())
 	require.NotEmpty(t, acc)
 
