@@ -13,17 +13,36 @@
 //   - graph: define-by-run autodiff. A Tape records ops as they run, so
 //     shapes may change from batch to batch; errors are values that flow
 //     through later ops and come out of Backward.
-//   - layers: dense, convolutional, normalisation, recurrent, attention
-//     and sequence layers, with sizes in config structs.
+//   - layers: dense, convolutional (with Winograd), normalisation,
+//     dropout, embedding, recurrent (LSTM, GRU), attention (multi-head,
+//     Bahdanau, an attention decoder), sequence pooling and convolution,
+//     and CRF layers, with sizes in config structs.
+//   - initializer: Glorot, He, orthogonal, uniform and normal weights
+//     from one seeded generator.
 //   - optim: optimizers with TensorFlow's update formulas, schedules and
 //     clipping.
-//   - train: the training loop every model shares; metrics, checkpoint,
-//     runlog and decode around it.
-//   - data: datasets and batching, and readers of the book's corpora.
+//   - train: the training loop every model shares (evaluation, best
+//     epoch, resume, early stopping, progress); metrics, decode (greedy
+//     and beam search), checkpoint (safetensors whose metadata names the
+//     model) and runlog (run logs, plots, TensorBoard events) around it.
+//   - data: datasets of dense and ragged fields, loaders and streams,
+//     vocabularies, and bounded readers of the book's corpora: mnist,
+//     cifar10 (the binary batches), imagefolder (JPEG and PNG trees such
+//     as CIFAR-10's), imdb, ptb, movielens, conll05 and parallel text
+//     (Multi30k).
 //   - dist: data-parallel training over MPI.
 //   - ops/cuda: CUDA kernels behind the cuda build tag.
-//   - models: the PaddlePaddle book's models, which cmd/plumb trains.
+//   - onnx: a bounded reader of ONNX models.
+//   - models: the PaddlePaddle book's seven chapters (mnist, cifar,
+//     word2vec, recommender, sentiment, srl, translate), each a row of
+//     cmd/plumb's one driver (models/chapter): plumb train, eval,
+//     predict and summary <chapter>.
 //   - parity: the TensorFlow goldens and the harness that compares them.
+//   - bench: side-by-side benchmarks against Keras and PyTorch, and the
+//     KPIs a run is checked against.
+//   - cmd/plumb: the command line.
+//   - examples: programs built on the library (examples/serve, an HTTP
+//     inference server with dynamic batching).
 //
 // A training step reads like the math: build a tape, run the model, take
 // the loss, call Backward, step the optimizer (see the example). README.md

@@ -44,7 +44,19 @@ const OptimizerPrefix = "optimizer/"
 // to one path at once.
 // Names must be unique. The metadata holds each tensor's CRC-32C, which
 // Load and Read verify.
-func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
+func Save(path string, params []*graph.Param, opt optim.Optimizer) error {
+	return SaveMeta(path, params, opt, nil)
+}
+
+// SaveMeta is Save with meta written in the file's "__metadata__" beside
+// the checksums: what a program needs to rebuild the model the file holds
+// (its name, configuration, vocabularies), which other safetensors readers
+// show as the file's metadata. Keys may not begin with the checksums'
+// prefix "crc32c:". Meta reads it back.
+func SaveMeta(path string, params []*graph.Param, opt optim.Optimizer, meta map[string]string) (err error) {
+	if err := checkMeta(meta); err != nil {
+		return err
+	}
 	entries, err := collect(params, opt)
 	if err != nil {
 		return err
@@ -72,7 +84,7 @@ func Save(path string, params []*graph.Param, opt optim.Optimizer) (err error) {
 			err = fmt.Errorf("checkpoint: save %s: %w", path, err)
 		}
 	}()
-	if err := encode(tempWriter(f), entries); err != nil {
+	if err := encode(tempWriter(f), entries, meta); err != nil {
 		return err
 	}
 	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it 0600

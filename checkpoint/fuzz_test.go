@@ -17,7 +17,7 @@ func FuzzLoad(f *testing.F) {
 	var buf bytes.Buffer
 	entries, err := collect(ps, opt)
 	require.NoError(f, err)
-	require.NoError(f, encode(&buf, entries))
+	require.NoError(f, encode(&buf, entries, nil))
 	valid := buf.Bytes()
 	f.Add(valid)
 	for _, n := range []int{0, 7, 8, 9, 40, len(valid) / 2, len(valid) - 1} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -91,12 +92,13 @@ type jsonInfo struct {
 	DataOffsets []int  `json:"data_offsets"`
 }
 
-// encode writes entries to w in order, with the CRC-32C of each tensor's
-// data bytes in the metadata. The header is padded with spaces so that the
+// encode writes entries to w in order, with extra and the CRC-32C of each
+// tensor's data bytes in the metadata. The header is padded with spaces so that the
 // data starts 8-byte aligned, as the reference writer does.
-func encode(w io.Writer, entries []entry) error {
+func encode(w io.Writer, entries []entry, extra map[string]string) error {
 	hdr := make(map[string]any, len(entries)+1)
-	meta := make(map[string]string, len(entries))
+	meta := make(map[string]string, len(entries)+len(extra))
+	maps.Copy(meta, extra)
 	off := 0
 	var buf []byte
 	for _, e := range entries {

@@ -17,6 +17,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"CheckPath": checkpoint.CheckPath,
 			"Load":      checkpoint.Load,
 			"Read":      checkpoint.Read,
+			"SaveMeta":  checkpoint.SaveMeta,
+			"Meta":      checkpoint.Meta,
 		},
 		Types: []any{},
 	})

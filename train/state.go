@@ -105,15 +105,15 @@ func (s *state) params(params []*graph.Param) []*graph.Param {
 	return all
 }
 
-// save writes params, opt's state and s to path (atomically).
-func (s *state) save(path string, params []*graph.Param, opt optim.Optimizer) error {
+// save writes params, opt's state and s to path (atomically), with meta.
+func (s *state) save(path string, params []*graph.Param, opt optim.Optimizer, meta map[string]string) error {
 	if s.rng != nil {
 		b, _ := s.rng.MarshalBinary()
 		for k, c := range b {
 			s.rngState.Value.Int64s()[k] = int64(c)
 		}
 	}
-	if err := checkpoint.Save(path, s.params(params), opt); err != nil {
+	if err := checkpoint.SaveMeta(path, s.params(params), opt, meta); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
@@ -141,9 +141,9 @@ func (s *state) load(path string, params []*graph.Param, opt optim.Optimizer) er
 }
 
 // saveParams writes the parameters alone, for inference (checkpoint.Load
-// with a nil optimizer reads them).
-func saveParams(path string, params []*graph.Param) error {
-	if err := checkpoint.Save(path, params, nil); err != nil {
+// with a nil optimizer reads them), with meta.
+func saveParams(path string, params []*graph.Param, meta map[string]string) error {
+	if err := checkpoint.SaveMeta(path, params, nil, meta); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -178,6 +178,18 @@ type Config[B any] struct {
 	// processes (package dist); see Replicas for what changes.
 	Replicas Replicas
 
+	// Device, if set, is where the model's parameters are: the trainer
+	// moves each batch there (MoveBatch, the fields named in HostFields
+	// left on the host) before Loss sees it, so that a model never moves
+	// its own batches. B must be Movable.
+	Device     tensor.Device
+	HostFields []string
+
+	// Meta, if set, is written into every checkpoint the run writes
+	// (BestPath and StatePath, by checkpoint.SaveMeta): what a program
+	// needs to rebuild the model a file holds.
+	Meta map[string]string
+
 	// Interrupt, if set, asks the run to stop: once it is closed (or
 	// receives), the run finishes the step it is in, saves StatePath and
 	// returns an error wrapping ErrInterrupted (see interrupt.go).
@@ -215,6 +227,11 @@ func (c *Config[B]) check() error {
 	}
 	if c.Patience < 0 || c.SaveEvery < 0 || c.MinDelta < 0 {
 		errs = append(errs, fmt.Sprintf("Patience=%d, SaveEvery=%d and MinDelta=%v must not be negative", c.Patience, c.SaveEvery, c.MinDelta))
+	}
+	if c.Device != nil {
+		if err := checkMovable[B](); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if c.Monitor != "" && c.Monitor != TrainLoss && c.Evaluate == nil {
 		errs = append(errs, fmt.Sprintf("Monitor %q names an evaluator metric but there is no Evaluate", c.Monitor))
@@ -441,7 +458,7 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 	}
 	ep.Best = r.st.endEpoch(e, v, cfg.MinDelta)
 	if ep.Best && cfg.BestPath != "" && r.leader {
-		if err := saveParams(cfg.BestPath, cfg.Params); err != nil {
+		if err := saveParams(cfg.BestPath, cfg.Params, cfg.Meta); err != nil {
 			return Epoch{}, err
 		}
 	}
@@ -456,6 +473,10 @@ func (r *run[B]) epoch(e int) (Epoch, error) {
 func (r *run[B]) step(e, i int, b B) (float64, int, error) {
 	defer r.tape.Release()
 	r.crossed = false
+	b, err := MoveBatch(r.tape, r.cfg.Device, b, r.cfg.HostFields...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: epoch %d, step %d: %w", e, i, err)
+	}
 	lv, n := r.cfg.Loss(r.tape, b)
 	if lv == nil {
 		return 0, 0, fmt.Errorf("train: epoch %d, step %d: the loss function returned no value", e, i)
@@ -536,7 +557,7 @@ func (r *run[B]) saveState() error {
 	if r.cfg.StatePath == "" || !r.leader {
 		return nil
 	}
-	return r.st.save(r.cfg.StatePath, r.cfg.Params, r.cfg.Optimizer)
+	return r.st.save(r.cfg.StatePath, r.cfg.Params, r.cfg.Optimizer, r.cfg.Meta)
 }
 
 // iterations returns the optimizer's int64 step count ("iterations" in its

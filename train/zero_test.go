@@ -20,6 +20,10 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Run":             train.Run[int],
 			"Shard":           train.Shard[int],
 			"Evaluate":        train.Evaluate[int],
+			"EvaluateOn":      train.EvaluateOn[int],
+			"OnDevice":        train.OnDevice[int],
+			"MeanLossOn":      train.MeanLossOn[int],
+			"MoveBatch":       train.MoveBatch[int],
 			"Evaluation":      train.Evaluation[int],
 			"MeanLoss":        train.MeanLoss[int],
 			"Classification":  train.Classification,
@@ -44,6 +48,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*train.Replicas)(nil),
 			(*train.Result)(nil),
 			(*train.Source[int])(nil),
+			(*train.Movable[int])(nil),
 			(*train.Step)(nil),
 		},
 	})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,37 +16,27 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/dist"
+	"github.com/plumbml/plumb/models/chapter"
 	"github.com/plumbml/plumb/runlog"
 	trainpkg "github.com/plumbml/plumb/train"
 )
 
-// chapterTrainers are the train commands of the book chapters beyond
-// MNIST, by model family.
-var chapterTrainers = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"word2vec":    trainWord2Vec,
-	"sentiment":   trainSentiment,
-	"recommender": trainRecommender,
-}
-
-// chapterFlags are the flags of the book-chapter training commands (train
-// word2vec, recommender, sentiment, srl, translate), as plumb train mnist
-// names them.
+// chapterFlags are the flags every chapter's train, eval and predict
+// commands share.
 type chapterFlags struct {
-	fs                          *flag.FlagSet
-	epochs, batch, limit, every int
-	lr                          float64
-	seed                        uint64
-	save, load, dir, logDir     string
-	dist                        bool
-	device                      string
+	fs                                     *flag.FlagSet
+	epochs, batch, limit, testLimit, every int
+	lr                                     float64
+	seed                                   uint64
+	save, load, dir, logDir, state, resume string
+	bestFile                               string
+	dist                                   bool
+	device                                 string
 
 	// best, when set (saveBest), names the metric whose best epoch --save
 	// keeps: the parameters are written after every epoch that improves
 	// it (train.Config.BestPath), and --load reads parameters only.
 	best string
-	// epochLine, when set, is the line printed after each epoch, in place
-	// of the train loss and the metrics by name.
-	epochLine func(e trainpkg.Epoch) string
 }
 
 // saveBest makes --save keep the best epoch by metric (described as what,
@@ -58,7 +49,7 @@ func (f *chapterFlags) saveBest(what string) {
 
 // newChapterFlags declares the common flags with the chapter's recipe as
 // defaults; the caller may add its own to fs before parse.
-func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float64, dataHint string) *chapterFlags {
+func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float64, folders []string) *chapterFlags {
 	f := &chapterFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
 	f.fs.IntVar(&f.epochs, "epochs", epochs, "passes over the training set")
@@ -67,8 +58,12 @@ func newChapterFlags(name string, stderr io.Writer, epochs, batch int, lr float6
 	f.fs.Uint64Var(&f.seed, "seed", 1, "seed for initialisation and shuffling")
 	f.fs.StringVar(&f.save, "save", "", "write a checkpoint (safetensors) here after training")
 	f.fs.StringVar(&f.load, "load", "", "start from this checkpoint (parameters and optimizer state)")
-	f.fs.StringVar(&f.dir, "data", "", "directory with "+dataHint+" (default $PLUMB_DATA)")
-	f.fs.IntVar(&f.limit, "limit", 0, "train on only the first N training examples (0: all), for quick runs")
+	f.fs.StringVar(&f.dir, "data", "", "the dataset root holding "+strings.Join(folders, " or ")+", or that folder itself (default $PLUMB_DATA)")
+	f.fs.IntVar(&f.limit, "limit", 0, "train on a seeded random subset of N training examples (0: all), for quick runs")
+	f.fs.IntVar(&f.testLimit, "test-limit", 0, "evaluate on a seeded random subset of N examples (0: all)")
+	f.fs.StringVar(&f.bestFile, "best", "", "write the parameters of the epoch with the best evaluation here")
+	f.fs.StringVar(&f.state, "state", "", "after every epoch, write what a resumed run needs (parameters, optimizer, epoch, step, RNG) to this file")
+	f.fs.StringVar(&f.resume, "resume", "", "continue the run saved in this --state file (same flags otherwise)")
 	f.fs.StringVar(&f.logDir, "log", "", "write a run log (JSON lines: steps, epochs, metrics, RSS) to this directory, for plumb plot/compare/kpi")
 	f.fs.IntVar(&f.every, "log-every", 50, "with --log, a step record every N steps")
 	f.fs.BoolVar(&f.dist, "dist", dist.Launched() > 1, distUsage)
@@ -88,12 +83,14 @@ func (f *chapterFlags) parse(args []string) error {
 		return fmt.Errorf("%s: --epochs %d, want at least 1", name, f.epochs)
 	case f.batch < 1:
 		return fmt.Errorf("%s: --batch %d, want at least 1", name, f.batch)
-	case f.limit < 0:
-		return fmt.Errorf("%s: --limit %d, want 0 (all examples) or more", name, f.limit)
+	case f.limit < 0 || f.testLimit < 0:
+		return fmt.Errorf("%s: --limit %d, --test-limit %d: want 0 (all examples) or more", name, f.limit, f.testLimit)
 	case !(f.lr > 0) || math.IsInf(f.lr, 0):
 		return fmt.Errorf("%s: --lr %g, want a positive finite number", name, f.lr)
 	case f.every < 1:
 		return fmt.Errorf("%s: --log-every %d, want at least 1", name, f.every)
+	case f.dist && f.device != "cpu":
+		return fmt.Errorf("%s: --dist trains on the CPU; drop --device %s", name, f.device)
 	}
 	if err := checkDevice(f.device); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -106,25 +103,9 @@ func (f *chapterFlags) parse(args []string) error {
 	return nil
 }
 
-// dataDir returns --data (or $PLUMB_DATA) joined with sub when that folder
-// exists there, else --data itself; an error when neither is set.
-func dataDir(flagValue, sub string) (string, error) {
-	d := data.Dir(flagValue)
-	if d == "" {
-		return "", fmt.Errorf("no data: pass --data DIR or set %s (the folder holding %s/)", data.EnvDir, sub)
-	}
-	if ok, _ := filepath.Glob(filepath.Join(d, sub)); len(ok) > 0 {
-		return filepath.Join(d, sub), nil
-	}
-	return d, nil
-}
-
-// limitSet keeps the first --limit examples of ds.
-func (f *chapterFlags) limitSet(ds *data.Dataset) *data.Dataset {
-	if f.limit > 0 {
-		return ds.Take(f.limit)
-	}
-	return ds
+// options are the settings a chapter's model takes from the flags.
+func (f *chapterFlags) options() chapter.Options {
+	return chapter.Options{Epochs: f.epochs, Batch: f.batch, LR: f.lr, Seed: f.seed, Limit: f.limit, TestLimit: f.testLimit, Every: f.every}
 }
 
 // runName names a run's recipe in its log (and so its KPIs): the model,
@@ -143,86 +124,111 @@ func (f *chapterFlags) runName(model string, epochs, batch int) string {
 	return name
 }
 
-// runChapter trains cfg with the flags' epochs, --load, --log, --save and
-// --dist, a progress bar on stderr and one summary line per epoch on
-// stdout. With --dist every rank trains on its shard of a data.Loader's
-// batches; rank 0 alone logs and saves.
-func runChapter[B any](f *chapterFlags, cfg trainpkg.Config[B], run runlog.Record, stdout, stderr io.Writer) (trainpkg.Result, error) {
-	cfg.Epochs = f.epochs
+// runChapter trains cfg with the flags' epochs, --load, --log, --save,
+// --state, --resume and --dist, a progress bar on stderr and one summary
+// line per epoch on stdout. With --dist every rank trains on its shard of
+// a data.Loader's batches; rank 0 alone logs and saves.
+func runChapter(f *chapterFlags, df distFlags, spec chapter.Spec, cfg trainpkg.Config[*data.Batch], probe func(int) trainpkg.Evaluator,
+	run runlog.Record, stdout, stderr io.Writer) (err error) {
+	cfg.Epochs, cfg.StatePath, cfg.ResumeFrom = f.epochs, f.state, f.resume
 	if f.load != "" {
 		opt := cfg.Optimizer
 		if f.best != "" {
 			opt = nil // a best epoch's file holds the parameters alone
 		}
 		if err := checkpoint.Load(f.load, cfg.Params, opt); err != nil {
-			return trainpkg.Result{}, err
+			return err
 		}
 	}
 	leader, leave := true, func(io.Writer) error { return nil }
 	if f.dist {
 		rp, l, lv, err := joinGroup(f.batch, run, &stdout, &stderr)
 		if err != nil {
-			return trainpkg.Result{}, err
+			return err
 		}
 		cfg.Replicas, leader, leave = rp, l, lv
-		if loader, ok := any(cfg.Train).(*data.Loader); ok {
+		if loader, ok := cfg.Train.(*data.Loader); ok {
 			shard, err := loader.Shard(rp.Rank(), rp.Size())
 			if err != nil {
-				return trainpkg.Result{}, err // exiting without MPI_Finalize ends the job
+				return err // exiting without MPI_Finalize ends the job
 			}
-			cfg.Train = any(shard).(trainpkg.Source[B])
+			cfg.Train = shard
+		}
+		if leader {
+			hooks, closeTrace, err := distHooks(df, probe, stdout)
+			if err != nil {
+				return err
+			}
+			defer func() { err = joinErr(err, closeTrace()) }()
+			cfg.Hooks = append(cfg.Hooks, hooks...)
 		}
 	}
-	if f.best != "" {
+	if cfg.BestPath = f.bestFile; f.best != "" {
 		cfg.BestPath = f.save // the trainer writes it on rank 0 only
 	}
 	bar := trainpkg.NewBar(stderr)
-	cfg.Progress = bar.Update
+	cfg.Progress, cfg.Unit, bar.Unit, run.Unit = bar.Update, spec.Unit, spec.Unit, spec.Unit
+	if cfg.StatePath == "" && !f.dist {
+		// Ctrl-C always leaves something to --resume: a state file of the
+		// run's own, removed once the run ends other than by an interrupt.
+		cfg.StatePath = defaultStatePath(spec.Name)
+		defer func() {
+			if !errors.Is(err, trainpkg.ErrInterrupted) {
+				os.Remove(cfg.StatePath)
+			}
+		}()
+	}
+	logged := false
 	if f.logDir != "" && leader {
 		run.Framework = "plumb"
-		log, err := openLog(f.logDir, "", run, stderr)
+		log, err := openLog(f.logDir, f.resume, run, stderr)
 		if err != nil {
-			return trainpkg.Result{}, err
+			return err
 		}
-		if log != nil {
+		if logged = log != nil; logged {
 			defer log.Close()
 			cfg.Hooks = append(cfg.Hooks, trainpkg.LogTo(log, f.every, stderr))
 		}
 	}
 	cfg.Hooks = append(cfg.Hooks, trainpkg.Hooks{Epoch: func(e trainpkg.Epoch) error {
 		bar.Clear()
-		if f.epochLine != nil {
-			fmt.Fprintln(stdout, f.epochLine(e))
-		} else {
-			fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f%s (%.0f samples/s, %s; eval %s)\n", e.Epoch, f.epochs, e.TrainLoss,
-				formatMetrics(e.Metrics), e.SamplesPerSec, e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
-		}
+		fmt.Fprintf(stdout, "epoch %d/%d: train loss %.4f%s (%.1f %s/s, %s; eval %s)\n", e.Epoch, f.epochs, e.TrainLoss,
+			formatMetrics(e.Metrics), e.SamplesPerSec, spec.Unit, e.Duration.Round(time.Second), e.EvalDuration.Round(time.Second))
 		if e.Best && f.best != "" && f.save != "" {
 			fmt.Fprintf(stdout, "saved %s (best %s so far)\n", f.save, f.best)
 		}
 		return nil
 	}})
-	stop := interruptible(&cfg, stderr) // h20: Ctrl-C finishes the step and saves (interrupt.go)
+	stop := interruptible(&cfg, stderr)
 	defer stop()
-	res, err := trainpkg.Run(cfg)
-	if err != nil {
+	if _, err = trainpkg.Run(cfg); err != nil {
 		bar.Clear()
 		if f.save != "" && f.best == "" {
-			return res, fmt.Errorf("%w\n(nothing saved to %s)", err, f.save)
+			return fmt.Errorf("%w\n(nothing saved to %s)", err, f.save)
 		}
-		return res, err
+		return err
 	}
 	if f.save != "" && f.best == "" && leader {
-		if err := checkpoint.Save(f.save, cfg.Params, cfg.Optimizer); err != nil {
-			return res, err
+		if err := checkpoint.SaveMeta(f.save, cfg.Params, cfg.Optimizer, cfg.Meta); err != nil {
+			return err
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
-	if f.logDir != "" {
+	if logged {
 		fmt.Fprintf(stdout, "run log in %s (plumb plot %s)\n", f.logDir, f.logDir)
 	}
-	return res, leave(stdout)
+	return leave(stdout)
 }
+
+// defaultStatePath is where a run given no --state keeps its state (what
+// --resume needs), so that an interrupted run can be continued: a file of
+// this process's own in the temporary directory.
+func defaultStatePath(chapter string) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("plumb-%s-%d.state.safetensors", chapter, os.Getpid()))
+}
+
+// joinErr is errors.Join, kept nil when both are.
+func joinErr(a, b error) error { return errors.Join(a, b) }
 
 // formatMetrics lists metrics by name: ", a 0.1234, b 0.5678".
 func formatMetrics(m map[string]float64) string {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,22 +21,14 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 // Train both sentiment nets on a tiny aclImdb tree: the commands run end
 // to end and print the evaluation; bad flags are refused first.
 func TestTrainSentiment(t *testing.T) {
-	root := t.TempDir()
-	files := map[string]string{}
-	for _, split := range []string{"train", "test"} {
-		for i := range 6 {
-			files[fmt.Sprintf("imdb/aclImdb/%s/pos/%d_9.txt", split, i)] = strings.Repeat("a great fine film! ", 30)
-			files[fmt.Sprintf("imdb/aclImdb/%s/neg/%d_2.txt", split, i)] = strings.Repeat("a dull bad film. ", 30)
-		}
-	}
-	writeFiles(t, root, files)
+	root := writeTinyIMDB(t)
 	for _, model := range []string{"cnn", "lstm"} {
 		var out, errOut bytes.Buffer
 		require.NoError(t, run([]string{"train", "sentiment", "--model", model, "--data", root, "--batch", "4", "--limit", "8"}, &out, &errOut), errOut.String())
 		require.Contains(t, out.String(), "training sentiment "+model+" on 8 reviews")
 		require.Contains(t, out.String(), "epoch 1/1: train loss")
 		require.Contains(t, out.String(), "accuracy")
-		require.Contains(t, out.String(), "words/s")
+		require.Contains(t, out.String(), "reviews/s")
 	}
 	// --dist: the generic trainer's data-parallel path, here over one
 	// process (the MPI build under mpirun spreads it over several).
@@ -55,23 +45,7 @@ func TestTrainSentiment(t *testing.T) {
 
 // Train the recommender on tiny MovieLens 100K files.
 func TestTrainRecommender(t *testing.T) {
-	root := t.TempDir()
-	var users, items, ratings strings.Builder
-	for u := 1; u <= 8; u++ {
-		fmt.Fprintf(&users, "%d|%d|%s|%s|00000\n", u, 20+u, [2]string{"M", "F"}[u%2], [2]string{"artist", "doctor"}[u%2])
-	}
-	for m := 1; m <= 6; m++ {
-		fmt.Fprintf(&items, "%d|Film %d (1995)|01-Jan-1995||http://x|0|%d|%d\n", m, m, m%2, 1-m%2)
-	}
-	for i := range 200 {
-		u, m := 1+i%8, 1+(i*7)%6
-		fmt.Fprintf(&ratings, "%d\t%d\t%d\t%d\n", u, m, 1+(u+m)%5, 880000000+i)
-	}
-	writeFiles(t, root, map[string]string{
-		"movielens/ml-100k/u.user": users.String(), "movielens/ml-100k/u.item": items.String(),
-		"movielens/ml-100k/u.data": ratings.String(), "movielens/ml-100k/u.genre": "unknown|0\nAction|1\nComedy|2\n",
-		"movielens/ml-100k/u.occupation": "artist\ndoctor\n",
-	})
+	root := writeTinyMovieLens(t)
 	ckpt := filepath.Join(t.TempDir(), "rec.safetensors")
 	var out, errOut bytes.Buffer
 	require.NoError(t, run([]string{"train", "recommender", "--data", root, "--epochs", "2", "--batch", "16", "--save", ckpt}, &out, &errOut), errOut.String())

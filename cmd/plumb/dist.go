@@ -12,16 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/dist"
-	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/runlog"
 	"github.com/plumbml/plumb/train"
 )
 
 // distFlags are the flags of a data-parallel run (plumb train --dist).
 type distFlags struct {
-	on         *bool
 	lossTrace  *string
 	evalEvery  *int
 	evalImages *int
@@ -33,7 +30,6 @@ const distUsage = "data-parallel training: every process mpirun started trains o
 
 func addDistFlags(fs *flag.FlagSet) distFlags {
 	return distFlags{
-		on:         fs.Bool("dist", dist.Launched() > 1, distUsage),
 		lossTrace:  fs.String("loss-trace", "", "with --dist: write every step's loss over all ranks here (lines: epoch step loss)"),
 		evalEvery:  fs.Int("eval-every", 0, "with --dist: also measure test accuracy every N steps (on --eval-images test images, timer paused) to report the training time to --target"),
 		evalImages: fs.Int("eval-images", 1000, "test images for --eval-every"),
@@ -78,30 +74,24 @@ func joinGroup(batch int, recipe runlog.Record, stdout, stderr *io.Writer) (rp t
 	return dist.NewReplicas(comm, 0), comm.Rank() == 0, leave, nil
 }
 
-// startDist sets cfg up to train MNIST data-parallel (joinGroup, which
-// compares recipe over the ranks), with the
-// hooks of --loss-trace and --eval-every on rank 0; finish, called after
-// training, closes the trace and leaves the group.
-func startDist(f distFlags, cfg *mnist.Config, recipe runlog.Record, net mnist.Model, test *data.Dataset, stdout, stderr *io.Writer) (finish func(io.Writer) error, err error) {
-	rp, leader, leave, err := joinGroup(cfg.Batch, recipe, stdout, stderr)
+// distHooks are the hooks of --loss-trace and --eval-every, for rank 0,
+// and the function that closes the trace.
+func distHooks(f distFlags, probe func(int) train.Evaluator, stdout io.Writer) ([]train.Hooks, func() error, error) {
+	var hooks []train.Hooks
+	h, closeTrace, err := traceHook(*f.lossTrace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err // exiting without MPI_Finalize ends the job: no collective here
 	}
-	cfg.Replicas = rp
-	closeTrace := func() error { return nil }
-	if leader {
-		var h *train.Hooks
-		if h, closeTrace, err = traceHook(*f.lossTrace); err != nil {
-			return nil, err // exiting without MPI_Finalize ends the job: no collective here
-		}
-		if h != nil {
-			cfg.Hooks = append(cfg.Hooks, *h)
-		}
-		if *f.evalEvery > 0 {
-			cfg.Hooks = append(cfg.Hooks, targetHook(f, net, test, *stdout))
-		}
+	if h != nil {
+		hooks = append(hooks, *h)
 	}
-	return func(stdout io.Writer) error { return errors.Join(closeTrace(), leave(stdout)) }, nil
+	if *f.evalEvery > 0 {
+		if probe == nil {
+			return nil, nil, errors.Join(errors.New("--eval-every: this chapter has no quick accuracy probe"), closeTrace())
+		}
+		hooks = append(hooks, targetHook(f, probe(*f.evalImages), stdout))
+	}
+	return hooks, closeTrace, nil
 }
 
 // printPeaks prints every rank's peak resident memory (a collective).
@@ -143,8 +133,7 @@ func traceHook(path string) (*train.Hooks, func() error, error) {
 // targetHook measures test accuracy every --eval-every steps on the first
 // --eval-images test images and reports when it first reaches --target,
 // in training time (the measurements' own time left out).
-func targetHook(f distFlags, net mnist.Model, test *data.Dataset, stdout io.Writer) train.Hooks {
-	subset := test.Take(min(*f.evalImages, test.Len()))
+func targetHook(f distFlags, probe train.Evaluator, stdout io.Writer) train.Hooks {
 	reached := false
 	var began time.Time
 	var paused time.Duration
@@ -156,11 +145,12 @@ func targetHook(f distFlags, net mnist.Model, test *data.Dataset, stdout io.Writ
 			return nil
 		}
 		t := time.Now()
-		acc, _, err := mnist.Evaluate(net, subset, 500)
+		m, err := probe(nil)
 		paused += time.Since(t)
 		if err != nil {
 			return err
 		}
+		acc := m["accuracy"]
 		if acc >= *f.target {
 			reached = true
 			fmt.Fprintf(stdout, "test accuracy %.4f >= %g after %d steps, %s of training\n",

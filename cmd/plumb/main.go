@@ -1,22 +1,25 @@
-// Command plumb trains and evaluates Plumb's book models and prints the
-// parity report.
+// Command plumb trains, evaluates and queries Plumb's book models, one
+// driver for all seven chapters (mnist, cifar10, word2vec, recommender,
+// sentiment, srl, translate), and reports on runs:
 //
-//	plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
-//	plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-//	plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
-//	plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
-//	plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
-//	plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
-//	plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
-//	plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F] [--device cpu|cuda]
-//	plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
-//	plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
+//	plumb train <chapter> [--model M] [--epochs N] [--batch N] [--lr X] [--seed N] [--data DIR] [--limit N] [--test-limit N]
+//	            [--save FILE] [--load FILE] [--state FILE] [--resume FILE] [--log DIR] [--log-every N] [--device cpu|cuda] [--dist]
+//	            [chapter flags: see plumb train <chapter> --help]
+//	plumb eval <chapter> --load FILE [--data DIR] [--batch N] [--test-limit N] [--device cpu|cuda]
+//	plumb predict <chapter> --load FILE [FILE...]   inputs from the files, or stdin
+//	plumb translate --load FILE < english.txt       as plumb predict translate
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
 //	plumb compare RUN [RUN...] [-o out.png]
 //	plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]
-//	plumb summary mnist [--model cnn|mlp]
+//	plumb summary <chapter> [--model M]
 //	plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
+//
+// A checkpoint written by train --save knows its model (the chapter, its
+// configuration, vocabularies and class names are in its metadata), so
+// eval and predict need no --model. --data takes the dataset root (the
+// folder holding mnist/, cifar10/, ptb/, ...) or the chapter's own
+// folder. Every command and chapter takes --help.
 package main
 
 import (
@@ -31,26 +34,29 @@ import (
 	trainpkg "github.com/plumbml/plumb/train"
 )
 
-const usage = `usage:
-  plumb train mnist [--model cnn|mlp] [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--device cpu|cuda] [--log DIR] [--log-every N] [--state FILE] [--resume FILE] [--dist] [--dtype float32|float64]
-  plumb eval mnist --load FILE [--model cnn|mlp] [--data DIR] [--device cpu|cuda]
-  plumb train cifar10 [--model resnet32|vgg] [--depth N] [--width N] [--epochs N] [--batch N] [--lr X] [--seed N] [--augment] [--save FILE] [--best FILE] [--data DIR] [--format bin|jpeg] [--limit N] [--test-limit N] [--log DIR] [--state FILE] [--resume FILE] [--dist]
-  plumb eval cifar10 --load FILE [--model resnet32|vgg] [--depth N] [--width N] [--data DIR] [--format bin|jpeg] [--test-limit N]
-  plumb train word2vec|recommender|sentiment [--model lstm|cnn] [flags as train mnist, and --load FILE]
-  plumb word2vec similar WORD --load FILE [--k N] [--data DIR]
-  plumb train srl [--epochs N] [--batch N] [--lr X] [--crf-lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--heldout F]
-  plumb eval srl --load FILE [--data DIR] [--seed N] [--heldout F] [--device cpu|cuda]
-  plumb train translate [--epochs N] [--batch N] [--lr X] [--seed N] [--save FILE] [--data DIR] [--limit N] [--beam N] [--eval-limit N]
-  plumb translate --load FILE [--beam N] [--batch N] [--device cpu|cuda] < english.txt
-  plumb parity [--dir DIR]
-  plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG
-  plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table
-  plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  the table, and Plumb's runs checked against the KPIs (bench/kpi.json, embedded)
-  plumb summary mnist [--model cnn|mlp]              each layer's output shape and parameters (Keras model.summary())
-  plumb onnx inspect FILE                           an ONNX model's inputs, outputs, opset, op counts and unsupported ops
-  plumb infer --explain [--batch N] MODEL           the compiled inference plan before and after its fusion passes
-  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]
-`
+// usage is the top-level usage: every command, and every chapter.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	b.WriteString("  plumb train <chapter> [--model M] [--epochs N] [--batch N] [--lr X] [--seed N] [--data DIR] [--limit N] [--test-limit N]\n")
+	b.WriteString("              [--save FILE] [--load FILE] [--state FILE] [--resume FILE] [--log DIR] [--log-every N] [--device cpu|cuda] [--dist]\n")
+	b.WriteString("  plumb eval <chapter> --load FILE [--data DIR] [--batch N] [--test-limit N] [--device cpu|cuda]\n")
+	b.WriteString("  plumb predict <chapter> --load FILE [FILE...]    inputs from the files, or stdin\n")
+	b.WriteString("  plumb translate --load FILE < english.txt        as plumb predict translate\n")
+	b.WriteString("  plumb parity [--dir DIR]                         the operators against TensorFlow's goldens\n")
+	b.WriteString("  plumb plot RUN [RUN...] [-o out.png] [--max-metrics N] curves of run logs (train --log DIR) in one PNG\n")
+	b.WriteString("  plumb compare RUN [RUN...] [-o out.png]           the runs side by side, as a markdown table\n")
+	b.WriteString("  plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  Plumb's runs checked against the KPIs (bench/kpi.json, embedded)\n")
+	b.WriteString("  plumb summary <chapter> [--model M]               each layer's output shape and parameters (Keras model.summary())\n")
+	b.WriteString("  plumb onnx inspect FILE                           an ONNX model's inputs, outputs, opset, op counts and unsupported ops\n")
+	b.WriteString("  plumb infer --explain [--batch N] MODEL           the compiled inference plan before and after its fusion passes\n")
+	b.WriteString("  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]\n")
+	b.WriteString("chapters (plumb train|eval|predict <chapter> --help for each one's flags):\n")
+	b.WriteString(chapterUsage("train"))
+	b.WriteString("predict reads:\n")
+	b.WriteString(chapterUsage("predict"))
+	return b.String()
+}
 
 func main() {
 	os.Exit(runMain(os.Args[1:]))
@@ -96,70 +102,39 @@ func exitStatus(err error, stderr io.Writer) int {
 // printed the usage.
 var errUsage = errors.New("usage")
 
+// commands are plumb's commands by name. train, eval and predict take a
+// chapter (chapterCommand, the one driver every chapter goes through).
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"train":   func(a []string, o, e io.Writer) error { return chapterCommand("train", a, o, e) },
+	"eval":    func(a []string, o, e io.Writer) error { return chapterCommand("eval", a, o, e) },
+	"predict": func(a []string, o, e io.Writer) error { return chapterCommand("predict", a, o, e) },
+	"translate": func(a []string, o, e io.Writer) error {
+		return chapterCommand("predict", append([]string{"translate"}, a...), o, e)
+	},
+	"parity":  parityReport,
+	"plot":    plotRuns,
+	"compare": compareRuns,
+	"kpi":     checkKPIs,
+	"scale":   scaleReport,
+	"summary": summaryCommand,
+	"onnx":    onnxCommand,
+	"infer":   inferCommand,
+}
+
 // run dispatches a command line; it is main without the exit, for tests.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) >= 1 {
-		switch args[0] {
-		case "parity":
-			return parityReport(args[1:], stdout, stderr)
-		case "plot":
-			return plotRuns(args[1:], stdout, stderr)
-		case "compare":
-			return compareRuns(args[1:], stdout, stderr)
-		case "kpi":
-			return checkKPIs(args[1:], stdout, stderr)
-		case "scale":
-			return scaleReport(args[1:], stdout, stderr)
-		case "summary": // h20: summary.go
-			return summaryCommand(args[1:], stdout, stderr)
-		case "word2vec":
-			return word2vecCommand(args[1:], stdout, stderr)
-		case "translate":
-			return translateLines(args[1:], stdout, stderr)
-		case "onnx":
-			return onnxCommand(args[1:], stdout, stderr)
-		case "infer":
-			return inferCommand(args[1:], stdout, stderr)
-		case "help", "-h", "-help", "--help": // isHelp
-			fmt.Fprint(stdout, usage)
-			return flag.ErrHelp
-		}
-	}
-	if len(args) < 2 {
-		fmt.Fprint(stderr, usage)
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage())
 		return errUsage
 	}
-	cmd, model, rest := args[0], args[1], args[2:]
-	if cmd != "train" && cmd != "eval" {
-		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
-	}
-	if isHelp(model) {
-		fmt.Fprint(stdout, commandUsage(cmd))
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, usage())
 		return flag.ErrHelp
 	}
-	if cmd == "train" {
-		if train, ok := chapterTrainers[model]; ok {
-			return train(rest, stdout, stderr)
-		}
+	if c, ok := commands[args[0]]; ok {
+		return c(args[1:], stdout, stderr)
 	}
-	commands := map[[2]string]func(args []string, stdout, stderr io.Writer) error{
-		{"train", "mnist"}:     trainMNIST,
-		{"eval", "mnist"}:      evalMNIST,
-		{"train", "cifar10"}:   trainCIFAR,
-		{"eval", "cifar10"}:    evalCIFAR,
-		{"train", "srl"}:       trainSRL,
-		{"eval", "srl"}:        evalSRL,
-		{"train", "translate"}: trainTranslate,
-	}
-	if c, ok := commands[[2]string{cmd, model}]; ok {
-		return c(rest, stdout, stderr)
-	}
-	for k := range commands {
-		if k[1] == model {
-			return fmt.Errorf("unknown command %q for %s\n%s", cmd, model, usage)
-		}
-	}
-	return fmt.Errorf("unknown model family %q for %s (this build knows mnist, cifar10, word2vec, recommender, sentiment, srl, translate)\n%s", model, cmd, usage)
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage())
 }
 
 // isHelp reports whether arg asks for help, as the flag package's -h and
@@ -170,18 +145,6 @@ func isHelp(arg string) bool {
 		return true
 	}
 	return false
-}
-
-// commandUsage is the part of the usage text that describes cmd: its
-// "usage:" line and every line naming "plumb cmd".
-func commandUsage(cmd string) string {
-	var b strings.Builder
-	for _, line := range strings.SplitAfter(usage, "\n") {
-		if strings.HasPrefix(line, "usage:") || strings.Contains(line, "plumb "+cmd+" ") {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
 }
 
 // parseFlags parses args into fs and rejects anything left over: the flag

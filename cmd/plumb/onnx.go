@@ -10,20 +10,25 @@ import (
 	onnxrun "github.com/plumbml/plumb/onnx/run"
 )
 
+// onnxUsage documents plumb onnx.
+const onnxUsage = `usage:
+  plumb onnx inspect FILE   an ONNX model's inputs, outputs, opset, op counts and unsupported ops
+`
+
 // onnxCommand runs `plumb onnx inspect FILE`: the model's opset, inputs and
 // outputs (element types and dims, symbolic ones by name), its op counts,
 // the op types the importer does not run, and whether the graph compiles
 // (the first error if not: node, op type, opset and what was expected).
 func onnxCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || isHelp(args[0]) {
-		fmt.Fprint(stdout, commandUsage("onnx"))
+		fmt.Fprint(stdout, onnxUsage)
 		if len(args) == 0 {
 			return errors.New("plumb onnx: expected a subcommand (inspect)")
 		}
 		return flag.ErrHelp
 	}
 	if args[0] != "inspect" {
-		return fmt.Errorf("plumb onnx: unknown subcommand %q; expected inspect\n%s", args[0], commandUsage("onnx"))
+		return fmt.Errorf("plumb onnx: unknown subcommand %q; expected inspect\n%s", args[0], onnxUsage)
 	}
 	fs := flag.NewFlagSet("onnx inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,7 +36,7 @@ func onnxCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("plumb onnx inspect: expected one model file, got %d arguments\n%s", fs.NArg(), commandUsage("onnx"))
+		return fmt.Errorf("plumb onnx inspect: expected one model file, got %d arguments\n%s", fs.NArg(), onnxUsage)
 	}
 	m, err := onnx.Load(fs.Arg(0))
 	if err != nil {

@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/layers"
-	"github.com/plumbml/plumb/models/mnist"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // printSummary prints layers.Summary of model under a title line: each
 // layer's output shape and parameter count for one forward pass (forward
 // builds it on the tape it is given from an example input), as Keras's
-// model.summary() does. The chapter driver calls it for
-// `plumb summary <chapter>` with each chapter's model and example batch.
+// model.summary() does.
 func printSummary(w io.Writer, title string, model layers.Module, forward func(t *graph.Tape) *graph.Value) error {
 	s, err := layers.Summary(model, forward)
 	if err != nil {
@@ -25,31 +23,56 @@ func printSummary(w io.Writer, title string, model layers.Module, forward func(t
 	return nil
 }
 
-// summaryCommand is `plumb summary mnist [--model cnn|mlp]`: the model's
-// layers on one 1×28×28 image. The other chapters join through the
-// chapter driver's table (each row has its model and an example batch).
+// summaryCommand is plumb summary <chapter> [flags]: the chapter's model,
+// built as plumb train builds it with the same flags (its dictionaries
+// sized by the data, so --data is needed where train needs it), run once
+// through its loss on the first training batch (of --batch examples, 1
+// unless set), its layers listed by printSummary. What the data loading
+// prints goes to stderr, the summary alone to stdout.
 func summaryCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || isHelp(args[0]) {
-		fmt.Fprintln(stdout, "usage: plumb summary mnist [--model cnn|mlp]   each layer's output shape and parameters, as Keras's model.summary()")
+		fmt.Fprintf(stdout, "usage: plumb summary <chapter> [--model M] [--data DIR] [--batch N] [chapter flags]   each layer's output shape and parameters, as Keras's model.summary()\nchapters: %v\n", chapterNames())
 		if len(args) == 0 {
 			return errUsage
 		}
 		return flag.ErrHelp
 	}
-	if args[0] != "mnist" {
-		return fmt.Errorf("summary: chapter %q: this build summarises mnist", args[0])
+	spec, err := findChapter(args[0])
+	if err != nil {
+		return fmt.Errorf("summary: %w", err)
 	}
-	fs := flag.NewFlagSet("summary mnist", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	model := fs.String("model", "cnn", "network: cnn or mlp")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	f := newChapterFlags("summary "+spec.Name, stderr, 1, 1, spec.LR, spec.Folders)
+	c := spec.New()
+	c.Flags(f.fs)
+	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
-	net, err := mnist.New(*model, tensor.NewRNG(1))
+	dir, looked, err := chapterDir(spec, f.dir)
 	if err != nil {
 		return err
 	}
-	return printSummary(stdout, "mnist "+*model+" on one 1×28×28 image", net, func(t *graph.Tape) *graph.Value {
-		return net.Forward(t.Const(tensor.Zeros(tensor.Float32, 1, 1, 28, 28)))
+	setup, err := c.Train(dir, f.options(), stderr)
+	if err != nil {
+		return lookedIn(err, looked)
+	}
+	var first *data.Batch
+	for b, err := range setup.Train.Batches(0) {
+		if err != nil {
+			return fmt.Errorf("summary %s: the first training batch: %w", spec.Name, err)
+		}
+		first = b
+		break
+	}
+	if first == nil {
+		return fmt.Errorf("summary %s: the training set has no batch", spec.Name)
+	}
+	name := spec.Name
+	if m, ok := setup.Record["model"].(string); ok {
+		name += " " + m
+	}
+	title := fmt.Sprintf("%s on one batch of %d %s (through its loss)", name, first.Len(), spec.Unit)
+	return printSummary(stdout, title, setup.Model, func(t *graph.Tape) *graph.Value {
+		loss, _ := setup.Model.Loss(t, first)
+		return loss
 	})
 }

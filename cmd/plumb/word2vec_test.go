@@ -31,8 +31,8 @@ func writeTinyPTB(t *testing.T) string {
 	return filepath.Dir(dir)
 }
 
-// Train word2vec on tiny PTB files, save, and query the neighbours.
-func TestTrainWord2VecAndSimilar(t *testing.T) {
+// Train word2vec on tiny PTB files, save, and predict the neighbours.
+func TestTrainWord2VecAndPredict(t *testing.T) {
 	root := writeTinyPTB(t)
 	ckpt := filepath.Join(t.TempDir(), "w2v.safetensors")
 	logDir := filepath.Join(t.TempDir(), "log")
@@ -44,18 +44,17 @@ func TestTrainWord2VecAndSimilar(t *testing.T) {
 	require.FileExists(t, filepath.Join(logDir, "log.jsonl"))
 
 	out.Reset()
-	require.NoError(t, run([]string{"word2vec", "similar", "cat", "--load", ckpt, "--data", root, "--k", "3"}, &out, &errOut))
-	require.Contains(t, out.String(), `words nearest to "cat"`)
-	require.Equal(t, 1+3, strings.Count(out.String(), "\n"))
+	stdin = strings.NewReader("cat\nzebra\n")
+	t.Cleanup(func() { stdin = os.Stdin })
+	require.NoError(t, run([]string{"predict", "word2vec", "--load", ckpt, "--k", "3"}, &out, &errOut))
+	require.Regexp(t, `^cat\t\S+ -?\d\.\d{4} \S+ -?\d\.\d{4} \S+ -?\d\.\d{4}\nzebra\t\(not in the dictionary of \d+ words\)\n$`, out.String())
 
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"word2vec", "similar", "zebra", "--load", ckpt, "--data", root}, `"zebra" is not in the dictionary`},
-		{[]string{"word2vec", "similar", "cat", "--data", root}, "--load FILE"},
-		{[]string{"word2vec", "similar", "--load", ckpt}, "no WORD"},
-		{[]string{"word2vec", "nearest"}, "want plumb word2vec similar"},
+		{[]string{"predict", "word2vec"}, "--load FILE"},
+		{[]string{"predict", "word2vec", "--load", ckpt, filepath.Join(root, "missing.txt")}, "no such file"},
 		{[]string{"train", "word2vec", "--data", root, "--batch", "0"}, "--batch 0"},
 		{[]string{"train", "word2vec", "--data", filepath.Join(root, "missing")}, "ptb"},
 	} {

@@ -8,7 +8,6 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/metrics"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -59,20 +58,8 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 		Optimizer: opt,
 		Train:     loader,
 		Epochs:    cfg.Epochs,
-		Loss: func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-			x := b.Tensor("image")
-			if cfg.Augment {
-				var err error
-				if x, err = Augment(x, 4, augRNG); err != nil {
-					return t.Fail(err), b.Len()
-				}
-			}
-			x, y, err := onDevice(t, net, x, b.Tensor("label"))
-			if err != nil {
-				return t.Fail(err), b.Len()
-			}
-			return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
-		},
+		Loss:      Loss(net, cfg.Augment, augRNG),
+		Device:    graph.DeviceOf(net.Params()), HostFields: HostFields(cfg.Augment),
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			acc, loss, err := evaluate(net, testSet, cfg.Batch, report)
 			return train.Metrics{"accuracy": acc, "loss": loss}, err
@@ -90,16 +77,35 @@ func Train(net *Net, opt optim.Optimizer, trainSet, testSet *data.Dataset, cfg C
 	return train.Run(tc)
 }
 
-// onDevice returns the batch's images x and labels y on net's device,
-// copies that the tape's Release frees (graph.Tape.Move).
-func onDevice(t *graph.Tape, net *Net, x, y *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
-	dev := graph.DeviceOf(net.Params())
-	x, err := t.Move(x, dev)
-	if err != nil {
-		return nil, nil, err
+// Loss is net's training loss on a batch (fields "image" and "label",
+// which the trainer moves to net's device, train.Config.Device): the mean
+// softmax cross-entropy, of images padded, cropped and flipped (Augment,
+// 4 pixels, drawing from rng) when augment is set. Augmentation runs on
+// the host, so the trainer leaves the images there (HostFields) and the
+// augmented copy goes to the device for the step.
+func Loss(net *Net, augment bool, rng *rand.Rand) train.LossFunc[*data.Batch] {
+	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
+		x := b.Tensor("image")
+		if augment {
+			var err error
+			if x, err = Augment(x, 4, rng); err == nil {
+				x, err = t.Move(x, graph.DeviceOf(net.Params()))
+			}
+			if err != nil {
+				return t.Fail(err), b.Len()
+			}
+		}
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), b.Tensor("label")), b.Len()
 	}
-	y, err = t.Move(y, dev)
-	return x, y, err
+}
+
+// HostFields are the batch fields Loss reads on the host: the images,
+// when it augments them.
+func HostFields(augment bool) []string {
+	if augment {
+		return []string{"image"}
+	}
+	return nil
 }
 
 // Evaluate returns net's accuracy and mean cross-entropy on ds, in batches
@@ -118,17 +124,18 @@ func evaluate(net *Net, ds *data.Dataset, batch int, report func(done, total int
 		return 0, 0, fmt.Errorf("cifar: %w", err)
 	}
 	tape := graph.NewEvalTape()
+	dev := graph.DeviceOf(net.Params())
 	var pred, labels []int
 	for b, err := range loader.Batches(0) {
 		if err != nil {
 			return 0, 0, err
 		}
-		x, yd, err := onDevice(tape, net, b.Tensor("image"), b.Tensor("label"))
-		if err != nil {
+		y := b.Tensor("label") // read on the host
+		if b, err = train.MoveBatch(tape, dev, b); err != nil {
 			return 0, 0, err
 		}
-		y := b.Tensor("label")
-		logits := net.Forward(tape.Const(x))
+		yd := b.Tensor("label")
+		logits := net.Forward(tape.Const(b.Tensor("image")))
 		l, err := graph.SoftmaxCrossEntropy(logits, yd).Item()
 		if err != nil {
 			return 0, 0, err

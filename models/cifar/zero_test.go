@@ -13,6 +13,8 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
+			"Loss":        cifar.Loss,
+			"HostFields":  cifar.HostFields,
 			"Augment":     cifar.Augment,
 			"Evaluate":    cifar.Evaluate,
 			"Train":       cifar.Train,
@@ -22,6 +24,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"ChannelNorm": cifar.ChannelNorm,
 		},
 		Types: []any{
+			(*cifar.Chapter)(nil),
+			(*cifar.ModelConfig)(nil),
 			(*cifar.Config)(nil),
 			(*cifar.Net)(nil),
 			(*cifar.Sizes)(nil),

@@ -8,7 +8,6 @@ import (
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/optim"
-	"github.com/plumbml/plumb/tensor"
 	"github.com/plumbml/plumb/train"
 )
 
@@ -85,6 +84,7 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 		Optimizer: opt,
 		Train:     loader,
 		Loss:      Loss(net),
+		Device:    graph.DeviceOf(net.Params()),
 		Epochs:    cfg.Epochs,
 		Evaluate:  Evaluator(net, test, evalBatch),
 		Monitor:   "accuracy", Maximize: true,
@@ -103,26 +103,12 @@ func Train(net Model, opt optim.Optimizer, trainSet, test *data.Dataset, cfg Con
 const evalBatch = 500
 
 // Loss is the training loss of net: the mean softmax cross-entropy of its
-// logits on a batch (fields "image" and "label"), and the batch's size.
+// logits on a batch (fields "image" and "label", on net's device: the
+// trainer moves them, train.Config.Device), and the batch's size.
 func Loss(net Model) train.LossFunc[*data.Batch] {
 	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-		x, y, err := onDevice(t, net, b)
-		if err != nil {
-			return t.Fail(err), b.Len()
-		}
-		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(x)), y), b.Len()
+		return graph.SoftmaxCrossEntropy(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label")), b.Len()
 	}
-}
-
-// onDevice returns the batch's images and labels on net's device, copies
-// that the tape's Release frees (graph.Tape.Move).
-func onDevice(t *graph.Tape, net Model, b *data.Batch) (x, y *tensor.Tensor, err error) {
-	dev := graph.DeviceOf(net.Params())
-	if x, err = t.Move(b.Tensor("image"), dev); err != nil {
-		return nil, nil, err
-	}
-	y, err = t.Move(b.Tensor("label"), dev)
-	return x, y, err
 }
 
 // Evaluator returns the evaluation of net on ds, in batches of size
@@ -158,12 +144,8 @@ func evaluate(net Model, ds *data.Dataset, batch int, report func(done, total in
 	if err != nil {
 		return 0, 0, err
 	}
-	m, err := train.Evaluate(loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
-		x, y, err := onDevice(t, net, b)
-		if err != nil {
-			return nil, 0, err
-		}
-		m, err := train.Classification(net.Forward(t.Const(x)), y)
+	m, err := train.EvaluateOn(graph.DeviceOf(net.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		m, err := train.Classification(net.Forward(t.Const(b.Tensor("image"))), b.Tensor("label"))
 		return m, b.Len(), err
 	}, report)
 	return m["accuracy"], m["loss"], err

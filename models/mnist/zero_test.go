@@ -22,6 +22,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewMLP":    mnist.NewMLP,
 		},
 		Types: []any{
+			(*mnist.Chapter)(nil),
+			(*mnist.ModelConfig)(nil),
 			(*mnist.Config)(nil),
 			(*mnist.Epoch)(nil),
 			(*mnist.Model)(nil),

@@ -26,6 +26,21 @@ const (
 type Data struct {
 	Sizes       Sizes
 	Train, Test *data.Dataset
+	Catalog     *Catalog
+}
+
+// Catalog is every user's and every movie's features by id, as the model
+// takes them: what ranking the movies for a user needs besides the model.
+type Catalog struct {
+	Users  map[int][3]int64 `json:"users"` // gender (1: female), age group, job
+	Movies map[int]Movie    `json:"movies"`
+}
+
+// Movie is one movie's features and title.
+type Movie struct {
+	Title  string  `json:"title"`
+	Genres []int64 `json:"genres"`
+	Words  []int64 `json:"words"` // the title's word ids
 }
 
 // Load reads MovieLens from src: 1M when the folder or archive holds it
@@ -68,7 +83,25 @@ func FromMovieLens(ml *movielens.Set) (*Data, error) {
 			trainIdx = append(trainIdx, i)
 		}
 	}
-	d := &Data{Sizes: s}
+	d := &Data{Sizes: s, Catalog: &Catalog{Users: map[int][3]int64{}, Movies: map[int]Movie{}}}
+	for id, u := range ml.Users {
+		g := int64(0)
+		if u.Female {
+			g = 1
+		}
+		d.Catalog.Users[id] = [3]int64{g, int64(u.Group), int64(u.Job)}
+	}
+	for id, m := range ml.Movies {
+		words, err := titles.Encode(movielens.TitleWords(m.Title))
+		if err != nil {
+			return nil, fmt.Errorf("recommender: movie %d: %w", id, err)
+		}
+		mv := Movie{Title: m.Title, Words: words, Genres: []int64{}}
+		for _, g := range m.Genres {
+			mv.Genres = append(mv.Genres, int64(g))
+		}
+		d.Catalog.Movies[id] = mv
+	}
 	if d.Train, err = ds.Subset(trainIdx); err != nil {
 		return nil, fmt.Errorf("recommender: %w", err)
 	}
@@ -102,6 +135,11 @@ func targets(b *data.Batch) *tensor.Tensor {
 	return tensor.MustFromSlice(out, s.Shape()...)
 }
 
+// HostFields are the batch fields BatchLoss reads on the host (the
+// scores, which it maps to targets); the trainer moves the others to the
+// model's device (train.Config.HostFields).
+var HostFields = []string{"score"}
+
 // BatchLoss is the trainer's loss: the batch's mean square error in
 // target units.
 func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
@@ -119,7 +157,7 @@ func (m *Model) MSE(ds *data.Dataset, batch int, report func(done, total int)) (
 	if err != nil {
 		return 0, err
 	}
-	return train.MeanLoss(loader, m.BatchLoss, report)
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, report, HostFields...)
 }
 
 // Evaluator is the trainer's evaluation on ds: "mse" in target units and

@@ -8,7 +8,6 @@
 package recommender
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -179,42 +178,17 @@ func (m *Model) Predict(t *graph.Tape, in Inputs) *graph.Value {
 }
 
 // Loss is the mean square error of Predict against targets [B] (Fluid's
-// square_error_cost, then mean).
+// square_error_cost, then mean). The inputs are where the model's
+// parameters are (the trainer moves a batch there, train.Config.Device);
+// the targets, which BatchLoss computes on the host from the scores, go
+// there for the step.
 func (m *Model) Loss(t *graph.Tape, in Inputs, targets *tensor.Tensor) *graph.Value {
 	if targets == nil {
 		return t.Fail(fmt.Errorf("recommender: no scores in the batch"))
 	}
-	if dev := graph.DeviceOf(m.Params()); dev != nil { // the batch moves to the model's device for the step
-		var err error
-		if in, err = in.to(t, dev); err != nil {
-			return t.Fail(err)
-		}
-		if targets, err = t.Move(targets, dev); err != nil {
-			return t.Fail(err)
-		}
+	targets, err := t.Move(targets, graph.DeviceOf(m.Params()))
+	if err != nil {
+		return t.Fail(err)
 	}
 	return graph.MSE(m.Predict(t, in), t.Const(targets))
-}
-
-// to returns the inputs with their ids on dev (graph.Tape.Move); the
-// ragged fields keep their offsets on the host, where the ops read them.
-func (in Inputs) to(t *graph.Tape, dev tensor.Device) (Inputs, error) {
-	var errs []error
-	move := func(x *tensor.Tensor) *tensor.Tensor {
-		if x == nil {
-			return nil
-		}
-		y, err := t.Move(x, dev)
-		errs = append(errs, err)
-		return y
-	}
-	ragged := func(r *tensor.Ragged) *tensor.Ragged {
-		if r == nil {
-			return nil
-		}
-		return &tensor.Ragged{Values: move(r.Values), Offsets: r.Offsets}
-	}
-	out := Inputs{User: move(in.User), Gender: move(in.Gender), Age: move(in.Age), Job: move(in.Job), Movie: move(in.Movie),
-		Genres: ragged(in.Genres), Title: ragged(in.Title)}
-	return out, errors.Join(errs...)
 }

@@ -20,6 +20,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"New":           recommender.New,
 		},
 		Types: []any{
+			(*recommender.Chapter)(nil),
+			(*recommender.Catalog)(nil),
+			(*recommender.Movie)(nil),
 			(*recommender.Data)(nil),
 			(*recommender.Inputs)(nil),
 			(*recommender.Model)(nil),

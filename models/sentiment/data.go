@@ -9,6 +9,7 @@ package sentiment
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/data/imdb"
@@ -43,7 +44,13 @@ type Data struct {
 // Load reads aclImdb from src (see imdb.Load) and encodes it with
 // the book's dictionary.
 func Load(src string) (*Data, error) {
-	tr, te, err := imdb.Load(src)
+	return LoadProgress(src, nil)
+}
+
+// LoadProgress is Load showing on log (nil: silently) the reviews it has
+// read while the archive takes more than a second (data.NewProgress).
+func LoadProgress(src string, log io.Writer) (*Data, error) {
+	tr, te, err := imdb.LoadProgress(src, data.Limits{}, data.NewProgress(log, src, "reviews", 0))
 	if err != nil {
 		return nil, err
 	}
@@ -110,32 +117,12 @@ func embed(t *graph.Tape, table *layers.Embedding, words *tensor.Ragged) graph.S
 	return table.LookupSeq(t, words)
 }
 
-// Loss is the trainer's loss: the mean cross-entropy of the batch's labels.
+// Loss is the trainer's loss: the mean cross-entropy of the batch's labels
+// (the batch on m's device: the trainer moves it, train.Config.Device).
 func Loss(m Model) train.LossFunc[*data.Batch] {
 	return func(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
-		words, labels, err := onDevice(t, m, b)
-		if err != nil {
-			return t.Fail(err), b.Len()
-		}
-		return graph.SoftmaxCrossEntropy(m.Logits(t, words), labels), b.Len()
+		return graph.SoftmaxCrossEntropy(m.Logits(t, b.Ragged("words")), b.Tensor("label")), b.Len()
 	}
-}
-
-// onDevice returns the batch's words and labels on m's device, copies
-// that the tape's Release frees (graph.Tape.Move); the offsets stay on
-// the host, where the ops read them.
-func onDevice(t *graph.Tape, m Model, b *data.Batch) (*tensor.Ragged, *tensor.Tensor, error) {
-	words, labels := b.Ragged("words"), b.Tensor("label")
-	dev := graph.DeviceOf(m.Params())
-	if dev == nil || words == nil || labels == nil {
-		return words, labels, nil
-	}
-	ids, err := t.Move(words.Values, dev)
-	if err != nil {
-		return nil, nil, err
-	}
-	labels, err = t.Move(labels, dev)
-	return &tensor.Ragged{Values: ids, Offsets: words.Offsets}, labels, err
 }
 
 // Evaluate returns m's accuracy and mean loss on ds in inference mode,
@@ -148,12 +135,11 @@ func Evaluate(m Model, ds *data.Dataset, batch int, report func(done, total int)
 	if err != nil {
 		return 0, 0, err
 	}
-	res, err := train.Evaluate(loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
-		words, labels, err := onDevice(t, m, b)
-		if err != nil {
-			return nil, 0, err
-		}
-		res, err := train.Classification(m.Logits(t, words), labels)
+	if m == nil {
+		return 0, 0, errors.New("sentiment: evaluate: nil model")
+	}
+	res, err := train.EvaluateOn(graph.DeviceOf(m.Params()), loader, func(t *graph.Tape, b *data.Batch) (train.Metrics, int, error) {
+		res, err := train.Classification(m.Logits(t, b.Ragged("words")), b.Tensor("label"))
 		return res, b.Len(), err
 	}, report)
 	return res["accuracy"], res["loss"], err

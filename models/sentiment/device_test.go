@@ -11,11 +11,13 @@ import (
 	"github.com/plumbml/plumb/internal/testdev/devicetest"
 	_ "github.com/plumbml/plumb/internal/testdev/kernels"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
 )
 
 // TestLossOnDevice: with either model's parameters on a device (the test
-// device, whose kernels are the CPU's), Loss moves the batch there and
-// gives the CPU's loss and gradients, the gradients on the device.
+// device, whose kernels are the CPU's) and the batch moved there as the
+// trainer moves it (train.MoveBatch), Loss gives the CPU's loss and
+// gradients, the gradients on the device.
 func TestLossOnDevice(t *testing.T) {
 	seqs := [][]int64{{3, 1, 4, 1, 5}, {9, 2, 6, 5, 3, 5, 8}}
 	ds, err := data.NewDataset(data.SeqField("words", seqs), data.DenseField("label", tensor.MustFromSlice([]int64{1, 0})))
@@ -32,7 +34,10 @@ func TestLossOnDevice(t *testing.T) {
 			if err != nil {
 				return nil, nil, err
 			}
-			return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := Loss(m)(tape, b); return l }, nil
+			return m.Params(), func(tape *graph.Tape) *graph.Value {
+				l, _ := train.OnDevice(graph.DeviceOf(m.Params()), Loss(m))(tape, b)
+				return l
+			}, nil
 		}
 		require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-6), name)
 	}

@@ -20,10 +20,13 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewCNN":         sentiment.NewCNN,
 			"FromReviews":    sentiment.FromReviews,
 			"Load":           sentiment.Load,
+			"LoadProgress":   sentiment.LoadProgress,
 			"New":            sentiment.New,
 			"NewStackedLSTM": sentiment.NewStackedLSTM,
 		},
 		Types: []any{
+			(*sentiment.Chapter)(nil),
+			(*sentiment.ModelConfig)(nil),
 			(*sentiment.CNN)(nil),
 			(*sentiment.Data)(nil),
 			(*sentiment.Model)(nil),

@@ -11,12 +11,13 @@ import (
 	"github.com/plumbml/plumb/internal/testdev/devicetest"
 	_ "github.com/plumbml/plumb/internal/testdev/kernels"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
 )
 
 // TestLossOnDevice: with the model's parameters on a device (the test
-// device, whose kernels are the CPU's), Loss moves the batch's features
-// and tags there and gives the CPU's loss and gradients, the gradients on
-// the device.
+// device, whose kernels are the CPU's) and the batch moved there as the
+// trainer moves it (train.MoveBatch), Loss gives the CPU's loss and
+// gradients, the gradients on the device.
 func TestLossOnDevice(t *testing.T) {
 	d := tinyData(t)
 	loader, err := data.NewLoader(d.Train, 4)
@@ -30,7 +31,10 @@ func TestLossOnDevice(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := m.Loss(tape, b); return l }, nil
+		return m.Params(), func(tape *graph.Tape) *graph.Value {
+			l, _ := train.OnDevice(graph.DeviceOf(m.Params()), m.Loss)(tape, b)
+			return l
+		}, nil
 	}
 	require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-6))
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/plumbml/plumb/initializer"
 	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/ops"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // Sizes shapes the model. Book gives the book's.
@@ -179,9 +178,9 @@ func mixed(a, b *layers.Linear, x, y *graph.Value) *graph.Value {
 }
 
 // Emissions returns the tag scores of every word of a batch holding the
-// Features fields (ragged int64 in host memory, one entry per word, moved
-// to the model's device for the step), [total, Labels] with the batch's
-// offsets.
+// Features fields (ragged int64, one entry per word, where the model's
+// parameters are: the trainer moves a batch there, train.Config.Device),
+// [total, Labels] with the batch's offsets.
 func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
 	if !m.built() {
 		return graph.Seq{Values: t.Fail(errNotBuilt("Model.Emissions")), Offsets: []int{0}}
@@ -201,11 +200,7 @@ func (m *Model) Emissions(t *graph.Tape, b *data.Batch) graph.Seq {
 		case "mark":
 			emb = m.Mark
 		}
-		ids, err := m.onDevice(t, r.Values)
-		if err != nil {
-			return graph.Seq{Values: t.Fail(fmt.Errorf("srl: field %q: %w", f, err)), Offsets: []int{0}}
-		}
-		h := graph.Tanh(m.In[i].Forward(emb.Lookup(t, ids)))
+		h := graph.Tanh(m.In[i].Forward(emb.Lookup(t, r.Values)))
 		if hidden == nil {
 			hidden = h
 		} else {
@@ -231,23 +226,7 @@ func (m *Model) Loss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
 	if labels == nil {
 		return t.Fail(fmt.Errorf("srl: the batch has no ragged field \"label\" (fields %v)", b.Names())), b.Len()
 	}
-	tags, err := m.onDevice(t, labels.Values)
-	if err != nil {
-		return t.Fail(fmt.Errorf("srl: labels: %w", err)), b.Len()
-	}
-	return graph.Mean(m.CRF.NegLogLikelihood(m.Emissions(t, b), tags)), b.Len()
-}
-
-// onDevice returns the host tensor x (a batch's ids or tags) on the
-// model's device for the step (graph.Tape.Move; Release frees the copy),
-// or x itself on the host. Offsets stay on the host, where the ops read
-// them.
-func (m *Model) onDevice(t *graph.Tape, x *tensor.Tensor) (*tensor.Tensor, error) {
-	dev := graph.DeviceOf([]*graph.Param{m.CRF.Transitions})
-	if dev == nil || x == nil {
-		return x, nil
-	}
-	return t.Move(x, dev)
+	return graph.Mean(m.CRF.NegLogLikelihood(m.Emissions(t, b), labels.Values)), b.Len()
 }
 
 // Decode returns the Viterbi tag path of every sequence of the batch.

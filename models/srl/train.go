@@ -139,7 +139,7 @@ func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], erro
 		return none, err
 	}
 	tc := train.Config[*data.Batch]{
-		Params: m.Params(), Optimizer: opt, Train: loader, Loss: m.Loss, Epochs: cfg.Epochs, LR: sched,
+		Params: m.Params(), Optimizer: opt, Train: loader, Loss: m.Loss, Epochs: cfg.Epochs, LR: sched, Device: graph.DeviceOf(m.Params()),
 		Monitor: "f1", Maximize: true, Progress: cfg.Progress, BestPath: cfg.BestPath,
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			r, err := Evaluate(m, d, d.HeldOut, 20, report)
@@ -203,19 +203,21 @@ func Evaluate(m *Model, d *Data, ds *data.Dataset, batch int, report func(done, 
 	}
 	var res Result
 	tape := graph.NewEvalTape()
-	for b, err := range loader.Batches(1) {
+	dev := graph.DeviceOf(m.Params())
+	for hb, err := range loader.Batches(1) {
 		if err != nil {
 			return Result{}, err
 		}
-		em := m.Emissions(tape, b)
-		labels := b.Ragged("label")
+		labels := hb.Ragged("label") // the gold tags, read on the host
 		if labels == nil {
-			return Result{}, fmt.Errorf("srl: evaluate: the batch has no ragged field \"label\" (fields %v)", b.Names())
+			return Result{}, fmt.Errorf("srl: evaluate: the batch has no ragged field \"label\" (fields %v)", hb.Names())
 		}
-		tags, err := m.onDevice(tape, labels.Values)
+		b, err := train.MoveBatch(tape, dev, hb)
 		if err != nil {
-			return Result{}, fmt.Errorf("srl: evaluate: labels: %w", err)
+			return Result{}, fmt.Errorf("srl: evaluate: %w", err)
 		}
+		em := m.Emissions(tape, b)
+		tags := b.Ragged("label").Values
 		nll, err := m.CRF.NegLogLikelihood(em, tags).Host()
 		if err != nil {
 			return Result{}, err

@@ -23,6 +23,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Book":        srl.Book,
 		},
 		Types: []any{
+			(*srl.Chapter)(nil),
+			(*srl.ModelConfig)(nil),
 			(*srl.Config)(nil),
 			(*srl.Data)(nil),
 			(*srl.Model)(nil),

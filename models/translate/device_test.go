@@ -11,12 +11,14 @@ import (
 	"github.com/plumbml/plumb/internal/testdev/devicetest"
 	_ "github.com/plumbml/plumb/internal/testdev/kernels"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
 )
 
 // TestLossOnDevice: with the model's parameters on a device (the test
-// device, whose kernels are the CPU's), BatchLoss moves the batch's ids,
-// each step's previous words and the labels there and gives the CPU's
-// loss and gradients, the gradients on the device.
+// device, whose kernels are the CPU's) and the batch's sources moved there
+// as the trainer moves them (train.MoveBatch, the targets left on the
+// host), BatchLoss, which moves each step's previous words and the labels,
+// gives the CPU's loss and gradients, the gradients on the device.
 func TestLossOnDevice(t *testing.T) {
 	d := tinyData(t, 30)
 	b := firstBatch(t, d.Train, 6)
@@ -25,7 +27,10 @@ func TestLossOnDevice(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := m.BatchLoss(tape, b); return l }, nil
+		return m.Params(), func(tape *graph.Tape) *graph.Value {
+			l, _ := train.OnDevice(graph.DeviceOf(m.Params()), m.BatchLoss, HostFields...)(tape, b)
+			return l
+		}, nil
 	}
 	require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-6))
 }

@@ -142,8 +142,9 @@ type State struct {
 	Mem layers.Memory
 }
 
-// Encode runs the encoder over a ragged batch of source ids in host
-// memory (moved to the model's device for the step) and returns the
+// Encode runs the encoder over a ragged batch of source ids, where the
+// model's parameters are (the trainer moves a batch there,
+// train.Config.Device; Translate moves its input), and returns the
 // decoder's first state, one row per source.
 func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if !m.built() {
@@ -152,11 +153,7 @@ func (m *Model) Encode(t *graph.Tape, src *tensor.Ragged) State {
 	if src == nil {
 		return failed(t, errors.New("translate: encode: nil source batch"))
 	}
-	ids, err := m.onDevice(t, src.Values)
-	if err != nil {
-		return failed(t, fmt.Errorf("translate: encode: %w", err))
-	}
-	x := m.SrcEmb.LookupSeq(t, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
+	x := m.SrcEmb.LookupSeq(t, src)
 	x = x.With(m.Drop.Forward(x.Values))
 	enc, finals := m.Encoder.Run(x, nil)
 	if len(finals) != 2 {
@@ -198,9 +195,10 @@ func (s State) Select(rows []int) State {
 	return State{H: graph.Gather(s.H, ix, 0), Mem: s.Mem.Select(rows)}
 }
 
-// onDevice returns the host tensor x (a batch's ids) on the model's device
-// for the step (graph.Tape.Move; Release frees the copy), or x itself on
-// the host. Offsets stay on the host, where the ops read them.
+// onDevice returns the host tensor x (ids the model derives: a step's
+// previous words, the labels in decoding order, an input to translate)
+// on the model's device for the step (graph.Tape.Move; Release frees the
+// copy), or x itself on the host.
 func (m *Model) onDevice(t *graph.Tape, x *tensor.Tensor) (*tensor.Tensor, error) {
 	dev := graph.DeviceOf([]*graph.Param{m.Out.W})
 	if dev == nil || x == nil {
@@ -210,8 +208,10 @@ func (m *Model) onDevice(t *graph.Tape, x *tensor.Tensor) (*tensor.Tensor, error
 }
 
 // Loss returns the mean cross-entropy per target word of a batch of
-// ragged host source ids src and, for teacher forcing, ragged decoder inputs
-// trg (<s> w1 … wn) and next words next (w1 … wn <e>), of equal lengths.
+// ragged source ids src (on the model's device, see Encode) and, for
+// teacher forcing, ragged decoder inputs trg (<s> w1 … wn) and next words
+// next (w1 … wn <e>), of equal lengths, in host memory (HostFields), where
+// Loss orders the batch by target length.
 // The decoder runs over the batch sorted by target length, longest first,
 // and each step drops the sequences that have ended, so no step computes
 // padding (as PyTorch's packed sequences). The decoder states of every

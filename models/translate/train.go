@@ -112,6 +112,11 @@ func DefaultConfig() Config {
 	return Config{Epochs: 1, Batch: 64, LR: 1e-3, ClipNorm: 5, Seed: 1, Beam: 4}
 }
 
+// HostFields are the batch fields Loss reads on the host (the targets,
+// which it orders by length); the trainer moves the others to the model's
+// device (train.Config.HostFields).
+var HostFields = []string{"trg", "trg_next"}
+
 // BatchLoss is Model.Loss over a batch of parallel.Dataset's fields.
 func (m *Model) BatchLoss(t *graph.Tape, b *data.Batch) (*graph.Value, int) {
 	return m.Loss(t, b.Ragged("src"), b.Ragged("trg"), b.Ragged("trg_next"))
@@ -157,6 +162,7 @@ func TrainConfig(m *Model, d *Data, cfg Config) (train.Config[*data.Batch], erro
 	}
 	tc := train.Config[*data.Batch]{
 		Params: m.Params(), Optimizer: opt, Train: words{loader, d.Train}, Loss: m.BatchLoss, Epochs: cfg.Epochs,
+		Device: graph.DeviceOf(m.Params()), HostFields: HostFields,
 		Monitor: "bleu", Maximize: true, Progress: cfg.Progress, BestPath: cfg.BestPath,
 		Evaluate: func(report func(done, total int)) (train.Metrics, error) {
 			loss, err := m.MeanLoss(d.Val, 100)
@@ -205,7 +211,7 @@ func (m *Model) MeanLoss(ds *data.Dataset, batch int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return train.MeanLoss(loader, m.BatchLoss, nil)
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, nil, HostFields...)
 }
 
 // Translate decodes each source of the ragged batch src (ids with <s> and
@@ -224,7 +230,11 @@ func (m *Model) Translate(src *tensor.Ragged, trg *data.Vocab, cfg decode.Config
 	cfg.Start, cfg.End = trg.ID(data.BOS), trg.ID(data.EOS)
 	tape := graph.NewEvalTape()
 	defer tape.Release()
-	start := m.Encode(tape, src)
+	ids, err := m.onDevice(tape, src.Values)
+	if err != nil {
+		return nil, fmt.Errorf("translate: translate: %w", err)
+	}
+	start := m.Encode(tape, &tensor.Ragged{Values: ids, Offsets: src.Offsets})
 	if err := start.H.Err(); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"DefaultSizes":  translate.DefaultSizes,
 		},
 		Types: []any{
+			(*translate.Chapter)(nil),
 			(*translate.Config)(nil),
 			(*translate.Data)(nil),
 			(*translate.Model)(nil),

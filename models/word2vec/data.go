@@ -67,7 +67,7 @@ func (m *Model) Cost(ds *data.Dataset, batch int, report func(done, total int)) 
 	if err != nil {
 		return 0, err
 	}
-	return train.MeanLoss(loader, m.BatchLoss, report)
+	return train.MeanLossOn(graph.DeviceOf(m.Params()), loader, m.BatchLoss, report)
 }
 
 // Split is a named dataset to evaluate on.

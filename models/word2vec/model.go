@@ -93,18 +93,10 @@ func (m *Model) Logits(t *graph.Tape, context *tensor.Tensor) *graph.Value {
 }
 
 // Loss is the batch's mean cross-entropy of the next word (the book's
-// cross_entropy over the softmax, then mean).
-// The ids move to the model's device for the step (graph.Tape.Move).
+// cross_entropy over the softmax, then mean). The ids are where the
+// model's parameters are (the trainer moves a batch there,
+// train.Config.Device).
 func (m *Model) Loss(t *graph.Tape, context, next *tensor.Tensor) *graph.Value {
-	if dev := graph.DeviceOf(m.Params()); dev != nil && context != nil && next != nil {
-		var err error
-		if context, err = t.Move(context, dev); err != nil {
-			return t.Fail(err)
-		}
-		if next, err = t.Move(next, dev); err != nil {
-			return t.Fail(err)
-		}
-	}
 	return graph.SoftmaxCrossEntropy(m.Logits(t, context), next)
 }
 

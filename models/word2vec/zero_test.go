@@ -19,6 +19,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"New":           word2vec.New,
 		},
 		Types: []any{
+			(*word2vec.Chapter)(nil),
 			(*word2vec.Data)(nil),
 			(*word2vec.Model)(nil),
 			(*word2vec.Neighbour)(nil),

@@ -21,6 +21,7 @@ import (
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/optim"
 	"github.com/plumbml/plumb/tensor"
+	"github.com/plumbml/plumb/train"
 	"github.com/stretchr/testify/require"
 )
 
@@ -113,15 +114,15 @@ func maxAbs(t *tensor.Tensor) float64 {
 
 // TestMNISTCNNStepMatchesCPU is bar (a) of issue 12: one training step of
 // models/mnist's CNN (conv, relu, max pool, batch norm, linear) with its
-// own loss (mnist.Loss, which moves the batch to the model's device) and
-// Adam, on the device and on the CPU, at the book's batch of 64 and an odd
+// own loss (mnist.Loss, its batch moved to the model's device as the
+// trainer moves it, train.OnDevice) and Adam, on the device and on the CPU, at the book's batch of 64 and an odd
 // 13.
 func TestMNISTCNNStepMatchesCPU(t *testing.T) {
-	train, _, err := embedded.Load()
+	trainSet, _, err := embedded.Load()
 	require.NoError(t, err)
 	for _, n := range []int{64, 13} {
 		t.Run(fmt.Sprint("batch ", n), func(t *testing.T) {
-			loader, err := data.NewLoader(train, n, data.Shuffle(2))
+			loader, err := data.NewLoader(trainSet, n, data.Shuffle(2))
 			require.NoError(t, err)
 			var b *data.Batch
 			for b, err = range loader.Batches(0) {
@@ -132,7 +133,7 @@ func TestMNISTCNNStepMatchesCPU(t *testing.T) {
 				net, err := mnist.NewCNN(tensor.NewRNG(1))
 				require.NoError(t, err)
 				return net.Params(), func(tape *graph.Tape) *graph.Value {
-					loss, _ := mnist.Loss(net)(tape, b)
+					loss, _ := train.OnDevice(graph.DeviceOf(net.Params()), mnist.Loss(net))(tape, b)
 					return loss
 				}
 			}
@@ -214,8 +215,9 @@ func firstBatch(t *testing.T, rng *rand.Rand, lengths []int, bounds map[string]i
 
 // TestSRLStepMatchesCPU: a training step of models/srl's db_lstm (LSTMs
 // with relu candidates and sigmoid cell outputs, alternating direction,
-// under a CRF), its loss moving the batch to the device as plumb train
-// srl --device cuda runs it, and its Viterbi decoding, match the CPU's.
+// under a CRF), its batch moved to the device as the trainer moves it
+// (train.OnDevice, as plumb train srl --device cuda runs it), and its
+// Viterbi decoding, match the CPU's.
 func TestSRLStepMatchesCPU(t *testing.T) {
 	sizes := srl.Sizes{Words: 20, Verbs: 4, Labels: 9, WordDim: 8, MarkDim: 3, Hidden: 16, Depth: 3}
 	bounds := map[string]int{"verb": sizes.Verbs, "mark": 2, "label": sizes.Labels}
@@ -228,22 +230,29 @@ func TestSRLStepMatchesCPU(t *testing.T) {
 		m, err := srl.New(sizes, tensor.NewRNG(6))
 		require.NoError(t, err)
 		models = append(models, m)
-		return m.Params(), func(tape *graph.Tape) *graph.Value { l, _ := m.Loss(tape, b); return l }
+		return m.Params(), func(tape *graph.Tape) *graph.Value {
+			l, _ := train.OnDevice(graph.DeviceOf(m.Params()), m.Loss)(tape, b)
+			return l
+		}
 	}
 	requireSameStep(t, trainStep(t, nil, build), trainStep(t, dev, build), 1e-4)
 	var paths [2][][]int
 	for i, m := range models {
-		var err error
-		paths[i], err = m.Decode(graph.NewEvalTape(), b)
+		tape := graph.NewEvalTape()
+		moved, err := train.MoveBatch(tape, graph.DeviceOf(m.Params()), b) // as train.EvaluateOn moves it
 		require.NoError(t, err)
+		paths[i], err = m.Decode(tape, moved)
+		require.NoError(t, err)
+		tape.Release()
 	}
 	require.Equal(t, paths[0], paths[1], "Viterbi paths on the CPU and on the device")
 }
 
 // TestTranslateStepMatchesCPU: a training step of models/translate's
 // encoder-decoder (bidirectional GRU, additive attention, GRU cell steps,
-// the fused output projection and loss), its loss moving the batch to the
-// device, matches the CPU's, and so does beam search with the model on
+// the fused output projection and loss), its source batch moved to the
+// device as the trainer moves it (train.MoveBatch; the targets are read on
+// the host), matches the CPU's, and so does beam search with the model on
 // the device.
 func TestTranslateStepMatchesCPU(t *testing.T) {
 	sizes := translate.Sizes{Src: 15, Trg: 12, Emb: 8, Hidden: 16, Attention: 8}
@@ -256,7 +265,11 @@ func TestTranslateStepMatchesCPU(t *testing.T) {
 		require.NoError(t, err)
 		models = append(models, m)
 		return m.Params(), func(tape *graph.Tape) *graph.Value {
-			l, _ := m.Loss(tape, b.Ragged("src"), trg.Ragged("trg"), trg.Ragged("trg_next"))
+			src, err := train.MoveBatch(tape, graph.DeviceOf(m.Params()), b)
+			if err != nil {
+				return tape.Fail(err)
+			}
+			l, _ := m.Loss(tape, src.Ragged("src"), trg.Ragged("trg"), trg.Ragged("trg_next"))
 			return l
 		}
 	}
