@@ -16,7 +16,9 @@
 //   - layers: dense, convolutional (with Winograd), normalisation,
 //     dropout, embedding, recurrent (LSTM, GRU), attention (multi-head,
 //     Bahdanau, an attention decoder), sequence pooling and convolution,
-//     and CRF layers, with sizes in config structs.
+//     and CRF layers, and Transformer encoder and decoder layers (masks,
+//     position embeddings, label smoothing, tied output), with sizes in
+//     config structs.
 //   - initializer: Glorot, He, orthogonal, uniform and normal weights
 //     from one seeded generator.
 //   - optim: optimizers with TensorFlow's update formulas, schedules and
@@ -32,11 +34,16 @@
 //     (Multi30k).
 //   - dist: data-parallel training over MPI.
 //   - ops/cuda: CUDA kernels behind the cuda build tag.
-//   - onnx: a bounded reader of ONNX models.
+//   - onnx: a bounded reader of ONNX models; onnx/run runs their graphs
+//     on Plumb's ops, with shapes folded at load time.
+//   - infer: compiled inference plans: a traced forward pass with batch
+//     norm folded, weights packed once and intermediates in one arena.
+//   - text: BERT's WordPiece tokenizer (vocab.txt).
 //   - models: the PaddlePaddle book's seven chapters (mnist, cifar,
 //     word2vec, recommender, sentiment, srl, translate), each a row of
 //     cmd/plumb's one driver (models/chapter): plumb train, eval,
-//     predict and summary <chapter>.
+//     predict and summary <chapter>; and bert, Hugging Face's BertModel
+//     (its parameter names, config.json and safetensors checkpoints).
 //   - parity: the TensorFlow goldens and the harness that compares them.
 //   - bench: side-by-side benchmarks against Keras and PyTorch, and the
 //     KPIs a run is checked against.
