@@ -22,6 +22,28 @@ type Prepared[T tensor.Float] struct {
 	u    []float32                // Winograd's transformed weights, which wino packs
 	wino []*gemm.PackedB[float32] // their 16 planes packed, or nil
 	rows []T                      // rowWeights(w), or nil
+	pk   *rowsPacked[T]           // rows' GEMM packings, with rows
+}
+
+// rowsPacked holds the GEMM packings of a channels-last weight matrix wr
+// [nout, K] (rowWeights) as the products of rowsConvolve and gridConvolve
+// take it transposed: whole (K × nout) for the row matrix, and per tap
+// (gridTaps: its columns col..col+k) for the implicit GEMM. The taps
+// depend on the kernel, the dilation and the channels only, not on the
+// padded width, so one set serves every image size. The packings are
+// made at their first product (gemm.PackB).
+type rowsPacked[T tensor.Float] struct {
+	whole *gemm.PackedB[T]
+	taps  []*gemm.PackedB[T]
+}
+
+func packRows[T tensor.Float](g Geom, wr []T) *rowsPacked[T] {
+	k := g.Rows()
+	pk := &rowsPacked[T]{whole: gemm.PackB(true, k, g.Cout, wr, k)}
+	gridTaps(g.Geom, func(_, col, kt int) {
+		pk.taps = append(pk.taps, gemm.PackB(true, kt, g.Cout, wr[col:], k))
+	})
+	return pk
 }
 
 // prepKey is what of a geometry the prepared weights depend on: the
@@ -47,6 +69,7 @@ func Prepare[T tensor.Float](g Geom, w []T) *Prepared[T] {
 	case g.rowsPay():
 		p.rows = make([]T, len(w))
 		rowWeights(g, w, p.rows, false)
+		p.pk = packRows(g, p.rows)
 	}
 	return p
 }
@@ -68,7 +91,7 @@ func ForwardPrepared[T tensor.Float](g Geom, p *Prepared[T], x, w, b, y []T) {
 	case p.wino != nil:
 		winogradConvolvePacked(g.Geom, g.N, g.Cout, any(x).([]float32), p.wino, any(b).([]float32), any(y).([]float32))
 	case p.rows != nil:
-		rowsConvolve(g.Geom, g.N, g.Cout, x, p.rows, b, y)
+		rowsConvolve(g.Geom, g.N, g.Cout, x, p.rows, b, y, p.pk)
 	default:
 		Forward(g, false, x, w, b, y)
 	}

@@ -37,8 +37,9 @@ func forwardBoth[T tensor.Float](t *testing.T, g Geom, p *Prepared[T], x, w, b [
 // TestPreparedMatchesForward checks that the forward pass through
 // prepared weights gives Forward's results bit for bit in float64 and
 // float32, with and without a bias, on every kernel family (Winograd,
-// implicit GEMM, row matrix, depthwise, im2col), and that one preparation
-// serves another batch and image size.
+// implicit GEMM and row matrix on packed weights, depthwise, im2col), and
+// that one preparation serves another batch and image size (which may
+// switch between the implicit GEMM and the row matrix).
 func TestPreparedMatchesForward(t *testing.T) {
 	all := append(append(append(append([]convCase{}, rowsCases...), depthwiseCases...), winogradCases...), preparedCases...)
 	for i, c := range all {
@@ -63,6 +64,7 @@ func TestPreparedMatchesForward(t *testing.T) {
 				p := Prepare(g, w32)
 				require.Equal(t, g.rowsPay() && winogradPays[float32](g.Geom, g.Cout), p.wino != nil, "Winograd prepared")
 				require.Equal(t, g.rowsPay() && p.wino == nil, p.rows != nil, "channels-last weights prepared")
+				require.Equal(t, p.rows != nil, p.pk != nil, "their GEMM packings with them")
 				forwardBoth(t, g, p, f32(x).Float32s(), w32, f32(b).Float32s())
 				forwardBoth(t, g, p, f32(x).Float32s(), w32, nil)
 				forwardBoth(t, g2, p, f32(x2).Float32s(), w32, f32(b).Float32s())
