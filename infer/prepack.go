@@ -2,7 +2,6 @@ package infer
 
 import (
 	"github.com/plumbml/plumb/ops"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // prepackLinear packs the constant weights of every linear step once, at
@@ -30,7 +29,7 @@ func prepackLinear(g *Graph) (int, error) {
 }
 
 // prepareConv lays out the constant weights of every conv2d step once, at
-// compile time, for its algorithm (ops.PrepareConv2D: Winograd's
+// compile time, for its algorithm (ops.PackConvWeights: Winograd's
 // transformed and packed filters, or the channels-last kernels' order), so
 // no call transforms them again; a convolution whose algorithm reads the
 // weights as given is left as it is.
@@ -48,13 +47,12 @@ func prepareConv(g *Graph) (int, error) {
 		if !ok {
 			continue
 		}
-		x := g.values[nd.in[0]]
-		p, err := ops.PrepareConv2D(a, tensor.Empty(x.dt, x.shape...), g.values[nd.in[1]].c)
+		p, err := ops.PackConvWeights(g.values[nd.in[1]].c, a)
 		if err != nil {
 			return n, err
 		}
 		if p != nil {
-			g.nodes[i].op = ops.Conv2DPreparedOp(a, p)
+			g.nodes[i].op = ops.Conv2DPackedOp(a, p)
 			n++
 		}
 	}

@@ -184,9 +184,9 @@ func checkBias(op string, in []*tensor.Tensor, c int) error {
 }
 
 type conv2dOp struct {
-	attrs Conv2DAttrs
-	prep  *PreparedConv // weights laid out once (Conv2DPreparedOp), or nil
-	g     convGeom      // saved by Forward
+	attrs  Conv2DAttrs
+	packed *PackedConvWeights // w prepared once (Conv2DPackedOp), used when w is the prepared tensor; or nil
+	g      convGeom           // saved by Forward
 }
 
 // Conv2DOp returns the 2-D convolution (cross-correlation, as every DL
@@ -236,12 +236,7 @@ func (o *conv2dOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	o.g = g
-	if o.prep.serves(g, in) {
-		out := tensor.Empty(dt, g.n, g.cout, g.OH, g.OW) // the prepared algorithms write every element
-		o.prep.forward(g, in, out)
-		return out, nil
-	}
-	return runConv(g, false, dt, in), nil
+	return runConvPacked(g, dt, in, o.packed), nil
 }
 
 // geom validates the inputs and attributes from their shapes alone and

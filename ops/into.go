@@ -157,13 +157,13 @@ func (o *conv2dOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	if err := checkOut("conv2d", in, out, dt, g.n, g.cout, g.OH, g.OW); err != nil {
 		return err
 	}
-	if o.prep.serves(g, in) {
-		o.prep.forward(g, in, out)
-		return nil
-	}
 	k := g.kernel()
 	if !k.DataWritesAll() {
 		out.Fill(0)
+	}
+	if o.packed != nil && o.packed.w == in[1] {
+		convPackedInto(g, in, o.packed, out)
+		return nil
 	}
 	convInto(k, false, in, out)
 	return nil

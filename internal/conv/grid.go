@@ -86,12 +86,14 @@ func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
 	return m * g.PaddedH() * g.PaddedW()
 }
 
-// gridConvolve is rowsConvolve at stride 1, as an implicit GEMM.
-func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+// gridConvolve is rowsConvolve at stride 1, as an implicit GEMM; pk,
+// when not nil, holds the packings of w's taps (Prepare, in gridTaps'
+// order).
+func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T, pk *rowsPacked[T]) {
 	l := gridLayout(g)
 	k, p, ph, pw := g.Rows(), g.Cols(), l.PaddedH(), l.PaddedW()
 	nb, gridLen := gridChunk(l, n, nout)
-	mul := coreGemm[T](n)
+	mul, mulPacked := coreGemm[T](n), corePacked[T](n)
 	par.ForBatch(n, func(_, lo, hi int) {
 		gb, ob := scratch.Get[T](gridLen), scratch.Get[T](nb*ph*pw*nout)
 		defer scratch.Put(gb)
@@ -100,10 +102,14 @@ func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			cells := padChunk(l, x, i0, m, grid)
-			beta := T(0)
+			beta, tap := T(0), 0
 			gridTaps(l, func(off, col, kt int) {
-				mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
-				beta = 1
+				if pk != nil {
+					mulPacked(false, cells, 1, grid[off:], g.C, pk.taps[tap], beta, out, nout)
+				} else {
+					mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
+				}
+				beta, tap = 1, tap+1
 			})
 			for i := range m {
 				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]

@@ -105,6 +105,14 @@ func coreGemm[T tensor.Float](n int) gemmFunc[T] {
 	return gemm.Serial[T]
 }
 
+// corePacked is coreGemm for products with a packed B.
+func corePacked[T tensor.Float](n int) func(transA bool, m int, alpha T, a []T, lda int, pb *gemm.PackedB[T], beta T, c []T, ldc int) {
+	if !splitsImages(n) {
+		return gemm.GemmPacked[T]
+	}
+	return gemm.SerialPacked[T]
+}
+
 // splitsImages reports whether par.ForBatch over n images gives every core
 // images of its own, so that the products inside it run serially
 // (coreGemm).
@@ -164,13 +172,16 @@ func rowWeights[T tensor.Float](g Geom, w, wr []T, flipped bool) {
 
 // rowsConvolve writes y = conv(x, w) + b for n images x [C, H, W] (geometry
 // g) into y [nout, OH, OW], w [nout, K] from rowWeights; b may be nil.
-func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
+// pk, when not nil, holds w's GEMM packings (Prepare), which the products
+// take instead of packing w again.
+func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T, pk *rowsPacked[T]) {
 	if gridPays(g) {
-		gridConvolve(g, n, nout, x, w, b, y)
+		gridConvolve(g, n, nout, x, w, b, y, pk)
 		return
 	}
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb, mul := chunkImages(n, p*(k+nout), p), coreGemm[T](n)
+	mulPacked := corePacked[T](n)
 	par.ForBatch(n, func(_, lo, hi int) {
 		rb, ob, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*nout), scratch.Get[T](g.PaddedLen())
 		defer scratch.Put(rb)
@@ -183,7 +194,11 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 				im2col.Pad(g, x[(i0+i)*chw:], xp)
 				im2col.Im2Row(g, xp, rows[i*p*k:(i+1)*p*k])
 			}
-			mul(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
+			if pk != nil {
+				mulPacked(false, m*p, 1, rows, k, pk.whole, 0, out, nout)
+			} else {
+				mul(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
+			}
 			for i := range m {
 				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
 				im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
@@ -198,13 +213,13 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T) {
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
 func rowsData[T tensor.Float](g Geom, x, w, b, y []T) {
 	if winogradPays[T](g.Geom, g.Cout) {
-		winogradConvolve(g.Geom, g.N, g.Cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32), nil)
+		winogradConvolve(g.Geom, g.N, g.Cout, any(x).([]float32), any(w).([]float32), false, any(b).([]float32), any(y).([]float32))
 		return
 	}
 	wb := scratch.Get[T](len(w))
 	defer scratch.Put(wb)
 	rowWeights(g, w, *wb, false)
-	rowsConvolve(g.Geom, g.N, g.Cout, x, *wb, b, y)
+	rowsConvolve(g.Geom, g.N, g.Cout, x, *wb, b, y, nil)
 }
 
 // adjointAsConv reports whether rowsDataAdjoint runs the data gradient as
@@ -231,7 +246,7 @@ func (g Geom) adjoint() im2col.Geom {
 // crops). Otherwise dy is multiplied out to rows and added back by Row2Im.
 func rowsDataAdjoint[T tensor.Float](g Geom, dy, w, b, dx []T) {
 	if g.adjointAsConv() && winogradPays[T](g.adjoint(), g.C) {
-		winogradConvolve(g.adjoint(), g.N, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32), nil)
+		winogradConvolve(g.adjoint(), g.N, g.C, any(dy).([]float32), any(w).([]float32), true, any(b).([]float32), any(dx).([]float32))
 		return
 	}
 	wb := scratch.Get[T](len(w))
@@ -239,7 +254,7 @@ func rowsDataAdjoint[T tensor.Float](g Geom, dy, w, b, dx []T) {
 	wr := *wb
 	if g.adjointAsConv() {
 		rowWeights(g, w, wr, true)
-		rowsConvolve(g.adjoint(), g.N, g.C, dy, wr, b, dx)
+		rowsConvolve(g.adjoint(), g.N, g.C, dy, wr, b, dx, nil)
 		return
 	}
 	rowWeights(g, w, wr, false)

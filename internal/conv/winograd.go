@@ -168,20 +168,21 @@ func (p *winogradPlan) outputTiles() im2col.Geom {
 // nout, 3, 3] (winogradWeights). Per block: the input transform, the 16
 // GEMMs against the packed planes of transformed weights and the output
 // transform (which adds the bias) into the chunk's channels-last outputs,
-// laid out NCHW at the end of the chunk. packed, when not nil, are the
-// transformed weights winogradWeights made earlier (Prepare), and w is not
-// read.
-func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, b, y []float32, packed []*gemm.PackedB[float32]) {
-	pl := newWinogradPlan(g, n, nout)
-	if packed == nil {
-		ub := scratch.Get[float32](16 * g.C * nout)
-		defer scratch.Put(ub)
-		wout, win := nout, g.C
-		if flipped {
-			wout, win = g.C, nout
-		}
-		packed = winogradWeights(wout, win, w, flipped, *ub)
+// laid out NCHW at the end of the chunk.
+func winogradConvolve(g im2col.Geom, n, nout int, x, w []float32, flipped bool, b, y []float32) {
+	ub := scratch.Get[float32](16 * g.C * nout)
+	defer scratch.Put(ub)
+	wout, win := nout, g.C
+	if flipped {
+		wout, win = g.C, nout
 	}
+	winogradConvolvePacked(g, n, nout, x, winogradWeights(wout, win, w, flipped, *ub), b, y)
+}
+
+// winogradConvolvePacked is winogradConvolve with the weights' 16 planes
+// already transformed and packed (winogradWeights; Prepare keeps them).
+func winogradConvolvePacked(g im2col.Geom, n, nout int, x []float32, packed []*gemm.PackedB[float32], b, y []float32) {
+	pl := newWinogradPlan(g, n, nout)
 	bias := b
 	if bias == nil {
 		zb := scratch.Get[float32](nout)

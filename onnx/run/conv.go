@@ -75,13 +75,22 @@ func compileConv(c *ctx) (kernel, error) {
 		c.out[0].shape = win.outShape(x.shape, m, k, false)
 	}
 	attrs := ops.Conv2DAttrs{Stride: win.stride, Dilation: win.dilate, Pad: win.pad, Padding: win.padding, Groups: int(groups)}
-	// A constant W of a 1-D convolution is lifted once.
+	// A constant W of a 1-D convolution is lifted once, and a constant W
+	// is prepared once for the forward kernel (ops.PackConvWeights: the
+	// Winograd transform or the channels-last weight matrix), shared
+	// read-only by every Run. W that cannot be packed (a shape the op will
+	// reject at run time) runs unpacked, so the op reports it.
 	wk := w.konst
 	if wk != nil && r == 3 {
 		if wk, err = wk.Reshape(wk.Dim(0), wk.Dim(1), 1, wk.Dim(2)); err != nil {
 			return nil, c.n.wrap(err)
 		}
 	}
+	var packed *ops.PackedConvWeights
+	if wk != nil {
+		packed, _ = ops.PackConvWeights(wk, attrs)
+	}
+	op := func() ops.Op { return ops.Conv2DPackedOp(attrs, packed) }
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, w := in[0], in[1]
 		var b *tensor.Tensor
@@ -96,17 +105,20 @@ func compileConv(c *ctx) (kernel, error) {
 			if x, err = x.Reshape(x.Dim(0), x.Dim(1), 1, x.Dim(2)); err != nil {
 				return nil, err
 			}
-			if wk != nil {
-				w = wk
-			} else if w, err = w.Reshape(w.Dim(0), w.Dim(1), 1, w.Dim(2)); err != nil {
-				return nil, err
+			if wk == nil {
+				if w, err = w.Reshape(w.Dim(0), w.Dim(1), 1, w.Dim(2)); err != nil {
+					return nil, err
+				}
 			}
+		}
+		if wk != nil {
+			w = wk
 		}
 		var y *tensor.Tensor
 		if b == nil {
-			y, err = ops.Run(ops.Conv2DOp(attrs), x, w)
+			y, err = ops.Run(op(), x, w)
 		} else {
-			y, err = ops.Conv2D(x, w, b, attrs)
+			y, err = ops.Run(op(), x, w, b)
 		}
 		if err != nil || r == 4 {
 			return []*tensor.Tensor{y}, err

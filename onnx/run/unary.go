@@ -231,12 +231,9 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case lo == 0 && hi == 6:
-			return unaryKernel("relu6"), nil
-		case lo == 0 && math.IsInf(hi, 1):
+		if lo == 0 && math.IsInf(hi, 1) {
 			return unaryKernel("relu"), nil
 		}
-		return unaryKernel("clip", lo, hi), nil
+		return clampKernel(lo, hi), nil
 	}})
 }

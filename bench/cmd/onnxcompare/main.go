@@ -8,7 +8,9 @@
 //
 //	CUDA_VISIBLE_DEVICES= /work/venv/bin/python bench/onnx_compare.py --out DIR
 //	go run ./bench/cmd/onnxcompare [-runs N] DIR
+//	go run ./bench/cmd/onnxcompare -bench DIR/MODEL.json [-batch B] [-runs N] [-cpuprofile F]
 //
+// The second form times one model for bench/onnx_speed.sh (benchModel).
 // Each case runs -runs times (default 1); the line gives the best time.
 // The times are wall times on whatever the machine is doing, for a rough
 // idea only: the side-by-side speed runs are bench's.
@@ -51,7 +53,17 @@ type manifest struct {
 
 func main() {
 	runs := flag.Int("runs", 1, "runs of each case; the best time is printed")
+	bench := flag.String("bench", "", "time one model: the manifest MODEL.json (see benchModel)")
+	batch := flag.Int("batch", 1, "with -bench: the batch")
+	profile := flag.String("cpuprofile", "", "with -bench: write a CPU profile of the timed Runs here")
 	flag.Parse()
+	if *bench != "" {
+		if err := benchModel(os.Stdout, *bench, max(*batch, 1), max(*runs, 1), *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "onnxcompare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 1 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: onnxcompare [-runs N] DIR (written by bench/onnx_compare.py)")
 		os.Exit(2)
