@@ -17,6 +17,7 @@ import (
 type Cache struct {
 	model  *Model
 	layers []*layers.TransformerDecoderCache
+	s      *session
 }
 
 // NewCache returns an empty cache for decoding up to maxLen tokens over
@@ -30,7 +31,11 @@ func (m *Model) NewCache(memory *graph.Value, lengths []int, maxLen int) (*Cache
 	if maxLen > m.Cfg.MaxLen {
 		return nil, fmt.Errorf("transformer: NewCache of %d positions; the model has %d", maxLen, m.Cfg.MaxLen)
 	}
-	c := &Cache{model: m}
+	s, err := m.newSession()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{model: m, s: s}
 	for i, l := range m.Decoder {
 		lc, err := l.NewCache(memory, lengths, maxLen)
 		if err != nil {
@@ -45,7 +50,7 @@ func (m *Model) NewCache(memory *graph.Value, lengths []int, maxLen int) (*Cache
 // and returns the log-probabilities [rows, Vocab] of the token after it;
 // c itself, one position longer, is the next state (decode.Step).
 func Step(prev []int, c *Cache) (*tensor.Tensor, *Cache, error) {
-	if c == nil || c.model == nil || len(c.layers) == 0 {
+	if c == nil || c.model == nil || c.s == nil || len(c.layers) == 0 {
 		return nil, nil, errors.New("transformer: Step: cache not made by Model.NewCache")
 	}
 	if len(prev) != c.layers[0].Rows() {
@@ -55,12 +60,13 @@ func Step(prev []int, c *Cache) (*tensor.Tensor, *Cache, error) {
 	for i, p := range prev {
 		ids[i] = []int{p}
 	}
-	t := graph.NewEvalTape()
+	t := c.s.tape
+	mark := t.Mark()
 	x := c.model.embed(t, ids, c.layers[0].Len())
 	for i, l := range c.model.Decoder {
 		x = l.Step(x, c.layers[i])
 	}
-	lp, err := graph.LogSoftmax(graph.Reshape(c.model.output(x), len(prev), -1), -1).Tensor()
+	lp, err := c.s.logProbs(c.model, x, mark)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transformer: Step: %w", err)
 	}

@@ -171,6 +171,12 @@ func (m *Model) Encode(t *graph.Tape, src [][]int) (*graph.Value, []int) {
 // start token) attending over memory [B, Tk, DModel] with the sources'
 // lengths: teacher forcing, every position at once under the causal mask.
 func (m *Model) Decode(tgt [][]int, memory *graph.Value, lengths []int) *graph.Value {
+	return m.output(m.decodeStates(tgt, memory, lengths))
+}
+
+// decodeStates returns the decoder stack's outputs [B, T, DModel] for
+// Decode, before the final norm and the projection.
+func (m *Model) decodeStates(tgt [][]int, memory *graph.Value, lengths []int) *graph.Value {
 	t := memory.Tape()
 	if t == nil {
 		return t.Fail(errors.New("transformer: Decode: nil memory"))
@@ -182,11 +188,14 @@ func (m *Model) Decode(tgt [][]int, memory *graph.Value, lengths []int) *graph.V
 	for _, l := range m.Decoder {
 		y = l.Forward(y, memory, nil, ops.AttentionAttrs{}, ops.AttentionAttrs{KeyLengths: lengths})
 	}
-	return m.output(y)
+	return y
 }
 
 // output applies the final norm (pre-norm) and the tied projection.
 func (m *Model) output(y *graph.Value) *graph.Value {
+	if err := m.check(); err != nil {
+		return y.Tape().Fail(err)
+	}
 	if m.DecNorm != nil {
 		y = m.DecNorm.Forward(y)
 	}

@@ -17,6 +17,7 @@ import (
 // timed against.
 type Prefixes struct {
 	model   *Model
+	s       *session
 	memory  *tensor.Tensor // [rows, Tk, DModel]
 	lengths []int
 	tokens  [][]int
@@ -38,28 +39,33 @@ func (m *Model) NewPrefixes(memory *graph.Value, lengths []int) (*Prefixes, erro
 	if mem.Rank() != 3 || len(lengths) != mem.Dim(0) {
 		return nil, fmt.Errorf("transformer: NewPrefixes: memory %v with %d lengths; want [B, Tk, D] and B lengths", mem.Shape(), len(lengths))
 	}
-	return &Prefixes{model: m, memory: mem, lengths: slices.Clone(lengths), tokens: make([][]int, len(lengths))}, nil
+	s, err := m.newSession()
+	if err != nil {
+		return nil, err
+	}
+	return &Prefixes{model: m, s: s, memory: mem, lengths: slices.Clone(lengths), tokens: make([][]int, len(lengths))}, nil
 }
 
 // StepPrefixes appends prev to the prefixes, runs the decoder over them
 // and returns the log-probabilities [rows, Vocab] of the next token and
-// the longer prefixes (decode.Step).
+// the longer prefixes (decode.Step). Only the last position goes through
+// the output projection, as with the cache.
 func StepPrefixes(prev []int, p *Prefixes) (*tensor.Tensor, *Prefixes, error) {
-	if p == nil || p.model == nil || p.memory == nil {
+	if p == nil || p.model == nil || p.s == nil || p.memory == nil {
 		return nil, nil, errors.New("transformer: StepPrefixes: prefixes not made by Model.NewPrefixes")
 	}
 	if len(prev) != len(p.tokens) {
 		return nil, nil, fmt.Errorf("transformer: StepPrefixes: %d tokens for %d rows", len(prev), len(p.tokens))
 	}
-	next := &Prefixes{model: p.model, memory: p.memory, lengths: p.lengths, tokens: make([][]int, len(prev))}
+	next := &Prefixes{model: p.model, s: p.s, memory: p.memory, lengths: p.lengths, tokens: make([][]int, len(prev))}
 	for i, tok := range prev {
 		next.tokens[i] = append(slices.Clone(p.tokens[i]), tok)
 	}
-	t := graph.NewEvalTape()
-	logits := p.model.Decode(next.tokens, t.Const(p.memory), p.lengths)
+	t := p.s.tape
+	mark := t.Mark()
+	states := p.model.decodeStates(next.tokens, t.Const(p.memory), p.lengths)
 	n := len(next.tokens[0])
-	last := graph.Reshape(graph.Slice(logits, 1, n-1, n), len(prev), -1)
-	lp, err := graph.LogSoftmax(last, -1).Tensor()
+	lp, err := p.s.logProbs(p.model, graph.Slice(states, 1, n-1, n), mark)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transformer: StepPrefixes: %w", err)
 	}
@@ -68,11 +74,11 @@ func StepPrefixes(prev []int, p *Prefixes) (*tensor.Tensor, *Prefixes, error) {
 
 // ReorderPrefixes keeps the rows parents of p, in that order (decode.Reorder).
 func ReorderPrefixes(p *Prefixes, parents []int) (*Prefixes, error) {
-	if p == nil || p.memory == nil {
+	if p == nil || p.memory == nil || p.s == nil {
 		return nil, errors.New("transformer: ReorderPrefixes: prefixes not made by Model.NewPrefixes")
 	}
 	idx := make([]int64, len(parents))
-	out := &Prefixes{model: p.model, lengths: make([]int, len(parents)), tokens: make([][]int, len(parents))}
+	out := &Prefixes{model: p.model, s: p.s, lengths: make([]int, len(parents)), tokens: make([][]int, len(parents))}
 	for i, r := range parents {
 		if r < 0 || r >= len(p.tokens) {
 			return nil, fmt.Errorf("transformer: ReorderPrefixes: row %d of %d", r, len(p.tokens))
