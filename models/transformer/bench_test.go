@@ -115,24 +115,26 @@ func TestBenchDecoderCachedEqualsRecompute(t *testing.T) {
 // the same token sequences.
 func BenchmarkDecode(b *testing.B) {
 	for _, sources := range []int{1, 8} {
-		m, memory, lengths := benchModel(b, sources)
-		run := benchDecoders(b, m, memory, lengths)
-		for _, mode := range []string{"greedy", "beam4"} {
-			want, err := run[mode+"/recompute"]()
-			require.NoError(b, err)
-			got, err := run[mode+"/cached"]()
-			require.NoError(b, err)
-			requireSameHypotheses(b, want, got)
-			for _, way := range []string{"cached", "recompute"} {
-				f := run[mode+"/"+way]
-				b.Run(fmt.Sprintf("batch%d/%s/%s", sources, mode, way), func(b *testing.B) {
-					for b.Loop() {
-						if _, err := f(); err != nil {
-							b.Fatal(err)
+		b.Run(fmt.Sprintf("batch%d", sources), func(b *testing.B) {
+			m, memory, lengths := benchModel(b, sources)
+			run := benchDecoders(b, m, memory, lengths)
+			for _, mode := range []string{"greedy", "beam4"} {
+				want, err := run[mode+"/recompute"]()
+				require.NoError(b, err)
+				got, err := run[mode+"/cached"]()
+				require.NoError(b, err)
+				requireSameHypotheses(b, want, got)
+				for _, way := range []string{"cached", "recompute"} {
+					f := run[mode+"/"+way]
+					b.Run(mode+"/"+way, func(b *testing.B) {
+						for b.Loop() {
+							if _, err := f(); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-				})
+					})
+				}
 			}
-		}
+		})
 	}
 }
