@@ -48,7 +48,9 @@ func (m *Model) NewCache(memory *graph.Value, lengths []int, maxLen int) (*Cache
 
 // Step feeds prev (one token per row of c) at the cache's next position
 // and returns the log-probabilities [rows, Vocab] of the token after it;
-// c itself, one position longer, is the next state (decode.Step).
+// c itself, one position longer, is the next state (decode.Step). After
+// an error the layers' caches may hold different lengths: start a new
+// cache.
 func Step(prev []int, c *Cache) (*tensor.Tensor, *Cache, error) {
 	if c == nil || c.model == nil || c.s == nil || len(c.layers) == 0 {
 		return nil, nil, errors.New("transformer: Step: cache not made by Model.NewCache")
