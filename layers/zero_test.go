@@ -93,6 +93,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*layers.TiedOutput)(nil),
 			(*layers.TransformerEncoderLayer)(nil),
 			(*layers.TransformerDecoderLayer)(nil),
+			(*layers.TransformerDecoderCache)(nil),
 			(*layers.TransformerConfig)(nil),
 			(*layers.FeedForward)(nil),
 			(*layers.Activation)(nil),
