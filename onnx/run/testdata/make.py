@@ -39,11 +39,12 @@ def vi(name, elem, dims):
     return helper.make_tensor_value_info(name, elem, dims)
 
 
-def model(nodes, name, inputs, outputs, inits, opset):
+def model(nodes, name, inputs, outputs, inits, opset, ir=8, check=True):
     g = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="plumb-testdata")
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
+    m.ir_version = ir
+    if check:  # onnx 1.22's checker refuses ops deprecated since (GroupNormalization-18)
+        onnx.checker.check_model(m, full_check=True)
     return m
 
 
@@ -221,6 +222,59 @@ def extras():
     record("extras18", m.SerializeToString(), lambda b: {"x": f32(b, 3, 8)})
 
 
+def ndops():
+    """The N-D ops at opset 17: MatMul with broadcast batch dims, a 1-D
+    operand and two run-time operands; Where on a computed BOOL with a
+    broadcast branch; GatherElements with negative indices; ScatterND
+    replacing and adding (repeated coordinates); InstanceNormalization.
+    GroupNormalization at opset 18 (per-group scale and bias) and 21 (per
+    channel). Its own generator, so it can be rerun alone."""
+    r = np.random.default_rng(3301)
+    g32 = lambda *s: r.standard_normal(s).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w3"], ["mm_b"], name="mm_bcast"),  # [b,3,4,5]x[3,5,6]
+        helper.make_node("MatMul", ["v4", "x"], ["mm_v"], name="mm_vec"),  # [4]x[b,3,4,5] -> [b,3,5]
+        helper.make_node("Transpose", ["x"], ["xt"], name="xt", perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["x", "xt"], ["mm_r"], name="mm_runtime"),  # [b,3,4,4]
+        helper.make_node("Greater", ["mm_b", "zero"], ["pos"], name="pos"),
+        helper.make_node("Where", ["pos", "mm_b", "alt"], ["wh"], name="where"),
+        helper.make_node("GatherElements", ["x", "gi"], ["ge"], name="gather_el", axis=2),
+        helper.make_node("GatherElements", ["x", "gl"], ["ge2"], name="gather_el_last", axis=-1),
+        helper.make_node("ScatterND", ["x", "si", "u"], ["sc"], name="scatter"),
+        helper.make_node("ScatterND", ["x", "sa", "ua"], ["sca"], name="scatter_add", reduction="add"),
+        helper.make_node("InstanceNormalization", ["x", "isc", "ibi"], ["inorm"], name="inorm", epsilon=1e-3),
+    ]
+    inits = [init("w3", g32(3, 5, 6)), init("v4", g32(4)), init("zero", np.array(0, np.float32)),
+             init("alt", g32(6)), init("gl", r.integers(-5, 5, size=(1, 3, 4, 2)).astype(np.int64)),
+             init("isc", g32(3)), init("ibi", g32(3))]
+    m = model(nodes, "nd17", [vi("x", TensorProto.FLOAT, ["batch", 3, 4, 5]), vi("gi", TensorProto.INT64, ["batch", 3, 2, 5]),
+                              vi("si", TensorProto.INT64, ["batch", 2, 2]), vi("u", TensorProto.FLOAT, ["batch", 2, 4, 5]),
+                              vi("sa", TensorProto.INT64, ["batch", 3, 3]), vi("ua", TensorProto.FLOAT, ["batch", 3, 5])],
+              [vi("mm_v", TensorProto.FLOAT, ["batch", 3, 5]), vi("mm_r", TensorProto.FLOAT, ["batch", 3, 4, 4]),
+               vi("wh", TensorProto.FLOAT, ["batch", 3, 4, 6]), vi("ge", TensorProto.FLOAT, ["batch", 3, 2, 5]),
+               vi("ge2", TensorProto.FLOAT, [1, 3, 4, 2]), vi("sc", TensorProto.FLOAT, ["batch", 3, 4, 5]),
+               vi("sca", TensorProto.FLOAT, ["batch", 3, 4, 5]), vi("inorm", TensorProto.FLOAT, ["batch", 3, 4, 5])], inits, 17)
+
+    def feeds17(b):
+        si = np.zeros((b, 2, 2), np.int64)
+        for i in range(b):  # distinct (sample, channel) pairs: ScatterND none leaves repeats undefined
+            si[i, :, 0] = i
+            si[i, :, 1] = r.permutation(3)[:2]
+        sa = np.stack([np.full((b, 3), 0), r.integers(0, 3, size=(b, 3)), r.integers(-4, 4, size=(b, 3))], -1).astype(np.int64)
+        sa[:, :, 0] = np.arange(b)[:, None]
+        sa[:, 1] = sa[:, 0]  # a repeated coordinate adds twice
+        return {"x": g32(b, 3, 4, 5), "gi": r.integers(-4, 4, size=(b, 3, 2, 5)).astype(np.int64),
+                "si": si, "u": g32(b, 2, 4, 5), "sa": sa, "ua": g32(b, 3, 5)}
+    record("nd17", m.SerializeToString(), feeds17)
+
+    for opset, c in ((18, 3), (21, 6)):
+        nodes = [helper.make_node("GroupNormalization", ["x", "gs", "gb"], ["y"], name="gnorm", num_groups=3, epsilon=1e-4)]
+        m = model(nodes, "gn%d" % opset, [vi("x", TensorProto.FLOAT, ["batch", 6, 3, 4])],
+                  [vi("y", TensorProto.FLOAT, ["batch", 6, 3, 4])], [init("gs", g32(c)), init("gb", g32(c))], opset,
+                  ir=10 if opset >= 21 else 8, check=opset >= 21)
+        record("groupnorm%d" % opset, m.SerializeToString(), lambda b: {"x": g32(b, 6, 3, 4) * 2 + 0.5})
+
+
 def rnns():
     T, In, H = 5, 4, 3
     lstm = [
@@ -324,6 +378,10 @@ def torch_models():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:  # only the named makers, e.g. make.py ndops
+        for name in sys.argv[1:]:
+            globals()[name]()
+        sys.exit(0)
     mlp()
     cnn()
     textcnn()
@@ -331,3 +389,4 @@ if __name__ == "__main__":
     rnns()
     extras()
     torch_models()
+    ndops()
