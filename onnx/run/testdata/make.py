@@ -274,6 +274,27 @@ def ndops():
                   ir=10 if opset >= 21 else 8, check=opset >= 21)
         record("groupnorm%d" % opset, m.SerializeToString(), lambda b: {"x": g32(b, 6, 3, 4) * 2 + 0.5})
 
+    # CumSum (float: exclusive, reverse; int64: position ids from a mask)
+    # and GatherND (batch_dims 0 with a constant, 1 with a run-time indices).
+    i64 = lambda *v: np.array(v, np.int64)
+    nodes = [
+        helper.make_node("CumSum", ["x", "ax1"], ["cs"], name="cumsum"),
+        helper.make_node("CumSum", ["x", "axm1"], ["cse"], name="cumsum_excl_rev", exclusive=1, reverse=1),
+        helper.make_node("CumSum", ["mask", "ax1"], ["pos"], name="cumsum_int"),
+        helper.make_node("GatherND", ["x", "gc"], ["g0"], name="gather_nd"),
+        helper.make_node("GatherND", ["x", "gb"], ["g1"], name="gather_nd_batch", batch_dims=1),
+    ]
+    inits = [init("ax1", np.array(1, np.int64)), init("axm1", np.array(-1, np.int32)),
+             init("gc", i64([0, 1], [0, -1], [0, 2]).reshape(3, 2))]
+    m = model(nodes, "nd13", [vi("x", TensorProto.FLOAT, ["batch", 4, 5]), vi("mask", TensorProto.INT64, ["batch", 6]),
+                              vi("gb", TensorProto.INT64, ["batch", 3, 1])],
+              [vi("cs", TensorProto.FLOAT, ["batch", 4, 5]), vi("cse", TensorProto.FLOAT, ["batch", 4, 5]),
+               vi("pos", TensorProto.INT64, ["batch", 6]), vi("g0", TensorProto.FLOAT, [3, 5]),
+               vi("g1", TensorProto.FLOAT, ["batch", 3, 5])], inits, 13)
+    record("nd13", m.SerializeToString(), lambda b: {
+        "x": g32(b, 4, 5), "mask": (r.random((b, 6)) < 0.7).astype(np.int64),
+        "gb": r.integers(-4, 4, size=(b, 3, 1)).astype(np.int64)})
+
 
 def rnns():
     T, In, H = 5, 4, 3
