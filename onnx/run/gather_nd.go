@@ -9,7 +9,8 @@ import (
 // coordinate tuples of indices' last axis, after batch_dims leading dims
 // data and indices share; the output is indices.shape[:-1] +
 // data.shape[batch_dims+k:]. Float data runs on ops.GatherND (negative
-// coordinates count from the end).
+// coordinates count from the end); int and BOOL data (a causal mask) go
+// through byPosition.
 func init() {
 	register("GatherND", opDef{compile: compileGatherND})
 }
@@ -25,7 +26,7 @@ func compileGatherND(c *ctx) (kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.floatData(0, 1); err != nil {
+	if err := c.indices(1); err != nil {
 		return nil, err
 	}
 	data, idx := c.in[0].shape, c.in[1].shape
@@ -46,7 +47,7 @@ func compileGatherND(c *ctx) (kernel, error) {
 		}
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		y, err := ops.GatherND(in[0], in[1], int(bd))
+		y, err := byPosition(in[0], func(x *tensor.Tensor) (*tensor.Tensor, error) { return ops.GatherND(x, in[1], int(bd)) })
 		return []*tensor.Tensor{y}, err
 	}, nil
 }
