@@ -296,6 +296,65 @@ def ndops():
         "gb": r.integers(-4, 4, size=(b, 3, 1)).astype(np.int64)})
 
 
+def hf_models():
+    """Tiny randomly initialised Hugging Face BertModel (TorchScript
+    exporter, opset 17) and GPT2Model (the exporter's defaults), 1 layer,
+    width 32, 2 heads, vocabulary 64, with input_ids and attention_mask of
+    dynamic batch and sequence (the mask pads the tail of odd rows); the
+    output is last_hidden_state. bench/onnx_compare.py runs larger ones."""
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: skipping the transformers models", file=sys.stderr)
+        return
+    import io
+    import torch.nn as nn
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    import transformers as tr
+
+    class Wrap(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    def pair(b, seq=8):
+        g = torch.Generator().manual_seed(200 + b)
+        ids = torch.randint(0, 64, (b, seq), generator=g)
+        mask = torch.ones(b, seq, dtype=torch.int64)
+        mask[1::2, seq - 3:] = 0
+        return {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
+
+    torch.manual_seed(23)
+    bert = tr.BertModel(tr.BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=64, max_position_embeddings=32), add_pooling_layer=False)
+    gpt2 = tr.GPT2Model(tr.GPT2Config(vocab_size=64, n_embd=32, n_layer=1, n_head=2, n_positions=32,
+                                      bos_token_id=0, eos_token_id=0, use_cache=False))
+    names = ["input_ids", "attention_mask"]
+    for name, mod, dynamo in (("hf_bert_opset17", bert, False), ("hf_gpt2_default", gpt2, True)):
+        mod = Wrap(mod).eval()
+        ex = tuple(torch.from_numpy(v) for v in pair(2).values())
+        with torch.no_grad():
+            if dynamo:
+                dims = {0: torch.export.Dim("batch", min=1, max=64), 1: torch.export.Dim("seq", min=2, max=32)}
+                blob = torch.onnx.export(mod, ex, input_names=names, output_names=["y"],
+                                         dynamic_shapes=(dims, dims)).model_proto.SerializeToString()
+            else:
+                buf = io.BytesIO()
+                axes = {n: {0: "batch", 1: "seq"} for n in names + ["y"]}
+                torch.onnx.export(mod, ex, buf, opset_version=17, dynamo=False, input_names=names, output_names=["y"],
+                                  dynamic_axes=axes)
+                blob = buf.getvalue()
+        m = onnx.load_from_string(blob)
+        for n in m.graph.node:  # the exporter's stack traces: most of the file, none of the model
+            n.doc_string = ""
+            del n.metadata_props[:]
+        record(name, m.SerializeToString(), pair)
+
+
 def rnns():
     T, In, H = 5, 4, 3
     lstm = [
@@ -411,3 +470,4 @@ if __name__ == "__main__":
     extras()
     torch_models()
     ndops()
+    hf_models()
