@@ -17,7 +17,11 @@ func compileScatterND(c *ctx) (kernel, error) {
 	if err := c.arity(3, 3, 1); err != nil {
 		return nil, err
 	}
-	if err := c.n.allow("reduction"); err != nil {
+	allowed := []string{}
+	if c.n.opset >= 16 {
+		allowed = append(allowed, "reduction")
+	}
+	if err := c.n.allow(allowed...); err != nil {
 		return nil, err
 	}
 	red, err := c.n.stringAttr("reduction", "none")
