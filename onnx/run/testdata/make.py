@@ -309,8 +309,6 @@ def hf_models():
         return
     import io
     import torch.nn as nn
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     import transformers as tr
 
     class Wrap(nn.Module):
