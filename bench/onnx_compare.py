@@ -8,7 +8,12 @@ bench/cmd/onnxcompare to run through Plumb and compare. Outside CI:
 Models: torchvision ResNet-18, ResNet-50, MobileNetV2, EfficientNet-B0
 (weights=None, torch.manual_seed(0), batch norm statistics calibrated on
 random batches; see calibrate), and small sequence classifiers
-(embedding + bidirectional LSTM or GRU + linear, and a text CNN). Each is
+(embedding + bidirectional LSTM or GRU + linear, and a text CNN), and
+small randomly initialised Hugging Face transformers models, a BertModel
+and a GPT2Model (2 layers, width 64, 4 heads, vocabulary 1000; inputs
+input_ids and attention_mask with dynamic batch and sequence axes, the
+mask padding the tail of every other row; output last_hidden_state as y).
+Each is
 exported twice: at opset 17 with the TorchScript exporter (dynamo=False,
 dynamic_axes on the batch) and with the exporter's defaults (dynamo, a
 torch.export.Dim batch). For each, DIR/<name>.onnx and DIR/<name>.json,
@@ -64,6 +69,39 @@ def tokens(b):
     return torch.randint(0, 1000, (b, 32))
 
 
+class HFModel(nn.Module):
+    """A transformers model returning only last_hidden_state, so the export
+    has one output."""
+
+    def __init__(self, kind):
+        super().__init__()
+        # bench/kernels.py, beside this script, would shadow the kernels
+        # package transformers imports.
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+        import transformers as tr
+        if kind == "bert":
+            cfg = tr.BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                intermediate_size=128, max_position_embeddings=128)
+            self.m = tr.BertModel(cfg, add_pooling_layer=False)
+        else:
+            cfg = tr.GPT2Config(vocab_size=1000, n_embd=64, n_layer=2, n_head=4, n_positions=128,
+                                bos_token_id=0, eos_token_id=0)
+            self.m = tr.GPT2Model(cfg)
+        self.m.config.use_cache = False
+
+    def forward(self, input_ids, attention_mask):
+        return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def text_pair(b, seq=16):
+    """input_ids and an attention mask whose odd rows pad their last quarter."""
+    ids = torch.randint(0, 1000, (b, seq))
+    mask = torch.ones(b, seq, dtype=torch.int64)
+    mask[1::2, seq - seq // 4:] = 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
 MODELS = {
     "lstm_classifier": (lambda: SeqClassifier(nn.LSTM), tokens),
     "gru_classifier": (lambda: SeqClassifier(nn.GRU), tokens),
@@ -72,6 +110,8 @@ MODELS = {
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), image),
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
+    "bert": (lambda: HFModel("bert"), text_pair),
+    "gpt2": (lambda: HFModel("gpt2"), text_pair),
 }
 
 
@@ -94,15 +134,33 @@ def calibrate(mod, inputs):
     mod.eval()
 
 
-def export(mod, example, inname, dynamo):
+def export(mod, example, dynamo):
+    """example maps input names to tensors; the batch axis is dynamic, and
+    for several inputs (the text pairs) the sequence axis too."""
+    names = list(example)
+    args = tuple(example.values())
+    seq = len(names) > 1
     if not dynamo:
         buf = io.BytesIO()
-        torch.onnx.export(mod, (example,), buf, opset_version=17, dynamo=False, input_names=[inname], output_names=["y"],
-                          dynamic_axes={inname: {0: "batch"}, "y": {0: "batch"}})
+        axes = {n: ({0: "batch", 1: "seq"} if seq else {0: "batch"}) for n in names}
+        axes["y"] = {0: "batch", 1: "seq"} if seq else {0: "batch"}
+        torch.onnx.export(mod, args, buf, opset_version=17, dynamo=False, input_names=names, output_names=["y"],
+                          dynamic_axes=axes)
         return buf.getvalue()
     batch = torch.export.Dim("batch", min=1, max=64)
-    prog = torch.onnx.export(mod, (example,), input_names=[inname], output_names=["y"], dynamic_shapes=({0: batch},))
+    dims = {0: batch}
+    if seq:
+        dims[1] = torch.export.Dim("seq", min=2, max=128)
+    prog = torch.onnx.export(mod, args, input_names=names, output_names=["y"], dynamic_shapes=tuple(dims for _ in names))
     return prog.model_proto.SerializeToString()
+
+
+def feeds(inputs, b):
+    """inputs(b) as a dict of name to numpy array."""
+    x = inputs(b)
+    if isinstance(x, dict):
+        return {k: v.numpy() for k, v in x.items()}
+    return {"ids" if inputs is tokens else "x": x.numpy()}
 
 
 def save(path, a):
@@ -127,9 +185,9 @@ def main():
                 torch.manual_seed(0)
                 mod = make()
                 calibrate(mod, inputs)
-                inname = "ids" if inputs is tokens else "x"
                 with torch.no_grad():
-                    blob = export(mod, inputs(2), inname, dynamo)
+                    example = {k: torch.from_numpy(v) for k, v in feeds(inputs, 2).items()}
+                    blob = export(mod, example, dynamo)
                 path = os.path.join(args.out, name + ".onnx")
                 with open(path, "wb") as f:
                     f.write(blob)
@@ -139,10 +197,10 @@ def main():
                 cases = []
                 for b in (1, 8):
                     torch.manual_seed(1000 + b)
-                    x = inputs(b).numpy()
-                    y = sess.run(None, {inname: x})[0]
+                    xs = feeds(inputs, b)
+                    y = sess.run(None, xs)[0]
                     cases.append({"batch": b,
-                                  "inputs": {inname: save(os.path.join(args.out, f"{name}.b{b}.{inname}.bin"), x)},
+                                  "inputs": {k: save(os.path.join(args.out, f"{name}.b{b}.{k}.bin"), v) for k, v in xs.items()},
                                   "outputs": {"y": save(os.path.join(args.out, f"{name}.b{b}.y.bin"), y)}})
                 with open(os.path.join(args.out, name + ".json"), "w") as f:
                     json.dump({"model": name + ".onnx", "opset": onnx.load(path, load_external_data=False).opset_import[0].version, "cases": cases}, f, indent=1)

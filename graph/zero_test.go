@@ -36,6 +36,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Where":                     graph.Where,
 			"GatherElements":            graph.GatherElements,
 			"ScatterND":                 graph.ScatterND,
+			"CumSum":                    graph.CumSum,
+			"GatherND":                  graph.GatherND,
 			"Reshape":                   graph.Reshape,
 			"Flatten":                   graph.Flatten,
 			"Transpose":                 graph.Transpose,

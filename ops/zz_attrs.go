@@ -55,7 +55,7 @@ type Attrs struct {
 	Training bool `json:"training"`
 	// BroadcastToAttrs, ReshapeAttrs: broadcast_to, reshape.
 	Shape []int `json:"shape"`
-	// ConcatAttrs, GatherAttrs, GatherElementsAttrs, SoftmaxAttrs, SliceAttrs: concat, gather, gather_elements, log_softmax, slice, softmax.
+	// ConcatAttrs, CumSumAttrs, GatherAttrs, GatherElementsAttrs, SoftmaxAttrs, SliceAttrs: concat, cumsum, gather, gather_elements, log_softmax, slice and 1 more.
 	Axis int `json:"axis"`
 	// Conv2DAttrs, Conv2DTransposeAttrs, Conv3DAttrs: conv2d, conv2d_transpose, conv3d.
 	Groups int `json:"groups"`
@@ -63,16 +63,20 @@ type Attrs struct {
 	OutputPadding [2]int `json:"output_padding"`
 	// CRFAttrs, GRUAttrs, LSTMAttrs, RNNFinalStateAttrs, SequenceConcatAttrs, SequenceConvAttrs, SequenceAttrs, SequencePoolAttrs, SequenceSliceAttrs: crf, gru, lstm, lstm_projected, rnn_final_state, sequence_concat and 7 more.
 	Offsets []int `json:"offsets"`
+	// CumSumAttrs: cumsum.
+	Exclusive bool `json:"exclusive"`
+	// CumSumAttrs, GRUAttrs, LSTMAttrs, RNNFinalStateAttrs: cumsum, gru, lstm, lstm_projected, rnn_final_state.
+	Reverse bool `json:"reverse"`
 	// DropoutAttrs: dropout.
 	Rate float64 `json:"rate"`
 	// DropoutAttrs: dropout.
 	Seed uint64 `json:"-"`
 	// EmbeddingAttrs: embedding.
 	PaddingIdx int `json:"padding_idx"`
+	// GatherNDAttrs: gather_nd.
+	BatchDims int `json:"batch_dims"`
 	// GroupNormAttrs: group_norm.
 	NumGroups int `json:"num_groups"`
-	// GRUAttrs, LSTMAttrs, RNNFinalStateAttrs: gru, lstm, lstm_projected, rnn_final_state.
-	Reverse bool `json:"reverse"`
 	// GRUAttrs, GRUCellAttrs: gru, gru_cell.
 	ResetAfter bool `json:"reset_after"`
 	// HardSigmoidAttrs: hard_sigmoid.
@@ -148,6 +152,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 		return Conv3DAttrs{Stride: a.StridesDhw, Dilation: a.DilationsDhw, Pad: a.PadsDhw, Padding: a.Padding, Groups: a.Groups}
 	},
 	"crf":                          func(a Attrs) any { return CRFAttrs{Offsets: a.Offsets} },
+	"cumsum":                       func(a Attrs) any { return CumSumAttrs{Axis: a.Axis, Exclusive: a.Exclusive, Reverse: a.Reverse} },
 	"div":                          func(a Attrs) any { return NoAttrs{} },
 	"dropout":                      func(a Attrs) any { return DropoutAttrs{Rate: a.Rate, Seed: a.Seed} },
 	"elu":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
@@ -156,6 +161,7 @@ var typedAttrs = map[string]func(a Attrs) any{
 	"exp":                          func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gather":                       func(a Attrs) any { return GatherAttrs{Axis: a.Axis} },
 	"gather_elements":              func(a Attrs) any { return GatherElementsAttrs{Axis: a.Axis} },
+	"gather_nd":                    func(a Attrs) any { return GatherNDAttrs{BatchDims: a.BatchDims} },
 	"gelu":                         func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"gelu_tanh":                    func(a Attrs) any { return UnaryAttrs{Alpha: a.Alpha, Lo: a.Lo, Hi: a.Hi, Approximate: a.Approximate} },
 	"global_avg_pool2d":            func(a Attrs) any { return NoAttrs{} },
@@ -266,6 +272,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{StridesDhw: t.Stride, DilationsDhw: t.Dilation, PadsDhw: t.Pad, Padding: t.Padding, Groups: t.Groups}
 	case CRFAttrs:
 		return Attrs{Offsets: t.Offsets}
+	case CumSumAttrs:
+		return Attrs{Axis: t.Axis, Exclusive: t.Exclusive, Reverse: t.Reverse}
 	case DropoutAttrs:
 		return Attrs{Rate: t.Rate, Seed: t.Seed}
 	case EmbeddingAttrs:
@@ -274,6 +282,8 @@ func AttrsOf(t any) Attrs {
 		return Attrs{Axis: t.Axis}
 	case GatherElementsAttrs:
 		return Attrs{Axis: t.Axis}
+	case GatherNDAttrs:
+		return Attrs{BatchDims: t.BatchDims}
 	case GroupNormAttrs:
 		return Attrs{NumGroups: t.NumGroups, Epsilon: t.Epsilon}
 	case GRUAttrs:

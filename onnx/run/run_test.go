@@ -110,6 +110,7 @@ var recordedModels = []string{
 	"mlp", "cnn", "textcnn", "shapes", "lstm", "gru_lbr0", "gru_lbr1", "extras13", "extras18",
 	"torch_mlp_opset17", "torch_textcnn_opset17", "torch_lstm_opset17", "torch_gru_opset17",
 	"torch_mlp_default", "torch_textcnn_default", "torch_lstm_default", "torch_gru_default",
+	"nd17", "groupnorm18", "groupnorm21", "nd13", "hf_bert_opset17", "hf_gpt2_default",
 }
 
 // Every recorded model, compiled once, reproduces ONNX Runtime's outputs

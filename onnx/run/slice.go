@@ -52,6 +52,8 @@ func init() {
 				}
 				c.out[0].part = part
 			}
+		} else if s != nil {
+			c.out[0].shape = slicedRank(c, s)
 		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			params := make([][]int64, 4)
@@ -175,4 +177,35 @@ func (sl slicing) apply(x *tensor.Tensor) *tensor.Tensor {
 		gatherInto(y.Int64s(), x.Int64s(), src)
 	}
 	return y
+}
+
+// slicedRank is a Slice's output shape when its bounds are known only at
+// run time: input shape s with the axes that may be sliced unknown (the
+// constant axes input's, else the first len(starts), else all).
+func slicedRank(c *ctx, s []int) []int {
+	out := append([]int{}, s...)
+	axes, ok := []int64(nil), false
+	switch {
+	case c.has(3):
+		axes, ok = c.in[3].ints()
+	case c.in[1].shape != nil && len(c.in[1].shape) == 1 && c.in[1].shape[0] >= 0 && c.in[1].shape[0] <= len(s):
+		for a := range c.in[1].shape[0] {
+			axes = append(axes, int64(a))
+		}
+		ok = true
+	}
+	for i := range out {
+		if !ok {
+			out[i] = -1
+		}
+	}
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(len(s))
+		}
+		if a >= 0 && a < int64(len(s)) {
+			out[a] = -1
+		}
+	}
+	return out
 }

@@ -433,6 +433,37 @@ for name, (sd, idx, red) in SCATTER_ND.items():
     add("scatter_nd", name, lambda rng, sd=sd, idx=idx, su=su: [rng.standard_normal(sd), idx, rng.standard_normal(su)],
         scatter_nd(red), attrs={"scatter_reduction": red}, grads=(0, 2))
 
+# cumsum: tf.math.cumsum with its exclusive and reverse flags (ONNX
+# CumSum's attributes), on odd shapes and a negative axis.
+CUMSUM = {  # name: (shape, axis, exclusive, reverse)
+    "axis0": ((7, 3), 0, False, False),
+    "exclusive": ((2, 5, 3), 1, True, False),
+    "reverse": ((3, 4, 5), -1, False, True),
+    "exclusive_reverse": ((2, 3, 9), -2, True, True),
+}
+for name, (shape, axis, excl, rev) in CUMSUM.items():
+    add("cumsum", name, inputs(normal(*shape)),
+        lambda xs, axis=axis, excl=excl, rev=rev: tf.math.cumsum(xs[0], axis=axis, exclusive=excl, reverse=rev),
+        attrs={"axis": axis, "exclusive": excl, "reverse": rev})
+
+
+# gather_nd: tf.gather_nd with batch_dims (negative coordinates, which TF
+# refuses, mapped as for gather); repeated rows test the gradient's sum.
+GATHER_ND = {  # name: (data shape, indices, batch_dims)
+    "rows": ((5, 3), [[4], [-5], [2], [4]], 0),
+    "elements": ((3, 4, 2), [[[2, 0, 1], [0, -1, 0]], [[1, 1, 1], [2, 3, 1]]], 0),
+    "blocks": ((2, 3, 4), [[1, -3], [0, 2], [1, 1]], 0),
+    "batch1": ((3, 4, 5), [[[1], [3]], [[0], [0]], [[-1], [2]]], 1),
+    "batch2": ((2, 3, 4, 2), [[[[1], [2]], [[3], [0]], [[0], [-1]]], [[[2], [2]], [[1], [0]], [[3], [1]]]], 2),
+}
+for name, (sd, idx, bd) in GATHER_ND.items():
+    idx = np.array(idx, np.int64)
+    dims = np.array(sd[bd:bd + idx.shape[-1]])
+    add("gather_nd", name, lambda rng, sd=sd, idx=idx: [rng.standard_normal(sd), idx],
+        lambda xs, bd=bd, dims=dims: tf.gather_nd(xs[0], from_end(xs[1], dims), batch_dims=bd),
+        attrs={"batch_dims": bd})
+
+
 # Embedding: tf.nn.embedding_lookup; Plumb's padding index (PyTorch's and
 # Paddle's padding_idx, which TF lacks) zeroes its rows, mapped here as a mask.
 

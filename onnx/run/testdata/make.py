@@ -39,11 +39,12 @@ def vi(name, elem, dims):
     return helper.make_tensor_value_info(name, elem, dims)
 
 
-def model(nodes, name, inputs, outputs, inits, opset):
+def model(nodes, name, inputs, outputs, inits, opset, ir=8, check=True):
     g = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="plumb-testdata")
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
+    m.ir_version = ir
+    if check:  # onnx 1.22's checker refuses ops deprecated since (GroupNormalization-18)
+        onnx.checker.check_model(m, full_check=True)
     return m
 
 
@@ -221,6 +222,137 @@ def extras():
     record("extras18", m.SerializeToString(), lambda b: {"x": f32(b, 3, 8)})
 
 
+def ndops():
+    """The N-D ops at opset 17: MatMul with broadcast batch dims, a 1-D
+    operand and two run-time operands; Where on a computed BOOL with a
+    broadcast branch; GatherElements with negative indices; ScatterND
+    replacing and adding (repeated coordinates); InstanceNormalization.
+    GroupNormalization at opset 18 (per-group scale and bias) and 21 (per
+    channel). Its own generator, so it can be rerun alone."""
+    r = np.random.default_rng(3301)
+    g32 = lambda *s: r.standard_normal(s).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w3"], ["mm_b"], name="mm_bcast"),  # [b,3,4,5]x[3,5,6]
+        helper.make_node("MatMul", ["v4", "x"], ["mm_v"], name="mm_vec"),  # [4]x[b,3,4,5] -> [b,3,5]
+        helper.make_node("Transpose", ["x"], ["xt"], name="xt", perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["x", "xt"], ["mm_r"], name="mm_runtime"),  # [b,3,4,4]
+        helper.make_node("Greater", ["mm_b", "zero"], ["pos"], name="pos"),
+        helper.make_node("Where", ["pos", "mm_b", "alt"], ["wh"], name="where"),
+        helper.make_node("GatherElements", ["x", "gi"], ["ge"], name="gather_el", axis=2),
+        helper.make_node("GatherElements", ["x", "gl"], ["ge2"], name="gather_el_last", axis=-1),
+        helper.make_node("ScatterND", ["x", "si", "u"], ["sc"], name="scatter"),
+        helper.make_node("ScatterND", ["x", "sa", "ua"], ["sca"], name="scatter_add", reduction="add"),
+        helper.make_node("InstanceNormalization", ["x", "isc", "ibi"], ["inorm"], name="inorm", epsilon=1e-3),
+    ]
+    inits = [init("w3", g32(3, 5, 6)), init("v4", g32(4)), init("zero", np.array(0, np.float32)),
+             init("alt", g32(6)), init("gl", r.integers(-5, 5, size=(1, 3, 4, 2)).astype(np.int64)),
+             init("isc", g32(3)), init("ibi", g32(3))]
+    m = model(nodes, "nd17", [vi("x", TensorProto.FLOAT, ["batch", 3, 4, 5]), vi("gi", TensorProto.INT64, ["batch", 3, 2, 5]),
+                              vi("si", TensorProto.INT64, ["batch", 2, 2]), vi("u", TensorProto.FLOAT, ["batch", 2, 4, 5]),
+                              vi("sa", TensorProto.INT64, ["batch", 3, 3]), vi("ua", TensorProto.FLOAT, ["batch", 3, 5])],
+              [vi("mm_v", TensorProto.FLOAT, ["batch", 3, 5]), vi("mm_r", TensorProto.FLOAT, ["batch", 3, 4, 4]),
+               vi("wh", TensorProto.FLOAT, ["batch", 3, 4, 6]), vi("ge", TensorProto.FLOAT, ["batch", 3, 2, 5]),
+               vi("ge2", TensorProto.FLOAT, [1, 3, 4, 2]), vi("sc", TensorProto.FLOAT, ["batch", 3, 4, 5]),
+               vi("sca", TensorProto.FLOAT, ["batch", 3, 4, 5]), vi("inorm", TensorProto.FLOAT, ["batch", 3, 4, 5])], inits, 17)
+
+    def feeds17(b):
+        si = np.zeros((b, 2, 2), np.int64)
+        for i in range(b):  # distinct (sample, channel) pairs: ScatterND none leaves repeats undefined
+            si[i, :, 0] = i
+            si[i, :, 1] = r.permutation(3)[:2]
+        sa = np.stack([np.full((b, 3), 0), r.integers(0, 3, size=(b, 3)), r.integers(-4, 4, size=(b, 3))], -1).astype(np.int64)
+        sa[:, :, 0] = np.arange(b)[:, None]
+        sa[:, 1] = sa[:, 0]  # a repeated coordinate adds twice
+        return {"x": g32(b, 3, 4, 5), "gi": r.integers(-4, 4, size=(b, 3, 2, 5)).astype(np.int64),
+                "si": si, "u": g32(b, 2, 4, 5), "sa": sa, "ua": g32(b, 3, 5)}
+    record("nd17", m.SerializeToString(), feeds17)
+
+    for opset, c in ((18, 3), (21, 6)):
+        nodes = [helper.make_node("GroupNormalization", ["x", "gs", "gb"], ["y"], name="gnorm", num_groups=3, epsilon=1e-4)]
+        m = model(nodes, "gn%d" % opset, [vi("x", TensorProto.FLOAT, ["batch", 6, 3, 4])],
+                  [vi("y", TensorProto.FLOAT, ["batch", 6, 3, 4])], [init("gs", g32(c)), init("gb", g32(c))], opset,
+                  ir=10 if opset >= 21 else 8, check=opset >= 21)
+        record("groupnorm%d" % opset, m.SerializeToString(), lambda b: {"x": g32(b, 6, 3, 4) * 2 + 0.5})
+
+    # CumSum (float: exclusive, reverse; int64: position ids from a mask)
+    # and GatherND (batch_dims 0 with a constant, 1 with a run-time indices).
+    i64 = lambda *v: np.array(v, np.int64)
+    nodes = [
+        helper.make_node("CumSum", ["x", "ax1"], ["cs"], name="cumsum"),
+        helper.make_node("CumSum", ["x", "axm1"], ["cse"], name="cumsum_excl_rev", exclusive=1, reverse=1),
+        helper.make_node("CumSum", ["mask", "ax1"], ["pos"], name="cumsum_int"),
+        helper.make_node("GatherND", ["x", "gc"], ["g0"], name="gather_nd"),
+        helper.make_node("GatherND", ["x", "gb"], ["g1"], name="gather_nd_batch", batch_dims=1),
+    ]
+    inits = [init("ax1", np.array(1, np.int64)), init("axm1", np.array(-1, np.int32)),
+             init("gc", i64([0, 1], [0, -1], [0, 2]).reshape(3, 2))]
+    m = model(nodes, "nd13", [vi("x", TensorProto.FLOAT, ["batch", 4, 5]), vi("mask", TensorProto.INT64, ["batch", 6]),
+                              vi("gb", TensorProto.INT64, ["batch", 3, 1])],
+              [vi("cs", TensorProto.FLOAT, ["batch", 4, 5]), vi("cse", TensorProto.FLOAT, ["batch", 4, 5]),
+               vi("pos", TensorProto.INT64, ["batch", 6]), vi("g0", TensorProto.FLOAT, [3, 5]),
+               vi("g1", TensorProto.FLOAT, ["batch", 3, 5])], inits, 13)
+    record("nd13", m.SerializeToString(), lambda b: {
+        "x": g32(b, 4, 5), "mask": (r.random((b, 6)) < 0.7).astype(np.int64),
+        "gb": r.integers(-4, 4, size=(b, 3, 1)).astype(np.int64)})
+
+
+def hf_models():
+    """Tiny randomly initialised Hugging Face BertModel (TorchScript
+    exporter, opset 17) and GPT2Model (the exporter's defaults), 1 layer,
+    width 32, 2 heads, vocabulary 64, with input_ids and attention_mask of
+    dynamic batch and sequence (the mask pads the tail of odd rows); the
+    output is last_hidden_state. bench/onnx_compare.py runs larger ones."""
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: skipping the transformers models", file=sys.stderr)
+        return
+    import io
+    import torch.nn as nn
+    import transformers as tr
+
+    class Wrap(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    def pair(b, seq=8):
+        g = torch.Generator().manual_seed(200 + b)
+        ids = torch.randint(0, 64, (b, seq), generator=g)
+        mask = torch.ones(b, seq, dtype=torch.int64)
+        mask[1::2, seq - 3:] = 0
+        return {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
+
+    torch.manual_seed(23)
+    bert = tr.BertModel(tr.BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=64, max_position_embeddings=32), add_pooling_layer=False)
+    gpt2 = tr.GPT2Model(tr.GPT2Config(vocab_size=64, n_embd=32, n_layer=1, n_head=2, n_positions=32,
+                                      bos_token_id=0, eos_token_id=0, use_cache=False))
+    names = ["input_ids", "attention_mask"]
+    for name, mod, dynamo in (("hf_bert_opset17", bert, False), ("hf_gpt2_default", gpt2, True)):
+        mod = Wrap(mod).eval()
+        ex = tuple(torch.from_numpy(v) for v in pair(2).values())
+        with torch.no_grad():
+            if dynamo:
+                dims = {0: torch.export.Dim("batch", min=1, max=64), 1: torch.export.Dim("seq", min=2, max=32)}
+                blob = torch.onnx.export(mod, ex, input_names=names, output_names=["y"],
+                                         dynamic_shapes=(dims, dims)).model_proto.SerializeToString()
+            else:
+                buf = io.BytesIO()
+                axes = {n: {0: "batch", 1: "seq"} for n in names + ["y"]}
+                torch.onnx.export(mod, ex, buf, opset_version=17, dynamo=False, input_names=names, output_names=["y"],
+                                  dynamic_axes=axes)
+                blob = buf.getvalue()
+        m = onnx.load_from_string(blob)
+        for n in m.graph.node:  # the exporter's stack traces: most of the file, none of the model
+            n.doc_string = ""
+            del n.metadata_props[:]
+        record(name, m.SerializeToString(), pair)
+
+
 def rnns():
     T, In, H = 5, 4, 3
     lstm = [
@@ -324,6 +456,10 @@ def torch_models():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:  # only the named makers, e.g. make.py ndops
+        for name in sys.argv[1:]:
+            globals()[name]()
+        sys.exit(0)
     mlp()
     cnn()
     textcnn()
@@ -331,3 +467,5 @@ if __name__ == "__main__":
     rnns()
     extras()
     torch_models()
+    ndops()
+    hf_models()
