@@ -30,14 +30,49 @@ func TestMaskedLMStepOnDevice(t *testing.T) {
 			return nil, nil, err
 		}
 		return m.Params(), func(tape *graph.Tape) *graph.Value {
-			l := labels
-			if dev := graph.DeviceOf(m.Params()); dev != nil {
-				if l, err = tape.Move(labels, dev); err != nil {
+			// The caller moves the batch, as the trainer does.
+			dev := graph.DeviceOf(m.Params())
+			db, err := b.To(tape, m.Bert, dev)
+			if err != nil {
+				return tape.Fail(err)
+			}
+			l, r := labels, rows
+			if dev != nil {
+				if l, err = tape.Move(labels, dev); err == nil {
+					r, err = tape.Move(rows, dev)
+				}
+				if err != nil {
 					return tape.Fail(err)
 				}
 			}
-			return graph.SoftmaxCrossEntropy(m.Logits(tape, b, rows), l) // Logits moves the rows
+			return graph.SoftmaxCrossEntropy(m.Logits(tape, db, r), l)
 		}, nil
 	}
 	require.NoError(t, devicetest.SameStep(build, testdev.New("test:0"), 1e-5))
+}
+
+// TestForwardWantsTheBatchWhereTheParametersAre: the model does not move
+// a caller's batch; a host batch for a model on a device is an error
+// naming both places, and Batch.To moves it.
+func TestForwardWantsTheBatchWhereTheParametersAre(t *testing.T) {
+	m, err := New(tinyConfig(), rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	b, err := NewBatch([][]int{{2, 7, 3}, {2, 3}}, nil)
+	require.NoError(t, err)
+	dev := testdev.New("test:0")
+	for _, p := range m.Params() {
+		moved, err := p.Value.To(dev)
+		require.NoError(t, err)
+		p.Value = moved
+	}
+	tape := graph.NewEvalTape()
+	h, _ := m.Forward(tape, b)
+	_, err = h.Tensor()
+	require.ErrorContains(t, err, "IDs on host memory, the parameters on test:0")
+
+	db, err := b.To(tape, m, dev)
+	require.NoError(t, err)
+	h, _ = m.Forward(tape, db)
+	_, err = h.Tensor()
+	require.NoError(t, err)
 }

@@ -2,7 +2,6 @@ package bert
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/plumbml/plumb/graph"
@@ -66,7 +65,8 @@ func (m *MaskedLM) Params() []*graph.Param {
 // Logits runs the encoder on b and returns the vocabulary logits of the
 // positions rows (flat indices b·T + t into the batch, int32 or int64, as
 // the masked positions of MaskTokens) as [len(rows), vocab]; with rows nil,
-// of every position, [B, T, vocab]. Host rows go to the model's device.
+// of every position, [B, T, vocab]. rows are where the model is, as the
+// batch (Batch.To).
 func (m *MaskedLM) Logits(t *graph.Tape, b Batch, rows *tensor.Tensor) *graph.Value {
 	if m == nil || m.Bert == nil || m.Bias == nil {
 		return t.Fail(errors.New("bert: MaskedLM.Logits on a model not made by NewMaskedLM or LoadMaskedLM"))
@@ -77,12 +77,6 @@ func (m *MaskedLM) Logits(t *graph.Tape, b Batch, rows *tensor.Tensor) *graph.Va
 		return h
 	}
 	if rows != nil {
-		if dev := m.Bert.Word.Value.Device(); dev != nil && rows.Device() == nil { // the rows go where the model is
-			var err error
-			if rows, err = t.Move(rows, dev); err != nil {
-				return t.Fail(fmt.Errorf("bert: MaskedLM.Logits: %w", err))
-			}
-		}
 		h = graph.Gather(graph.Reshape(h, s[0]*s[1], s[2]), rows, 0)
 	}
 	x := m.Bert.norm(t, m.Norm, m.Bert.act(m.Transform.forward(t, h)))

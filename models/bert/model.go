@@ -255,8 +255,11 @@ func NewBatch(ids, types [][]int) (Batch, error) {
 	return Batch{IDs: tensor.MustFromSlice(id, b, t), TokenTypes: tensor.MustFromSlice(ty, b, t), AttentionMask: tensor.MustFromSlice(mask, b, t)}, nil
 }
 
-// check validates a batch against the model's tables and returns B and T.
-func (m *Model) check(b Batch) (int, int, error) {
+// check validates a batch on dev (nil: host memory) against the model's
+// tables and returns B and T. A batch in host memory has its ids checked against the tables; one on
+// the parameters' device (Batch.To) has only its shapes and types
+// checked, since reading it back would cost a copy a step.
+func (m *Model) check(b Batch, dev tensor.Device) (int, int, error) {
 	if b.IDs == nil {
 		return 0, 0, errors.New("bert: Forward: batch without IDs")
 	}
@@ -275,14 +278,18 @@ func (m *Model) check(b Batch) (int, int, error) {
 		if f.t == nil {
 			continue
 		}
-		if dt := f.t.DType(); dt != tensor.Int32 && dt != tensor.Int64 {
+		dt := f.t.DType()
+		if dt != tensor.Int32 && dt != tensor.Int64 && (f.name != "AttentionMask" || dt != m.Word.Value.DType()) {
 			return 0, 0, fmt.Errorf("bert: Forward: %s are %v, want int32 or int64", f.name, dt)
 		}
 		if !f.t.Shape().Equal(s) {
 			return 0, 0, fmt.Errorf("bert: Forward: %s %v, IDs %v; want the same shape", f.name, f.t.Shape(), s)
 		}
-		if f.t.Device() != nil {
-			return 0, 0, fmt.Errorf("bert: Forward: %s on a device, want host memory", f.name)
+		if f.t.Device() != dev {
+			return 0, 0, fmt.Errorf("bert: Forward: %s on %s, the parameters on %s; want the batch where the parameters are (Batch.To)", f.name, where(f.t.Device()), where(dev))
+		}
+		if dev != nil {
+			continue
 		}
 		for i := range f.t.Size() {
 			if v := f.t.At(i); v < 0 || v >= float64(f.hi) {
@@ -293,6 +300,51 @@ func (m *Model) check(b Batch) (int, int, error) {
 	return s[0], s[1], nil
 }
 
+// where names a tensor's device for an error: host memory for nil.
+func where(d tensor.Device) string {
+	if d == nil {
+		return "host memory"
+	}
+	return d.String()
+}
+
+// To returns the batch on the device dev for a model of parameter type
+// dt (float32, or float64 for gradient checks), as the trainer moves a
+// batch before a step (train.Config.Device): the ids are checked against
+// the model's tables in host memory first, and the attention mask is cast
+// to dt there, since casts run in host memory. A nil dev leaves the batch
+// in host memory with its mask cast. The copies belong to the tape t.
+func (b Batch) To(t *graph.Tape, m *Model, dev tensor.Device) (Batch, error) {
+	if m == nil || m.Word == nil {
+		return Batch{}, errors.New("bert: Batch.To for a model not made by New or LoadPretrained")
+	}
+	if _, _, err := m.check(b, nil); err != nil {
+		return Batch{}, err
+	}
+	out := b
+	if b.AttentionMask != nil {
+		mf, err := b.AttentionMask.Cast(m.Word.Value.DType())
+		if err != nil {
+			return Batch{}, fmt.Errorf("bert: Batch.To: %w", err)
+		}
+		out.AttentionMask = mf
+	}
+	if dev == nil {
+		return out, nil
+	}
+	for _, x := range []**tensor.Tensor{&out.IDs, &out.TokenTypes, &out.AttentionMask} {
+		if *x == nil {
+			continue
+		}
+		moved, err := t.Move(*x, dev)
+		if err != nil {
+			return Batch{}, fmt.Errorf("bert: Batch.To: %w", err)
+		}
+		*x = moved
+	}
+	return out, nil
+}
+
 // Forward runs the encoder on a batch and returns last_hidden_state
 // [B, T, hidden] and pooler_output [B, hidden] (a value carrying an error
 // for a model without the pooler). Each query attends to the
@@ -300,9 +352,9 @@ func (m *Model) check(b Batch) (int, int, error) {
 // transformers' extended attention mask); padded positions get outputs as
 // in transformers, computed from the unmasked keys. Dropout applies on a
 // training tape: after the embeddings, on the attention probabilities and
-// on each sublayer's output before its residual sum. The batch is in host
-// memory; with the parameters on a device, Forward moves its tensors
-// there.
+// on each sublayer's output before its residual sum. The batch is where
+// the parameters are: in host memory, or moved to their device by
+// Batch.To (the caller's move, as the trainer's).
 func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 	if t == nil {
 		v := t.Fail(errors.New("bert: Forward on a nil tape"))
@@ -312,7 +364,7 @@ func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 		v := t.Fail(errors.New("bert: Forward on a model not made by New or LoadPretrained"))
 		return v, v
 	}
-	bs, tl, err := m.check(b)
+	bs, tl, err := m.check(b, m.Word.Value.Device())
 	if err != nil {
 		v := t.Fail(err)
 		return v, v
@@ -330,18 +382,22 @@ func (m *Model) Forward(t *graph.Tape, b Batch) (hidden, pooled *graph.Value) {
 			return v, v
 		}
 	}
-	// The inputs (host tensors) go where the parameters are.
-	in := []*tensor.Tensor{b.IDs, types, pos, mf}
+	// The batch is where the parameters are (check); the position ids and
+	// the default token types, which the model makes, go there too.
+	in := []*tensor.Tensor{b.IDs, b.TokenTypes, pos, mf}
 	if dev := m.Word.Value.Device(); dev != nil {
-		for i, x := range in {
-			if x == nil {
-				continue
-			}
-			if in[i], err = t.Move(x, dev); err != nil {
+		made := []int{2}
+		if b.TokenTypes == nil {
+			in[1], made = types, []int{1, 2}
+		}
+		for _, i := range made {
+			if in[i], err = t.Move(in[i], dev); err != nil {
 				v := t.Fail(fmt.Errorf("bert: Forward: %w", err))
 				return v, v
 			}
 		}
+	} else {
+		in[1] = types
 	}
 	x := graph.Add(graph.Add(graph.Embedding(t.Param(m.Word), in[0], ops.NoPadding),
 		graph.Embedding(t.Param(m.Type), in[1], ops.NoPadding)),
