@@ -229,10 +229,10 @@ func (a *BahdanauAttention) Attend(query *graph.Value, m Memory) *graph.Value {
 	pq := graph.Linear(query, t.Param(a.WQuery), nil)
 	s := pq.Shape()
 	if s == nil {
-		return pq
+		return out("bahdanau attention", a, firstErr(query, m.Keys, m.Values), pq)
 	}
 	ctx := graph.AdditiveAttention(graph.Reshape(pq, s[0], 1, s[1]), m.Keys, t.Param(a.V), m.Values, nil, ops.AttentionAttrs{KeyLengths: m.Lengths})
-	return graph.Reshape(ctx, s[0], -1)
+	return out("bahdanau attention", a, firstErr(query, m.Keys, m.Values), graph.Reshape(ctx, s[0], -1))
 }
 
 // Params returns W1, W2 and v.
@@ -347,6 +347,7 @@ func (d *AttentionDecoder) advance(x *graph.Value, s DecoderState, m Memory) (*g
 		return v, DecoderState{graph.LSTMState{H: v, C: v}, v}
 	}
 	st := graph.LSTMCell(graph.Concat(1, x, s.Context), s.LSTM, d.Cell.Weights(x.Tape()))
+	st.H = out("attention decoder cell", d.Cell, firstErr(x, s.Context, s.LSTM.H, s.LSTM.C), st.H)
 	ctx := d.Attn.Attend(st.H, m)
 	return graph.Concat(1, st.H, ctx), DecoderState{st, ctx}
 }

@@ -45,7 +45,7 @@ func (l *CRF) NegLogLikelihood(emissions graph.Seq, tags *tensor.Tensor) *graph.
 	if t == nil { // a nil or tapeless failed value: fail (or pass its error on) without parameters
 		return graph.CRFNegLogLikelihood(emissions, nil, nil, nil, tags)
 	}
-	return graph.CRFNegLogLikelihood(emissions, t.Param(l.Transitions), t.Param(l.Start), t.Param(l.Stop), tags)
+	return out("crf", l, emissions.Err(), graph.CRFNegLogLikelihood(emissions, t.Param(l.Transitions), t.Param(l.Start), t.Param(l.Stop), tags))
 }
 
 // Decode returns the Viterbi best tag path of each sequence of emissions
@@ -69,7 +69,11 @@ func (l *CRF) Decode(emissions graph.Seq) (paths [][]int, scores []float64, err 
 			return nil, nil, fmt.Errorf("layers: crf decode: %s: %w", p.Name, err)
 		}
 	}
-	return ops.ViterbiDecode(e, w[0], w[1], w[2], emissions.Offsets)
+	paths, scores, err = ops.ViterbiDecode(e, w[0], w[1], w[2], emissions.Offsets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("layers: crf %q: %w", Name(l), err)
+	}
+	return paths, scores, nil
 }
 
 // Params returns the transitions, start and stop weights.

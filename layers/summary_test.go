@@ -30,6 +30,15 @@ func TestOpErrorsNameTheLayer(t *testing.T) {
 	require.NoError(t, err)
 	norm, err := NewLayerNorm("norm", 4)
 	require.NoError(t, err)
+	attn, err := NewBahdanauAttention("decoder/attention", BahdanauAttentionConfig{QueryDim: 3, MemoryDim: 4, Units: 5}, rng)
+	require.NoError(t, err)
+	dec, err := NewAttentionDecoder("decoder", AttentionDecoderConfig{In: 2, MemoryDim: 4, Hidden: 3, AttnUnits: 5, Out: 6}, rng)
+	require.NoError(t, err)
+	crf, err := NewCRF("tagger/crf", 3, rng)
+	require.NoError(t, err)
+	memory := func(tp *graph.Tape) Memory { // two rows of memory [B=1, T=2, 4]
+		return attn.Memory(graph.Seq{Values: tp.Const(tensor.Zeros(tensor.Float32, 2, 4)), Offsets: []int{0, 2}})
+	}
 	for _, tc := range []struct {
 		name string
 		run  func(tp *graph.Tape) *graph.Value
@@ -53,6 +62,18 @@ func TestOpErrorsNameTheLayer(t *testing.T) {
 		}, []string{`embedding "words"`, "12"}, ""},
 		{"layer norm", func(tp *graph.Tape) *graph.Value { return norm.Forward(tp.Const(tensor.Zeros(tensor.Float32, 2, 3))) },
 			[]string{`layer norm "norm"`}, ""},
+		{"bahdanau attention", func(tp *graph.Tape) *graph.Value {
+			return attn.Attend(tp.Const(tensor.Zeros(tensor.Float32, 2, 3)), memory(tp)) // 2 queries, 1 memory row
+		}, []string{`bahdanau attention "decoder/attention"`}, ""},
+		{"attention decoder", func(tp *graph.Tape) *graph.Value {
+			m := dec.Attn.Memory(graph.Seq{Values: tp.Const(tensor.Zeros(tensor.Float32, 2, 4)), Offsets: []int{0, 2}})
+			logits, _ := dec.Step(tp.Const(tensor.Zeros(tensor.Float32, 1, 5)), dec.Start(m, nil), m) // input width 5, want 2
+			return logits
+		}, []string{`attention decoder cell "decoder`}, ""},
+		{"crf", func(tp *graph.Tape) *graph.Value {
+			e := graph.Seq{Values: tp.Const(tensor.Zeros(tensor.Float32, 2, 3)), Offsets: []int{0, 2}}
+			return crf.NegLogLikelihood(e, tensor.MustFromSlice([]int64{0, 7}, 2)) // tag 7 of 3
+		}, []string{`crf "tagger/crf"`}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := graph.NewEvalTape()
