@@ -6,8 +6,10 @@
 #   2. dynamic batching (max batch 64) against batch-1 serving, at 1, 8
 #      and 64 clients, interleaved round by round, for the MNIST CNN
 #      (PNG requests) and the sentiment text CNN;
-#   3. batch-1 serving with two workers at 64 clients.
-# ROUNDS (default 3) and DUR (default 10s) set the rounds and each run's
+#   3. batch-1 serving with two workers at 64 clients;
+#   4. the MNIST CNN on eval tapes against compiled plans (--engine), max
+#      batch 64, at 1, 8 and 64 clients, alternating round by round.
+# Steps 1-3 run the default --engine, plan. ROUNDS (default 3) and DUR (default 10s) set the rounds and each run's
 # length; IMDB names the reviews the sentiment vocabulary is built from.
 set -e
 cd "$(dirname "$0")/../.."
@@ -30,4 +32,11 @@ uptime
 "$bin" --loadgen --fresh --digit cnn --clients 64 --batches 1 --workers 2 --rounds "$ROUNDS" --duration "$DUR"
 "$bin" --loadgen --fresh --digit none --sentiment cnn --vocab "$vocab" --endpoint sentiment \
 	--clients 64 --batches 1 --workers 2 --rounds "$ROUNDS" --duration "$DUR"
+uptime
+for round in $(seq "$ROUNDS"); do
+	for engine in tape plan; do
+		echo "round $round: --engine $engine"
+		"$bin" --loadgen --fresh --digit cnn --engine "$engine" --clients 1,8,64 --batches 64 --duration "$DUR"
+	done
+done
 uptime

@@ -291,6 +291,7 @@ func runLoadgen(ctx context.Context, o *options, out io.Writer) error {
 		}
 		return nil
 	}
+	o.batch.MaxBatch = max(o.batch.MaxBatch, slices.Max(batches)) // the plan engine's largest plan
 	m, err := o.loadModels()
 	if err != nil {
 		return err

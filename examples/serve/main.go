@@ -18,6 +18,12 @@
 // DIR, which rebuilds the book's dictionary from the reviews exactly as
 // plumb train sentiment does.
 //
+// --engine plan (the default) runs the MNIST classifier on compiled
+// inference plans (package infer; DigitPlanPredictor), one per power-of-two
+// batch size; --engine tape runs it on eval tapes. The sentiment model
+// runs on eval tapes either way: a plan holds for one ragged batch's
+// offsets, and every batch of reviews brings new ones.
+//
 // Requests are batched (Batcher): up to --max-batch requests, or what
 // arrived within --max-wait of a batch's first request, run as one
 // forward pass; with --adaptive (the default) a batch waits only while
@@ -75,6 +81,7 @@ type options struct {
 	server                   ServerConfig
 	drain                    time.Duration
 	maxWords                 int
+	engine                   string
 	load                     loadOptions
 }
 
@@ -99,6 +106,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.batch.Workers, "workers", 1, "batches run at once")
 	fs.Int64Var(&o.server.MaxBody, "max-body", o.server.MaxBody, "the largest request body, in bytes (413 above)")
 	fs.DurationVar(&o.server.Timeout, "timeout", o.server.Timeout, "each request's deadline (504 past it)")
+	fs.StringVar(&o.engine, "engine", "plan", "how the MNIST classifier runs: plan (compiled inference plans, package infer) or tape (eval tapes); the sentiment model always runs on tapes")
 	fs.IntVar(&o.maxWords, "max-words", 2500, "the longest review, in words (400 above; the longest IMDB review has 2,469)")
 	fs.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to finish the requests in flight")
 	o.load.flags(fs)
@@ -110,6 +118,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if err := o.batch.Check(); err != nil {
 		return nil, err
+	}
+	if o.engine != "plan" && o.engine != "tape" {
+		return nil, fmt.Errorf("--engine %q: want plan or tape", o.engine)
 	}
 	return o, nil
 }
@@ -140,7 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // models holds the loaded networks, which every batcher configuration of
 // the load generator shares.
 type models struct {
-	digit     *DigitPredictor
+	digit     Predictor[[]float32, Prediction]
 	digitInfo ModelInfo
 	sent      *SentimentPredictor
 	sentInfo  ModelInfo
@@ -157,7 +168,12 @@ func (o *options) loadModels() (*models, error) {
 		if m.digitInfo, err = o.weights("mnist-"+o.digit, o.digitCkpt, "--digit-ckpt", "plumb train mnist --model "+o.digit, net.Params); err != nil {
 			return nil, err
 		}
-		if m.digit, err = NewDigitPredictor(net); err != nil {
+		if o.engine == "plan" {
+			m.digit, err = NewDigitPlanPredictor(net, o.batch.MaxBatch)
+		} else {
+			m.digit, err = NewDigitPredictor(net)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -180,7 +180,12 @@ func softmaxRows(logits *graph.Value, n int, who string) ([]Prediction, error) {
 	if all == nil {
 		return nil, fmt.Errorf("serve: %s: model output dtype %v, want float32", who, probs.DType())
 	}
-	classes := shape[1]
+	return predictions(all, n, shape[1]), nil
+}
+
+// predictions copies the first n rows of all, probabilities [_, classes]
+// row-major, into Predictions, each with its most probable class.
+func predictions(all []float32, n, classes int) []Prediction {
 	out := make([]Prediction, n)
 	for i := range out {
 		row := make([]float32, classes)
@@ -193,5 +198,5 @@ func softmaxRows(logits *graph.Value, n int, who string) ([]Prediction, error) {
 		}
 		out[i] = Prediction{Class: best, Probs: row}
 	}
-	return out, nil
+	return out
 }

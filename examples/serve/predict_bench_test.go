@@ -12,27 +12,38 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
+// BenchmarkDigitPredict runs both engines (eval tape, compiled plans with
+// max batch 64) side by side at each batch size.
 func BenchmarkDigitPredict(b *testing.B) {
 	for _, name := range []string{"cnn", "mlp"} {
 		net, err := mnist.New(name, tensor.NewRNG(1))
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, _ := NewDigitPredictor(net)
+		tape, _ := NewDigitPredictor(net)
+		plan, err := NewDigitPlanPredictor(net, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, n := range benchSizes {
 			batch := make([][]float32, n)
 			for i := range batch {
 				batch[i] = make([]float32, Pixels)
 			}
-			b.Run(fmt.Sprintf("%s/batch%d", name, n), func(b *testing.B) {
-				cpu0, _ := processCPU()
-				for b.Loop() {
-					if _, err := p.Predict(context.Background(), batch); err != nil {
-						b.Fatal(err)
+			for _, e := range []struct {
+				engine string
+				p      Predictor[[]float32, Prediction]
+			}{{"tape", tape}, {"plan", plan}} {
+				b.Run(fmt.Sprintf("%s/batch%d/%s", name, n, e.engine), func(b *testing.B) {
+					cpu0, _ := processCPU()
+					for b.Loop() {
+						if _, err := e.p.Predict(context.Background(), batch); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				reportPerInput(b, n, cpu0, "images/s")
-			})
+					reportPerInput(b, n, cpu0, "images/s")
+				})
+			}
 		}
 	}
 }

@@ -92,49 +92,72 @@ func TestDigitPredictorMatchesOneImageAtATime(t *testing.T) {
 // (each call on its own tape from the pool) and checks every answer
 // against the serial one; under -race it checks that the tapes share
 // nothing but the read-only parameters.
+// digitEngines returns both engines' predictors of net: the eval tape's
+// and the compiled plans' (max batch 4, so batches of 3 are padded and
+// larger ones run in chunks).
+func digitEngines(t *testing.T, net mnist.Model) map[string]Predictor[[]float32, Prediction] {
+	t.Helper()
+	tape, err := NewDigitPredictor(net)
+	require.NoError(t, err)
+	plan, err := NewDigitPlanPredictor(net, 4)
+	require.NoError(t, err)
+	return map[string]Predictor[[]float32, Prediction]{"tape": tape, "plan": plan}
+}
+
+// Many goroutines share one predictor at mixed batch sizes (the tape
+// engine's pool of tapes, the plan engine's plans and their arenas); run
+// under -race.
 func TestPredictorsConcurrent(t *testing.T) {
 	net, err := mnist.New("cnn", tensor.NewRNG(4))
 	require.NoError(t, err)
-	p, err := NewDigitPredictor(net)
-	require.NoError(t, err)
 	imgs := randomImages(12, 6)
-	want, err := p.Predict(context.Background(), imgs)
+	ref, err := NewDigitPredictor(net)
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for round := range 3 {
-				lo := (g + round) % len(imgs)
-				hi := min(lo+1+g, len(imgs))
-				got, err := p.Predict(context.Background(), imgs[lo:hi])
-				if !assert.NoError(t, err) {
-					return
-				}
-				for i := range got {
-					assert.InDeltaSlice(t, want[lo+i].Probs, got[i].Probs, 1e-5, "goroutine %d round %d image %d", g, round, lo+i)
-				}
+	want, err := ref.Predict(context.Background(), imgs)
+	require.NoError(t, err)
+	for engine, p := range digitEngines(t, net) {
+		t.Run(engine, func(t *testing.T) {
+			var wg sync.WaitGroup
+			for g := range 6 {
+				wg.Go(func() {
+					for round := range 3 {
+						lo := (g + round) % len(imgs)
+						hi := min(lo+1+g, len(imgs))
+						got, err := p.Predict(context.Background(), imgs[lo:hi])
+						if !assert.NoError(t, err) {
+							return
+						}
+						for i := range got {
+							assert.InDeltaSlice(t, want[lo+i].Probs, got[i].Probs, 1e-5, "goroutine %d round %d image %d", g, round, lo+i)
+						}
+					}
+				})
 			}
+			wg.Wait()
 		})
 	}
-	wg.Wait()
 }
 
 func TestDigitPredictorErrors(t *testing.T) {
 	_, err := NewDigitPredictor(nil)
 	assert.ErrorContains(t, err, "nil model")
+	_, err = NewDigitPlanPredictor(nil, 8)
+	assert.ErrorContains(t, err, "nil model")
 	net, err := mnist.New("mlp", tensor.NewRNG(1))
 	require.NoError(t, err)
-	p, err := NewDigitPredictor(net)
-	require.NoError(t, err)
-	out, err := p.Predict(context.Background(), nil)
-	assert.NoError(t, err)
-	assert.Empty(t, out)
-	_, err = p.Predict(context.Background(), [][]float32{make([]float32, Pixels), make([]float32, 10)})
-	assert.ErrorContains(t, err, "image 1 has 10 values, want 784")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = p.Predict(ctx, randomImages(1, 1))
-	assert.ErrorIs(t, err, context.Canceled)
+	_, err = NewDigitPlanPredictor(net, 0)
+	assert.ErrorContains(t, err, "max batch 0, want at least 1")
+	for engine, p := range digitEngines(t, net) {
+		out, err := p.Predict(context.Background(), nil)
+		assert.NoError(t, err, engine)
+		assert.Empty(t, out, engine)
+		_, err = p.Predict(context.Background(), [][]float32{make([]float32, Pixels), make([]float32, 10)})
+		assert.ErrorContains(t, err, "image 1 has 10 values, want 784", engine)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = p.Predict(ctx, randomImages(1, 1))
+		assert.ErrorIs(t, err, context.Canceled, engine)
+	}
 }
 
 // tinyVocab is a dictionary of n words w0.. and <unk> last.
