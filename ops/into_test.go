@@ -40,6 +40,11 @@ var intoCases = []struct {
 	{"sequence_pool_max", func() Op { return SequencePoolOp(SequencePoolMax, 0, []int{0, 2, 2, 7}) }, ins(randn(35, 7, 3))},
 	{"sequence_pool_average", func() Op { return SequencePoolOp(SequencePoolAverage, -1, []int{0, 0, 4, 5}) }, ins(randn(36, 5, 2, 2))},
 	{"concat_last", func() Op { return ConcatOp(-1) }, ins(randn(33, 3, 2), randn(34, 3, 7))},
+	{"slice_axis1", func() Op { return SliceOp(1, 2, 5) }, ins(randn(37, 3, 7, 5))},
+	{"slice_last_empty", func() Op { return SliceOp(-1, 4, 4) }, ins(randn(38, 2, 3, 9))},
+	{"slice_rows", func() Op { return SliceOp(0, 1, 6) }, ins(randn(39, 7, 3))},
+	{"linear_concat_bias", func() Op { return LinearConcatOp() }, ins(randn(40, 2, 5, 7), randn(41, 2, 5, 3), randn(42, 10, 9), randn(43, 9))},
+	{"linear_concat_row", func() Op { return LinearConcatOp() }, ins(randn(44, 1, 13), randn(45, 1, 6), randn(46, 19, 11))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
@@ -129,6 +134,13 @@ func TestForwardIntoErrors(t *testing.T) {
 		{MaxPool2DOp(Pool2DAttrs{Kernel: [2]int{2, 2}}), ins(randn(6, 1, 1, 4, 4)), tensor.Empty(tensor.Float64, 1, 1, 3, 2), "want a host tensor float64[1 1 2 2]"},
 		{SoftmaxOp(3), ins(x), tensor.Empty(tensor.Float64, 2, 3), "softmax"},
 		{MatMulOp(false, false), ins(x, randn(7, 3, 2)), tensor.Empty(tensor.Float64, 2, 3), "want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), tensor.Empty(tensor.Float64, 2, 3), "slice: inputs float64[2 3]: ForwardInto an output float64[2 3]; want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), tensor.Empty(tensor.Float32, 2, 2), "want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), nil, "slice: inputs float64[2 3]: ForwardInto a nil output"},
+		{SliceOp(1, 2, 4), ins(x), tensor.Empty(tensor.Float64, 2, 2), "tensor: slice [2,4) of axis 1 of shape [2 3]"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), tensor.Empty(tensor.Float64, 2, 4), "want a host tensor float64[2 5]"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), nil, "linear_concat: inputs float64[2 3], float64[2 1], float64[4 5]: ForwardInto a nil output"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 5, 5)), tensor.Empty(tensor.Float64, 2, 5), "want w [4, out] (ka + kb rows)"},
 	}
 	for _, c := range cases {
 		err := c.op.(Into).ForwardInto(c.out, c.in)
@@ -155,4 +167,13 @@ func TestEmbeddingForwardInto(t *testing.T) {
 	bad := tensor.MustFromSlice([]int64{1, 7}, 2)
 	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 3), ins(table, bad)), "id 7 at position 1 out of range [0, 7)")
 	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 4), ins(table, tensor.MustFromSlice([]int64{1, 2}, 2))), "want a host tensor float64 of the ids' shape and 3 columns")
+}
+
+// Slice's ForwardInto copies integer tensors too, as Forward does.
+func TestSliceForwardIntoInts(t *testing.T) {
+	x := tensor.MustFromSlice([]int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 2, 3, 2)
+	out := tensor.Empty(tensor.Int64, 2, 2, 2)
+	out.Fill(-1)
+	require.NoError(t, SliceOp(1, 1, 3).(Into).ForwardInto(out, ins(x)))
+	require.Equal(t, []int64{2, 3, 4, 5, 8, 9, 10, 11}, out.Int64s())
 }
