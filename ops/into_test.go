@@ -45,6 +45,8 @@ var intoCases = []struct {
 	{"slice_rows", func() Op { return SliceOp(0, 1, 6) }, ins(randn(39, 7, 3))},
 	{"linear_concat_bias", func() Op { return LinearConcatOp() }, ins(randn(40, 2, 5, 7), randn(41, 2, 5, 3), randn(42, 10, 9), randn(43, 9))},
 	{"linear_concat_row", func() Op { return LinearConcatOp() }, ins(randn(44, 1, 13), randn(45, 1, 6), randn(46, 19, 11))},
+	{"rnn_final_state", func() Op { return RNNFinalStateOp([]int{0, 3, 3, 4, 9}, false) }, ins(randn(47, 9, 5))},
+	{"rnn_final_state_init_reverse", func() Op { return RNNFinalStateOp([]int{0, 0, 2, 7}, true) }, ins(randn(48, 7, 3), randn(49, 3, 3))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
@@ -140,6 +142,9 @@ func TestForwardIntoErrors(t *testing.T) {
 		{SliceOp(1, 2, 4), ins(x), tensor.Empty(tensor.Float64, 2, 2), "tensor: slice [2,4) of axis 1 of shape [2 3]"},
 		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), tensor.Empty(tensor.Float64, 2, 4), "want a host tensor float64[2 5]"},
 		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), nil, "linear_concat: inputs float64[2 3], float64[2 1], float64[4 5]: ForwardInto a nil output"},
+		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x), tensor.Empty(tensor.Float64, 2, 2), "rnn_final_state: inputs float64[2 3]: ForwardInto an output float64[2 2]; want a host tensor float64[2 3]"},
+		{RNNFinalStateOp([]int{0, 1, 3}, false), ins(x), tensor.Empty(tensor.Float64, 2, 3), "rnn_final_state"},
+		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x, randn(10, 3, 3)), tensor.Empty(tensor.Float64, 2, 3), "want init [2 3]"},
 		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 5, 5)), tensor.Empty(tensor.Float64, 2, 5), "want w [4, out] (ka + kb rows)"},
 	}
 	for _, c := range cases {
