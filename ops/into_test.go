@@ -47,6 +47,10 @@ var intoCases = []struct {
 	{"linear_concat_row", func() Op { return LinearConcatOp() }, ins(randn(44, 1, 13), randn(45, 1, 6), randn(46, 19, 11))},
 	{"rnn_final_state", func() Op { return RNNFinalStateOp([]int{0, 3, 3, 4, 9}, false) }, ins(randn(47, 9, 5))},
 	{"rnn_final_state_init_reverse", func() Op { return RNNFinalStateOp([]int{0, 0, 2, 7}, true) }, ins(randn(48, 7, 3), randn(49, 3, 3))},
+	{"sequence_conv_pool_max_pad", func() Op { return SequenceConvPoolMaxOp([]int{0, 3, 3, 8, 9}, -1, 3) },
+		ins(randn(50, 9, 4), randn(51, 12, 5), randn(52, SequenceConvPadRows(-1, 3), 4))},
+	{"sequence_conv_pool_max_zero_pad", func() Op { return SequenceConvPoolMaxOp([]int{0, 0, 5, 6}, 0, 2) },
+		ins(randn(53, 6, 3), randn(54, 6, 7))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
@@ -145,6 +149,9 @@ func TestForwardIntoErrors(t *testing.T) {
 		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x), tensor.Empty(tensor.Float64, 2, 2), "rnn_final_state: inputs float64[2 3]: ForwardInto an output float64[2 2]; want a host tensor float64[2 3]"},
 		{RNNFinalStateOp([]int{0, 1, 3}, false), ins(x), tensor.Empty(tensor.Float64, 2, 3), "rnn_final_state"},
 		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x, randn(10, 3, 3)), tensor.Empty(tensor.Float64, 2, 3), "want init [2 3]"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 3), "sequence_conv_pool_max: inputs float64[2 3], float64[3 4]: ForwardInto an output float64[2 3]; want a host tensor float64[2 4]"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), nil, "ForwardInto a nil output"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 2), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 4), "want x [total, D] and filter [contextLength·D, out] with contextLength 2"},
 		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 5, 5)), tensor.Empty(tensor.Float64, 2, 5), "want w [4, out] (ka + kb rows)"},
 	}
 	for _, c := range cases {
