@@ -51,6 +51,20 @@ var intoCases = []struct {
 		ins(randn(50, 9, 4), randn(51, 12, 5), randn(52, SequenceConvPadRows(-1, 3), 4))},
 	{"sequence_conv_pool_max_zero_pad", func() Op { return SequenceConvPoolMaxOp([]int{0, 0, 5, 6}, 0, 2) },
 		ins(randn(53, 6, 3), randn(54, 6, 7))},
+	{"lstm_ragged", func() Op { return LSTMOp(LSTMAttrs{Offsets: []int{0, 3, 3, 4, 9}}) },
+		ins(randn(55, 9, 5), randn(56, 5, 12), randn(57, 3, 12), randn(58, 12))},
+	{"lstm_peephole_state_reverse", func() Op { return LSTMOp(LSTMAttrs{Offsets: []int{0, 0, 6, 7}, Reverse: true}) },
+		ins(randn(59, 7, 2), randn(60, 2, 20), randn(61, 5, 20), randn(62, 20), randn(63, 15), randn(64, 3, 5), randn(65, 3, 5))},
+	{"lstm_cell", func() Op { return LSTMCellOp() },
+		ins(randn(66, 3, 4), randn(67, 3, 2), randn(68, 3, 2), randn(69, 4, 8), randn(70, 2, 8), randn(71, 8))},
+	{"lstm_projected", func() Op { return LSTMProjectedOp(LSTMAttrs{Offsets: []int{0, 2, 7}}) },
+		ins(randn(72, 7, 12), randn(73, 3, 12), randn(74, 12))},
+	{"gru_ragged", func() Op { return GRUOp(GRUAttrs{Offsets: []int{0, 4, 4, 5, 11}}) },
+		ins(randn(75, 11, 3), randn(76, 3, 15), randn(77, 5, 15), randn(78, 15))},
+	{"gru_reset_after_state_reverse", func() Op { return GRUOp(GRUAttrs{Offsets: []int{0, 1, 1, 8}, Reverse: true, ResetAfter: true}) },
+		ins(randn(79, 8, 6), randn(80, 6, 9), randn(81, 3, 9), randn(82, 2, 9), randn(83, 3, 3))},
+	{"gru_cell", func() Op { return GRUCellOp(false) },
+		ins(randn(84, 2, 3), randn(85, 2, 4), randn(86, 3, 12), randn(87, 4, 12), randn(88, 12))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
@@ -152,6 +166,12 @@ func TestForwardIntoErrors(t *testing.T) {
 		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 3), "sequence_conv_pool_max: inputs float64[2 3], float64[3 4]: ForwardInto an output float64[2 3]; want a host tensor float64[2 4]"},
 		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), nil, "ForwardInto a nil output"},
 		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 2), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 4), "want x [total, D] and filter [contextLength·D, out] with contextLength 2"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(12, 3, 4), randn(13, 1, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 1), "lstm: inputs float64[2 3], float64[3 4], float64[1 4], float64[4]: ForwardInto an output float64[2 1]; want a host tensor float64[2 2]"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 3}}), ins(x, randn(12, 3, 4), randn(13, 1, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 2), "lstm"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(12, 3, 4), randn(13, 2, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 2), "want U [1 4] for W [3 4]"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), nil, "gru: inputs float64[2 3], float64[3 6], float64[2 6], float64[6]: ForwardInto a nil output"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), tensor.Empty(tensor.Float32, 2, 2), "want a host tensor float64[2 2]"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}, ResetAfter: true}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), tensor.Empty(tensor.Float64, 2, 2), "want bias [2 6] (input, recurrent) with reset_after"},
 		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 5, 5)), tensor.Empty(tensor.Float64, 2, 5), "want w [4, out] (ka + kb rows)"},
 	}
 	for _, c := range cases {
