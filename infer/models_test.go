@@ -78,7 +78,8 @@ func bookModels(t testing.TB, batch int) []bookModel {
 // The plans of the five models of issue 34 (ResNet-32, the sentiment text
 // CNN and stacked LSTM, the translation encoder's first decoder state; the
 // MNIST CNN has its own test) give the eval tape's outputs within 1e-5
-// relative, fused and unfused, on inputs other than the traced ones.
+// relative, fused and unfused, on inputs other than the traced ones, with
+// every step run into the arena (no op falls back to Forward and a copy).
 func TestBookModelsMatchEvalTape(t *testing.T) {
 	for _, m := range bookModels(t, 3) {
 		t.Run(m.name, func(t *testing.T) {
@@ -90,6 +91,7 @@ func TestBookModelsMatchEvalTape(t *testing.T) {
 			for _, opts := range []infer.Options{{NoFusion: true}, {}} {
 				p, err := g.Compile(opts)
 				require.NoError(t, err)
+				require.Empty(t, p.Fallbacks(), "ops without ForwardInto")
 				got, err := p.Forward(x...)
 				require.NoError(t, err)
 				requireClose(t, want, got[0], 1e-5)

@@ -145,17 +145,36 @@ func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	dt := in[0].DType()
 	o.s = s
 	o.Free() // a second Forward of the same op
-	out := tensor.Zeros(dt, r.x.Dim(0), h)
-	switch dt {
-	case tensor.Float32:
-		o.act, o.rech = gruSaved(o.s, h, o.attrs.ResetAfter, gruData[float32](r), out.Float32s(), nIn, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u))
-	case tensor.Float64:
-		o.act, o.rech = gruSaved(o.s, h, o.attrs.ResetAfter, gruData[float64](r), out.Float64s(), nIn, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u))
-	}
+	out := tensor.Empty(in[0].DType(), r.x.Dim(0), h)
+	o.act, o.rech = o.into(s, nIn, h, o.attrs.ResetAfter, r, out)
 	return out, nil
+}
+
+// ForwardInto is the GRU ops' Into. A cell's validate sets its offsets
+// from x, so it validates a copy of the op and o stays unchanged; the
+// activations, which only Backward reads, go back to scratch.
+func (o *gruOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	c := *o
+	r, nIn, h, s, err := c.validate(in, checkFloat)
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.name, in, out, in[0].DType(), r.x.Dim(0), h); err != nil {
+		return err
+	}
+	putSaved(o.into(s, nIn, h, c.attrs.ResetAfter, r, out))
+	return nil
+}
+
+// into runs gruSaved in out's dtype, with the op's packed weights where
+// they are the inputs', writing every row of out.
+func (o *gruOp) into(s *rnnSchedule, nIn, h int, resetAfter bool, r gruInputs, out *tensor.Tensor) (act, rech any) {
+	if out.DType() == tensor.Float32 {
+		return gruSaved(s, h, resetAfter, gruData[float32](r), out.Float32s(), nIn, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u))
+	}
+	return gruSaved(s, h, resetAfter, gruData[float64](r), out.Float64s(), nIn, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u))
 }
 
 // gruSaved runs gruForward into scratch buffers and returns them, the
@@ -176,14 +195,7 @@ func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlice
 // kernels' scratch pool (ops.Freer): graph.Tape calls it once the op's
 // backward has run, or right after Forward when it records nothing.
 func (o *gruOp) Free() {
-	for _, b := range []any{o.act, o.rech} {
-		switch b := b.(type) {
-		case *[]float32:
-			putScratch(b)
-		case *[]float64:
-			putScratch(b)
-		}
-	}
+	putSaved(o.act, o.rech)
 	o.act, o.rech = nil, nil
 }
 
@@ -206,7 +218,14 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 	} else {
 		gemm.Gemm(false, false, total, g3, nIn, 1, d.x, nIn, d.w, g3, 0, act, g3)
 	}
-	hs, rec, rh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	hsp, recp, rhp := getScratch[T](bs*h), getScratch[T](bs*g3), getScratch[T](bs*h)
+	defer putScratch(hsp)
+	defer putScratch(recp)
+	defer putScratch(rhp)
+	hs, rec, rh := *hsp, *recp, *rhp
+	clear(hs)
+	clear(rec)
+	clear(rh)
 	sortRows(s, h, hs, d.h0)
 	var u, uzr, uh *gemm.PackedB[T] // the recurrent weights' blocks, packed once for all steps
 	switch {

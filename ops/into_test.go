@@ -40,6 +40,31 @@ var intoCases = []struct {
 	{"sequence_pool_max", func() Op { return SequencePoolOp(SequencePoolMax, 0, []int{0, 2, 2, 7}) }, ins(randn(35, 7, 3))},
 	{"sequence_pool_average", func() Op { return SequencePoolOp(SequencePoolAverage, -1, []int{0, 0, 4, 5}) }, ins(randn(36, 5, 2, 2))},
 	{"concat_last", func() Op { return ConcatOp(-1) }, ins(randn(33, 3, 2), randn(34, 3, 7))},
+	{"slice_axis1", func() Op { return SliceOp(1, 2, 5) }, ins(randn(37, 3, 7, 5))},
+	{"slice_last_empty", func() Op { return SliceOp(-1, 4, 4) }, ins(randn(38, 2, 3, 9))},
+	{"slice_rows", func() Op { return SliceOp(0, 1, 6) }, ins(randn(39, 7, 3))},
+	{"linear_concat_bias", func() Op { return LinearConcatOp() }, ins(randn(40, 2, 5, 7), randn(41, 2, 5, 3), randn(42, 10, 9), randn(43, 9))},
+	{"linear_concat_row", func() Op { return LinearConcatOp() }, ins(randn(44, 1, 13), randn(45, 1, 6), randn(46, 19, 11))},
+	{"rnn_final_state", func() Op { return RNNFinalStateOp([]int{0, 3, 3, 4, 9}, false) }, ins(randn(47, 9, 5))},
+	{"rnn_final_state_init_reverse", func() Op { return RNNFinalStateOp([]int{0, 0, 2, 7}, true) }, ins(randn(48, 7, 3), randn(49, 3, 3))},
+	{"sequence_conv_pool_max_pad", func() Op { return SequenceConvPoolMaxOp([]int{0, 3, 3, 8, 9}, -1, 3) },
+		ins(randn(50, 9, 4), randn(51, 12, 5), randn(52, SequenceConvPadRows(-1, 3), 4))},
+	{"sequence_conv_pool_max_zero_pad", func() Op { return SequenceConvPoolMaxOp([]int{0, 0, 5, 6}, 0, 2) },
+		ins(randn(53, 6, 3), randn(54, 6, 7))},
+	{"lstm_ragged", func() Op { return LSTMOp(LSTMAttrs{Offsets: []int{0, 3, 3, 4, 9}}) },
+		ins(randn(55, 9, 5), randn(56, 5, 12), randn(57, 3, 12), randn(58, 12))},
+	{"lstm_peephole_state_reverse", func() Op { return LSTMOp(LSTMAttrs{Offsets: []int{0, 0, 6, 7}, Reverse: true}) },
+		ins(randn(59, 7, 2), randn(60, 2, 20), randn(61, 5, 20), randn(62, 20), randn(63, 15), randn(64, 3, 5), randn(65, 3, 5))},
+	{"lstm_cell", func() Op { return LSTMCellOp() },
+		ins(randn(66, 3, 4), randn(67, 3, 2), randn(68, 3, 2), randn(69, 4, 8), randn(70, 2, 8), randn(71, 8))},
+	{"lstm_projected", func() Op { return LSTMProjectedOp(LSTMAttrs{Offsets: []int{0, 2, 7}}) },
+		ins(randn(72, 7, 12), randn(73, 3, 12), randn(74, 12))},
+	{"gru_ragged", func() Op { return GRUOp(GRUAttrs{Offsets: []int{0, 4, 4, 5, 11}}) },
+		ins(randn(75, 11, 3), randn(76, 3, 15), randn(77, 5, 15), randn(78, 15))},
+	{"gru_reset_after_state_reverse", func() Op { return GRUOp(GRUAttrs{Offsets: []int{0, 1, 1, 8}, Reverse: true, ResetAfter: true}) },
+		ins(randn(79, 8, 6), randn(80, 6, 9), randn(81, 3, 9), randn(82, 2, 9), randn(83, 3, 3))},
+	{"gru_cell", func() Op { return GRUCellOp(false) },
+		ins(randn(84, 2, 3), randn(85, 2, 4), randn(86, 3, 12), randn(87, 4, 12), randn(88, 12))},
 	{"avg_pool_same", func() Op {
 		return AvgPool2DOp(Pool2DAttrs{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: PadSame})
 	}, ins(randn(27, 1, 2, 7, 5))},
@@ -129,6 +154,25 @@ func TestForwardIntoErrors(t *testing.T) {
 		{MaxPool2DOp(Pool2DAttrs{Kernel: [2]int{2, 2}}), ins(randn(6, 1, 1, 4, 4)), tensor.Empty(tensor.Float64, 1, 1, 3, 2), "want a host tensor float64[1 1 2 2]"},
 		{SoftmaxOp(3), ins(x), tensor.Empty(tensor.Float64, 2, 3), "softmax"},
 		{MatMulOp(false, false), ins(x, randn(7, 3, 2)), tensor.Empty(tensor.Float64, 2, 3), "want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), tensor.Empty(tensor.Float64, 2, 3), "slice: inputs float64[2 3]: ForwardInto an output float64[2 3]; want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), tensor.Empty(tensor.Float32, 2, 2), "want a host tensor float64[2 2]"},
+		{SliceOp(1, 1, 3), ins(x), nil, "slice: inputs float64[2 3]: ForwardInto a nil output"},
+		{SliceOp(1, 2, 4), ins(x), tensor.Empty(tensor.Float64, 2, 2), "tensor: slice [2,4) of axis 1 of shape [2 3]"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), tensor.Empty(tensor.Float64, 2, 4), "want a host tensor float64[2 5]"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 4, 5)), nil, "linear_concat: inputs float64[2 3], float64[2 1], float64[4 5]: ForwardInto a nil output"},
+		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x), tensor.Empty(tensor.Float64, 2, 2), "rnn_final_state: inputs float64[2 3]: ForwardInto an output float64[2 2]; want a host tensor float64[2 3]"},
+		{RNNFinalStateOp([]int{0, 1, 3}, false), ins(x), tensor.Empty(tensor.Float64, 2, 3), "rnn_final_state"},
+		{RNNFinalStateOp([]int{0, 1, 2}, false), ins(x, randn(10, 3, 3)), tensor.Empty(tensor.Float64, 2, 3), "want init [2 3]"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 3), "sequence_conv_pool_max: inputs float64[2 3], float64[3 4]: ForwardInto an output float64[2 3]; want a host tensor float64[2 4]"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 1), ins(x, randn(11, 3, 4)), nil, "ForwardInto a nil output"},
+		{SequenceConvPoolMaxOp([]int{0, 1, 2}, 0, 2), ins(x, randn(11, 3, 4)), tensor.Empty(tensor.Float64, 2, 4), "want x [total, D] and filter [contextLength·D, out] with contextLength 2"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(12, 3, 4), randn(13, 1, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 1), "lstm: inputs float64[2 3], float64[3 4], float64[1 4], float64[4]: ForwardInto an output float64[2 1]; want a host tensor float64[2 2]"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 3}}), ins(x, randn(12, 3, 4), randn(13, 1, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 2), "lstm"},
+		{LSTMOp(LSTMAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(12, 3, 4), randn(13, 2, 4), randn(14, 4)), tensor.Empty(tensor.Float64, 2, 2), "want U [1 4] for W [3 4]"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), nil, "gru: inputs float64[2 3], float64[3 6], float64[2 6], float64[6]: ForwardInto a nil output"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), tensor.Empty(tensor.Float32, 2, 2), "want a host tensor float64[2 2]"},
+		{GRUOp(GRUAttrs{Offsets: []int{0, 1, 2}, ResetAfter: true}), ins(x, randn(15, 3, 6), randn(16, 2, 6), randn(17, 6)), tensor.Empty(tensor.Float64, 2, 2), "want bias [2 6] (input, recurrent) with reset_after"},
+		{LinearConcatOp(), ins(x, randn(8, 2, 1), randn(9, 5, 5)), tensor.Empty(tensor.Float64, 2, 5), "want w [4, out] (ka + kb rows)"},
 	}
 	for _, c := range cases {
 		err := c.op.(Into).ForwardInto(c.out, c.in)
@@ -155,4 +199,13 @@ func TestEmbeddingForwardInto(t *testing.T) {
 	bad := tensor.MustFromSlice([]int64{1, 7}, 2)
 	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 3), ins(table, bad)), "id 7 at position 1 out of range [0, 7)")
 	require.ErrorContains(t, EmbeddingOp(-1).(Into).ForwardInto(tensor.Empty(tensor.Float64, 2, 4), ins(table, tensor.MustFromSlice([]int64{1, 2}, 2))), "want a host tensor float64 of the ids' shape and 3 columns")
+}
+
+// Slice's ForwardInto copies integer tensors too, as Forward does.
+func TestSliceForwardIntoInts(t *testing.T) {
+	x := tensor.MustFromSlice([]int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 2, 3, 2)
+	out := tensor.Empty(tensor.Int64, 2, 2, 2)
+	out.Fill(-1)
+	require.NoError(t, SliceOp(1, 1, 3).(Into).ForwardInto(out, ins(x)))
+	require.Equal(t, []int64{2, 3, 4, 5, 8, 9, 10, 11}, out.Int64s())
 }

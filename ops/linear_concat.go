@@ -59,13 +59,33 @@ func linearConcatShapes(in []*tensor.Tensor) (m, ka, kb, n int, err error) {
 	return a.Shape()[:a.Rank()-1].Size(), ka, kb, n, nil
 }
 
-func (linearConcatOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+func (o linearConcatOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	m, ka, kb, n, err := linearConcatShapes(in)
 	if err != nil {
 		return nil, err
 	}
 	a := in[0]
 	out := tensor.Empty(a.DType(), append(a.Shape()[:a.Rank()-1].Clone(), n)...)
+	o.into(out, in, m, ka, kb, n)
+	return out, nil
+}
+
+// ForwardInto is linear_concat's Into.
+func (o linearConcatOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	m, ka, kb, n, err := linearConcatShapes(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOutLast("linear_concat", in, out, in[0], n); err != nil {
+		return err
+	}
+	o.into(out, in, m, ka, kb, n)
+	return nil
+}
+
+// into runs the kernel in the inputs' dtype; every element of out is written.
+func (linearConcatOp) into(out *tensor.Tensor, in []*tensor.Tensor, m, ka, kb, n int) {
+	a := in[0]
 	var bias *tensor.Tensor
 	if len(in) == 4 {
 		bias = in[3]
@@ -76,7 +96,6 @@ func (linearConcatOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	case tensor.Float64:
 		linearConcatKernel(m, n, ka, kb, a.Float64s(), in[1].Float64s(), in[2].Float64s(), floats[float64](bias), out.Float64s())
 	}
-	return out, nil
 }
 
 // linearConcatKernel writes a·W[:ka] + bias into y, then adds b·W[ka:].

@@ -198,21 +198,41 @@ func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	dt := in[0].DType()
 	o.s = s
 	o.Free() // a second Forward of the same op
-	out, rows := tensor.Zeros(dt, r.x.Dim(0), 2*h), o.s.off[len(o.s.off)-1]*4*h
-	switch dt {
-	case tensor.Float32:
-		act := getScratch[float32](rows)
-		lstmForward(o.s, nIn, h, o.attrs, lstmData[float32](r), out.Float32s(), *act)
-		o.act = act
-	case tensor.Float64:
-		act := getScratch[float64](rows)
-		lstmForward(o.s, nIn, h, o.attrs, lstmData[float64](r), out.Float64s(), *act)
-		o.act = act
-	}
+	out := tensor.Empty(in[0].DType(), r.x.Dim(0), 2*h)
+	o.act = lstmInto(s, nIn, h, o.attrs, r, out)
 	return out, nil
+}
+
+// ForwardInto is the LSTM ops' Into. A cell's validate sets its offsets
+// from x, so it validates a copy of the op and o stays unchanged; the gate
+// activations, which only Backward reads, go back to scratch.
+func (o *lstmOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	c := *o
+	r, nIn, h, s, err := c.validate(in, checkFloat)
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.name, in, out, in[0].DType(), r.x.Dim(0), 2*h); err != nil {
+		return err
+	}
+	putSaved(lstmInto(s, nIn, h, c.attrs, r, out))
+	return nil
+}
+
+// lstmInto runs lstmForward into out, every row of which it writes, and
+// returns the gate activations' scratch buffer (*[]T).
+func lstmInto(s *rnnSchedule, nIn, h int, a LSTMAttrs, r lstmInputs, out *tensor.Tensor) any {
+	rows := s.off[len(s.off)-1] * 4 * h
+	if out.DType() == tensor.Float32 {
+		act := getScratch[float32](rows)
+		lstmForward(s, nIn, h, a, lstmData[float32](r), out.Float32s(), *act)
+		return act
+	}
+	act := getScratch[float64](rows)
+	lstmForward(s, nIn, h, a, lstmData[float64](r), out.Float64s(), *act)
+	return act
 }
 
 // Free gives the gate activations that Forward saved for Backward back to
@@ -221,13 +241,21 @@ func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 // step does not keep every layer's [total, 4H] activations to the end nor
 // allocate them afresh.
 func (o *lstmOp) Free() {
-	switch a := o.act.(type) {
-	case *[]float32:
-		putScratch(a)
-	case *[]float64:
-		putScratch(a)
-	}
+	putSaved(o.act)
 	o.act = nil
+}
+
+// putSaved gives scratch buffers (*[]float32 or *[]float64; nil skipped)
+// back to the pool.
+func putSaved(bufs ...any) {
+	for _, b := range bufs {
+		switch b := b.(type) {
+		case *[]float32:
+			putScratch(b)
+		case *[]float64:
+			putScratch(b)
+		}
+	}
 }
 
 // lstmSlices holds the roles' data; nil where left out.
@@ -249,7 +277,13 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 		xw = act
 	}
 	bs := s.batch()
-	hs, cs, z := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	hsp, csp, zp := getScratch[T](bs*h), getScratch[T](bs*h), getScratch[T](bs*g4)
+	defer putScratch(hsp)
+	defer putScratch(csp)
+	defer putScratch(zp)
+	hs, cs, z := *hsp, *csp, *zp
+	clear(hs)
+	clear(cs)
 	sortRows(s, h, hs, d.h0)
 	sortRows(s, h, cs, d.c0)
 	u := gemm.PackB(false, h, g4, d.u, g4) // once for all steps

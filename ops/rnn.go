@@ -291,35 +291,76 @@ func (o *rnnFinalStateOp) source(q int) int {
 	}
 }
 
-func (o *rnnFinalStateOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// check validates the inputs and returns the output's dtype, rows and width.
+func (o *rnnFinalStateOp) check(in []*tensor.Tensor) (tensor.DType, int, int, error) {
 	if len(in) != 1 && len(in) != 2 {
-		return nil, Errorf("rnn_final_state", in, "want inputs states and optional init")
+		return 0, 0, 0, Errorf("rnn_final_state", in, "want inputs states and optional init")
 	}
 	dt, err := checkFloat("rnn_final_state", in, len(in))
 	if err != nil {
-		return nil, err
+		return 0, 0, 0, err
 	}
 	st := in[0]
 	if st.Rank() != 2 {
-		return nil, Errorf("rnn_final_state", in, "want states [total, S]")
+		return 0, 0, 0, Errorf("rnn_final_state", in, "want states [total, S]")
 	}
 	if err := checkOffsets("rnn_final_state", in, o.offsets, st.Dim(0)); err != nil {
-		return nil, err
+		return 0, 0, 0, err
 	}
 	b, n := len(o.offsets)-1, st.Dim(1)
 	if len(in) == 2 && !in[1].Shape().Equal(tensor.Shape{b, n}) {
-		return nil, Errorf("rnn_final_state", in, "want init [%d %d]", b, n)
+		return 0, 0, 0, Errorf("rnn_final_state", in, "want init [%d %d]", b, n)
 	}
-	out := tensor.Zeros(dt, b, n)
-	for q := 0; q < b; q++ {
+	return dt, b, n, nil
+}
+
+func (o *rnnFinalStateOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	dt, b, n, err := o.check(in)
+	if err != nil {
+		return nil, err
+	}
+	out := tensor.Empty(dt, b, n)
+	o.into(out, in)
+	return out, nil
+}
+
+// ForwardInto is rnn_final_state's Into.
+func (o *rnnFinalStateOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, b, n, err := o.check(in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("rnn_final_state", in, out, dt, b, n); err != nil {
+		return err
+	}
+	o.into(out, in)
+	return nil
+}
+
+// into writes every row of out [B, S]: the picked states row, init's row
+// for an empty sequence, or zeros without init.
+func (o *rnnFinalStateOp) into(out *tensor.Tensor, in []*tensor.Tensor) {
+	for q := 0; q < len(o.offsets)-1; q++ {
 		switch r := o.source(q); {
 		case r >= 0:
-			copyRow(out, q, st, r)
+			copyRow(out, q, in[0], r)
 		case len(in) == 2:
 			copyRow(out, q, in[1], q)
+		default:
+			clearRow(out, q)
 		}
 	}
-	return out, nil
+}
+
+// clearRow zeros row q of the matrix t.
+func clearRow(t *tensor.Tensor, q int) {
+	n := t.Dim(1)
+	switch d := t.Raw().(type) {
+	case []float32:
+		clear(d[q*n : (q+1)*n])
+	case []float64:
+		clear(d[q*n : (q+1)*n])
+	}
 }
 
 // copyRow copies row src of the matrix from into row dst of the matrix to

@@ -55,21 +55,44 @@ func (o *sequenceConvPoolMaxOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	x, f := in[0], in[1]
-	out := tensor.Zeros(dt, len(o.conv.offsets)-1, f.Dim(1))
-	switch dt {
-	case tensor.Float32:
-		o.arg = seqConvPoolMaxKernel(&o.conv, x.Dim(1), f.Dim(1), x.Float32s(), f.Float32s(), padData[float32](in), out.Float32s())
-	case tensor.Float64:
-		o.arg = seqConvPoolMaxKernel(&o.conv, x.Dim(1), f.Dim(1), x.Float64s(), f.Float64s(), padData[float64](in), out.Float64s())
-	}
+	out := tensor.Empty(dt, len(o.conv.offsets)-1, in[1].Dim(1))
+	o.arg = make([]int, out.Size())
+	o.into(out, in, o.arg)
 	return out, nil
 }
 
-// seqConvPoolMaxKernel convolves into a scratch buffer and pools it into y,
-// returning each output element's maximum step.
-func seqConvPoolMaxKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T) []int {
-	arg := make([]int, len(y))
+// ForwardInto is sequence_conv_pool_max's Into; the maxima's steps, which
+// only Backward reads, go to scratch.
+func (o *sequenceConvPoolMaxOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	dt, err := o.conv.check("sequence_conv_pool_max", in)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("sequence_conv_pool_max", in, out, dt, len(o.conv.offsets)-1, in[1].Dim(1)); err != nil {
+		return err
+	}
+	arg := getScratch[int](out.Size())
+	defer putScratch(arg)
+	o.into(out, in, *arg)
+	return nil
+}
+
+// into runs the kernel in the inputs' dtype, writing every element of out
+// and each one's maximum step into arg.
+func (o *sequenceConvPoolMaxOp) into(out *tensor.Tensor, in []*tensor.Tensor, arg []int) {
+	x, f := in[0], in[1]
+	switch out.DType() {
+	case tensor.Float32:
+		seqConvPoolMaxKernel(&o.conv, x.Dim(1), f.Dim(1), x.Float32s(), f.Float32s(), padData[float32](in), out.Float32s(), arg)
+	case tensor.Float64:
+		seqConvPoolMaxKernel(&o.conv, x.Dim(1), f.Dim(1), x.Float64s(), f.Float64s(), padData[float64](in), out.Float64s(), arg)
+	}
+}
+
+// seqConvPoolMaxKernel convolves into a scratch buffer and pools it into y
+// (zeros for an empty sequence), writing each output element's maximum
+// step into arg.
+func seqConvPoolMaxKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T, arg []int) {
 	total := len(x) / max(d, 1)
 	if d == 0 {
 		total = o.offsets[len(o.offsets)-1]
@@ -80,9 +103,10 @@ func seqConvPoolMaxKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad
 	for b := 0; b+1 < len(o.offsets); b++ {
 		if s, e := o.offsets[b], o.offsets[b+1]; s < e {
 			seqMaxRows((*conv)[s*n:e*n], n, s, y[b*n:(b+1)*n], arg[b*n:(b+1)*n])
+		} else {
+			clear(y[b*n : (b+1)*n])
 		}
 	}
-	return arg
 }
 
 func (o *sequenceConvPoolMaxOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

@@ -32,15 +32,68 @@ func Slice(x *tensor.Tensor, axis, from, to int) (*tensor.Tensor, error) {
 
 func (o *sliceOp) Name() string { return "slice" }
 
-func (o *sliceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+// dims checks the input and returns the sliced axis and the output shape.
+func (o *sliceOp) dims(in []*tensor.Tensor) (int, tensor.Shape, error) {
 	if err := checkArity("slice", in, 1); err != nil {
+		return 0, nil, err
+	}
+	x := in[0]
+	ax, err := tensor.Axis(o.axis, x.Rank())
+	if err != nil {
+		return 0, nil, Errorf("slice", in, "tensor: slice of shape %v: %v", x.Shape(), err)
+	}
+	if o.from < 0 || o.to < o.from || o.to > x.Dim(ax) {
+		return 0, nil, Errorf("slice", in, "tensor: slice [%d,%d) of axis %d of shape %v", o.from, o.to, ax, x.Shape())
+	}
+	shape := x.Shape().Clone()
+	shape[ax] = o.to - o.from
+	return ax, shape, nil
+}
+
+func (o *sliceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	ax, shape, err := o.dims(in)
+	if err != nil {
 		return nil, err
 	}
-	y, err := in[0].Slice(o.axis, o.from, o.to)
+	out := tensor.Empty(in[0].DType(), shape...)
+	o.into(out, in[0], ax)
+	return out, nil
+}
+
+// ForwardInto is slice's Into.
+func (o *sliceOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	ax, shape, err := o.dims(in)
 	if err != nil {
-		return nil, Errorf("slice", in, "%v", err)
+		return err
 	}
-	return y, nil
+	if err := checkOut("slice", in, out, in[0].DType(), shape...); err != nil {
+		return err
+	}
+	o.into(out, in[0], ax)
+	return nil
+}
+
+// into copies x's [from, to) range of axis ax into out, one contiguous
+// block of (to-from)·inner elements per index of the leading axes.
+func (o *sliceOp) into(out, x *tensor.Tensor, ax int) {
+	outer, inner := x.Shape()[:ax].Size(), x.Shape()[ax+1:].Size()
+	switch dst := out.Raw().(type) {
+	case []float32:
+		sliceInto(dst, tensor.Data[float32](x), outer, inner, x.Dim(ax), o.from, o.to)
+	case []float64:
+		sliceInto(dst, tensor.Data[float64](x), outer, inner, x.Dim(ax), o.from, o.to)
+	case []int32:
+		sliceInto(dst, tensor.Data[int32](x), outer, inner, x.Dim(ax), o.from, o.to)
+	case []int64:
+		sliceInto(dst, tensor.Data[int64](x), outer, inner, x.Dim(ax), o.from, o.to)
+	}
+}
+
+func sliceInto[T tensor.Elem](dst, src []T, outer, inner, n, from, to int) {
+	k := (to - from) * inner
+	for b := 0; b < outer; b++ {
+		copy(dst[b*k:(b+1)*k], src[(b*n+from)*inner:])
+	}
 }
 
 // Backward concatenates zeros before and after the upstream gradient.
