@@ -13,13 +13,17 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"ReadWordPiece": text.ReadWordPiece,
-			"NewWordPiece":  text.NewWordPiece,
+			"ReadWordPiece":  text.ReadWordPiece,
+			"NewWordPiece":   text.NewWordPiece,
+			"NewWordCounts":  text.NewWordCounts,
+			"LearnWordPiece": text.LearnWordPiece,
 		},
 		Types: []any{
 			(*text.WordPiece)(nil),
 			(*text.WordPieceConfig)(nil),
 			(*text.Encoding)(nil),
+			(*text.WordCounts)(nil),
+			(*text.LearnOptions)(nil),
 		},
 	})
 }

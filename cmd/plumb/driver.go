@@ -14,6 +14,7 @@ import (
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
 	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/models/bert"
 	"github.com/plumbml/plumb/models/chapter"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/models/mnist"
@@ -28,7 +29,7 @@ import (
 
 // chapters is the table of the book's chapters: plumb train, eval and
 // predict find a chapter here and run it through the one driver below.
-var chapters = []chapter.Spec{mnist.Spec, cifar.Spec, word2vec.Spec, recommender.Spec, sentiment.Spec, srl.Spec, translate.Spec}
+var chapters = []chapter.Spec{mnist.Spec, cifar.Spec, word2vec.Spec, recommender.Spec, sentiment.Spec, srl.Spec, translate.Spec, bert.MLMSpec, bert.ClassifySpec}
 
 // findChapter returns the chapter called name.
 func findChapter(name string) (chapter.Spec, error) {

@@ -35,6 +35,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*bert.SequenceClassifier)(nil),
 			(*bert.MaskConfig)(nil),
 			(*bert.Masked)(nil),
+			(*bert.ChapterConfig)(nil),
+			(*bert.MLMChapter)(nil),
+			(*bert.ClassifyChapter)(nil),
 		},
 	})
 }

@@ -179,3 +179,19 @@ func TestLimitAndLines(t *testing.T) {
 	require.NoError(t, Lines(Input{Stdin: strings.NewReader("  a b \n\n c\n")}, func(l string) error { got = append(got, l); return nil }))
 	require.Equal(t, []string{"a b", "c"}, got)
 }
+
+func TestExcerpt(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 40, "short"},
+		{"exactly ten", 11, "exactly ten"},
+		{"a review that runs on", 10, "a revie..."},
+		{"ünïcödé text", 8, "ünïcö..."},
+		{"tiny n", 3, "tiny n"},
+	} {
+		require.Equal(t, c.want, Excerpt(c.in, c.n), c.in)
+	}
+}

@@ -62,3 +62,12 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// Excerpt is s cut to at most n characters for a prediction's line, with
+// "..." marking a cut (n below 4 keeps s whole).
+func Excerpt(s string, n int) string {
+	if r := []rune(s); n >= 4 && len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return s
+}

@@ -22,6 +22,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"WrongModel": chapter.WrongModel,
 			"ReadImages": chapter.ReadImages,
 			"Classify":   chapter.Classify,
+			"Excerpt":    chapter.Excerpt,
 		},
 		Types: []any{
 			(*chapter.Model)(nil),

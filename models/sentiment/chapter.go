@@ -154,11 +154,7 @@ func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) erro
 		if len(ids) == 0 {
 			ids = []int64{int64(c.vocab.UnkID())}
 		}
-		name := line
-		if r := []rune(name); len(r) > 40 {
-			name = string(r[:37]) + "..."
-		}
-		names, seqs = append(names, name), append(seqs, ids)
+		names, seqs = append(names, chapter.Excerpt(line, 40)), append(seqs, ids)
 		return nil
 	})
 	if err != nil {
