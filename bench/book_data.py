@@ -70,9 +70,10 @@ def tokenize(text):
     return _punct.sub("", text.rstrip("\r\n")).lower().split()
 
 
-def imdb(root):
-    """(vocab size, {split: (list of int64 arrays, labels int64 [N])}), each
-    split positive reviews first, then negative, each by file name."""
+def imdb_texts(root):
+    """{split: [(words, label)]} of the reviews in root's archive, each
+    split positive reviews (label 0) first, then negative (1), each by file
+    name, the words through tokenize."""
     path = root
     for cand in ("aclImdb_train_test.tar.gz", "aclImdb_v1.tar.gz", "imdb/aclImdb_train_test.tar.gz", "imdb/aclImdb_v1.tar.gz"):
         if os.path.exists(os.path.join(root, cand)):
@@ -86,20 +87,27 @@ def imdb(root):
             if g and m.isfile():
                 text = tf.extractfile(m).read().decode("latin-1")
                 reviews[(g.group(1), g.group(2))].append((os.path.basename(m.name), tokenize(text)))
+    out = {}
+    for split in ("train", "test"):
+        out[split] = [(toks, label) for label, pol in ((0, "pos"), (1, "neg"))
+                      for _, toks in sorted(reviews[(split, pol)], key=lambda r: r[0].encode())]
+    return out
+
+
+def imdb(root):
+    """(vocab size, {split: (list of int64 arrays, labels int64 [N])}), each
+    split positive reviews first, then negative, each by file name."""
+    texts = imdb_texts(root)
     counts = collections.Counter()
-    for rs in reviews.values():
-        for _, toks in rs:
+    for items in texts.values():
+        for toks, _ in items:
             counts.update(toks)
     vocab = _vocab(counts, 151)
     unk = vocab["<unk>"]
     out = {}
-    for split in ("train", "test"):
-        seqs, labels = [], []
-        for label, pol in ((0, "pos"), (1, "neg")):
-            for _, toks in sorted(reviews[(split, pol)], key=lambda r: r[0].encode()):
-                seqs.append(np.asarray([vocab.get(t, unk) for t in toks], dtype=np.int64))
-                labels.append(label)
-        out[split] = (seqs, np.asarray(labels, dtype=np.int64))
+    for split, items in texts.items():
+        seqs = [np.asarray([vocab.get(t, unk) for t in toks], dtype=np.int64) for toks, _ in items]
+        out[split] = (seqs, np.asarray([label for _, label in items], dtype=np.int64))
     return len(vocab), out
 
 
