@@ -112,6 +112,9 @@ func (g *Graph) flops(n node) int64 {
 		out *= 1 + int64(b2i(e.residual)) + int64(b2i(e.act != ""))
 		return out + g.flops(node{op: op, in: n.in[:e.nBase], out: n.out}) - int64(g.values[n.out].shape.Size())
 	}
+	if c, ok := op.(*chainOp); ok {
+		return out * int64(len(c.stages))
+	}
 	shape := func(i int) []int { return g.values[n.in[i]].shape }
 	switch op.Name() {
 	case "conv2d":
