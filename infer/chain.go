@@ -43,8 +43,9 @@ type chainOp struct {
 }
 
 // newChain returns the loop of stages over inputs of the given shapes,
-// out being the output's (and input 0's) shape.
-func newChain(stages []stage, out tensor.Shape, shapes []tensor.Shape) *chainOp {
+// out being the output's (and input 0's) shape; a run spans at most the
+// axes from keep on.
+func newChain(stages []stage, out tensor.Shape, shapes []tensor.Shape, keep int) *chainOp {
 	names := make([]string, len(stages))
 	for i, s := range stages {
 		names[i] = s.op.Name()
@@ -61,7 +62,7 @@ func newChain(stages []stage, out tensor.Shape, shapes []tensor.Shape) *chainOp 
 		o.step[j] = -1
 	}
 	axis, run := len(out), 1
-	for axis > 0 {
+	for axis > keep {
 		d, ok := axis-1, true
 		for j := range st {
 			if out[d] == 1 {
@@ -121,6 +122,9 @@ func broadcastStrides(s, out tensor.Shape) []int {
 
 func (o *chainOp) Name() string { return o.name }
 
+// flops counts one operation per stage and output element (Explain).
+func (o *chainOp) flops() int64 { return int64(o.shape.Size()) * int64(len(o.stages)) }
+
 func (o *chainOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err := o.check(in); err != nil {
 		return nil, err
@@ -137,6 +141,12 @@ func (o *chainOp) check(in []*tensor.Tensor) error {
 	if len(in) != len(o.stride) || in[0] == nil || !in[0].DType().IsFloat() || !sameSig(in[0], in[0].DType(), o.shape) {
 		return ops.Errorf(o.name, in, "want %d inputs, the first a host float tensor %v", len(o.stride), o.shape)
 	}
+	return o.checkOthers(in)
+}
+
+// checkOthers checks the stages' other operands, in[1:], against the
+// shapes the loop was compiled for, and their dtype against in[0]'s.
+func (o *chainOp) checkOthers(in []*tensor.Tensor) error {
 	for j, t := range in[1:] {
 		if t == nil || t.DType() != in[0].DType() || t.Size() != broadcastSize(o.stride[j+1], o.outer, o.step[j+1], o.run) {
 			return ops.Errorf(o.name, in, "want input %d of dtype %v broadcasting to %v as compiled", j+1, in[0].DType(), o.shape)
@@ -178,23 +188,31 @@ func (o *chainOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 // chainKernel runs the stages piece by piece over the cores: the output
 // is rows of o.run elements, each cut into pieces of at most chainPiece.
 func chainKernel[T tensor.Float](o *chainOp, out *tensor.Tensor, in []*tensor.Tensor) {
-	y := tensor.Data[T](out)
+	y, x := tensor.Data[T](out), tensor.Data[T](in[0])
 	per := (o.run + chainPiece - 1) / chainPiece
 	rows := len(y) / max(o.run, 1)
+	if len(y) < par.MinWork { // on the caller, without the parallel loop's closures
+		chainPieces(o, y, x, in, 0, rows*per)
+		return
+	}
 	par.Rows(rows*per, min(o.run, chainPiece), func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for u := lo; u < hi; u++ {
-				r, p := u/per, u%per
-				a, b := p*chainPiece, min((p+1)*chainPiece, o.run)
-				runStages(o, y[r*o.run+a:r*o.run+b], in, r, a)
-			}
-		}
+		return func(lo, hi int) { chainPieces(o, y, x, in, lo, hi) }
 	})
 }
 
-// runStages runs the stages on y, the elements [a, a+len(y)) of row r.
-func runStages[T tensor.Float](o *chainOp, y []T, in []*tensor.Tensor, r, a int) {
-	src := tensor.Data[T](in[0])[r*o.run+a:]
+// chainPieces runs the pieces [lo, hi), numbered row by row.
+func chainPieces[T tensor.Float](o *chainOp, y, x []T, in []*tensor.Tensor, lo, hi int) {
+	per := (o.run + chainPiece - 1) / chainPiece
+	for u := lo; u < hi; u++ {
+		r, p := u/per, u%per
+		a, b := p*chainPiece, min((p+1)*chainPiece, o.run)
+		runStages(o, y[r*o.run+a:r*o.run+b], x[r*o.run+a:], in, r, a)
+	}
+}
+
+// runStages runs the stages on y, the elements [a, a+len(y)) of row r,
+// the first stage reading src (input 0's elements there, or y itself).
+func runStages[T tensor.Float](o *chainOp, y, src []T, in []*tensor.Tensor, r, a int) {
 	for k, s := range o.stages {
 		if k > 0 {
 			src = y
@@ -279,7 +297,7 @@ func fuseChains(g *Graph) (int, error) {
 			shapes[k] = g.values[r].shape
 		}
 		last := chain[len(chain)-1]
-		g.nodes[last] = node{op: newChain(stages, shape, shapes), in: ins, out: cur}
+		g.nodes[last] = node{op: newChain(stages, shape, shapes, 0), in: ins, out: cur}
 		for _, k := range chain[:len(chain)-1] {
 			g.nodes[k].out = -1
 		}

@@ -112,8 +112,8 @@ func (g *Graph) flops(n node) int64 {
 		out *= 1 + int64(b2i(e.residual)) + int64(b2i(e.act != ""))
 		return out + g.flops(node{op: op, in: n.in[:e.nBase], out: n.out}) - int64(g.values[n.out].shape.Size())
 	}
-	if c, ok := op.(*chainOp); ok {
-		return out * int64(len(c.stages))
+	if f, ok := op.(interface{ flops() int64 }); ok { // the plan's own fused ops
+		return f.flops()
 	}
 	shape := func(i int) []int { return g.values[n.in[i]].shape }
 	switch op.Name() {

@@ -16,6 +16,7 @@ func passes(opts Options) []pass {
 	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
 	if !opts.NoFusion {
 		ps = append(ps, pass{"bias, residual and activation epilogues", fuseEpilogues})
+		ps = append(ps, pass{"sequence pools and their concat as one op", fuseSeqPoolConcat})
 		ps = append(ps, pass{"elementwise chains as one loop", fuseChains})
 	}
 	return ps
