@@ -11,7 +11,8 @@ func passes(opts Options) []pass {
 	ps := []pass{{"batch norm as scale and shift", lowerBatchNorm}}
 	if !opts.NoFusion {
 		ps = append(ps, pass{"batch norm folded into conv/linear", foldAffine},
-			pass{"batch norm folded into the unpadded conv after it", foldAffineForward})
+			pass{"batch norm folded into the unpadded conv after it", foldAffineForward},
+			pass{"consecutive linear layers folded into one", foldLinearChains})
 	}
 	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
 	if !opts.NoFusion {
