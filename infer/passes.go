@@ -10,7 +10,8 @@ type pass struct {
 func passes(opts Options) []pass {
 	ps := []pass{{"batch norm as scale and shift", lowerBatchNorm}}
 	if !opts.NoFusion {
-		ps = append(ps, pass{"batch norm folded into conv/linear", foldAffine},
+		ps = append(ps, pass{"transposes and copies absorbed", absorbCopies},
+			pass{"batch norm folded into conv/linear", foldAffine},
 			pass{"batch norm folded into the unpadded conv after it", foldAffineForward},
 			pass{"consecutive linear layers folded into one", foldLinearChains})
 	}
