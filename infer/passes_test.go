@@ -44,7 +44,7 @@ func batchNorm(t *testing.T, b *infer.Builder, x infer.Ref, c int, seed uint64) 
 	return b.Op(ops.BatchNormOp(ops.BatchNormAttrs{Epsilon: 1e-3}), x, b.Const(gamma), b.Const(beta), b.Const(mean), b.Const(variance))
 }
 
-func randRange(t *testing.T, seed uint64, lo, hi float64, shape ...int) *tensor.Tensor {
+func randRange(t testing.TB, seed uint64, lo, hi float64, shape ...int) *tensor.Tensor {
 	x, err := tensor.RandUniform(tensor.NewRNG(seed), tensor.Float32, lo, hi, shape...)
 	require.NoError(t, err)
 	return x
