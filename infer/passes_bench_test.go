@@ -73,8 +73,8 @@ func passGraphs(t testing.TB) []passGraph {
 }
 
 // BenchmarkPasses times each new pass's graph compiled without and with
-// the fusion passes, one after the other; run with -cpu 1,2 and -count
-// for interleaved rounds.
+// the fusion passes, one after the other, in wall and CPU time; run with
+// -cpu 1,2 and -count for interleaved rounds.
 func BenchmarkPasses(b *testing.B) {
 	for _, pg := range passGraphs(b) {
 		for _, v := range []struct {
@@ -87,11 +87,13 @@ func BenchmarkPasses(b *testing.B) {
 				out := tensor.Empty(p.Outputs()[0].DType, p.Outputs()[0].Shape...)
 				require.NoError(b, p.Run(out, pg.in...))
 				b.ReportAllocs()
+				start := cpuNanos()
 				for b.Loop() {
 					if err := p.Run(out, pg.in...); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, start)
 			})
 		}
 	}
