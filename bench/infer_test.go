@@ -97,6 +97,8 @@ func inferModels(b *testing.B, batch int) []inferModel {
 // BenchmarkInferPlan times each model's eval tape (released after every
 // call) and its compiled plan (infer, all passes) one after the other, at
 // batch 1 and 64; run it with -cpu 1,2 and -count for interleaved rounds.
+// The plan also reports its CPU time per call (cpu-ms/op), which swings
+// less than the wall time with the other work on a shared machine.
 func BenchmarkInferPlan(b *testing.B) {
 	for _, batch := range []int{1, 64} {
 		for _, m := range inferModels(b, batch) {
@@ -118,11 +120,13 @@ func BenchmarkInferPlan(b *testing.B) {
 				out := tensor.Empty(p.Outputs()[0].DType, p.Outputs()[0].Shape...)
 				require.NoError(b, p.Run(out, m.in...))
 				b.ReportAllocs()
+				start := cpuSeconds()
 				for b.Loop() {
 					if err := p.Run(out, m.in...); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((cpuSeconds()-start)*1e3/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}

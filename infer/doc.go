@@ -7,13 +7,21 @@
 // in order with their attributes, the weights as constants shared with the
 // model, every shape resolved for the example's signature. A Builder makes
 // the same Graph node by node from (op, inputs) pairs, for an importer of
-// another format. Graph.Compile runs the passes (batch norm lowered to a
+// another format. Graph.Compile runs the passes, each a rewrite in a file
+// of its own: transposes and in-place copies absorbed (absorb.go: into a
+// matmul's transpose flag, a constant, or a view); batch norm lowered to a
 // scale and shift per channel and folded into the convolution or linear
-// layer before it; bias, residual add and activation run as one epilogue
-// pass over the product's output; linear weights packed once into the
-// GEMM's panels) and plans memory: every intermediate gets a slot in one
-// arena, slots shared by values whose lifetimes do not overlap (see
-// ARCHITECTURE.md, "The inference plan").
+// layer next to it (affine.go, fold.go); consecutive linear layers folded
+// into one where that saves work (linear_chain.go); linear weights packed
+// once into the GEMM's panels and convolution weights laid out for their
+// algorithm (prepack.go); bias, residual add and activation as one
+// epilogue pass over the product's output (epilogue.go); N sequence pools
+// with their activations and their concat as one op (seqpool_concat.go);
+// and chains of elementwise ops as one loop (chain.go). Then it plans
+// memory: every intermediate gets a slot in one arena, slots shared by
+// values whose lifetimes do not overlap (see ARCHITECTURE.md, "The
+// inference plan"). Options.NoFusion compiles without the passes that
+// fuse; Plan.Explain shows the graph before and after them.
 //
 // A Plan is safe for concurrent use: each call takes an arena from the
 // plan's free list (kept across garbage collections, unlike a sync.Pool's

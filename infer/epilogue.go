@@ -110,13 +110,7 @@ var epilogueActs = map[string]bool{"relu": true, "sigmoid": true, "tanh": true}
 // (of a tensor of the same shape) and/or an activation read into one
 // epilogueOp.
 func fuseEpilogues(g *Graph) (int, error) {
-	uses := g.uses()
-	sole := func(r Ref) int { // the one node reading r, or -1
-		if len(uses[r]) != 1 || g.isOutput(r) {
-			return -1
-		}
-		return uses[r][0]
-	}
+	sole := g.soleReader()
 	n := 0
 	for i := range g.nodes {
 		nd := g.nodes[i]

@@ -13,7 +13,8 @@ import (
 // Explain writes the plan before and after the passes: each op with its
 // input and output shapes and its share of the plan's FLOPs (a multiply-add
 // counts two; an element-wise op one per output element), what each pass
-// changed, which steps fall back to Forward (and so allocate), and the
+// changed, where each recurrent op's input projection runs, which steps
+// fall back to Forward (and so allocate), and the
 // arena's size against the intermediates' total. It is what
 // `plumb infer --explain` prints.
 func (p *Plan) Explain(w io.Writer) error {
@@ -36,6 +37,12 @@ func (p *Plan) Explain(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nafter the passes: %d ops\n", len(p.after.nodes))
 	explainNodes(&b, p.after, p.steps)
+	if notes := recurrentProjections(p.after); len(notes) > 0 {
+		fmt.Fprintf(&b, "\nrecurrent input projections (already over the whole sequence; no pass needed):\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
 	fb := p.Fallbacks()
 	if len(fb) == 0 {
 		fmt.Fprintf(&b, "\nevery step runs into the arena (ForwardInto)\n")
@@ -111,6 +118,9 @@ func (g *Graph) flops(n node) int64 {
 		op = e.base.(ops.Op)
 		out *= 1 + int64(b2i(e.residual)) + int64(b2i(e.act != ""))
 		return out + g.flops(node{op: op, in: n.in[:e.nBase], out: n.out}) - int64(g.values[n.out].shape.Size())
+	}
+	if f, ok := op.(interface{ flops() int64 }); ok { // the plan's own fused ops
+		return f.flops()
 	}
 	shape := func(i int) []int { return g.values[n.in[i]].shape }
 	switch op.Name() {

@@ -222,6 +222,19 @@ func (g *Graph) uses() [][]int {
 	return u
 }
 
+// soleReader returns a function giving the index of the one node that
+// reads r, or -1 when none or several do or r is an output of the graph
+// (a value a pass may fuse away).
+func (g *Graph) soleReader() func(r Ref) int {
+	uses := g.uses()
+	return func(r Ref) int {
+		if len(uses[r]) != 1 || g.isOutput(r) {
+			return -1
+		}
+		return uses[r][0]
+	}
+}
+
 // isOutput reports whether r is one of the graph's outputs.
 func (g *Graph) isOutput(r Ref) bool {
 	for _, o := range g.outputs {

@@ -10,12 +10,16 @@ type pass struct {
 func passes(opts Options) []pass {
 	ps := []pass{{"batch norm as scale and shift", lowerBatchNorm}}
 	if !opts.NoFusion {
-		ps = append(ps, pass{"batch norm folded into conv/linear", foldAffine},
-			pass{"batch norm folded into the unpadded conv after it", foldAffineForward})
+		ps = append(ps, pass{"transposes and copies absorbed", absorbCopies},
+			pass{"batch norm folded into conv/linear", foldAffine},
+			pass{"batch norm folded into the unpadded conv after it", foldAffineForward},
+			pass{"consecutive linear layers folded into one", foldLinearChains})
 	}
 	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
 	if !opts.NoFusion {
 		ps = append(ps, pass{"bias, residual and activation epilogues", fuseEpilogues})
+		ps = append(ps, pass{"sequence pools and their concat as one op", fuseSeqPoolConcat})
+		ps = append(ps, pass{"elementwise chains as one loop", fuseChains})
 	}
 	return ps
 }

@@ -143,7 +143,7 @@ func TestMemoryPlanSharesSlots(t *testing.T) {
 	}
 	g, err := b.Graph(v)
 	require.NoError(t, err)
-	p, err := g.Compile(infer.Options{})
+	p, err := g.Compile(infer.Options{NoFusion: true}) // fused, the chain is one step
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, p.Explain(&buf))

@@ -31,6 +31,10 @@ func Transpose(x *tensor.Tensor, perm ...int) (*tensor.Tensor, error) {
 
 func (o *transposeOp) Name() string { return "transpose" }
 
+// Attrs returns the op's TransposeAttrs (Attributed), so a compiled plan
+// can rebuild it or read its permutation.
+func (o *transposeOp) Attrs() any { return TransposeAttrs{Perm: slices.Clone(o.perm)} }
+
 func (o *transposeOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 	if err := checkArity("transpose", in, 1); err != nil {
 		return nil, err

@@ -17,7 +17,8 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		// The table is generated from the source (go generate ./ops writes
 		// zz_zero_test.go); only a generic function needs an entry here,
 		// instantiated.
-		Funcs: withGeneric(apiFuncs, map[string]any{"MakeOp": ops.MakeOp[ops.NoAttrs]}),
+		Funcs: withGeneric(apiFuncs, map[string]any{"MakeOp": ops.MakeOp[ops.NoAttrs],
+			"UnaryRun": ops.UnaryRun[float32], "BinaryRun": ops.BinaryRun[float32]}),
 		Types: apiTypes,
 	})
 }

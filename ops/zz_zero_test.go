@@ -48,6 +48,7 @@ var apiFuncs = map[string]any{
 	"Div":                              ops.Div,
 	"Dropout":                          ops.Dropout,
 	"DropoutOp":                        ops.DropoutOp,
+	"ElementwiseArity":                 ops.ElementwiseArity,
 	"Elu":                              ops.Elu,
 	"Embedding":                        ops.Embedding,
 	"EmbeddingOp":                      ops.EmbeddingOp,
