@@ -33,6 +33,7 @@ type Quantized struct {
 	layers []*QuantLayer
 	acts   map[string]actQuant
 	actOrd []string
+	all    []string // every conv2d and linear layer's name, int8 or not
 }
 
 // QuantLayer is one int8 convolution or linear layer's quantized
@@ -41,12 +42,13 @@ type Quantized struct {
 // a convolution, [in, out] for linear), with the float32 bias (batch
 // norm folded in).
 type QuantLayer struct {
-	Name   string
-	Op     string // conv2d or linear
-	Shape  []int
-	Weight []int8
-	Scale  []float32 // per output channel
-	Bias   []float32 // per output channel
+	Name       string
+	WeightName string // the float weight's name, the stem of the QDQ names in a saved model
+	Op         string // conv2d or linear
+	Shape      []int
+	Weight     []int8
+	Scale      []float32 // per output channel
+	Bias       []float32 // per output channel
 }
 
 // prepareQuant returns a copy of g with batch norm lowered and folded
@@ -66,7 +68,18 @@ func prepareQuant(g *Graph) (*Graph, error) {
 // layerNames names each conv2d and linear node of g, in order (the
 // passes of prepareQuant keep them and their order).
 func layerNames(g *Graph, names map[*tensor.Tensor]string) []string {
-	var out []string
+	l, _ := layerAndWeightNames(g, names)
+	return l
+}
+
+// layerWeightNames names each conv2d and linear node's weight, in order:
+// its parameter's name, or "<layer>/weight".
+func layerWeightNames(g *Graph, names map[*tensor.Tensor]string) []string {
+	_, w := layerAndWeightNames(g, names)
+	return w
+}
+
+func layerAndWeightNames(g *Graph, names map[*tensor.Tensor]string) (layers, weights []string) {
 	count := map[string]int{}
 	for _, n := range g.nodes {
 		op := n.op.Name()
@@ -74,20 +87,21 @@ func layerNames(g *Graph, names map[*tensor.Tensor]string) []string {
 			continue
 		}
 		name := fmt.Sprintf("%s_%d", op, count[op])
+		weight := name + "/weight"
 		count[op]++
 		if len(n.in) > 1 {
 			if v := g.values[n.in[1]]; v.kind == kindConst {
 				if s, ok := names[v.c]; ok && s != "" {
-					name = s
+					name, weight = s, s
 					if i := strings.LastIndex(s, "/"); i > 0 {
 						name = s[:i]
 					}
 				}
 			}
 		}
-		out = append(out, name)
+		layers, weights = append(layers, name), append(weights, weight)
 	}
-	return out
+	return layers, weights
 }
 
 // Quantize returns the int8 version of g: post-training static
@@ -107,7 +121,7 @@ func Quantize(g *Graph, calib *Calibration, opts QuantOptions) (*Quantized, erro
 		return nil, errors.New("infer: Quantize needs the Calibration made by Calibrate on the same graph")
 	}
 	prep := calib.prep
-	names := layerNames(g, opts.Names)
+	names, weights := layerAndWeightNames(g, opts.Names)
 	src := quantSource{
 		act: func(_ string, r Ref) (actQuant, error) {
 			rg, ok := calib.ranges[r]
@@ -116,7 +130,9 @@ func Quantize(g *Graph, calib *Calibration, opts QuantOptions) (*Quantized, erro
 			}
 			return actQuantOf(rg), nil
 		},
-		layer: func(name string, n node) (*QuantLayer, error) { return quantizeLayer(prep, name, n) },
+		layer: func(name string, n node) (*QuantLayer, error) {
+			return quantizeLayer(prep, name, weights[slices.Index(names, name)], n)
+		},
 	}
 	return buildQuantized(prep, names, opts.Skip, src)
 }
@@ -130,9 +146,9 @@ type quantSource struct {
 }
 
 // quantizeLayer quantizes the weights of a conv2d or linear node.
-func quantizeLayer(g *Graph, name string, n node) (*QuantLayer, error) {
+func quantizeLayer(g *Graph, name, weightName string, n node) (*QuantLayer, error) {
 	w := g.values[n.in[1]].c
-	l := &QuantLayer{Name: name, Op: n.op.Name(), Shape: w.Shape().Clone()}
+	l := &QuantLayer{Name: name, WeightName: weightName, Op: n.op.Name(), Shape: w.Shape().Clone()}
 	k, nout, b := gemmB(l.Op, l.Shape, func(i int) float32 { return float32(w.At(i)) })
 	q, scale, err := qgemm.QuantizeWeights(k, nout, b, nout)
 	if err != nil {
@@ -252,7 +268,7 @@ func convGeometry(g *Graph, n node) (st qStage, ok bool) {
 // buildQuantized replaces the quantizable chains of prep by int8
 // segments, taking each activation's and layer's quantization from src.
 func buildQuantized(prep *Graph, names []string, skip []string, src quantSource) (*Quantized, error) {
-	q := &Quantized{prep: prep, acts: map[string]actQuant{}}
+	q := &Quantized{prep: prep, acts: map[string]actQuant{}, all: names}
 	h := prep.clone()
 	uses := h.uses()
 	layerOf := map[int]string{} // node index → layer name
@@ -338,7 +354,7 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src quantSource) (*quantSegment, error) {
 	first := h.nodes[chain[0]]
 	inRef := first.in[0]
-	seg := &quantSegment{inShape: h.values[inRef].shape.Clone()}
+	seg := &quantSegment{inRef: inRef, inShape: h.values[inRef].shape.Clone()}
 	act := func(name string, r Ref) (actQuant, error) {
 		a, err := src.act(name, r)
 		if err != nil {
@@ -481,3 +497,7 @@ func gemmStage(h *Graph, n node, l *QuantLayer, dims [4]int, flat []int) (*qStag
 
 // Layers returns the int8 layers, in the order they run.
 func (q *Quantized) Layers() []*QuantLayer { return q.layers }
+
+// AllLayers returns the name of every convolution and linear layer of
+// the graph, int8 or float32, in the order they run.
+func (q *Quantized) AllLayers() []string { return q.all }

@@ -27,6 +27,7 @@ import (
 type quantSegment struct {
 	name    string
 	in      actQuant // the input's quantization
+	inRef   Ref      // the input's value in the float graph
 	inShape []int    // the float32 input, [N, C, H, W] or [N, K]
 	stages  []*qStage
 	out     []int // the float32 output's shape
@@ -150,6 +151,8 @@ func (s *quantSegment) run(x, y []float32, capture func(st *qStage, v []float32)
 			switch {
 			case st.last:
 				copy(v, y)
+			case st.kind == stFlatten: // the float graph flattens NCHW
+				dequantNCHW(next[:size4(st.in)], st.in, st.outQ, v)
 			default:
 				dequantNCHW(next[:size4(st.out)], st.out, st.outQ, v)
 			}

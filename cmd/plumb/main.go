@@ -111,14 +111,15 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"translate": func(a []string, o, e io.Writer) error {
 		return chapterCommand("predict", append([]string{"translate"}, a...), o, e)
 	},
-	"parity":  parityReport,
-	"plot":    plotRuns,
-	"compare": compareRuns,
-	"kpi":     checkKPIs,
-	"scale":   scaleReport,
-	"summary": summaryCommand,
-	"onnx":    onnxCommand,
-	"infer":   inferCommand,
+	"parity":   parityReport,
+	"plot":     plotRuns,
+	"compare":  compareRuns,
+	"kpi":      checkKPIs,
+	"scale":    scaleReport,
+	"summary":  summaryCommand,
+	"onnx":     onnxCommand,
+	"infer":    inferCommand,
+	"quantize": quantizeCommand,
 }
 
 // run dispatches a command line; it is main without the exit, for tests.
