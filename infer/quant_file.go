@@ -102,6 +102,9 @@ func (q *Quantized) Save(path string, meta map[string]string) error {
 		return fmt.Errorf("infer: Save: %w", err)
 	}
 	_, err = tmp.Write(file.Bytes())
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

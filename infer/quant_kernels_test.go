@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -11,8 +12,9 @@ import (
 
 // convRef is the textbook int8 convolution on uint8 NHWC activations:
 // acc = Σ (x − zx)·w over the window (a tap in the padding is the zero
-// point, so adds nothing), then the float32 epilogue and QuantizeLinear
-// to uint8, value by value.
+// point, so adds nothing), then GemmUint8's requantization (multiplier
+// sx·sw/sy, bias/sy, round half to even, saturate, ReLU at the zero
+// point), value by value.
 func convRef(st *qStage, x []uint8, w []int8, scale, bias []float32, out []uint8) {
 	n, h, wd, c := st.in[0], st.in[1], st.in[2], st.in[3]
 	oh, ow, o := st.out[1], st.out[2], st.out[3]
@@ -32,11 +34,12 @@ func convRef(st *qStage, x []uint8, w []int8, scale, bias []float32, out []uint8
 							}
 						}
 					}
-					v := st.inQ.Scale*scale[oc]*float32(acc) + bias[oc]
+					t := float32(acc)*qgemm.RequantMultiplier(st.inQ.Scale, scale[oc], st.outQ.Scale) + bias[oc]/st.outQ.Scale
+					q := min(max(math.RoundToEven(float64(t))+float64(st.outQ.Zero), 0), 255)
 					if st.ep.ReLU {
-						v = max(v, 0)
+						q = max(q, float64(st.outQ.Zero))
 					}
-					out[((b*oh+i)*ow+j)*o+oc] = qgemm.QuantizeLinearU8(v, st.outQ.Scale, st.outQ.Zero)
+					out[((b*oh+i)*ow+j)*o+oc] = uint8(q)
 				}
 			}
 		}
@@ -111,6 +114,8 @@ func TestMaxPoolU8(t *testing.T) {
 		{2, 24, 24, 20, 2, 2, 2, 2, 0, 0, 0, 0},
 		{1, 7, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1},
 		{3, 5, 9, 1, 2, 3, 1, 2, 0, 1, 2, 0},
+		{2, 7, 9, 5, 3, 2, 1, 2, 0, 0, 0, 0},
+		{1, 6, 6, 11, 3, 3, 3, 3, 0, 0, 0, 0},
 	} {
 		oh := (g.h+g.pt+g.pb-g.kh)/g.sh + 1
 		ow := (g.w+g.pl+g.pr-g.kw)/g.sw + 1
@@ -155,4 +160,21 @@ func TestQuantizeInAndDequant(t *testing.T) {
 	r := make([]uint8, 3)
 	reluU8([]uint8{3, 10, 200}, r, 10)
 	require.Equal(t, []uint8{10, 10, 200}, r)
+}
+
+// maxBytes gives the bytewise max on every pair of byte values, in every
+// position of the eight-byte words and the tail.
+func TestMaxBytes(t *testing.T) {
+	a, b := make([]uint8, 0, 65536+5), make([]uint8, 0, 65536+5)
+	for x := range 256 {
+		for y := range 256 {
+			a, b = append(a, uint8(x)), append(b, uint8(y))
+		}
+	}
+	a, b = append(a, 0, 255, 7, 128, 127), append(b, 255, 0, 7, 127, 128)
+	got := append([]uint8(nil), a...)
+	maxBytes(got, b)
+	for i := range a {
+		require.Equal(t, max(a[i], b[i]), got[i], "max(%d, %d)", a[i], b[i])
+	}
 }

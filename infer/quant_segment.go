@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -215,6 +216,10 @@ func reluU8(q, out []uint8, zero uint8) {
 func maxPoolU8(st *qStage, x, y []uint8) {
 	n, h, w, c := st.in[0], st.in[1], st.in[2], st.in[3]
 	oh, ow := st.out[1], st.out[2]
+	if st.pad == [4]int{} {
+		maxPoolRowsU8(st, x, y)
+		return
+	}
 	for b := range n {
 		for i := range oh {
 			for j := range ow {
@@ -248,6 +253,58 @@ func maxPoolU8(st *qStage, x, y []uint8) {
 				}
 			}
 		}
+	}
+}
+
+// maxPoolRowsU8 is maxPoolU8 without padding: per output row, the
+// window's input rows are first reduced to one (a max over whole rows of
+// W·C contiguous bytes), then each output's KW groups of C bytes.
+func maxPoolRowsU8(st *qStage, x, y []uint8) {
+	n, h, w, c := st.in[0], st.in[1], st.in[2], st.in[3]
+	oh, ow := st.out[1], st.out[2]
+	row := w * c
+	var buf [4096]uint8
+	tmp := buf[:0]
+	if row > len(buf) {
+		tmp = make([]uint8, row)
+	}
+	tmp = tmp[:row]
+	for b := range n {
+		for i := range oh {
+			ih := i * st.sh
+			copy(tmp, x[(b*h+ih)*row:][:row])
+			for ki := 1; ki < st.kh; ki++ {
+				maxBytes(tmp, x[(b*h+ih+ki*st.dh)*row:][:row])
+			}
+			for j := range ow {
+				dst := y[((b*oh+i)*ow+j)*c:][:c]
+				iw := j * st.sw
+				copy(dst, tmp[iw*c:][:c])
+				for kj := 1; kj < st.kw; kj++ {
+					maxBytes(dst, tmp[(iw+kj*st.dw)*c:][:c])
+				}
+			}
+		}
+	}
+}
+
+// maxBytes sets a[i] = max(a[i], b[i]), eight bytes at a time as one
+// uint64 (SWAR): per byte, a ≥ b unsigned is read from the top bit of
+// (a|H) − (b&^H) (the low seven bits' difference, no borrow across bytes)
+// combined with the top bits themselves.
+func maxBytes(a, b []uint8) {
+	const hi = 0x8080808080808080
+	b = b[:len(a)]
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		x, y := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+		t := (x | hi) - (y &^ hi)
+		ge := ((x &^ y) | (^(x ^ y) & t)) & hi // top bit of each byte: x ≥ y
+		mask := (ge >> 7) * 0xff
+		binary.LittleEndian.PutUint64(a[i:], (x&mask)|(y&^mask))
+	}
+	for ; i < len(a); i++ {
+		a[i] = max(a[i], b[i])
 	}
 }
 
@@ -311,25 +368,42 @@ func (st *qStage) product(x, out []uint8, sc *qScratch, y []float32) error {
 func im2colU8(x []uint8, h, w, c int, st *qStage, col []uint8) {
 	oh, ow := st.out[1], st.out[2]
 	zp := st.inQ.Zero
+	span := st.kw * c // one kernel row's bytes, contiguous in x when dw = 1
 	p := 0
 	for i := range oh {
 		for j := range ow {
+			iw0 := j*st.sw - st.pad[2]
+			inside := st.dw == 1 && iw0 >= 0 && iw0+st.kw <= w
 			for ki := range st.kh {
 				ih := i*st.sh - st.pad[0] + ki*st.dh
+				if ih < 0 || ih >= h {
+					fill(col[p:p+span], zp)
+					p += span
+					continue
+				}
+				if inside {
+					copy(col[p:p+span], x[(ih*w+iw0)*c:])
+					p += span
+					continue
+				}
 				for kj := range st.kw {
-					iw := j*st.sw - st.pad[2] + kj*st.dw
+					iw := iw0 + kj*st.dw
 					dst := col[p : p+c]
 					p += c
-					if ih < 0 || ih >= h || iw < 0 || iw >= w {
-						for t := range dst {
-							dst[t] = zp
-						}
+					if iw < 0 || iw >= w {
+						fill(dst, zp)
 						continue
 					}
 					copy(dst, x[(ih*w+iw)*c:])
 				}
 			}
 		}
+	}
+}
+
+func fill(b []uint8, v uint8) {
+	for i := range b {
+		b[i] = v
 	}
 }
 

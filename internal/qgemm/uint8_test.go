@@ -32,7 +32,7 @@ func TestQuantizeLinearU8(t *testing.T) {
 }
 
 // TestGemmUint8 checks the uint8 output against the reference sums put
-// through the float32 epilogue and QuantizeLinearU8 one value at a time,
+// through GemmUint8's requantization one value at a time,
 // on random and odd shapes, with a zero point and an output scale small
 // enough that many values saturate at both ends.
 func TestGemmUint8(t *testing.T) {
@@ -65,11 +65,7 @@ func TestGemmUint8(t *testing.T) {
 			Reference(m, n, k, a, lda, zpA, b, ldb, acc, n)
 			for i := range m {
 				for j := range n {
-					v := ep.ScaleA*ep.ScaleB[j]*float32(acc[i*n+j]) + ep.Bias[j]
-					if ep.ReLU {
-						v = max(v, 0)
-					}
-					want := QuantizeLinearU8(v, rq.Scale, rq.Zero)
+					want := requantRef(acc[i*n+j], RequantMultiplier(ep.ScaleA, ep.ScaleB[j], rq.Scale), ep.Bias[j]/rq.Scale, rq.Zero, ep.ReLU)
 					require.Equal(t, want, got[i*ldo+j], "m=%d n=%d k=%d at [%d][%d]", m, n, k, i, j)
 					if want == 0 || want == 255 {
 						saturated++
@@ -93,4 +89,62 @@ func TestGemmUint8Errors(t *testing.T) {
 	require.ErrorContains(t, GemmUint8(2, make([]uint8, 6), 3, 0, pb, ep, RequantU8{Scale: 1}, out[:3], 2), "output")
 	require.ErrorContains(t, GemmUint8(2, make([]uint8, 6), 3, 0, nil, ep, RequantU8{Scale: 1}, out, 2), "nil packed")
 	require.ErrorContains(t, GemmUint8(2, make([]uint8, 6), 3, 0, pb, &Epilogue{ScaleA: 1, ScaleB: []float32{1}}, RequantU8{Scale: 1}, out, 2), "weight scales")
+}
+
+// requantRef is GemmUint8's formula for one value, in float64 rounding
+// after the float32 multiply-add.
+func requantRef(acc int32, mul, add float32, zero uint8, relu bool) uint8 {
+	t := float32(acc)*mul + add
+	q := math.RoundToEven(float64(t)) + float64(zero)
+	if math.IsNaN(q) {
+		q = 0
+	}
+	q = min(max(q, 0), 255)
+	if relu {
+		q = max(q, float64(zero))
+	}
+	return uint8(q)
+}
+
+// requantizeRow's fast rounding, Go and assembly, gives the float64
+// rounding's value for ties, near-ties, saturating and huge values, and
+// clamps at lo (the assembly on rows of 16 columns).
+func TestRequantizeRow(t *testing.T) {
+	eachPath(t, testRequantizeRow)
+}
+
+func testRequantizeRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 9))
+	var acc []int32
+	for i := -700; i <= 700; i++ {
+		acc = append(acc, int32(i))
+	}
+	for range 5000 {
+		acc = append(acc, rng.Int32N(1<<30)-1<<29)
+	}
+	for _, c := range []struct {
+		mul, add float32
+		zero     uint8
+		relu     bool
+	}{{0.5, 0, 0, false}, {0.5, 0.25, 128, false}, {0.5, -0.5, 7, true}, {0.0371, 3.5, 255, false}, {1e-9, 0, 1, true}, {3e5, 0, 9, false}} {
+		n := len(acc)
+		mul, add, corr := make([]float32, n), make([]float32, n), make([]int32, n)
+		for j := range n {
+			mul[j], add[j] = c.mul, c.add
+		}
+		lo := uint8(0)
+		if c.relu {
+			lo = c.zero
+		}
+		got := make([]uint8, n)
+		if ks := current(); ks.requant != nil { // rows of 16 columns
+			ks.requant(n/16, acc[:n/16*16], corr[:16], mul[:16], add[:16], c.zero, lo, got)
+			n = n / 16 * 16
+		} else {
+			requantizeRow(acc, corr, mul, add, c.zero, lo, got)
+		}
+		for j, a := range acc[:n] {
+			require.Equal(t, requantRef(a, c.mul, c.add, c.zero, c.relu), got[j], "acc=%d %+v", a, c)
+		}
+	}
 }
