@@ -26,12 +26,14 @@ func BenchmarkMNISTCNNInt8(b *testing.B) {
 	require.NoError(b, err)
 	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
 	require.NoError(b, err)
+	q2, err := infer.Quantize(g, calib, infer.QuantOptions{Skip: []string{"conv2d_0"}})
+	require.NoError(b, err)
 	x := randInput(b, 99, batch, 1, 28, 28)
 	out := tensor.Empty(tensor.Float32, batch, 10)
 	for _, c := range []struct {
 		name string
 		g    *infer.Graph
-	}{{"float32", g}, {"int8", q.Graph}} {
+	}{{"float32", g}, {"int8", q.Graph}, {"int8-skip-conv1", q2.Graph}} {
 		p, err := c.g.Compile(infer.Options{})
 		require.NoError(b, err)
 		b.Run(c.name, func(b *testing.B) {

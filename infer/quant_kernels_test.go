@@ -94,7 +94,7 @@ func TestQuantConvMatchesReference(t *testing.T) {
 		want := make([]uint8, size4(st.out))
 		convRef(st, x, w, scale, bias, want)
 		got := make([]uint8, size4(st.out))
-		sc := &qScratch{col: make([]uint8, size4(st.out)/g.o*k)}
+		sc := &qScratch{col: make([]uint8, size4(st.out)/g.o*k+8)}
 		require.NoError(t, st.product(x, got, sc, nil))
 		require.Equal(t, want, got, "case %d %+v", ci, g)
 		for _, v := range want {

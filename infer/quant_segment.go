@@ -112,7 +112,7 @@ func (s *quantSegment) get() *qScratch {
 		s.free = s.free[:n-1]
 		return sc
 	}
-	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax), f: make([]float32, s.fMax)}
+	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), f: make([]float32, s.fMax)}
 }
 
 func (s *quantSegment) put(sc *qScratch) {
@@ -348,7 +348,9 @@ func (st *qStage) product(x, out []uint8, sc *qScratch, y []float32) error {
 			bn := min(imgs, nb-b0)
 			col := sc.col[:bn*perImage*k]
 			for b := range bn {
-				im2colU8(x[(b0+b)*h*w*c:], h, w, c, st, col[b*perImage*k:])
+				// The gather may write up to 8 bytes past an image's
+				// rows: into the next image's, or the buffer's slack.
+				im2colU8(x[(b0+b)*h*w*c:], h, w, c, st, sc.col[b*perImage*k:])
 			}
 			if err := gemm(bn*perImage, col, k, b0*perImage); err != nil {
 				return err
@@ -367,6 +369,10 @@ func (st *qStage) product(x, out []uint8, sc *qScratch, y []float32) error {
 // quantized value of 0.
 func im2colU8(x []uint8, h, w, c int, st *qStage, col []uint8) {
 	oh, ow := st.out[1], st.out[2]
+	if st.pad == [4]int{} && st.dw == 1 {
+		im2colValidU8(x, w, c, st, col)
+		return
+	}
 	zp := st.inQ.Zero
 	span := st.kw * c // one kernel row's bytes, contiguous in x when dw = 1
 	p := 0
@@ -396,6 +402,45 @@ func im2colU8(x []uint8, h, w, c int, st *qStage, col []uint8) {
 					}
 					copy(dst, x[(ih*w+iw)*c:])
 				}
+			}
+		}
+	}
+}
+
+// im2colValidU8 is im2colU8 without padding and with dw = 1, where each
+// kernel row is one contiguous span of KW·C bytes: a span of at most 8
+// bytes (a one-channel image's) moves as one 8-byte word, the bytes past
+// it overwritten by the next span, except where the word would leave x
+// or col.
+func im2colValidU8(x []uint8, w, c int, st *qStage, col []uint8) {
+	oh, ow, kh := st.out[1], st.out[2], st.kh
+	span := st.kw * c
+	rowStep := st.dh * w * c // from one kernel row to the next, in x
+	sh, sw := st.sh*w*c, st.sw*c
+	p := 0
+	if span <= 8 {
+		last := (oh-1)*sh + (ow-1)*sw + (kh-1)*rowStep // the last span's start
+		if last+8 <= len(x) && oh*ow*kh*span+8 <= len(col) {
+			for i := range oh {
+				for j := range ow {
+					s := i*sh + j*sw
+					for range kh {
+						*(*[8]byte)(col[p:]) = *(*[8]byte)(x[s:])
+						p += span
+						s += rowStep
+					}
+				}
+			}
+			return
+		}
+	}
+	for i := range oh {
+		for j := range ow {
+			s := i*sh + j*sw
+			for range kh {
+				copy(col[p:p+span], x[s:s+span])
+				p += span
+				s += rowStep
 			}
 		}
 	}
