@@ -53,10 +53,20 @@ type Calibration struct {
 }
 
 // Method returns the calibration method.
-func (c *Calibration) Method() CalibMethod { return c.method }
+func (c *Calibration) Method() CalibMethod {
+	if c == nil {
+		return ""
+	}
+	return c.method
+}
 
 // Batches returns the number of batches the ranges came from.
-func (c *Calibration) Batches() int { return c.batches }
+func (c *Calibration) Batches() int {
+	if c == nil {
+		return 0
+	}
+	return c.batches
+}
 
 // Calibrate runs g's float32 plan on each batch (each a list of g's
 // inputs) and records, per float32 tensor, the range its activation

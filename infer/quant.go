@@ -496,8 +496,18 @@ func gemmStage(h *Graph, n node, l *QuantLayer, dims [4]int, flat []int) (*qStag
 }
 
 // Layers returns the int8 layers, in the order they run.
-func (q *Quantized) Layers() []*QuantLayer { return q.layers }
+func (q *Quantized) Layers() []*QuantLayer {
+	if q == nil {
+		return nil
+	}
+	return q.layers
+}
 
 // AllLayers returns the name of every convolution and linear layer of
 // the graph, int8 or float32, in the order they run.
-func (q *Quantized) AllLayers() []string { return q.all }
+func (q *Quantized) AllLayers() []string {
+	if q == nil {
+		return nil
+	}
+	return q.all
+}
