@@ -148,11 +148,16 @@ func readQuantFile(path string) (*quantFile, error) {
 		return nil, fmt.Errorf("%s: header: %w", path, err)
 	}
 	f := &quantFile{entries: map[string]stEntry{}, data: b[8+n:]}
+	if js, ok := raw["__metadata__"]; ok {
+		if err := json.Unmarshal(js, &f.meta); err != nil {
+			return nil, fmt.Errorf("%s: metadata: %w", path, err)
+		}
+	}
+	if f.meta[quantFormatKey] == "" {
+		return nil, fmt.Errorf("%s: not an int8 model written by Quantized.Save (no %q metadata)", path, quantFormatKey)
+	}
 	for name, js := range raw {
 		if name == "__metadata__" {
-			if err := json.Unmarshal(js, &f.meta); err != nil {
-				return nil, fmt.Errorf("%s: metadata: %w", path, err)
-			}
 			continue
 		}
 		var e stEntry
@@ -175,9 +180,6 @@ func readQuantFile(path string) (*quantFile, error) {
 			return nil, fmt.Errorf("%s: tensor %q: bytes [%d, %d) for %s%v (%d bytes) in %d bytes of data", path, name, lo, hi, e.DType, e.Shape, count*size, len(f.data))
 		}
 		f.entries[name] = e
-	}
-	if f.meta[quantFormatKey] == "" {
-		return nil, fmt.Errorf("%s: not an int8 model written by Quantized.Save (no %q metadata)", path, quantFormatKey)
 	}
 	return f, nil
 }

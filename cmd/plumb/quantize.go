@@ -24,7 +24,7 @@ import (
 // quantizeUsage documents plumb quantize.
 const quantizeUsage = `usage:
   plumb quantize --load CKPT [--data DIR] [--calib N] [--method minmax|percentile|kl]
-                 [--skip L1,L2] [--report] [-o OUT] [--log DIR --run-name NAME]
+                 [--skip L1,L2] [--report] [-o OUT] [--log DIR --run-name NAME] [--test-limit N]
       post-training static int8 quantization of an MNIST checkpoint (plumb
       train mnist --save CKPT) on the compiled inference plan: activation
       ranges calibrated on N batches of 64 training images, then the float32
@@ -33,7 +33,7 @@ const quantizeUsage = `usage:
       largest error on a test batch; --skip keeps the named layers float32.
       -o writes the int8 model (safetensors: int8 weights, scales and zero
       points named as ONNX QDQ names them, and the checkpoint's metadata).
-  plumb quantize --load-int8 FILE [--data DIR]
+  plumb quantize --load-int8 FILE [--data DIR] [--test-limit N]
       evaluates an int8 model written by -o.
 `
 
@@ -42,7 +42,7 @@ const quantBatch = 64
 
 type quantizeFlags struct {
 	load, loadInt8, data, method, skip, out, log, runName string
-	calib                                                 int
+	calib, testLimit                                      int
 	report                                                bool
 }
 
@@ -56,6 +56,7 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.loadInt8, "load-int8", "", "an int8 model written by -o, to evaluate")
 	fs.StringVar(&f.data, "data", "", "the MNIST folder (or its parent); empty: the embedded copy")
 	fs.IntVar(&f.calib, "calib", 10, "calibration batches of 64 training images")
+	fs.IntVar(&f.testLimit, "test-limit", 0, "evaluate on a seeded random subset of N test images, stratified by label (0: all)")
 	fs.StringVar(&f.method, "method", "minmax", "calibration: minmax, percentile or kl")
 	fs.StringVar(&f.skip, "skip", "", "comma-separated layers kept float32 (names as --report prints them)")
 	fs.BoolVar(&f.report, "report", false, "print each int8 layer's error against float32")
@@ -74,6 +75,9 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	trainSet, test, err := quantData(f.data)
 	if err != nil {
 		return err
+	}
+	if test, err = chapter.Limit(test, "--test-limit", f.testLimit, 1, stderr); err != nil {
+		return fmt.Errorf("quantize: %w", err)
 	}
 	start := time.Now()
 	if f.loadInt8 != "" {
@@ -313,4 +317,3 @@ func evalInt8File(f quantizeFlags, test *data.Dataset, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "int8 (%s): accuracy %.2f%% on %d test images; int8 layers: %s\n", f.loadInt8, 100*acc, test.Len(), layerList(q))
 	return nil
 }
-
