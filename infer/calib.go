@@ -214,8 +214,8 @@ func percentileThreshold(h []float64, amax float32, pct float64) float32 {
 // klThreshold returns the |x| threshold of TensorRT's entropy
 // calibration on the histogram h of |x| over [0, amax], for a
 // quantization of levels steps: for each candidate i (from half the bins,
-// as Paddle's cal_kl_threshold starts, to all of them; a candidate whose
-// last bin is empty is skipped, as there), P is the first i bins with the outliers beyond them added to
+// as Paddle's cal_kl_threshold starts, so that the threshold keeps at
+// least half of the observed range, to all of them), P is the first i bins with the outliers beyond them added to
 // the last, Q the first i bins merged into levels groups and spread back
 // evenly over each group's non-empty bins, and the threshold is the
 // upper edge of bin i for the i of the least KL(P‖Q). Bins empty in Q
@@ -237,9 +237,6 @@ func klThreshold(h []float64, amax float32, levels int) float32 {
 	p := make([]float64, nb)
 	q := make([]float64, nb)
 	for i := max(levels, (nb-1)/2); i <= nb; i++ {
-		if h[i-1] == 0 {
-			continue
-		}
 		copy(p, h[:i])
 		p[i-1] += tail[i]
 		// Q: the i bins merged into levels groups, bins [j·i/levels, (j+1)·i/levels).
