@@ -122,7 +122,7 @@ func TestActQuantOf(t *testing.T) {
 	a = actQuantOf(Range{-1, 1})
 	require.InDelta(t, 2.0/255, a.Scale, 1e-7)
 	require.Equal(t, uint8(127), a.Zero) // 1/(2/255) is 127.49999 in float32
-	a = actQuantOf(Range{1, 3}) // widened to [0, 3]
+	a = actQuantOf(Range{1, 3})          // widened to [0, 3]
 	require.Equal(t, uint8(0), a.Zero)
 	require.InDelta(t, 3.0/255, a.Scale, 1e-7)
 }
