@@ -2,12 +2,14 @@ package infer_test
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/infer"
+	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -74,5 +76,49 @@ func TestQuantizedMatchesFloat(t *testing.T) {
 				require.NotEqual(t, want.Float32s(), got.Float32s(), "the int8 plan must not be the float one")
 			})
 		}
+	}
+}
+
+// A saved int8 model, loaded onto a fresh trace of the same
+// architecture with other weights, gives the quantized plan's outputs
+// bit for bit; a layer skipped at quantization stays float32 in the
+// loaded model too.
+func TestQuantizedSaveLoad(t *testing.T) {
+	const batch = 5
+	for _, skip := range [][]string{nil, {"conv1"}} {
+		net := mnistNet(t, "cnn")
+		g, err := infer.TraceLayer(net, randInput(t, 3, batch, 1, 28, 28))
+		require.NoError(t, err)
+		calib, err := infer.Calibrate(g, [][]*tensor.Tensor{{randInput(t, 10, batch, 1, 28, 28)}}, infer.CalibOptions{})
+		require.NoError(t, err)
+		q, err := infer.Quantize(g, calib, infer.QuantOptions{Names: paramNames(net), Skip: skip})
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "q.safetensors")
+		require.NoError(t, q.Save(path, map[string]string{"chapter": "mnist"}))
+		meta, err := infer.QuantizedMeta(path)
+		require.NoError(t, err)
+		require.Equal(t, "mnist", meta["chapter"])
+
+		other, err := mnist.New("cnn", tensor.NewRNG(77)) // other weights: the file's must be used
+		require.NoError(t, err)
+		g2, err := infer.TraceLayer(other, randInput(t, 3, batch, 1, 28, 28))
+		require.NoError(t, err)
+		q2, err := infer.LoadQuantized(g2, path, infer.QuantOptions{Names: paramNames(other)})
+		require.NoError(t, err)
+		require.Equal(t, len(q.Layers()), len(q2.Layers()))
+		p1, err := q.Graph.Compile(infer.Options{})
+		require.NoError(t, err)
+		p2, err := q2.Graph.Compile(infer.Options{})
+		require.NoError(t, err)
+		x := randInput(t, 5, batch, 1, 28, 28)
+		y1, y2 := tensor.Empty(tensor.Float32, batch, 10), tensor.Empty(tensor.Float32, batch, 10)
+		if skip != nil { // the float conv1 reads the model's weights: load them into other
+			for i, p := range other.Params() {
+				require.NoError(t, p.Value.CopyFrom(net.Params()[i].Value))
+			}
+		}
+		require.NoError(t, p1.Run(y1, x))
+		require.NoError(t, p2.Run(y2, x))
+		require.Equal(t, y1.Float32s(), y2.Float32s())
 	}
 }
