@@ -140,10 +140,12 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("quantize: float32 plan: %w", err)
 	}
+	evalStart := time.Now()
 	accQ, err := planAccuracy(qp, test)
 	if err != nil {
 		return fmt.Errorf("quantize: int8 plan: %w", err)
 	}
+	rate := float64(test.Len()) / time.Since(evalStart).Seconds()
 	fmt.Fprintf(stdout, "float32: accuracy %.2f%% on %d test images\n", 100*accF, test.Len())
 	fmt.Fprintf(stdout, "int8:    accuracy %.2f%% (%+.2f points)\n", 100*accQ, 100*(accQ-accF))
 	if f.report {
@@ -158,7 +160,7 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s\n", f.out)
 	}
 	if f.log != "" {
-		if err := logQuantRun(f, accQ, accF, len(batches), test.Len(), time.Since(start)); err != nil {
+		if err := logQuantRun(f, accQ, accF, rate, len(batches), test.Len(), time.Since(start)); err != nil {
 			return fmt.Errorf("quantize: %w", err)
 		}
 	}
@@ -269,14 +271,17 @@ func printQuantReport(q *infer.Quantized, test *data.Dataset, stdout io.Writer) 
 }
 
 // logQuantRun writes a run log with the int8 accuracy as its one epoch's
-// metric, the float32 accuracy beside it, for plumb kpi.
-func logQuantRun(f quantizeFlags, accQ, accF float64, calib, n int, wall time.Duration) error {
+// metric, the float32 accuracy and the drop from it to int8 beside it,
+// for plumb kpi; its rate is the int8 plan's over the test images (at
+// GOMAXPROCS threads), which no KPI checks.
+func logQuantRun(f quantizeFlags, accQ, accF, rate float64, calib, n int, wall time.Duration) error {
 	w, err := runlog.Create(f.log, runlog.Record{Framework: "plumb", Model: f.runName, Unit: "images",
 		Config: map[string]any{"checkpoint": f.load, "method": f.method, "calib_batches": calib, "batch": quantBatch, "skip": f.skip, "test_size": n}})
 	if err != nil {
 		return err
 	}
-	err = w.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: 1, Metrics: map[string]float64{"accuracy": accQ, "float32_accuracy": accF}, Wall: wall.Seconds()})
+	err = w.Write(runlog.Record{Kind: runlog.KindEpoch, Epoch: 1, Wall: wall.Seconds(), SamplesPerSec: rate,
+		Metrics: map[string]float64{"accuracy": accQ, "float32_accuracy": accF, "int8_accuracy_drop": accF - accQ}})
 	return errors.Join(err, w.Close())
 }
 
