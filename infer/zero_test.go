@@ -13,10 +13,14 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Trace":      infer.Trace,
-			"TraceLayer": infer.TraceLayer,
-			"NewBuilder": infer.NewBuilder,
-			"NewCache":   infer.NewCache,
+			"Trace":         infer.Trace,
+			"TraceLayer":    infer.TraceLayer,
+			"NewBuilder":    infer.NewBuilder,
+			"NewCache":      infer.NewCache,
+			"Calibrate":     infer.Calibrate,
+			"Quantize":      infer.Quantize,
+			"QuantizedMeta": infer.QuantizedMeta,
+			"LoadQuantized": infer.LoadQuantized,
 		},
 		Types: []any{
 			(*infer.Ref)(nil),
@@ -28,7 +32,15 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*infer.Forward)(nil),
 			(*infer.Cache)(nil),
 			(*infer.CacheOptions)(nil),
+			(*infer.CalibMethod)(nil),
+			(*infer.CalibOptions)(nil),
+			(*infer.Range)(nil),
+			(*infer.Calibration)(nil),
+			(*infer.QuantOptions)(nil),
+			(*infer.Quantized)(nil),
+			(*infer.QuantLayer)(nil),
+			(*infer.LayerError)(nil),
 		},
-		MayReturnNil: []string{"Graph.Inputs", "Plan.Inputs", "Plan.Outputs", "Plan.Fallbacks"},
+		MayReturnNil: []string{"Graph.Inputs", "Plan.Inputs", "Plan.Outputs", "Plan.Fallbacks", "Quantized.Layers", "Quantized.AllLayers"},
 	})
 }

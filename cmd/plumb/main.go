@@ -50,6 +50,7 @@ func usage() string {
 	b.WriteString("  plumb summary <chapter> [--model M]               each layer's output shape and parameters (Keras model.summary())\n")
 	b.WriteString("  plumb onnx inspect FILE                           an ONNX model's inputs, outputs, opset, op counts and unsupported ops\n")
 	b.WriteString("  plumb infer --explain [--batch N] MODEL           the compiled inference plan before and after its fusion passes\n")
+	b.WriteString("  plumb quantize --load CKPT [--method M] [--report] [-o OUT]  an MNIST checkpoint in int8 (plumb quantize --help)\n")
 	b.WriteString("  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]\n")
 	b.WriteString("chapters (plumb train|eval|predict <chapter> --help for each one's flags):\n")
 	b.WriteString(chapterUsage("train"))
@@ -111,14 +112,15 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"translate": func(a []string, o, e io.Writer) error {
 		return chapterCommand("predict", append([]string{"translate"}, a...), o, e)
 	},
-	"parity":  parityReport,
-	"plot":    plotRuns,
-	"compare": compareRuns,
-	"kpi":     checkKPIs,
-	"scale":   scaleReport,
-	"summary": summaryCommand,
-	"onnx":    onnxCommand,
-	"infer":   inferCommand,
+	"parity":   parityReport,
+	"plot":     plotRuns,
+	"compare":  compareRuns,
+	"kpi":      checkKPIs,
+	"scale":    scaleReport,
+	"summary":  summaryCommand,
+	"onnx":     onnxCommand,
+	"infer":    inferCommand,
+	"quantize": quantizeCommand,
 }
 
 // run dispatches a command line; it is main without the exit, for tests.

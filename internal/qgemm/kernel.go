@@ -30,6 +30,10 @@ type kernels struct {
 	// row (Epilogue.dequantRow; bias nil for none) and returns how many
 	// columns it did; the Go loop does the rest.
 	dequant func(acc, corr []int32, scale, bias, out []float32, relu bool) int
+	// requant, where set, runs GemmUint8's requantization (requantizeRow)
+	// of rows rows of len(corr) columns, a multiple of 8, acc's and out's
+	// rows one after another.
+	requant func(rows int, acc, corr []int32, mul, add []float32, zero, lo uint8, out []uint8)
 }
 
 // goKernels are the portable kernels, the path off amd64 and on CPUs

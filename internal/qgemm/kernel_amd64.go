@@ -22,7 +22,7 @@ var avx2Kernels = func() *kernels {
 	if !cpu.X86.HasAVX2 {
 		return nil
 	}
-	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2, dequant: dequantAVX2}
+	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2, dequant: dequantAVX2, requant: requantAVX2}
 }()
 
 // tileAVX2 checks the slice bounds the assembly relies on (a slice

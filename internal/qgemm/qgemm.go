@@ -27,6 +27,8 @@ type workspace struct {
 	scale []float32 // ScaleA·ScaleB[j]
 	tile  [mr * nr]int32
 	ks    *kernels // the product's kernels
+	u8    []uint8  // GemmUint8: a block of requantized rows, padded to whole panels
+	corrP []int32  // GemmUint8: corr padded to whole panels
 }
 
 var workspaces sync.Pool

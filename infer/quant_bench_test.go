@@ -1,0 +1,52 @@
+package infer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/infer"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// BenchmarkMNISTCNNInt8 times the book's MNIST CNN at batch 64 as the
+// float32 plan and as the int8 plan (min-max calibration on 4 random
+// batches), one call per iteration; run with -cpu 1 for the issue's
+// one-thread bar.
+func BenchmarkMNISTCNNInt8(b *testing.B) {
+	const batch = 64
+	net := mnistNet(b, "cnn")
+	g, err := infer.TraceLayer(net, randInput(b, 3, batch, 1, 28, 28))
+	require.NoError(b, err)
+	var batches [][]*tensor.Tensor
+	for s := range 4 {
+		batches = append(batches, []*tensor.Tensor{randInput(b, uint64(10+s), batch, 1, 28, 28)})
+	}
+	calib, err := infer.Calibrate(g, batches, infer.CalibOptions{})
+	require.NoError(b, err)
+	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
+	require.NoError(b, err)
+	q2, err := infer.Quantize(g, calib, infer.QuantOptions{Skip: []string{"conv2d_0"}})
+	require.NoError(b, err)
+	x := randInput(b, 99, batch, 1, 28, 28)
+	out := tensor.Empty(tensor.Float32, batch, 10)
+	for _, c := range []struct {
+		name string
+		g    *infer.Graph
+	}{{"float32", g}, {"int8", q.Graph}, {"int8-skip-conv1", q2.Graph}} {
+		p, err := c.g.Compile(infer.Options{})
+		require.NoError(b, err)
+		b.Run(c.name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if err := p.Run(out, x); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// On a shared machine the process's CPU time per call is
+			// steadier than the wall time.
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(batch)*float64(b.N)/b.Elapsed().Seconds(), "images/s")
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package infer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/internal/qgemm"
+)
+
+// convRef is the textbook int8 convolution on uint8 NHWC activations:
+// acc = Σ (x − zx)·w over the window (a tap in the padding is the zero
+// point, so adds nothing), then GemmUint8's requantization (multiplier
+// sx·sw/sy, bias/sy, round half to even, saturate, ReLU at the zero
+// point), value by value.
+func convRef(st *qStage, x []uint8, w []int8, scale, bias []float32, out []uint8) {
+	n, h, wd, c := st.in[0], st.in[1], st.in[2], st.in[3]
+	oh, ow, o := st.out[1], st.out[2], st.out[3]
+	for b := range n {
+		for i := range oh {
+			for j := range ow {
+				for oc := range o {
+					var acc int32
+					for ki := range st.kh {
+						for kj := range st.kw {
+							ih, iw := i*st.sh-st.pad[0]+ki*st.dh, j*st.sw-st.pad[2]+kj*st.dw
+							if ih < 0 || ih >= h || iw < 0 || iw >= wd {
+								continue
+							}
+							for ch := range c {
+								acc += (int32(x[((b*h+ih)*wd+iw)*c+ch]) - int32(st.inQ.Zero)) * int32(w[((oc*c+ch)*st.kh+ki)*st.kw+kj])
+							}
+						}
+					}
+					t := float32(acc)*qgemm.RequantMultiplier(st.inQ.Scale, scale[oc], st.outQ.Scale) + bias[oc]/st.outQ.Scale
+					q := min(max(math.RoundToEven(float64(t))+float64(st.outQ.Zero), 0), 255)
+					if st.ep.ReLU {
+						q = max(q, float64(st.outQ.Zero))
+					}
+					out[((b*oh+i)*ow+j)*o+oc] = uint8(q)
+				}
+			}
+		}
+	}
+}
+
+func randU8(rng *rand.Rand, n int) []uint8 {
+	v := make([]uint8, n)
+	for i := range v {
+		v[i] = uint8(rng.IntN(256))
+	}
+	return v
+}
+
+// The int8 convolution (channels-last im2col, then qgemm with the
+// requantizing epilogue) equals the textbook loop exactly on odd shapes,
+// strides, padding and dilation, 1×1 kernels (read in place) included,
+// with an output scale small enough that values saturate at both ends.
+func TestQuantConvMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	type geo struct{ n, h, w, c, o, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr int }
+	cases := []geo{
+		{2, 28, 28, 1, 20, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0},
+		{3, 12, 12, 20, 50, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0},
+		{1, 7, 9, 3, 5, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1},
+		{2, 11, 6, 5, 17, 3, 2, 1, 2, 2, 1, 2, 0, 1, 3},
+		{2, 5, 5, 13, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+		{5, 9, 9, 4, 3, 3, 3, 3, 3, 1, 1, 0, 2, 0, 2},
+	}
+	saturated := 0
+	for ci, g := range cases {
+		oh := (g.h+g.pt+g.pb-((g.kh-1)*g.dh+1))/g.sh + 1
+		ow := (g.w+g.pl+g.pr-((g.kw-1)*g.dw+1))/g.sw + 1
+		st := &qStage{kind: stConv, in: [4]int{g.n, g.h, g.w, g.c}, out: [4]int{g.n, oh, ow, g.o}, kh: g.kh, kw: g.kw, sh: g.sh, sw: g.sw, dh: g.dh, dw: g.dw,
+			pad: [4]int{g.pt, g.pb, g.pl, g.pr}, inQ: actQuant{Scale: 0.03, Zero: uint8(rng.IntN(256))}, outQ: actQuant{Scale: 0.05, Zero: uint8(rng.IntN(200))}}
+		shape := []int{g.o, g.c, g.kh, g.kw}
+		w := make([]int8, g.o*g.c*g.kh*g.kw)
+		for i := range w {
+			w[i] = int8(rng.IntN(127) - 63)
+		}
+		scale, bias := make([]float32, g.o), make([]float32, g.o)
+		for j := range scale {
+			scale[j], bias[j] = 0.002+0.01*rng.Float32(), rng.Float32()-0.5
+		}
+		k, nout, b := gemmB("conv2d", shape, func(i int) int8 { return w[i] })
+		pb, err := qgemm.PackB(k, nout, b, nout)
+		require.NoError(t, err)
+		st.pb = pb
+		st.ep = qgemm.Epilogue{ScaleA: st.inQ.Scale, ScaleB: scale, Bias: bias, ReLU: ci%2 == 0}
+		x := randU8(rng, size4(st.in))
+		want := make([]uint8, size4(st.out))
+		convRef(st, x, w, scale, bias, want)
+		got := make([]uint8, size4(st.out))
+		sc := &qScratch{col: make([]uint8, size4(st.out)/g.o*k+8)}
+		require.NoError(t, st.product(x, got, sc, nil))
+		require.Equal(t, want, got, "case %d %+v", ci, g)
+		for _, v := range want {
+			if v == 0 || v == 255 {
+				saturated++
+			}
+		}
+	}
+	require.Greater(t, saturated, 100)
+}
+
+// Max pooling on uint8 NHWC equals the textbook loop over the valid taps,
+// with padding, strides other than the window and odd sizes.
+func TestMaxPoolU8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 2))
+	for _, g := range []struct{ n, h, w, c, kh, kw, sh, sw, pt, pb, pl, pr int }{
+		{2, 24, 24, 20, 2, 2, 2, 2, 0, 0, 0, 0},
+		{1, 7, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1},
+		{3, 5, 9, 1, 2, 3, 1, 2, 0, 1, 2, 0},
+		{2, 7, 9, 5, 3, 2, 1, 2, 0, 0, 0, 0},
+		{1, 6, 6, 11, 3, 3, 3, 3, 0, 0, 0, 0},
+	} {
+		oh := (g.h+g.pt+g.pb-g.kh)/g.sh + 1
+		ow := (g.w+g.pl+g.pr-g.kw)/g.sw + 1
+		st := &qStage{kind: stPool, in: [4]int{g.n, g.h, g.w, g.c}, out: [4]int{g.n, oh, ow, g.c}, kh: g.kh, kw: g.kw, sh: g.sh, sw: g.sw, dh: 1, dw: 1, pad: [4]int{g.pt, g.pb, g.pl, g.pr}}
+		x := randU8(rng, size4(st.in))
+		got := make([]uint8, size4(st.out))
+		maxPoolU8(st, x, got)
+		for b := range g.n {
+			for i := range oh {
+				for j := range ow {
+					for ch := range g.c {
+						m := -1
+						for ki := range g.kh {
+							for kj := range g.kw {
+								ih, iw := i*g.sh-g.pt+ki, j*g.sw-g.pl+kj
+								if ih >= 0 && ih < g.h && iw >= 0 && iw < g.w {
+									m = max(m, int(x[((b*g.h+ih)*g.w+iw)*g.c+ch]))
+								}
+							}
+						}
+						require.Equal(t, uint8(m), got[((b*oh+i)*ow+j)*g.c+ch])
+					}
+				}
+			}
+		}
+	}
+}
+
+// The input quantization transposes NCHW to NHWC, rounds half to even
+// and saturates; dequantization transposes back.
+func TestQuantizeInAndDequant(t *testing.T) {
+	aq := actQuant{Scale: 0.5, Zero: 10}
+	// [1, 2, 1, 3]: channel 0 then channel 1.
+	x := []float32{0.25, 0.75, -5.25, 200, -200, 1.25}
+	q := make([]uint8, 6)
+	quantizeIn(x, []int{1, 2, 1, 3}, aq, q)
+	// round(x/0.5) + 10, half to even: 0.5→0, 1.5→2, -10.5→-10, 400, -400, 2.5→2.
+	require.Equal(t, []uint8{10, 255, 12, 0, 0, 12}, q)
+	y := make([]float32, 6)
+	dequantNCHW(q, [4]int{1, 1, 3, 2}, aq, y)
+	require.Equal(t, []float32{0, 1, -5, 122.5, -5, 1}, y)
+	r := make([]uint8, 3)
+	reluU8([]uint8{3, 10, 200}, r, 10)
+	require.Equal(t, []uint8{10, 10, 200}, r)
+}
+
+// maxBytes gives the bytewise max on every pair of byte values, in every
+// position of the eight-byte words and the tail.
+func TestMaxBytes(t *testing.T) {
+	a, b := make([]uint8, 0, 65536+5), make([]uint8, 0, 65536+5)
+	for x := range 256 {
+		for y := range 256 {
+			a, b = append(a, uint8(x)), append(b, uint8(y))
+		}
+	}
+	a, b = append(a, 0, 255, 7, 128, 127), append(b, 255, 0, 7, 127, 128)
+	got := append([]uint8(nil), a...)
+	maxBytes(got, b)
+	for i := range a {
+		require.Equal(t, max(a[i], b[i]), got[i], "max(%d, %d)", a[i], b[i])
+	}
+}
