@@ -1,0 +1,216 @@
+package export_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plumbml/plumb/graph"
+	"github.com/plumbml/plumb/infer"
+	"github.com/plumbml/plumb/models/cifar"
+	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/models/sentiment"
+	"github.com/plumbml/plumb/onnx"
+	"github.com/plumbml/plumb/onnx/export"
+	"github.com/plumbml/plumb/onnx/run"
+	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
+)
+
+// bookModel is one of the book's models as a forward pass on a batch of
+// the given size (for a text model, sequences of lengths that depend on
+// the batch and seed), with the inputs Plumb takes and the ONNX model's.
+type bookModel struct {
+	name string
+	// batch returns the forward pass, its example inputs, the Export
+	// options and the ONNX inputs of the same batch.
+	batch func(t *testing.T, n int, seed uint64) (infer.Forward, []*tensor.Tensor, export.Options, map[string]*tensor.Tensor)
+}
+
+func randImages(t *testing.T, seed uint64, shape ...int) *tensor.Tensor {
+	x, err := tensor.RandUniform(tensor.NewRNG(seed), tensor.Float32, -1, 1, shape...)
+	require.NoError(t, err)
+	return x
+}
+
+func imageModel(name string, forward func(*graph.Value) *graph.Value, shape ...int) bookModel {
+	return bookModel{name, func(t *testing.T, n int, seed uint64) (infer.Forward, []*tensor.Tensor, export.Options, map[string]*tensor.Tensor) {
+		x := randImages(t, seed, append([]int{n}, shape...)...)
+		f := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value { return forward(tape.Const(in[0])) }
+		return f, []*tensor.Tensor{x}, export.Options{Inputs: []export.Input{{Name: "images"}}, Output: "logits"}, map[string]*tensor.Tensor{"images": x}
+	}}
+}
+
+// padded returns ids split by offsets as [len(offsets)-1, longest], each
+// sequence from column 0 and fill after its end, and the lengths.
+func padded(ids *tensor.Tensor, offsets []int, fill int64) (*tensor.Tensor, *tensor.Tensor) {
+	b := len(offsets) - 1
+	longest := 1
+	for q := range b {
+		longest = max(longest, offsets[q+1]-offsets[q])
+	}
+	p := tensor.Zeros(tensor.Int64, b, longest)
+	p.Fill(float64(fill))
+	l := tensor.Zeros(tensor.Int64, b)
+	for q := range b {
+		l.Int64s()[q] = int64(offsets[q+1] - offsets[q])
+		copy(p.Int64s()[q*longest:], ids.Int64s()[offsets[q]:offsets[q+1]])
+	}
+	return p, l
+}
+
+func textModel(name string, m sentiment.Model, vocab int) bookModel {
+	return bookModel{name, func(t *testing.T, n int, seed uint64) (infer.Forward, []*tensor.Tensor, export.Options, map[string]*tensor.Tensor) {
+		rng := tensor.NewRNG(seed)
+		off := []int{0}
+		for range n {
+			off = append(off, off[len(off)-1]+1+rng.IntN(12))
+		}
+		ids := tensor.Zeros(tensor.Int64, off[n])
+		for i := range ids.Int64s() {
+			ids.Int64s()[i] = int64(rng.IntN(vocab))
+		}
+		f := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+			return m.Logits(tape, &tensor.Ragged{Values: in[0], Offsets: off})
+		}
+		p, l := padded(ids, off, 3)
+		return f, []*tensor.Tensor{ids}, export.Options{Inputs: []export.Input{{Name: "words", Offsets: off}}, Output: "logits"},
+			map[string]*tensor.Tensor{"words": p, "words_lengths": l}
+	}}
+}
+
+// bookModels are the five models of the export bar: the MNIST MLP and
+// CNN, ResNet-32, the sentiment text CNN and stacked LSTM.
+func bookModels(t *testing.T) []bookModel {
+	var ms []bookModel
+	for _, name := range []string{"mlp", "cnn"} {
+		m, err := mnist.New(name, tensor.NewRNG(1))
+		require.NoError(t, err)
+		ms = append(ms, imageModel("mnist_"+name, m.Forward, 1, 28, 28))
+	}
+	r, err := cifar.New("resnet32", tensor.NewRNG(2))
+	require.NoError(t, err)
+	ms = append(ms, imageModel("resnet32", r.Forward, 3, 32, 32))
+	const vocab = 300
+	for _, name := range []string{"cnn", "lstm"} {
+		m, err := sentiment.New(name, vocab, tensor.NewRNG(3))
+		require.NoError(t, err)
+		ms = append(ms, textModel("text_"+name, m, vocab))
+	}
+	return ms
+}
+
+// randomizeBatchNorm gives every batch norm the forward pass applies
+// moving statistics other than a fresh layer's 0 and 1 (and a scale and
+// shift other than 1 and 0), so the export of inference batch norm is
+// tested on statistics that change the result.
+func randomizeBatchNorm(t *testing.T, forward infer.Forward, example []*tensor.Tensor) {
+	rng := tensor.NewRNG(9)
+	tape := graph.NewEvalTape()
+	seen := map[*tensor.Tensor]bool{}
+	tape.SetTrace(func(op ops.Op, in []*tensor.Tensor, _ *tensor.Tensor) {
+		if op.Name() != "batch_norm" {
+			return
+		}
+		for i, p := range in[1:] {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			for j := range p.Size() {
+				v := 0.5 * rng.NormFloat64()
+				if i == 0 || i == 3 { // gamma, variance: positive
+					v = 0.5 + rng.Float64()
+				}
+				p.SetAt(j, v)
+			}
+		}
+	})
+	_, err := forward(tape, example).Tensor()
+	require.NoError(t, err)
+}
+
+// maxAbsDiff returns the largest |a - b| over two tensors of one shape.
+func maxAbsDiff(t *testing.T, a, b *tensor.Tensor) float64 {
+	require.Equal(t, a.Shape(), b.Shape())
+	d := 0.0
+	for i := range a.Size() {
+		d = max(d, math.Abs(a.At(i)-b.At(i)))
+	}
+	return d
+}
+
+// Each book model, traced at batch 2 and exported, read back by onnx.Decode
+// and run by onnx/run at batch 1, 2 and 5 (the batch, and for the text
+// models the sequence length, are symbolic), gives Plumb's own eval
+// outputs within 1e-5.
+func TestBookModelsRoundTrip(t *testing.T) {
+	dir := os.Getenv("PLUMB_ONNX_EXPORT_DIR") // bench/onnx_export_check.py's input
+	for _, bm := range bookModels(t) {
+		t.Run(bm.name, func(t *testing.T) {
+			f, ex, opts, _ := bm.batch(t, 2, 1)
+			randomizeBatchNorm(t, f, ex)
+			var buf bytes.Buffer
+			require.NoError(t, export.Export(&buf, f, ex, opts))
+			m, err := onnx.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), onnx.Options{})
+			require.NoError(t, err)
+			require.Equal(t, int64(export.Opset), m.Opset)
+			require.Equal(t, int64(export.IRVersion), m.IRVersion)
+			for _, in := range m.Graph.Inputs {
+				require.Equal(t, "batch", in.Shape[0].Param, "input %s", in.Name)
+			}
+			require.Equal(t, "batch", m.Graph.Outputs[0].Shape[0].Param)
+			c, err := run.Compile(m)
+			require.NoError(t, err)
+			record := map[string]any{"model": bm.name + ".onnx"}
+			var cases []map[string]any
+			for _, n := range []int{1, 2, 5} {
+				f, ex, _, feeds := bm.batch(t, n, uint64(10+n))
+				want, err := f(graph.NewEvalTape(), ex).Tensor()
+				require.NoError(t, err)
+				out, err := c.Run(feeds)
+				require.NoError(t, err)
+				got := out["logits"]
+				d := maxAbsDiff(t, want, got)
+				require.LessOrEqual(t, d, 1e-5, "batch %d: max |Plumb - onnx/run|", n)
+				t.Logf("batch %d: max |Plumb - onnx/run| = %.3g", n, d)
+				cases = append(cases, map[string]any{"inputs": tensorsJSON(feeds), "want": tensorJSON(want)})
+			}
+			record["cases"] = cases
+			if dir != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, bm.name+".onnx"), buf.Bytes(), 0o644))
+				b, err := json.Marshal(record)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, bm.name+".json"), b, 0o644))
+			}
+		})
+	}
+}
+
+// tensorJSON is a tensor as {"dtype", "shape", "values"} for the ONNX
+// Runtime check script.
+func tensorJSON(x *tensor.Tensor) map[string]any {
+	vals := make([]float64, x.Size())
+	for i := range vals {
+		vals[i] = x.At(i)
+	}
+	if x.DType() == tensor.Int64 {
+		iv := make([]int64, x.Size())
+		copy(iv, x.Int64s())
+		return map[string]any{"dtype": "int64", "shape": []int(x.Shape()), "values": iv}
+	}
+	return map[string]any{"dtype": x.DType().String(), "shape": []int(x.Shape()), "values": vals}
+}
+
+func tensorsJSON(m map[string]*tensor.Tensor) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = tensorJSON(v)
+	}
+	return out
+}
