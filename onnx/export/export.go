@@ -124,6 +124,10 @@ type val struct {
 	// hc, for a fused LSTM's [total, 2H] output: name is ONNX's h alone
 	// (per step), and c' is not available.
 	hc bool
+	// final and reverse, with hc: ONNX LSTM's Y_h and Y_c [1, batch, H]
+	// (each sequence's final state) and its direction.
+	final   [2]string
+	reverse bool
 	// konst: an initializer (a weight), not computed from the inputs.
 	konst bool
 }
@@ -485,8 +489,8 @@ func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) error 
 		return e.opError(op, in, "has no ONNX export; expected one of the ops in docs/onnx.md, \"Export a model\"")
 	}
 	for i, v := range vs {
-		if v.hc && op.Name() != "slice" {
-			return e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns", i)
+		if v.hc && op.Name() != "slice" && op.Name() != "rnn_final_state" {
+			return e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns or the final state", i)
 		}
 	}
 	v, err := f(e, call{op: op, in: in, vs: vs, out: out})

@@ -29,6 +29,7 @@ import (
 func init() {
 	register("lstm", func(e *exporter, c call) (*val, error) { return e.lstm(c, false) })
 	register("lstm_projected", func(e *exporter, c call) (*val, error) { return e.lstm(c, true) })
+	register("rnn_final_state", func(e *exporter, c call) (*val, error) { return e.rnnFinalState(c) })
 }
 
 // onnxGate is the Plumb gate block of ONNX's block k (i, o, f, c).
@@ -123,8 +124,38 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 		}
 		attrs = append(attrs, attrStrings("activations", "Sigmoid", g, hAct))
 	}
-	y := e.apply("LSTM", names, attrs...)                            // [seq, 1, batch, H]
+	y, yh, yc := e.fresh(), e.fresh(), e.fresh()
+	e.node("LSTM", names, []string{y, yh, yc}, attrs...)             // Y [seq, 1, batch, H]; Y_h, Y_c [1, batch, H]
 	y = e.apply("Squeeze", []string{y, e.ints64(1)})                 // [seq, batch, H]
 	y = e.apply("Transpose", []string{y}, attrInts("perm", 1, 0, 2)) // [batch, seq, H]
-	return &val{seq: x.seq, hc: true, name: y}, nil
+	return &val{seq: x.seq, hc: true, name: y, final: [2]string{yh, yc}, reverse: a.Reverse}, nil
+}
+
+// rnnFinalState is rnn_final_state: each sequence's state after its last
+// step (after its first with reverse), [batch, width], zeros for an empty
+// sequence. Of a fused LSTM's [h, c] rows it is ONNX LSTM's Y_h and Y_c
+// side by side, when the LSTM ran in the same direction; of other rows it
+// is the last (first) step, as sequence_pool's.
+func (e *exporter) rnnFinalState(c call) (*val, error) {
+	a := c.attrs().(ops.RNNFinalStateAttrs)
+	x, err := raggedInput(c, a.Offsets)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.in) > 1 {
+		return nil, fmt.Errorf("an initial state; expected the zero initial state")
+	}
+	if !x.hc {
+		pool := ops.SequencePoolLast
+		if a.Reverse {
+			pool = ops.SequencePoolFirst
+		}
+		return e.sequencePool(x, pool, 0, c.in[0].Rank()+1, c.in[0].DType())
+	}
+	if x.reverse != a.Reverse {
+		return nil, fmt.Errorf("the final state of the other direction than the LSTM ran (reverse %v, the LSTM's %v); expected the same", a.Reverse, x.reverse)
+	}
+	h := e.apply("Squeeze", []string{x.final[0], e.ints64(0)})
+	cc := e.apply("Squeeze", []string{x.final[1], e.ints64(0)})
+	return &val{batch: true, name: e.apply("Concat", []string{h, cc}, attrInt("axis", 1))}, nil
 }
