@@ -98,7 +98,9 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 		}
 	}
 	names := []string{e.apply("Transpose", []string{x.name}, attrInts("perm", 1, 0, 2)), e.constant(wo), e.constant(ro), e.constant(bo),
-		e.apply("Cast", []string{x.seq.lengths}, attrInt("to", int64(pb.TensorProto_INT32)))}
+		e.derive(x.seq, "lengths32", func() string {
+			return e.apply("Cast", []string{x.seq.lengths}, attrInt("to", int64(pb.TensorProto_INT32)))
+		})}
 	if len(rest) == 3 { // peepholes: Plumb's i, f, o to ONNX's i, o, f
 		p := rest[2]
 		po := tensor.Zeros(dt, 1, 3*h)
