@@ -6,7 +6,8 @@ compares them with Plumb's own outputs. Outside CI:
     /work/venv/bin/python bench/onnx_export_check.py /tmp/onnx_export
 
 The Go test writes, per book model (the MNIST MLP and CNN, ResNet-32, the
-sentiment text CNN and stacked LSTM), DIR/<name>.onnx and DIR/<name>.json:
+sentiment text CNN and stacked LSTM, the translation encoder's initial
+decoder state), DIR/<name>.onnx and DIR/<name>.json:
 for batches 1, 2 and 5, the ONNX inputs (the text models' padded word ids
 and their lengths) and Plumb's eval-tape output. This script checks each
 file with onnx's checker (full_check, which runs shape inference), runs it
@@ -58,7 +59,7 @@ def main():
             d = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
             diffs.append((feeds[sess.get_inputs()[0].name].shape[0], d))
             worst = max(worst, d)
-        print(f"{rec['model']:<18} opset {model.opset_import[0].version} ir {model.ir_version}  " +
+        print(f"{rec['model']:<24} opset {model.opset_import[0].version} ir {model.ir_version}  " +
               "  ".join(f"batch {b}: {d:.3g}" for b, d in diffs))
     print(f"largest difference {worst:.3g} (tolerance {args.tol:g})")
     sys.exit(1 if worst > args.tol else 0)

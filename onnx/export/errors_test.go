@@ -46,6 +46,9 @@ func TestExportErrors(t *testing.T) {
 		{"op without an export", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.LayerNorm(x, tape.Const(gamma), tape.Const(beta), 1, 1e-5)
 		}), x, export.Options{}, []string{"onnx/export: op 0: layer_norm: inputs float32[2 3]", "has no ONNX export"}},
+		{"an op after one without an export", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
+			return graph.Relu(graph.LayerNorm(x, tape.Const(gamma), tape.Const(beta), 1, 1e-5))
+		}), x, export.Options{}, []string{"onnx/export: op 0: layer_norm: inputs float32[2 3]", "has no ONNX export"}},
 		{"constant spanning the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Add(graph.Relu(x), tape.Const(c23))
 		}), x, export.Options{}, []string{"op 1: add", "input 1, float32[2 3], a constant, spans dimension 0, the batch"}},

@@ -130,6 +130,9 @@ type val struct {
 	reverse bool
 	// konst: an initializer (a weight), not computed from the inputs.
 	konst bool
+	// err: the op that made the tensor, or one it depends on, has no ONNX
+	// form; the error names it.
+	err error
 }
 
 // sequences is one ragged input: its offsets and the ONNX values derived
@@ -148,7 +151,6 @@ type exporter struct {
 	consts map[*tensor.Tensor]string // initializers, by the tensor they were made from
 	nextID int
 	nodeN  int // Plumb ops seen, for errors
-	err    error
 }
 
 // build traces forward and returns the model.
@@ -175,23 +177,17 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 	}
 	tape := graph.NewEvalTape()
 	tape.SetTrace(func(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) {
-		if e.err != nil {
-			return
-		}
-		if err := e.op(op, in, out); err != nil {
-			e.err = err
-		}
+		e.op(op, in, out)
 		e.nodeN++
 	})
 	y, err := forward(tape, example).Tensor()
 	if err != nil {
 		return nil, fmt.Errorf("onnx/export: the forward pass failed: %w", err)
 	}
-	if e.err != nil {
-		return nil, e.err
-	}
 	v, ok := e.vals[y]
 	switch {
+	case ok && v.err != nil:
+		return nil, v.err
 	case !ok || v.konst:
 		return nil, errors.New("onnx/export: the output is not computed by an op from the inputs")
 	case v.seq != nil:
@@ -210,6 +206,7 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 		e.node("Identity", []string{v.name}, []string{out})
 	}
 	e.g.Output = []*pb.ValueInfoProto{valueInfo(out, y.DType(), dims(y.Shape(), v.batch, false))}
+	e.pruneDead(out)
 	e.pruneInitializers()
 	producer := opts.Producer
 	if producer == "" {
@@ -370,6 +367,32 @@ func (e *exporter) rename(from, to string) bool {
 	return false
 }
 
+// pruneDead drops the nodes the output does not depend on: those of ops
+// the forward pass ran for values it did not return (a model's other
+// heads, the padded encoder states beside a decoder's initial state).
+func (e *exporter) pruneDead(out string) {
+	needed := map[string]bool{out: true}
+	keep := make([]bool, len(e.g.Node))
+	for i := len(e.g.Node) - 1; i >= 0; i-- {
+		n := e.g.Node[i]
+		for _, o := range n.Output {
+			keep[i] = keep[i] || needed[o]
+		}
+		if keep[i] {
+			for _, in := range n.Input {
+				needed[in] = true
+			}
+		}
+	}
+	kept := e.g.Node[:0]
+	for i, n := range e.g.Node {
+		if keep[i] {
+			kept = append(kept, n)
+		}
+	}
+	e.g.Node = kept
+}
+
 // pruneInitializers drops the initializers no node reads: the weights an
 // op's translation replaced by a reordered copy (an LSTM's, a sequence
 // convolution's filter, an embedding table with its padding row zeroed).
@@ -473,8 +496,20 @@ func (e *exporter) opError(op ops.Op, in []*tensor.Tensor, format string, args .
 	return fmt.Errorf("onnx/export: op %d: %w", e.nodeN, err)
 }
 
-// op translates one traced op application.
-func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) error {
+// op translates one traced op application. An op that cannot be
+// written, and every op downstream of it, gets a value holding the error,
+// which is Export's error only if the output depends on it: a forward
+// pass may compute what it does not return.
+func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) {
+	v, err := e.translate(op, in, out)
+	if err != nil {
+		v = &val{err: err}
+	}
+	v.t = out
+	e.vals[out] = v
+}
+
+func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) (*val, error) {
 	vs := make([]*val, len(in))
 	for i, t := range in {
 		v, ok := e.vals[t]
@@ -482,24 +517,25 @@ func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) error 
 			v = &val{name: e.constant(t), t: t, konst: true}
 			e.vals[t] = v
 		}
+		if v.err != nil {
+			return nil, v.err
+		}
 		vs[i] = v
 	}
 	f, ok := translators[op.Name()]
 	if !ok {
-		return e.opError(op, in, "has no ONNX export; expected one of the ops in docs/onnx.md, \"Export a model\"")
+		return nil, e.opError(op, in, "has no ONNX export; expected one of the ops in docs/onnx.md, \"Export a model\"")
 	}
 	for i, v := range vs {
 		if v.hc && op.Name() != "slice" && op.Name() != "rnn_final_state" {
-			return e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns or the final state", i)
+			return nil, e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns or the final state", i)
 		}
 	}
 	v, err := f(e, call{op: op, in: in, vs: vs, out: out})
 	if err != nil {
-		return e.opError(op, in, "%v", err)
+		return nil, e.opError(op, in, "%v", err)
 	}
-	v.t = out
-	e.vals[out] = v
-	return nil
+	return v, nil
 }
 
 // call is one op application being translated.

@@ -15,6 +15,7 @@ import (
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/models/sentiment"
+	"github.com/plumbml/plumb/models/translate"
 	"github.com/plumbml/plumb/onnx"
 	"github.com/plumbml/plumb/onnx/export"
 	"github.com/plumbml/plumb/onnx/run"
@@ -64,7 +65,7 @@ func padded(ids *tensor.Tensor, offsets []int, fill int64) (*tensor.Tensor, *ten
 	return p, l
 }
 
-func textModel(name string, m sentiment.Model, vocab int) bookModel {
+func textModel(name string, logits func(*graph.Tape, *tensor.Ragged) *graph.Value, vocab int) bookModel {
 	return bookModel{name, func(t *testing.T, n int, seed uint64) (infer.Forward, []*tensor.Tensor, export.Options, map[string]*tensor.Tensor) {
 		rng := tensor.NewRNG(seed)
 		off := []int{0}
@@ -76,7 +77,7 @@ func textModel(name string, m sentiment.Model, vocab int) bookModel {
 			ids.Int64s()[i] = int64(rng.IntN(vocab))
 		}
 		f := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
-			return m.Logits(tape, &tensor.Ragged{Values: in[0], Offsets: off})
+			return logits(tape, &tensor.Ragged{Values: in[0], Offsets: off})
 		}
 		p, l := padded(ids, off, 3)
 		return f, []*tensor.Tensor{ids}, export.Options{Inputs: []export.Input{{Name: "words", Offsets: off}}, Output: "logits"},
@@ -84,8 +85,9 @@ func textModel(name string, m sentiment.Model, vocab int) bookModel {
 	}}
 }
 
-// bookModels are the five models of the export bar: the MNIST MLP and
-// CNN, ResNet-32, the sentiment text CNN and stacked LSTM.
+// bookModels are the five models of the export bar (the MNIST MLP and
+// CNN, ResNet-32, the sentiment text CNN and stacked LSTM) and the
+// translation encoder's initial decoder state.
 func bookModels(t *testing.T) []bookModel {
 	var ms []bookModel
 	for _, name := range []string{"mlp", "cnn"} {
@@ -100,8 +102,13 @@ func bookModels(t *testing.T) []bookModel {
 	for _, name := range []string{"cnn", "lstm"} {
 		m, err := sentiment.New(name, vocab, tensor.NewRNG(3))
 		require.NoError(t, err)
-		ms = append(ms, textModel("text_"+name, m, vocab))
+		ms = append(ms, textModel("text_"+name, m.Logits, vocab))
 	}
+	tr, err := translate.New(translate.Sizes{Src: vocab, Trg: vocab, Emb: 32, Hidden: 32, Attention: 32}, tensor.NewRNG(4))
+	require.NoError(t, err)
+	ms = append(ms, textModel("translate_encoder", func(tape *graph.Tape, r *tensor.Ragged) *graph.Value {
+		return tr.Encode(tape, r).H // the decoder's initial state, from the bidirectional GRU's final states
+	}, vocab))
 	return ms
 }
 

@@ -97,10 +97,7 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 			bo.SetAt(row, b.At(col))
 		}
 	}
-	names := []string{e.apply("Transpose", []string{x.name}, attrInts("perm", 1, 0, 2)), e.constant(wo), e.constant(ro), e.constant(bo),
-		e.derive(x.seq, "lengths32", func() string {
-			return e.apply("Cast", []string{x.seq.lengths}, attrInt("to", int64(pb.TensorProto_INT32)))
-		})}
+	names := e.rnnInputs(x, wo, ro, bo)
 	if len(rest) == 3 { // peepholes: Plumb's i, f, o to ONNX's i, o, f
 		p := rest[2]
 		po := tensor.Zeros(dt, 1, 3*h)
@@ -127,10 +124,25 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 		attrs = append(attrs, attrStrings("activations", "Sigmoid", g, hAct))
 	}
 	y, yh, yc := e.fresh(), e.fresh(), e.fresh()
-	e.node("LSTM", names, []string{y, yh, yc}, attrs...)             // Y [seq, 1, batch, H]; Y_h, Y_c [1, batch, H]
-	y = e.apply("Squeeze", []string{y, e.ints64(1)})                 // [seq, batch, H]
-	y = e.apply("Transpose", []string{y}, attrInts("perm", 1, 0, 2)) // [batch, seq, H]
-	return &val{seq: x.seq, hc: true, name: y, final: [2]string{yh, yc}, reverse: a.Reverse}, nil
+	e.node("LSTM", names, []string{y, yh, yc}, attrs...)
+	return &val{seq: x.seq, hc: true, name: e.rnnSteps(y), final: [2]string{yh, yc}, reverse: a.Reverse}, nil
+}
+
+// rnnInputs are an ONNX LSTM's or GRU's first five inputs: X, the padded
+// steps transposed to [seq, batch, ...], the weights W, R and B, and
+// sequence_lens, the lengths as INT32 (one Cast per ragged input).
+func (e *exporter) rnnInputs(x *val, w, r, b *tensor.Tensor) []string {
+	return []string{e.apply("Transpose", []string{x.name}, attrInts("perm", 1, 0, 2)), e.constant(w), e.constant(r), e.constant(b),
+		e.derive(x.seq, "lengths32", func() string {
+			return e.apply("Cast", []string{x.seq.lengths}, attrInt("to", int64(pb.TensorProto_INT32)))
+		})}
+}
+
+// rnnSteps turns an ONNX LSTM's or GRU's Y [seq, 1, batch, H] into the
+// padded rows [batch, seq, H].
+func (e *exporter) rnnSteps(y string) string {
+	y = e.apply("Squeeze", []string{y, e.ints64(1)})
+	return e.apply("Transpose", []string{y}, attrInts("perm", 1, 0, 2))
 }
 
 // rnnFinalState is rnn_final_state: each sequence's state after its last

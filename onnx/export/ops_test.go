@@ -166,6 +166,25 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.Concat(1, final.H, final.C, graph.SequencePool(hs, ops.SequencePoolMax, 0))
 				}
 			}},
+		opCase{name: "gru both reset forms, both directions, final states", ragged: true, row: []int{3},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				const h = 4
+				w1, u1, b1 := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
+				w2, u2, b2 := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 3*h)
+				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
+					_, f1 := graph.GRU(s, graph.GRUWeights{W: tape.Const(w1), U: tape.Const(u1), B: tape.Const(b1), ResetAfter: true}, nil, true)
+					hs, f2 := graph.GRU(s, graph.GRUWeights{W: tape.Const(w2), U: tape.Const(u2), B: tape.Const(b2)}, nil, false)
+					return graph.Concat(1, f1, f2, graph.SequencePool(hs, ops.SequencePoolAverage, 0))
+				}
+			}},
+		opCase{name: "a branch without export that the output does not use", row: []int{3},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				g, b := randT(t, rng, 3), randT(t, rng, 3)
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					graph.Relu(graph.LayerNorm(x, tape.Const(g), tape.Const(b), 1, 1e-5)) // computed, not returned
+					return graph.Tanh(x)
+				}
+			}},
 		opCase{name: "image ops", row: []int{3, 9, 9},
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				w, b := randT(t, rng, 4, 3, 3, 3), randT(t, rng, 4)
