@@ -98,6 +98,13 @@ func bookModels(t *testing.T) []bookModel {
 	r, err := cifar.New("resnet32", tensor.NewRNG(2))
 	require.NoError(t, err)
 	ms = append(ms, imageModel("resnet32", r.Forward, 3, 32, 32))
+	if os.Getenv("PLUMB_ONNX_EXPORT_DIR") != "" {
+		// The CIFAR VGG too, for the ONNX Runtime check: 61 MB and about
+		// 0.3 GFLOP an image, too big for CI.
+		v, err := cifar.New("vgg", tensor.NewRNG(2))
+		require.NoError(t, err)
+		ms = append(ms, imageModel("vgg", v.Forward, 3, 32, 32))
+	}
 	const vocab = 300
 	for _, name := range []string{"cnn", "lstm"} {
 		m, err := sentiment.New(name, vocab, tensor.NewRNG(3))
