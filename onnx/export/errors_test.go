@@ -55,6 +55,9 @@ func TestExportErrors(t *testing.T) {
 		{"reshape of the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Reshape(x, 6)
 		}), x, export.Options{}, []string{"op 0: reshape", "reshapes the batch dimension into [6]"}},
+		{"sum over the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
+			return graph.Sum(x)
+		}), x, export.Options{}, []string{"op 0: sum", "reduces over axis 0, the batch"}},
 		{"softmax over the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Softmax(x, 0)
 		}), x, export.Options{}, []string{"op 0: softmax", "normalises over axis 0, the batch"}},

@@ -14,6 +14,7 @@ import (
 	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/models/cifar"
 	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/models/recommender"
 	"github.com/plumbml/plumb/models/sentiment"
 	"github.com/plumbml/plumb/models/translate"
 	"github.com/plumbml/plumb/onnx"
@@ -86,8 +87,9 @@ func textModel(name string, logits func(*graph.Tape, *tensor.Ragged) *graph.Valu
 }
 
 // bookModels are the five models of the export bar (the MNIST MLP and
-// CNN, ResNet-32, the sentiment text CNN and stacked LSTM) and the
-// translation encoder's initial decoder state.
+// CNN, ResNet-32, the sentiment text CNN and stacked LSTM), the
+// translation encoder's initial decoder state and the recommender's
+// score (five id inputs and two ragged ones).
 func bookModels(t *testing.T) []bookModel {
 	var ms []bookModel
 	for _, name := range []string{"mlp", "cnn"} {
@@ -116,6 +118,38 @@ func bookModels(t *testing.T) []bookModel {
 	ms = append(ms, textModel("translate_encoder", func(tape *graph.Tape, r *tensor.Ragged) *graph.Value {
 		return tr.Encode(tape, r).H // the decoder's initial state, from the bidirectional GRU's final states
 	}, vocab))
+	rec, err := recommender.New(recommender.Sizes{Users: 20, Genders: 2, Ages: 7, Jobs: 21, Movies: 30, Genres: 18, TitleWords: 50}, tensor.NewRNG(5))
+	require.NoError(t, err)
+	ms = append(ms, bookModel{"recommender", func(t *testing.T, n int, seed uint64) (infer.Forward, []*tensor.Tensor, export.Options, map[string]*tensor.Tensor) {
+		rng := tensor.NewRNG(seed)
+		ids := func(vocab, size int) *tensor.Tensor {
+			x := tensor.Zeros(tensor.Int64, size)
+			for i := range x.Int64s() {
+				x.Int64s()[i] = int64(rng.IntN(vocab))
+			}
+			return x
+		}
+		ragged := func(vocab, most int) *tensor.Ragged {
+			off := []int{0}
+			for range n {
+				off = append(off, off[len(off)-1]+1+rng.IntN(most))
+			}
+			return &tensor.Ragged{Values: ids(vocab, off[n]), Offsets: off}
+		}
+		user, gender, age, job, movie := ids(20, n), ids(2, n), ids(7, n), ids(21, n), ids(30, n)
+		genres, title := ragged(18, 3), ragged(50, 6)
+		f := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+			return rec.Predict(tape, recommender.Inputs{User: in[0], Gender: in[1], Age: in[2], Job: in[3], Movie: in[4],
+				Genres: &tensor.Ragged{Values: in[5], Offsets: genres.Offsets}, Title: &tensor.Ragged{Values: in[6], Offsets: title.Offsets}})
+		}
+		opts := export.Options{Output: "logits", Inputs: []export.Input{{Name: "user"}, {Name: "gender"}, {Name: "age"}, {Name: "job"}, {Name: "movie"},
+			{Name: "genres", Offsets: genres.Offsets}, {Name: "title", Offsets: title.Offsets}}}
+		gp, gl := padded(genres.Values, genres.Offsets, 1)
+		tp, tl := padded(title.Values, title.Offsets, 1)
+		feeds := map[string]*tensor.Tensor{"user": user, "gender": gender, "age": age, "job": job, "movie": movie,
+			"genres": gp, "genres_lengths": gl, "title": tp, "title_lengths": tl}
+		return f, []*tensor.Tensor{user, gender, age, job, movie, genres.Values, title.Values}, opts, feeds
+	}})
 	return ms
 }
 

@@ -185,6 +185,20 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.Tanh(x)
 				}
 			}},
+		opCase{name: "reductions", row: []int{3, 4},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					m := graph.Mean(tape.Apply(ops.ReduceOp("logsumexp", []int{2}, true), x), 2)
+					return graph.Concat(1, graph.Sum(x, 2), m, graph.Reshape(graph.Mean(x, 1, 2), -1, 1), tape.Apply(ops.ReduceOp("max", []int{-1}, false), x),
+						tape.Apply(ops.ReduceOp("min", []int{2}, false), x))
+				}
+			}},
+		opCase{name: "reduction within the rows of a ragged batch", ragged: true, row: []int{2, 3},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
+					return graph.SequencePool(s.With(graph.Sum(s.Values, 2)), ops.SequencePoolMax, 0)
+				}
+			}},
 		opCase{name: "image ops", row: []int{3, 9, 9},
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				w, b := randT(t, rng, 4, 3, 3, 3), randT(t, rng, 4)
