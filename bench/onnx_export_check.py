@@ -7,8 +7,9 @@ compares them with Plumb's own outputs. Outside CI:
 
 The Go test writes, per book model (the MNIST MLP and CNN, ResNet-32, the
 sentiment text CNN and stacked LSTM, the translation encoder's initial
-decoder state, the recommender, and with the variable set the CIFAR VGG,
-which CI skips),
+decoder state, the word2vec N-gram model, the recommender, the SRL
+model's emissions, and with the variable set the CIFAR VGG, which CI
+skips),
 DIR/<name>.onnx and DIR/<name>.json:
 for batches 1, 2 and 5, the ONNX inputs (the text models' padded word ids
 and their lengths) and Plumb's eval-tape output. This script checks each

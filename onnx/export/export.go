@@ -15,8 +15,10 @@
 // split by offsets), which ONNX has no type for, is written in the padded
 // form an ONNX or PyTorch model takes: the input is [batch, seq] (each
 // sequence from column 0, anything after its end) and a second input,
-// NAME_lengths [batch] int64, gives each sequence's length; "seq" is
-// symbolic too. An op on the ragged rows then runs on [batch, seq, ...]
+// NAME_lengths [batch] int64, gives each sequence's length (several
+// features of the same sentences may share one; see Input.Lengths); "seq"
+// is symbolic too. A ragged output comes out padded the same way, zeros
+// past each end. An op on the ragged rows then runs on [batch, seq, ...]
 // (embedding, linear, elementwise ops), the sequence convolution masks the
 // steps past each end and runs as a 1-D Conv, the sequence poolings are
 // masked reductions, and a fused LSTM over the sequences is ONNX's LSTM
@@ -64,6 +66,11 @@ type Input struct {
 	// The ONNX model then takes the batch padded, [batch, seq, ...], and
 	// its lengths as NAME_lengths [batch] int64.
 	Offsets []int
+	// Lengths, for a ragged input, names its lengths input instead of
+	// NAME_lengths. Ragged inputs that name the same one are features of
+	// the same sentences (their example offsets must be equal): they share
+	// the lengths and are padded to the same seq.
+	Lengths string
 }
 
 // Options name the model's inputs and output.
@@ -151,6 +158,8 @@ type exporter struct {
 	consts map[*tensor.Tensor]string // initializers, by the tensor they were made from
 	nextID int
 	nodeN  int // Plumb ops seen, for errors
+	// lengths are the ragged inputs' sequences, by their lengths input.
+	lengths map[string]*sequences
 }
 
 // build traces forward and returns the model.
@@ -164,7 +173,8 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 	if len(opts.Inputs) > len(example) {
 		return nil, fmt.Errorf("onnx/export: %d input descriptions for %d example inputs", len(opts.Inputs), len(example))
 	}
-	e := &exporter{g: &pb.GraphProto{Name: proto.String("plumb")}, vals: map[*tensor.Tensor]*val{}, consts: map[*tensor.Tensor]string{}}
+	e := &exporter{g: &pb.GraphProto{Name: proto.String("plumb")}, vals: map[*tensor.Tensor]*val{}, consts: map[*tensor.Tensor]string{},
+		lengths: map[string]*sequences{}}
 	names := map[string]bool{}
 	for i, x := range example {
 		var in Input
@@ -190,8 +200,6 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 		return nil, v.err
 	case !ok || v.konst:
 		return nil, errors.New("onnx/export: the output is not computed by an op from the inputs")
-	case v.seq != nil:
-		return nil, fmt.Errorf("onnx/export: the output %v%v is the rows of a ragged batch; expected a dense output (pool the sequences first)", y.DType(), y.Shape())
 	case v.hc:
 		return nil, errors.New("onnx/export: the output is a fused LSTM's [h, c] rows; expected a dense output")
 	}
@@ -202,10 +210,16 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 	if names[out] {
 		return nil, fmt.Errorf("onnx/export: output name %q is an input's too", out)
 	}
-	if !e.rename(v.name, out) {
+	switch {
+	case v.seq != nil:
+		// The rows of a ragged batch come out padded, [batch, seq, ...],
+		// zeros past each sequence's end.
+		m := e.expand(e.mask(v.seq), 2, y.Rank()+1)
+		e.node("Where", []string{m, v.name, e.scalar(y.DType(), 0)}, []string{out})
+	case !e.rename(v.name, out):
 		e.node("Identity", []string{v.name}, []string{out})
 	}
-	e.g.Output = []*pb.ValueInfoProto{valueInfo(out, y.DType(), dims(y.Shape(), v.batch, false))}
+	e.g.Output = []*pb.ValueInfoProto{valueInfo(out, y.DType(), dims(y.Shape(), v.batch, v.seq != nil))}
 	e.pruneDead(out)
 	e.pruneInitializers()
 	producer := opts.Producer
@@ -258,17 +272,27 @@ func (e *exporter) input(i int, x *tensor.Tensor, in Input, names map[string]boo
 			return fmt.Errorf("onnx/export: input %q: offsets %v decrease at %d", name, off, q)
 		}
 	}
-	lengths := name + "_lengths"
+	lengths := in.Lengths
+	if lengths == "" {
+		lengths = name + "_lengths"
+	}
+	v.batch = false
+	e.g.Input = append(e.g.Input, valueInfo(name, x.DType(), dims(x.Shape(), true, true)))
+	e.vals[x] = v
+	if s, ok := e.lengths[lengths]; ok { // another feature of the same sentences
+		if !slices.Equal(s.offsets, off) {
+			return fmt.Errorf("onnx/export: input %q shares lengths %q with input %q, but its offsets %v are not that input's %v", name, lengths, s.ids, off, s.offsets)
+		}
+		v.seq = s
+		return nil
+	}
 	if names[lengths] {
 		return fmt.Errorf("onnx/export: two inputs named %q", lengths)
 	}
 	names[lengths] = true
-	v.batch = false
 	v.seq = &sequences{offsets: append([]int(nil), off...), lengths: lengths, ids: name, derived: map[string]string{}}
-	e.g.Input = append(e.g.Input,
-		valueInfo(name, x.DType(), dims(x.Shape(), true, true)),
-		valueInfo(lengths, tensor.Int64, []any{"batch"}))
-	e.vals[x] = v
+	e.lengths[lengths] = v.seq
+	e.g.Input = append(e.g.Input, valueInfo(lengths, tensor.Int64, []any{"batch"}))
 	return nil
 }
 

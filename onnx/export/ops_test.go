@@ -55,6 +55,9 @@ type opCase struct {
 	ids    int
 	row    []int
 	empty  bool // sequences may be empty
+	// raggedOut: the output is the rows of the ragged batch, which the
+	// ONNX model gives padded.
+	raggedOut bool
 	// build makes the weights once and returns the forward pass: x is the
 	// dense input, or s the ragged one.
 	build func(t *testing.T, rng *rand.Rand) func(tape *graph.Tape, x *graph.Value, s graph.Seq) *graph.Value
@@ -111,11 +114,14 @@ func roundTrip(t *testing.T, oc opCase) {
 	c, err := run.Compile(m)
 	require.NoError(t, err)
 	for _, n := range []int{1, 3, 6} {
-		fw, ex, _, feeds := oc.example(t, f, n, uint64(20+n))
+		fw, ex, opts, feeds := oc.example(t, f, n, uint64(20+n))
 		want, err := fw(graph.NewEvalTape(), ex).Tensor()
 		require.NoError(t, err)
 		out, err := c.Run(feeds)
 		require.NoError(t, err)
+		if oc.raggedOut { // rows [total, ...] against padded [batch, seq, ...], zeros past each end
+			want, _ = padRows(want, opts.Inputs[0].Offsets, 0)
+		}
 		assert.LessOrEqual(t, maxAbsDiff(t, want, out["output"]), 1e-5, "batch %d", n)
 	}
 }
@@ -185,6 +191,13 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.Tanh(x)
 				}
 			}},
+		opCase{name: "ragged output", ragged: true, row: []int{3}, empty: true, raggedOut: true,
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				w := randT(t, rng, 3, 2)
+				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
+					return graph.Tanh(graph.Linear(s.Values, tape.Const(w), nil))
+				}
+			}},
 		opCase{name: "reductions", row: []int{3, 4},
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
@@ -219,4 +232,47 @@ func TestOpsRoundTrip(t *testing.T) {
 	for _, oc := range cases {
 		t.Run(oc.name, func(t *testing.T) { roundTrip(t, oc) })
 	}
+}
+
+// Two features of the same sentences share one lengths input; the file
+// takes them padded alike. Sharing the lengths of other offsets is an
+// error.
+func TestSharedLengths(t *testing.T) {
+	rng := tensor.NewRNG(3)
+	w := randT(t, rng, 2, 3)
+	example := func(n int) ([]int, *tensor.Tensor, *tensor.Tensor) {
+		off := []int{0}
+		for range n {
+			off = append(off, off[len(off)-1]+1+rng.IntN(4))
+		}
+		return off, randT(t, rng, off[n], 2), randT(t, rng, off[n], 2)
+	}
+	forward := func(off []int) func(*graph.Tape, []*tensor.Tensor) *graph.Value {
+		return func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+			h := graph.Linear(graph.Add(tape.Const(in[0]), graph.Square(tape.Const(in[1]))), tape.Const(w), nil)
+			return graph.SequencePool(graph.Seq{Values: h, Offsets: off}, ops.SequencePoolMax, 0)
+		}
+	}
+	off, a, b := example(3)
+	opts := export.Options{Inputs: []export.Input{{Name: "a", Offsets: off, Lengths: "n"}, {Name: "b", Offsets: off, Lengths: "n"}}}
+	var buf bytes.Buffer
+	require.NoError(t, export.Export(&buf, forward(off), []*tensor.Tensor{a, b}, opts))
+	m, err := onnx.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), onnx.Options{})
+	require.NoError(t, err)
+	require.Len(t, m.Graph.Inputs, 3) // a, n, b
+	c, err := run.Compile(m)
+	require.NoError(t, err)
+	off, a, b = example(5)
+	want, err := forward(off)(graph.NewEvalTape(), []*tensor.Tensor{a, b}).Tensor()
+	require.NoError(t, err)
+	pa, l := padRows(a, off, 9)
+	pb, _ := padRows(b, off, 9)
+	got, err := c.Run(map[string]*tensor.Tensor{"a": pa, "b": pb, "n": l})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, maxAbsDiff(t, want, got["output"]), 1e-5)
+
+	opts.Inputs[0].Offsets = off
+	opts.Inputs[1].Offsets = []int{0, 2, 3, off[len(off)-1]}
+	_, err = export.Marshal(forward(off), []*tensor.Tensor{a, b}, opts)
+	assert.ErrorContains(t, err, `input "b" shares lengths "n" with input "a", but its offsets`)
 }
