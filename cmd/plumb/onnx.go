@@ -13,6 +13,8 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/models/chapter"
+	"github.com/plumbml/plumb/models/recommender"
+	"github.com/plumbml/plumb/models/word2vec"
 	"github.com/plumbml/plumb/onnx"
 	"github.com/plumbml/plumb/onnx/export"
 	onnxrun "github.com/plumbml/plumb/onnx/run"
@@ -25,12 +27,15 @@ const onnxUsage = `usage:
   plumb onnx export --load CKPT -o FILE [--seq-len N]
   plumb onnx export -o FILE [--seq-len N] MODEL
       writes a model as ONNX (opset 17, batch dimension symbolic): the
-      model a checkpoint of plumb train mnist, cifar10 or sentiment holds,
-      or MODEL of plumb infer (freshly initialised weights): mnist-mlp,
-      mnist-cnn, resnet32, text-cnn, text-lstm, translate-encoder. A text
-      model takes words [batch, seq] int64 (padded) and words_lengths
-      [batch] int64; an image model images [batch, C, H, W]. --seq-len is
-      the traced sentences' length; the file takes any.
+      model a checkpoint of plumb train mnist, cifar10, sentiment,
+      word2vec or recommender holds, or MODEL of plumb infer (freshly
+      initialised weights): mnist-mlp, mnist-cnn, resnet32, text-cnn,
+      text-lstm, translate-encoder. A text model takes words [batch, seq]
+      int64 (padded) and words_lengths [batch] int64; an image model
+      images [batch, C, H, W]; word2vec context [batch, 4]; the
+      recommender user, gender, age, job, movie [batch] and genres and
+      title padded with their _lengths. --seq-len is the traced
+      sentences' length; the file takes any.
 `
 
 // onnxCommand runs `plumb onnx inspect FILE`: the model's opset, inputs and
@@ -85,7 +90,7 @@ func onnxExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("onnx export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, onnxUsage) }
-	load := fs.String("load", "", "a checkpoint of plumb train mnist, cifar10 or sentiment")
+	load := fs.String("load", "", "a checkpoint of plumb train mnist, cifar10, sentiment, word2vec or recommender")
 	out := fs.String("o", "", "the ONNX file to write")
 	seqLen := fs.Int("seq-len", 20, "words of each traced sentence (text models)")
 	if err := fs.Parse(args); err != nil {
@@ -181,6 +186,27 @@ func checkpointExportable(path string, seqLen int) (exportable, error) {
 			return f.Logits(tape, &tensor.Ragged{Values: in[0], Offsets: off})
 		}, seqLen), nil
 	case interface {
+		Logits(*graph.Tape, *tensor.Tensor) *graph.Value
+	}: // word2vec: the N-1 context words
+		ctx := tensor.Zeros(tensor.Int64, exportBatch, word2vec.N-1)
+		return exportable{what: what, example: []*tensor.Tensor{ctx},
+			forward: func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value { return f.Logits(tape, in[0]) },
+			opts:    export.Options{Inputs: []export.Input{{Name: "context"}}, Output: "logits"}}, nil
+	case interface {
+		Predict(*graph.Tape, recommender.Inputs) *graph.Value
+	}: // the recommender: five ids, and the genres and title words of each movie
+		ids := func() *tensor.Tensor { return tensor.Zeros(tensor.Int64, exportBatch) }
+		user, gender, age, job, movie := ids(), ids(), ids(), ids(), ids()
+		genres, goff := inferWords(exportBatch, 1)
+		title, toff := inferWords(exportBatch, seqLen)
+		return exportable{what: what, example: []*tensor.Tensor{user, gender, age, job, movie, genres, title},
+			forward: func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+				return f.Predict(tape, recommender.Inputs{User: in[0], Gender: in[1], Age: in[2], Job: in[3], Movie: in[4],
+					Genres: &tensor.Ragged{Values: in[5], Offsets: goff}, Title: &tensor.Ragged{Values: in[6], Offsets: toff}})
+			},
+			opts: export.Options{Output: "score", Inputs: []export.Input{{Name: "user"}, {Name: "gender"}, {Name: "age"}, {Name: "job"},
+				{Name: "movie"}, {Name: "genres", Offsets: goff}, {Name: "title", Offsets: toff}}}}, nil
+	case interface {
 		Forward(*graph.Value) *graph.Value
 	}:
 		switch name {
@@ -190,7 +216,7 @@ func checkpointExportable(path string, seqLen int) (exportable, error) {
 			return imageExportable(what, imageForward(f.Forward), 3, 32, 32), nil
 		}
 	}
-	return exportable{}, fmt.Errorf("plumb onnx export: %s holds a %s model, which has no ONNX export; expected mnist, cifar10 or sentiment", path, name)
+	return exportable{}, fmt.Errorf("plumb onnx export: %s holds a %s model, which has no ONNX export; expected mnist, cifar10, sentiment, word2vec or recommender", path, name)
 }
 
 // inferExportable is plumb infer's MODEL with fresh weights.
