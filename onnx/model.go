@@ -94,7 +94,8 @@ type Initializer struct {
 	Name   string
 	Tensor *tensor.Tensor
 	// Elem is the tensor's ONNX element type: FLOAT, DOUBLE, INT32, INT64,
-	// or BOOL, which Tensor holds as int64 0 and 1.
+	// BOOL, which Tensor holds as int64 0 and 1, or FLOAT16 or BFLOAT16,
+	// which Tensor holds widened to float32.
 	Elem ElemType
 }
 

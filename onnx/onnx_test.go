@@ -183,11 +183,11 @@ func TestHostile(t *testing.T) {
 			n := m.Graph.Node[1]
 			n.Attribute = append(n.Attribute, &pb.AttributeProto{Name: proto.String("tp"), Type: pb.AttributeProto_TYPE_PROTO.Enum()})
 		}, Options{}, []string{`node 1 "relu1" (Relu, opset 17): attribute "tp"`, "TYPE_PROTO", "expected FLOAT, INT"}},
-		{"float16 tensor attribute", func(m *pb.ModelProto) {
+		{"uint8 tensor attribute", func(m *pb.ModelProto) {
 			m.Graph.Node = append(m.Graph.Node, &pb.NodeProto{Name: proto.String("k"), OpType: proto.String("Constant"), Output: []string{"k"},
 				Attribute: []*pb.AttributeProto{{Name: proto.String("value"), Type: pb.AttributeProto_TENSOR.Enum(),
-					T: &pb.TensorProto{DataType: proto.Int32(int32(pb.TensorProto_FLOAT16)), Dims: []int64{1}, RawData: []byte{0, 60}}}}})
-		}, Options{}, []string{`node 3 "k" (Constant, opset 17): attribute "value"`, "FLOAT16", "expected FLOAT, DOUBLE, INT32, INT64 or BOOL"}},
+					T: &pb.TensorProto{DataType: proto.Int32(int32(pb.TensorProto_UINT8)), Dims: []int64{1}, RawData: []byte{0}}}}})
+		}, Options{}, []string{`node 3 "k" (Constant, opset 17): attribute "value"`, "UINT8", "expected FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT32, INT64 or BOOL"}},
 		{"sequence input", func(m *pb.ModelProto) {
 			m.Graph.Input[0].Type = &pb.TypeProto{Value: &pb.TypeProto_SequenceType{SequenceType: &pb.TypeProto_Sequence{}}}
 		}, Options{}, []string{`input "x" is not a tensor`}},
@@ -296,7 +296,6 @@ func TestDeclaredSizeIsNotTrusted(t *testing.T) {
 func TestFileErrors(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"opset9.onnx", `opset import of domain "ai.onnx" version 9 is not supported; expected ai.onnx versions 11 to 21`},
-		{"float16.onnx", `initializer "h" has element type FLOAT16, which Plumb does not support yet`},
 	} {
 		_, err := Load(filepath.Join("testdata", tc.file))
 		require.Error(t, err, tc.file)
@@ -330,10 +329,10 @@ func TestSubgraphsAndDomains(t *testing.T) {
 	m.Graph.Node[4].Attribute = nil
 
 	// An error inside a subgraph names the node holding it.
-	then.Initializer = []*pb.TensorProto{{Name: proto.String("b"), DataType: proto.Int32(int32(pb.TensorProto_FLOAT16)), Dims: []int64{1}, RawData: []byte{1, 0}}}
+	then.Initializer = []*pb.TensorProto{{Name: proto.String("b"), DataType: proto.Int32(int32(pb.TensorProto_UINT16)), Dims: []int64{1}, RawData: []byte{1, 0}}}
 	_, err = decodePB(t, m, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `subgraph then_branch of node 3 "if": initializer "b" has element type FLOAT16`)
+	assert.Contains(t, err.Error(), `subgraph then_branch of node 3 "if": initializer "b" has element type UINT16`)
 }
 
 // BOOL tensors (one byte an element in raw_data, one int32 an element in
@@ -352,27 +351,41 @@ func TestBoolTensors(t *testing.T) {
 		{"int32_data too short", &pb.TensorProto{Dims: []int64{1 << 40}, Int32Data: []int32{1}}, nil, "but its BOOL data holds 1 elements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := readPB(t, "mlp.onnx")
-			tc.t.Name = proto.String("mask")
-			tc.t.DataType = proto.Int32(int32(pb.TensorProto_BOOL))
-			m.Graph.Initializer = append(m.Graph.Initializer, tc.t)
-			m.Graph.Node[0].Attribute = append(m.Graph.Node[0].Attribute, &pb.AttributeProto{Name: proto.String("t"), Type: pb.AttributeProto_TENSOR.Enum(), T: tc.t})
-			got, err := decodePB(t, m, Options{})
-			if tc.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.err)
+			in, a, ok := decodeTensor(t, tc.t, pb.TensorProto_BOOL, tc.err)
+			if !ok {
 				return
 			}
-			require.NoError(t, err)
-			in := got.Graph.Initializers[len(got.Graph.Initializers)-1]
-			assert.Equal(t, ElemType(pb.TensorProto_BOOL), in.Elem)
 			assert.Equal(t, tc.want, in.Tensor.Int64s())
-			a := got.Graph.Nodes[0].Attrs[len(got.Graph.Nodes[0].Attrs)-1]
-			assert.Equal(t, ElemType(pb.TensorProto_BOOL), a.Elem)
 			assert.Equal(t, tc.want, a.Value.(*tensor.Tensor).Int64s())
-			assert.Equal(t, ElemType(pb.TensorProto_FLOAT), got.Graph.Initializers[0].Elem)
 		})
 	}
+}
+
+// decodeTensor adds tp, of element type et, to mlp.onnx as an initializer
+// and as a TENSOR attribute of its first node, decodes the model and
+// returns the two as read, both checked to keep et (the model's own
+// initializers keep FLOAT). With wantErr set it checks the decode fails
+// with it instead, and returns false.
+func decodeTensor(t *testing.T, tp *pb.TensorProto, et pb.TensorProto_DataType, wantErr string) (Initializer, Attr, bool) {
+	t.Helper()
+	m := readPB(t, "mlp.onnx")
+	tp.Name = proto.String("added")
+	tp.DataType = proto.Int32(int32(et))
+	m.Graph.Initializer = append(m.Graph.Initializer, tp)
+	m.Graph.Node[0].Attribute = append(m.Graph.Node[0].Attribute, &pb.AttributeProto{Name: proto.String("t"), Type: pb.AttributeProto_TENSOR.Enum(), T: tp})
+	got, err := decodePB(t, m, Options{})
+	if wantErr != "" {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), wantErr)
+		return Initializer{}, Attr{}, false
+	}
+	require.NoError(t, err)
+	in := got.Graph.Initializers[len(got.Graph.Initializers)-1]
+	a := got.Graph.Nodes[0].Attrs[len(got.Graph.Nodes[0].Attrs)-1]
+	assert.Equal(t, ElemType(et), in.Elem)
+	assert.Equal(t, ElemType(et), a.Elem)
+	assert.Equal(t, ElemType(pb.TensorProto_FLOAT), got.Graph.Initializers[0].Elem)
+	return in, a, true
 }
 
 func TestScalarAndEmpty(t *testing.T) {

@@ -10,22 +10,52 @@ import (
 )
 
 // dtypes maps the ONNX element types Plumb stores to its dtypes. BOOL,
-// which Plumb's tensors lack, is held as int64 0 and 1.
+// which Plumb's tensors lack, is held as int64 0 and 1; FLOAT16 and
+// BFLOAT16, which it lacks too, are widened to float32 (see half.go).
 var dtypes = map[pb.TensorProto_DataType]tensor.DType{
-	pb.TensorProto_FLOAT:  tensor.Float32,
-	pb.TensorProto_DOUBLE: tensor.Float64,
-	pb.TensorProto_INT32:  tensor.Int32,
-	pb.TensorProto_INT64:  tensor.Int64,
-	pb.TensorProto_BOOL:   tensor.Int64,
+	pb.TensorProto_FLOAT:    tensor.Float32,
+	pb.TensorProto_DOUBLE:   tensor.Float64,
+	pb.TensorProto_INT32:    tensor.Int32,
+	pb.TensorProto_INT64:    tensor.Int64,
+	pb.TensorProto_BOOL:     tensor.Int64,
+	pb.TensorProto_FLOAT16:  tensor.Float32,
+	pb.TensorProto_BFLOAT16: tensor.Float32,
 }
 
 // fileSize is the bytes one element of et takes in raw_data or external
-// data: a BOOL takes one (onnx.proto), the others their dtype's size.
+// data: a BOOL takes one, a FLOAT16 or BFLOAT16 two (onnx.proto), the
+// others their dtype's size.
 func fileSize(et pb.TensorProto_DataType, dt tensor.DType) int {
-	if et == pb.TensorProto_BOOL {
+	switch et {
+	case pb.TensorProto_BOOL:
 		return 1
+	case pb.TensorProto_FLOAT16, pb.TensorProto_BFLOAT16:
+		return 2
 	}
 	return dt.Size()
+}
+
+// isHalf reports whether et is one of the 16-bit float types.
+func isHalf(et pb.TensorProto_DataType) bool {
+	return et == pb.TensorProto_FLOAT16 || et == pb.TensorProto_BFLOAT16
+}
+
+// halfValue is the float32 value of the 16-bit pattern h of type et.
+func halfValue(et pb.TensorProto_DataType, h uint16) float32 {
+	if et == pb.TensorProto_BFLOAT16 {
+		return BFloat16ToFloat32(h)
+	}
+	return Float16ToFloat32(h)
+}
+
+// fromHalves decodes little-endian 16-bit patterns of type et, whose
+// length the caller has checked, into a float32 tensor of shape.
+func fromHalves(et pb.TensorProto_DataType, raw []byte, shape []int) (*tensor.Tensor, error) {
+	v := make([]float32, len(raw)/2)
+	for i := range v {
+		v[i] = halfValue(et, binary.LittleEndian.Uint16(raw[2*i:]))
+	}
+	return build(v, shape)
 }
 
 // tensor converts a TensorProto (an initializer, or a TENSOR attribute)
@@ -35,14 +65,16 @@ func fileSize(et pb.TensorProto_DataType, dt tensor.DType) int {
 // allocated, so a tensor never costs more memory than its data occupies.
 // where names the tensor in errors. Element encoding follows onnx.proto:
 // raw_data is little-endian; float_data holds FLOAT, double_data DOUBLE,
-// int32_data INT32 and BOOL (one element per entry), int64_data INT64; a
-// BOOL is one byte in raw_data. A BOOL tensor, held as int64, takes 8
-// bytes an element in memory for the file's 1.
+// int32_data INT32, BOOL, FLOAT16 and BFLOAT16 (one element per entry, a
+// 16-bit type as its bit pattern in the low 16 bits), int64_data INT64; a
+// BOOL is one byte in raw_data, a FLOAT16 or BFLOAT16 two. A BOOL tensor,
+// held as int64, takes 8 bytes an element in memory for the file's 1; a
+// 16-bit float, widened to float32, 4 for the file's 2.
 func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, error) {
 	et := pb.TensorProto_DataType(t.GetDataType())
 	dt, ok := dtypes[et]
 	if !ok {
-		return nil, fmt.Errorf("onnx: %s has element type %v, which Plumb does not support yet; expected FLOAT, DOUBLE, INT32, INT64 or BOOL", where, ElemType(et))
+		return nil, fmt.Errorf("onnx: %s has element type %v, which Plumb does not support yet; expected FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT32, INT64 or BOOL", where, ElemType(et))
 	}
 	if t.GetSegment() != nil {
 		return nil, fmt.Errorf("onnx: %s is a segment of a larger tensor; expected a whole tensor", where)
@@ -70,6 +102,9 @@ func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, err
 		if et == pb.TensorProto_BOOL {
 			return fromBools(raw, shape)
 		}
+		if isHalf(et) {
+			return fromHalves(et, raw, shape)
+		}
 		return fromRaw(raw, dt, shape)
 	case t.RawData != nil:
 		if int64(len(t.RawData)) != want {
@@ -77,6 +112,9 @@ func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, err
 		}
 		if et == pb.TensorProto_BOOL {
 			return fromBools(t.RawData, shape)
+		}
+		if isHalf(et) {
+			return fromHalves(et, t.RawData, shape)
 		}
 		return fromRaw(t.RawData, dt, shape)
 	}
@@ -89,6 +127,19 @@ func (c *converter) tensor(t *pb.TensorProto, where string) (*tensor.Tensor, err
 			if b != 0 {
 				v[i] = 1
 			}
+		}
+		return build(v, shape)
+	}
+	if isHalf(et) {
+		if int64(len(t.GetInt32Data())) != n {
+			return nil, fmt.Errorf("onnx: %s declares dims %v (%d elements) but its %v data holds %d elements", where, t.GetDims(), n, ElemType(et), len(t.GetInt32Data()))
+		}
+		v := make([]float32, n)
+		for i, h := range t.GetInt32Data() {
+			if h < 0 || h > math.MaxUint16 {
+				return nil, fmt.Errorf("onnx: %s element %d is %d in int32_data; expected a %v bit pattern, 0 to 65535", where, i, h, ElemType(et))
+			}
+			v[i] = halfValue(et, uint16(h))
 		}
 		return build(v, shape)
 	}

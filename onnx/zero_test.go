@@ -13,12 +13,17 @@ import (
 func TestZeroValuesDoNotPanic(t *testing.T) {
 	apicheck.Check(t, ".", apicheck.API{
 		Funcs: map[string]any{
-			"Load":        onnx.Load,
-			"LoadWith":    onnx.LoadWith,
-			"Decode":      onnx.Decode,
-			"Inspect":     onnx.Inspect,
-			"InspectWith": onnx.InspectWith,
-			"Supported":   onnx.Supported,
+			"Load":              onnx.Load,
+			"LoadWith":          onnx.LoadWith,
+			"Decode":            onnx.Decode,
+			"Inspect":           onnx.Inspect,
+			"InspectWith":       onnx.InspectWith,
+			"Supported":         onnx.Supported,
+			"Float16ToFloat32":  onnx.Float16ToFloat32,
+			"BFloat16ToFloat32": onnx.BFloat16ToFloat32,
+			"Float16Bits":       onnx.Float16Bits,
+			"BFloat16Bits":      onnx.BFloat16Bits,
+			"ExactFloat64":      onnx.ExactFloat64,
 		},
 		Types: []any{
 			(*onnx.Options)(nil),

@@ -97,6 +97,9 @@ var Rules = []Rule{
 	{Pkg: "onnx/internal/pb", May: []string{"google.golang.org/protobuf/..."}},
 	{Pkg: "onnx", May: []string{"tensor", "internal/readlimit", "onnx/internal/pb", "google.golang.org/protobuf/..."}},
 	{Pkg: "onnx/run", May: below("ops", "onnx")},
+	// ONNX export: a traced forward pass (graph's tracer, infer's Forward)
+	// written as the reader's protobuf types.
+	{Pkg: "onnx/export", May: below("ops", "graph", "infer", "onnx/internal/pb", "google.golang.org/protobuf/...")},
 
 	// Training, data parallelism, the parity checks.
 	{Pkg: "train", May: below("ops", "graph", "optim", "checkpoint", "runlog", "metrics")},

@@ -156,7 +156,7 @@ func rangeKernel(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // attrElem is the ONNX element type of a TENSOR attribute a.
 func attrElem(a onnx.Attr) onnx.ElemType {
 	if a.Elem != 0 {
-		return a.Elem
+		return computeElem(a.Elem)
 	}
 	return elemOf(a.Value.(*tensor.Tensor).DType())
 }

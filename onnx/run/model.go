@@ -88,18 +88,18 @@ func (c *compiler) newSlot(name string, in info) int {
 func (c *compiler) compile(g *onnx.Graph) (*Model, error) {
 	m := c.model
 	for _, in := range g.Initializers {
-		elem := in.Elem
+		elem := computeElem(in.Elem)
 		if elem == 0 {
 			elem = elemOf(in.Tensor.DType())
 		}
 		c.newSlot(in.Name, constInfo(in.Tensor, elem))
 	}
 	for _, v := range g.Inputs {
-		if _, ok := runtimeDType(v.Elem); !ok {
-			return nil, fmt.Errorf("onnx/run: graph input %q has element type %v; expected FLOAT, DOUBLE, INT32, INT64 or BOOL", v.Name, v.Elem)
+		if _, ok := runtimeDType(computeElem(v.Elem)); !ok {
+			return nil, fmt.Errorf("onnx/run: graph input %q has element type %v; expected FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (given as float32), INT32, INT64 or BOOL", v.Name, v.Elem)
 		}
-		p := port{name: v.Name, elem: v.Elem}
-		in := info{elem: v.Elem}
+		p := port{name: v.Name, elem: computeElem(v.Elem)}
+		in := info{elem: p.elem}
 		if v.Shape != nil {
 			p.dims = make([]int, len(v.Shape))
 			p.params = make([]string, len(v.Shape))

@@ -105,7 +105,8 @@ def main():
     m.ir_version = 4
     save(m, "opset9.onnx")
 
-    # A float16 initializer: an unsupported dtype.
+    # A float16 input, output and initializer, which the reader widens to
+    # float32.
     g = helper.make_graph(
         [helper.make_node("Add", ["x", "h"], ["y"])], "half",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2])],
