@@ -96,7 +96,7 @@ var Rules = []Rule{
 	// ONNX import: the generated protobuf types, then the reader.
 	{Pkg: "onnx/internal/pb", May: []string{"google.golang.org/protobuf/..."}},
 	{Pkg: "onnx", May: []string{"tensor", "internal/readlimit", "onnx/internal/pb", "google.golang.org/protobuf/..."}},
-	{Pkg: "onnx/run", May: below("ops", "onnx")},
+	{Pkg: "onnx/run", May: below("ops", "onnx", "infer")},
 
 	// Training, data parallelism, the parity checks.
 	{Pkg: "train", May: below("ops", "graph", "optim", "checkpoint", "runlog", "metrics")},

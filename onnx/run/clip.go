@@ -1,6 +1,9 @@
 package run
 
 import (
+	"errors"
+
+	"github.com/plumbml/plumb/internal/par"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -42,4 +45,52 @@ func clamp[T float32 | float64](x, y []T, lo, hi T) {
 		}
 		y[i] = v
 	}
+}
+
+// clampOp is Clip with constant bounds as an op of a plan: clamp's loop,
+// in chunks over the cores, written into the plan's arena (ops.Into). It
+// is named clip and gives ops' clip attributes, whose function it computes
+// (min(max(x, lo), hi)) in x's own type.
+type clampOp struct{ lo, hi float64 }
+
+// lowerClip is Clip's plan form.
+func lowerClip(lo, hi float64) lowerFn { return lowerFirst(&clampOp{lo: lo, hi: hi}) }
+
+func (o *clampOp) Name() string { return "clip" }
+
+// Attrs returns ops' clip attributes (ops.Attributed).
+func (o *clampOp) Attrs() any { return ops.UnaryAttrs{Lo: o.lo, Hi: o.hi} }
+
+func (o *clampOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(in) != 1 || in[0] == nil {
+		return nil, ops.Errorf("clip", in, "want one input")
+	}
+	y := tensor.Empty(in[0].DType(), in[0].Shape()...)
+	return y, o.ForwardInto(y, in)
+}
+
+func (o *clampOp) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor, []bool) ([]*tensor.Tensor, error) {
+	return nil, errors.New("clip: an inference plan's op has no gradient")
+}
+
+// ForwardInto is the op's ops.Into.
+func (o *clampOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
+	if len(in) != 1 || in[0] == nil || in[0].Storage() != nil {
+		return ops.Errorf("clip", in, "want one input in host memory")
+	}
+	x := in[0]
+	if out == nil || out.DType() != x.DType() || !out.Shape().Equal(x.Shape()) || out.Storage() != nil {
+		return ops.Errorf("clip", in, "want a host output of the input's dtype and shape")
+	}
+	switch x.DType() {
+	case tensor.Float32:
+		xs, ys, lo, hi := x.Float32s(), out.Float32s(), float32(o.lo), float32(o.hi)
+		par.Elements(len(ys), func(a, b int) { clamp(xs[a:b], ys[a:b], lo, hi) })
+	case tensor.Float64:
+		xs, ys := x.Float64s(), out.Float64s()
+		par.Elements(len(ys), func(a, b int) { clamp(xs[a:b], ys[a:b], o.lo, o.hi) })
+	default:
+		return ops.Errorf("clip", in, "want a float32 or float64 input")
+	}
+	return nil
 }

@@ -163,6 +163,13 @@ type ctx struct {
 	n   *node
 	in  []info
 	out []info
+	// plan is set when the graph is compiled for one input signature, to
+	// be lowered onto an inference plan: the op's compile function may
+	// skip what only its interpreter kernel uses (packed weights).
+	plan bool
+	// lower, set by the op's compile function where the node maps onto
+	// ops an infer.Builder can hold, adds the node to a plan's graph.
+	lower lowerFn
 }
 
 // arity checks the number of inputs (absent optional ones counted) and
