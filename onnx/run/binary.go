@@ -57,6 +57,9 @@ func init() {
 			if onnxName != "Pow" || c.in[1].elem == elem {
 				c.lower = lowerChain(name)
 			}
+			if onnxName == "Mul" {
+				c.act = &actSpec{kind: "mul"}
+			}
 			return floatArithKernel(name, onnxName == "Pow"), nil
 		}})
 	}

@@ -34,17 +34,38 @@ func clampKernel(lo, hi float64) kernel {
 	}
 }
 
-// clamp writes min(max(x, lo), hi) into y.
+// clamp writes min(max(x, lo), hi) into y, with std::max's and std::min's
+// rules for NaN and signed zeros. It runs on Go's min and max, which need
+// no branch, rather than on comparisons whose outcome a branch predictor
+// cannot guess on conv outputs of random sign; those differ from C++'s
+// only in the sign of a zero result, so a zero input, and bounds that are
+// equal (a +0 and a −0), take the comparisons.
 func clamp[T float32 | float64](x, y []T, lo, hi T) {
-	for i, v := range x {
-		if v < lo {
-			v = lo
+	y = y[:len(x)]
+	if lo == hi {
+		for i, v := range x {
+			y[i] = clampOne(v, lo, hi)
 		}
-		if v > hi {
-			v = hi
-		}
-		y[i] = v
+		return
 	}
+	for i, v := range x {
+		r := min(max(v, lo), hi)
+		if v == 0 {
+			r = clampOne(v, lo, hi)
+		}
+		y[i] = r
+	}
+}
+
+// clampOne is std::min(std::max(v, lo), hi).
+func clampOne[T float32 | float64](v, lo, hi T) T {
+	if v < lo {
+		v = lo
+	}
+	if hi < v {
+		v = hi
+	}
+	return v
 }
 
 // clampOp is Clip with constant bounds as an op of a plan: clamp's loop,

@@ -146,6 +146,9 @@ func (c *ctx) lowerConv(attrs ops.Conv2DAttrs, r int, wk *tensor.Tensor) {
 	if !c.plan || !known(x) || !known(y) || (r == 3 && wk == nil) {
 		return
 	}
+	if r == 4 && wk != nil {
+		c.conv = &convSpec{attrs: attrs, w: wk}
+	}
 	c.lower = func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
 		args := append([]infer.Ref(nil), in...)
 		if len(args) > 2 && args[2] < 0 {

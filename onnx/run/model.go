@@ -40,8 +40,10 @@ type port struct {
 type step struct {
 	n     *node
 	k     kernel
-	lower lowerFn // nil: the node has no plan form (see plan.go)
-	in    []int   // slots; -1 for an absent optional input
+	lower lowerFn   // nil: the node has no plan form (see plan.go)
+	conv  *convSpec // a convolution an activation may fuse into
+	act   *actSpec  // an activation that may fuse into the convolution before it
+	in    []int     // slots; -1 for an absent optional input
 	out   []int
 }
 
@@ -273,7 +275,7 @@ func (c *compiler) node(on *onnx.Node) error {
 		outSlots[i] = c.newSlot(name, o)
 	}
 	if !allConst {
-		c.model.steps = append(c.model.steps, step{n: n, k: k, lower: cx.lower, in: slots, out: outSlots})
+		c.model.steps = append(c.model.steps, step{n: n, k: k, lower: cx.lower, conv: cx.conv, act: cx.act, in: slots, out: outSlots})
 	}
 	return nil
 }

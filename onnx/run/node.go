@@ -170,6 +170,10 @@ type ctx struct {
 	// lower, set by the op's compile function where the node maps onto
 	// ops an infer.Builder can hold, adds the node to a plan's graph.
 	lower lowerFn
+	// conv and act, set by Conv and by the activations after it, let a
+	// plan fuse the two (fuseConvAct).
+	conv *convSpec
+	act  *actSpec
 }
 
 // arity checks the number of inputs (absent optional ones counted) and

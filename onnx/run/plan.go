@@ -122,7 +122,35 @@ func (m *Model) buildPlan(dims [][]int) (*infer.Plan, error) {
 		}
 		return refs[s]
 	}
-	for _, st := range fm.steps {
+	readers := make([][]int, fm.nslots)
+	for i, st := range fm.steps {
+		for _, s := range st.in {
+			if s >= 0 {
+				readers[s] = append(readers[s], i)
+			}
+		}
+	}
+	skip := make([]bool, len(fm.steps))
+	for i, st := range fm.steps {
+		if skip[i] {
+			continue
+		}
+		if act, last, dead, ok := fuseConvAct(fm, i, readers); ok {
+			args := make([]infer.Ref, 0, 3)
+			for _, s := range st.in {
+				if s >= 0 {
+					args = append(args, ref(s))
+				}
+			}
+			refs[fm.steps[last].out[0]] = b.Op(newConvAct(st.conv, act), args...)
+			if err := builderErr(b); err != nil {
+				return nil, st.n.wrap(err)
+			}
+			for _, j := range dead {
+				skip[j] = true
+			}
+			continue
+		}
 		if st.lower == nil {
 			return nil, st.n.errorf("op %s has no plan form for these shapes; expected the ops a plan holds (conv, pooling, gemm, element-wise, reshapes)", opName(st.n.Domain, st.n.OpType))
 		}

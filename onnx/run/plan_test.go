@@ -3,12 +3,14 @@ package run
 import (
 	"bytes"
 	"math"
+	"math/rand"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plumbml/plumb/onnx"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -74,4 +76,89 @@ func TestExplainNamesPath(t *testing.T) {
 	require.NoError(t, m.Explain(&b, dims))
 	assert.Contains(t, b.String(), "path: plan")
 	assert.Contains(t, b.String(), "after the passes")
+}
+
+// randomF32 is a tensor of normal draws of the given dims.
+func randomF32(r *rand.Rand, dims ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return tensor.MustFromSlice(v, dims...)
+}
+
+// A MobileNet/EfficientNet-like block on odd shapes: a strided conv with
+// Clip(-1, 2.5) after it, a depthwise conv with SiLU (Sigmoid and Mul)
+// after it, a squeeze-and-excitation gate (GlobalAveragePool, conv,
+// Sigmoid, broadcast Mul) and a residual Add. On the plan the two
+// activations fuse into their convolutions (conv2d+clip, conv2d+silu) and
+// the outputs equal the interpreter's, at a symbolic batch of 1 and 3.
+func TestPlanFusesConvActivations(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	pads := onnx.Attr{Name: "pads", Value: []int64{1, 1, 1, 1}}
+	inits := map[string]*tensor.Tensor{
+		"w1": randomF32(r, 6, 3, 3, 3), "b1": randomF32(r, 6),
+		"wd": randomF32(r, 6, 1, 3, 3), "bd": randomF32(r, 6),
+		"we": randomF32(r, 6, 6, 1, 1), "be": randomF32(r, 6),
+		"lo": tensor.Scalar(float32(-1)), "hi": tensor.Scalar(float32(2.5)),
+	}
+	m := graphOf(17, []onnx.Value{input("x", elemFloat, -1, 3, 11, 9)}, inits, []string{"y"},
+		nodeOf("c1", "Conv", []string{"x", "w1", "b1"}, []string{"c1"}, pads, onnx.Attr{Name: "strides", Value: []int64{2, 2}}),
+		nodeOf("clip", "Clip", []string{"c1", "lo", "hi"}, []string{"a1"}),
+		nodeOf("dw", "Conv", []string{"a1", "wd", "bd"}, []string{"d"}, pads, onnx.Attr{Name: "group", Value: int64(6)}),
+		nodeOf("sig", "Sigmoid", []string{"d"}, []string{"s"}),
+		nodeOf("silu", "Mul", []string{"s", "d"}, []string{"a2"}),
+		nodeOf("gap", "GlobalAveragePool", []string{"a2"}, []string{"g"}),
+		nodeOf("se", "Conv", []string{"g", "we", "be"}, []string{"e"}),
+		nodeOf("gate", "Sigmoid", []string{"e"}, []string{"ge"}),
+		nodeOf("scale", "Mul", []string{"a2", "ge"}, []string{"sc"}),
+		nodeOf("res", "Add", []string{"sc", "a1"}, []string{"y"}),
+	)
+	c, err := Compile(m)
+	require.NoError(t, err)
+	for _, batch := range []int{1, 3} {
+		x := randomF32(r, batch, 3, 11, 9)
+		in := map[string]*tensor.Tensor{"x": x}
+		got, err := c.Run(in)
+		require.NoError(t, err)
+		want, err := c.Interpret(in)
+		require.NoError(t, err)
+		require.Equal(t, want["y"].Shape(), got["y"].Shape())
+		assert.InDeltaSlice(t, want["y"].Float32s(), got["y"].Float32s(), 1e-5)
+		var b bytes.Buffer
+		require.NoError(t, c.Explain(&b, map[string][]int{"x": {batch, 3, 11, 9}}))
+		assert.Contains(t, b.String(), "path: plan")
+		assert.Contains(t, b.String(), "conv2d+clip")
+		assert.Contains(t, b.String(), "conv2d+silu")
+	}
+}
+
+// clamp's branch-free loop gives std::min(std::max(x, lo), hi) bit for
+// bit (clampOne), on random values with zeros of both signs, for bounds
+// of every sign.
+func TestClampMatchesComparisons(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	x := make([]float32, 1001)
+	for i := range x {
+		switch i % 97 {
+		case 0:
+			x[i] = 0
+		case 1:
+			x[i] = float32(math.Copysign(0, -1))
+		default:
+			x[i] = float32(r.NormFloat64() * 4)
+		}
+	}
+	for _, b := range [][2]float32{{0, 6}, {-1, 1}, {-3, -2}, {float32(math.Copysign(0, -1)), 0}, {2, 1}} {
+		y := make([]float32, len(x))
+		clamp(x, y, b[0], b[1])
+		for i, v := range x {
+			want := clampOne(v, b[0], b[1])
+			require.Equal(t, math.Float32bits(want), math.Float32bits(y[i]), "x %v bounds %v", v, b)
+		}
+	}
 }

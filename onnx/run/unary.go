@@ -45,6 +45,9 @@ func init() {
 				return nil, err
 			}
 			c.lower = lowerOp(ops.UnaryOp(name))
+			if name == "sigmoid" {
+				c.act = &actSpec{kind: "sigmoid"}
+			}
 			return unaryKernel(name), nil
 		}})
 	}
@@ -240,6 +243,7 @@ func init() {
 			return unaryKernel("relu"), nil
 		}
 		c.lower = lowerClip(lo, hi)
+		c.act = &actSpec{kind: "clip", lo: lo, hi: hi}
 		return clampKernel(lo, hi), nil
 	}})
 }
