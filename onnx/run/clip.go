@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -11,10 +12,10 @@ import (
 // clampKernel is Clip with constant bounds on float32 and float64
 // tensors: y = min(max(x, lo), hi) as ONNX Runtime's Clip computes it
 // (std::min(std::max(x, lo), hi)), so NaN passes through, −0 stays −0,
-// and lo > hi sets every value to hi (ONNX Operators.md, Clip-13). It is a plain loop in x's own type rather than ops' clip, whose
+// and lo > hi sets every value to hi (ONNX Operators.md, Clip-13). It runs
+// vec.Clamp in x's own type (AVX for float32) rather than ops' clip, whose
 // scalar path goes through float64 math.Max and math.Min per element:
-// MobileNetV2 runs 35 ReLU6 clips per image, and they cost more than its
-// convolutions did that way.
+// MobileNetV2 runs 35 ReLU6 clips per image.
 func clampKernel(lo, hi float64) kernel {
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[0]
@@ -24,9 +25,9 @@ func clampKernel(lo, hi float64) kernel {
 		y := tensor.Empty(x.DType(), x.Shape()...)
 		switch x.DType() {
 		case tensor.Float32:
-			clamp(x.Float32s(), y.Float32s(), float32(lo), float32(hi))
+			vec.Clamp(y.Float32s(), x.Float32s(), float32(lo), float32(hi))
 		case tensor.Float64:
-			clamp(x.Float64s(), y.Float64s(), lo, hi)
+			vec.Clamp(y.Float64s(), x.Float64s(), lo, hi)
 		default:
 			return nil, ops.Errorf("clip", in, "want a float32 or float64 input")
 		}
@@ -34,42 +35,8 @@ func clampKernel(lo, hi float64) kernel {
 	}
 }
 
-// clamp writes min(max(x, lo), hi) into y, with std::max's and std::min's
-// rules for NaN and signed zeros. It runs on Go's min and max, which need
-// no branch, rather than on comparisons whose outcome a branch predictor
-// cannot guess on conv outputs of random sign; those differ from C++'s
-// only in the sign of a zero result, so a zero input, and bounds that are
-// equal (a +0 and a −0), take the comparisons.
-func clamp[T float32 | float64](x, y []T, lo, hi T) {
-	y = y[:len(x)]
-	if lo == hi {
-		for i, v := range x {
-			y[i] = clampOne(v, lo, hi)
-		}
-		return
-	}
-	for i, v := range x {
-		r := min(max(v, lo), hi)
-		if v == 0 {
-			r = clampOne(v, lo, hi)
-		}
-		y[i] = r
-	}
-}
-
-// clampOne is std::min(std::max(v, lo), hi).
-func clampOne[T float32 | float64](v, lo, hi T) T {
-	if v < lo {
-		v = lo
-	}
-	if hi < v {
-		v = hi
-	}
-	return v
-}
-
-// clampOp is Clip with constant bounds as an op of a plan: clamp's loop,
-// in chunks over the cores, written into the plan's arena (ops.Into). It
+// clampOp is Clip with constant bounds as an op of a plan: vec.Clamp, in
+// chunks over the cores, written into the plan's arena (ops.Into). It
 // is named clip and gives ops' clip attributes, whose function it computes
 // (min(max(x, lo), hi)) in x's own type.
 type clampOp struct{ lo, hi float64 }
@@ -106,10 +73,10 @@ func (o *clampOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	switch x.DType() {
 	case tensor.Float32:
 		xs, ys, lo, hi := x.Float32s(), out.Float32s(), float32(o.lo), float32(o.hi)
-		par.Elements(len(ys), func(a, b int) { clamp(xs[a:b], ys[a:b], lo, hi) })
+		par.Elements(len(ys), func(a, b int) { vec.Clamp(ys[a:b], xs[a:b], lo, hi) })
 	case tensor.Float64:
 		xs, ys := x.Float64s(), out.Float64s()
-		par.Elements(len(ys), func(a, b int) { clamp(xs[a:b], ys[a:b], o.lo, o.hi) })
+		par.Elements(len(ys), func(a, b int) { vec.Clamp(ys[a:b], xs[a:b], o.lo, o.hi) })
 	default:
 		return ops.Errorf("clip", in, "want a float32 or float64 input")
 	}

@@ -33,7 +33,7 @@ type actSpec struct {
 // Sigmoid or HardSigmoid (onnxruntime/core/optimizer/
 // conv_activation_fusion.cc). The plan then writes and reads the
 // activation's input once instead of three times, and keeps no slot for
-// it. The activation's arithmetic is the unfused nodes' (clamp; vec.
+// it. The activation's arithmetic is the unfused nodes' (vec.Clamp; vec.
 // Sigmoid then a product), so the outputs are theirs bit for bit. The
 // convolution's filter is packed once (ops.PackConvWeights), as the
 // plan's own pass packs the convolutions it sees.
@@ -96,7 +96,7 @@ func actInPlace[T float32 | float64](y []T, a actSpec) {
 		c := y[lo:hi]
 		switch a.kind {
 		case "clip":
-			clamp(c, c, T(a.lo), T(a.hi))
+			vec.Clamp(c, c, T(a.lo), T(a.hi))
 		case "silu":
 			siluInPlace(c)
 		}

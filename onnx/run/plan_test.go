@@ -136,29 +136,3 @@ func TestPlanFusesConvActivations(t *testing.T) {
 		assert.Contains(t, b.String(), "conv2d+silu")
 	}
 }
-
-// clamp's branch-free loop gives std::min(std::max(x, lo), hi) bit for
-// bit (clampOne), on random values with zeros of both signs, for bounds
-// of every sign.
-func TestClampMatchesComparisons(t *testing.T) {
-	r := rand.New(rand.NewSource(3))
-	x := make([]float32, 1001)
-	for i := range x {
-		switch i % 97 {
-		case 0:
-			x[i] = 0
-		case 1:
-			x[i] = float32(math.Copysign(0, -1))
-		default:
-			x[i] = float32(r.NormFloat64() * 4)
-		}
-	}
-	for _, b := range [][2]float32{{0, 6}, {-1, 1}, {-3, -2}, {float32(math.Copysign(0, -1)), 0}, {2, 1}} {
-		y := make([]float32, len(x))
-		clamp(x, y, b[0], b[1])
-		for i, v := range x {
-			want := clampOne(v, b[0], b[1])
-			require.Equal(t, math.Float32bits(want), math.Float32bits(y[i]), "x %v bounds %v", v, b)
-		}
-	}
-}
