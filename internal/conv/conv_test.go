@@ -233,6 +233,9 @@ var depthwiseCases = []convCase{
 	{"dilated_pad_beyond_reach", 2, 4, 9, 7, 4, 3, 2, attrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}, Groups: 4}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 6, 3, 3, attrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}, Groups: 3}},
 	{"row_stride_only_x2", 3, 5, 9, 19, 10, 3, 3, attrs{Stride: [2]int{2, 1}, Dilation: [2]int{1, 2}, Padding: padSame, Groups: 5}},
+	{"b1_c37_stride2_planes_over_cores", 1, 37, 15, 13, 37, 3, 3, attrs{Stride: [2]int{2, 2}, Padding: padSame, Groups: 37}},
+	{"w1_stride2_empty_phase", 2, 3, 5, 1, 3, 3, 3, attrs{Stride: [2]int{2, 2}, Padding: padSame, Groups: 3}},
+	{"k5_stride2_pad2", 1, 6, 14, 17, 6, 5, 5, attrs{Stride: [2]int{2, 2}, Pad: [4]int{2, 2, 2, 2}, Groups: 6}},
 }
 
 // TestConvDepthwiseMatchesIm2Col checks the depthwise kernels against the
