@@ -90,7 +90,8 @@ func compileGemm(c *ctx) (kernel, error) {
 		c.lowerLinear(w, bias)
 		return packedLinear(c, w, bias)
 	}
-	c.lower = lowerGemm(ta != 0, tb != 0, float64(alpha), float64(beta))
+	dt, _ := runtimeDType(a.elem)
+	c.lower = lowerGemm(ta != 0, tb != 0, float64(alpha), float64(beta), dt)
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := ops.MatMul(in[0], in[1], ta != 0, tb != 0)
 		if err != nil {
@@ -130,17 +131,33 @@ func (c *ctx) lowerLinear(w, bias *tensor.Tensor) {
 }
 
 // lowerGemm is the plan form of Gemm's general form: alpha·op(A)·op(B)
-// (+ beta·C), a matmul, scaled by a constant, plus C scaled.
-func lowerGemm(ta, tb bool, alpha, beta float64) lowerFn {
+// (+ beta·C), a matmul, scaled by a constant, plus C scaled, in dtype
+// dt.
+func lowerGemm(ta, tb bool, alpha, beta float64, dt tensor.DType) lowerFn {
 	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		scalar := func(v float64) (infer.Ref, error) {
+			t, err := tensor.Full(dt, v)
+			if err != nil {
+				return -1, err
+			}
+			return b.Const(t), nil
+		}
 		y := b.Op(ops.MatMulOp(ta, tb), in[0], in[1])
 		if alpha != 1 {
-			y = b.Op(ops.BinaryOp("mul"), y, b.Const(tensor.Scalar(float32(alpha))))
+			s, err := scalar(alpha)
+			if err != nil {
+				return nil, err
+			}
+			y = b.Op(ops.BinaryOp("mul"), y, s)
 		}
 		if len(in) > 2 && in[2] >= 0 {
 			cc := in[2]
 			if beta != 1 {
-				cc = b.Op(ops.BinaryOp("mul"), cc, b.Const(tensor.Scalar(float32(beta))))
+				s, err := scalar(beta)
+				if err != nil {
+					return nil, err
+				}
+				cc = b.Op(ops.BinaryOp("mul"), cc, s)
 			}
 			y = b.Op(ops.BinaryOp("add"), y, cc)
 		}

@@ -100,7 +100,8 @@ func compileLayerNorm(c *ctx) (kernel, error) {
 		}
 	}
 	if s := c.in[0].shape; known(s) {
-		c.lower = lowerLayerNorm(r-axis, float64(eps), c.in[1].konst, s[axis:])
+		dt, _ := runtimeDType(c.in[0].elem)
+		c.lower = lowerLayerNorm(r-axis, float64(eps), dt, s[axis:])
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		beta := (*tensor.Tensor)(nil)
@@ -116,18 +117,14 @@ func compileLayerNorm(c *ctx) (kernel, error) {
 }
 
 // lowerLayerNorm is LayerNormalization's plan form: layer_norm over the
-// last axes of X with Scale and B, B zeros when absent.
-func lowerLayerNorm(axes int, eps float64, scale *tensor.Tensor, norm []int) lowerFn {
+// last axes of X with Scale and B, B zeros of dtype dt when absent.
+func lowerLayerNorm(axes int, eps float64, dt tensor.DType, norm []int) lowerFn {
 	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
 		beta := infer.Ref(-1)
 		if len(in) > 2 {
 			beta = in[2]
 		}
 		if beta < 0 {
-			dt := tensor.Float32
-			if scale != nil {
-				dt = scale.DType()
-			}
 			beta = b.Const(tensor.Zeros(dt, norm...))
 		}
 		return []infer.Ref{b.Op(ops.LayerNormOp(axes, eps), in[0], in[1], beta)}, nil

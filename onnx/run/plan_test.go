@@ -136,3 +136,39 @@ func TestPlanFusesConvActivations(t *testing.T) {
 		assert.Contains(t, b.String(), "conv2d+silu")
 	}
 }
+
+// Gemm's general form (alpha, beta, transA, a run-time B) and a
+// LayerNormalization without B go on the plan in float64 as in float32,
+// and equal the interpreter.
+func TestPlanGemmGeneralAndLayerNorm(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, elem := range []onnx.ElemType{elemFloat, elemDouble} {
+		dt, _ := runtimeDType(elem)
+		cast := func(x *tensor.Tensor) *tensor.Tensor {
+			y, err := x.Cast(dt)
+			require.NoError(t, err)
+			return y
+		}
+		m := graphOf(17, []onnx.Value{input("a", elem, 5, -1), input("b", elem, 5, 7)},
+			map[string]*tensor.Tensor{"c": cast(randomF32(r, 7)), "g": cast(randomF32(r, 7))}, []string{"y"},
+			nodeOf("gemm", "Gemm", []string{"a", "b", "c"}, []string{"p"},
+				onnx.Attr{Name: "alpha", Value: float32(0.5)}, onnx.Attr{Name: "beta", Value: float32(2)}, onnx.Attr{Name: "transA", Value: int64(1)}),
+			nodeOf("ln", "LayerNormalization", []string{"p", "g"}, []string{"y"}),
+		)
+		c, err := Compile(m)
+		require.NoError(t, err)
+		in := map[string]*tensor.Tensor{"a": cast(randomF32(r, 5, 3)), "b": cast(randomF32(r, 5, 7))}
+		path, why, err := c.PathFor(map[string][]int{"a": {5, 3}, "b": {5, 7}})
+		require.NoError(t, err)
+		require.Equal(t, PathPlan, path, why)
+		got, err := c.Run(in)
+		require.NoError(t, err)
+		want, err := c.Interpret(in)
+		require.NoError(t, err)
+		require.Equal(t, dt, got["y"].DType())
+		require.Equal(t, want["y"].Shape(), got["y"].Shape())
+		for i := range want["y"].Size() {
+			require.InDelta(t, want["y"].At(i), got["y"].At(i), 1e-5, "%v y[%d]", dt, i)
+		}
+	}
+}
