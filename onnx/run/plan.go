@@ -107,6 +107,13 @@ func (m *Model) buildPlan(dims [][]int) (*infer.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A node without a plan form sends the signature to the interpreter:
+	// look before the builder runs any op on example inputs.
+	for _, st := range fm.steps {
+		if st.lower == nil {
+			return nil, noPlanForm(st)
+		}
+	}
 	b := infer.NewBuilder()
 	refs := make([]infer.Ref, fm.nslots)
 	for i := range refs {
@@ -151,9 +158,6 @@ func (m *Model) buildPlan(dims [][]int) (*infer.Plan, error) {
 			}
 			continue
 		}
-		if st.lower == nil {
-			return nil, st.n.errorf("op %s has no plan form for these shapes; expected the ops a plan holds (conv, pooling, gemm, element-wise, reshapes)", opName(st.n.Domain, st.n.OpType))
-		}
 		in := make([]infer.Ref, len(st.in))
 		for j, s := range st.in {
 			in[j] = -1
@@ -188,6 +192,11 @@ func (m *Model) buildPlan(dims [][]int) (*infer.Plan, error) {
 		return nil, err
 	}
 	return g.Compile(infer.Options{})
+}
+
+// noPlanForm is the reason a step keeps its signature off the plan.
+func noPlanForm(st step) error {
+	return st.n.errorf("op %s has no plan form for these shapes; expected the ops a plan holds (conv, pooling, gemm, element-wise, reshapes)", opName(st.n.Domain, st.n.OpType))
 }
 
 // builderErr returns the Builder's first error, if it has one.
