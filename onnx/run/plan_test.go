@@ -11,12 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/onnx"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
 // planModels are the recorded models whose every batch runs on a plan:
 // each node left after folding has a plan form.
-var planModels = map[string]bool{"mlp": true, "cnn": true, "torch_mlp_opset17": true, "torch_mlp_default": true}
+var planModels = map[string]bool{
+	"mlp": true, "cnn": true, "textcnn": true, "torch_mlp_opset17": true, "torch_mlp_default": true,
+	"torch_textcnn_opset17": true, "torch_textcnn_default": true,
+}
 
 // Every recorded model gives the same outputs on the plan (Run) as on the
 // interpreter (Interpret) within float32 tolerance, at batch 1 and 8, and
@@ -171,4 +175,44 @@ func TestPlanGemmGeneralAndLayerNorm(t *testing.T) {
 			require.InDelta(t, want["y"].At(i), got["y"].At(i), 1e-5, "%v y[%d]", dt, i)
 		}
 	}
+}
+
+// The plan's gather and transpose ops against ops' Gather and Transpose
+// on random odd shapes, every axis and permutation tried, negative
+// indices, float32 and float64; an index out of range is an error.
+func TestPlanGatherAndTransposeMatchOps(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		x, err := randomF32(r, 3, 5, 7).Cast(dt)
+		require.NoError(t, err)
+		for axis := range 3 {
+			n := x.Dim(axis)
+			idx := tensor.MustFromSlice([]int64{0, int64(n - 1), -1, int64(-n), 1, 1}, 2, 3)
+			got, err := ops.Run(&gatherOp{axis: axis}, x, idx)
+			require.NoError(t, err)
+			pos := tensor.MustFromSlice([]int64{0, int64(n - 1), int64(n - 1), 0, 1, 1}, 2, 3)
+			want, err := ops.Gather(x, pos, axis)
+			require.NoError(t, err)
+			require.Equal(t, want.Shape(), got.Shape())
+			require.Equal(t, mustF64(t, want), mustF64(t, got), "%v axis %d", dt, axis)
+			_, err = ops.Run(&gatherOp{axis: axis}, x, tensor.MustFromSlice([]int64{int64(n)}, 1))
+			require.ErrorContains(t, err, "out of range")
+		}
+		for _, perm := range [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+			got, err := ops.Run(&permuteOp{perm: perm}, x)
+			require.NoError(t, err)
+			want, err := ops.Transpose(x, perm...)
+			require.NoError(t, err)
+			require.Equal(t, want.Shape(), got.Shape())
+			require.Equal(t, mustF64(t, want), mustF64(t, got), "%v perm %v", dt, perm)
+		}
+	}
+}
+
+// mustF64 is x's values as float64s (exact for float32).
+func mustF64(t *testing.T, x *tensor.Tensor) []float64 {
+	t.Helper()
+	y, err := x.Cast(tensor.Float64)
+	require.NoError(t, err)
+	return y.Float64s()
 }

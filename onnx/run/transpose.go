@@ -48,7 +48,7 @@ func init() {
 			}
 			c.out[0].shape = out
 			if c.floatIn(0) {
-				c.lower = lowerOp(ops.TransposeOp(perm...))
+				c.lower = lowerOp(&permuteOp{perm: perm})
 			}
 		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
