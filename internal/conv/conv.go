@@ -99,11 +99,14 @@ func (g Geom) AdjointWritesAll() bool {
 // transposed, into y, zeroed unless DataWritesAll (AdjointWritesAll when
 // transposed) says the kernel writes all of it; b may be nil.
 func Forward[T tensor.Float](g Geom, transposed bool, x, w, b, y []T) {
-	if transposed {
+	switch {
+	case transposed:
 		Choose[T](g).DataGrad(g, x, w, b, y)
-		return
+	case g.pointwise():
+		pointwiseForward(g, x, w, b, y)
+	default:
+		Choose[T](g).Forward(g, x, w, b, y)
 	}
-	Choose[T](g).Forward(g, x, w, b, y)
 }
 
 // Backward adds into dw and db and writes dx (each nil when unwanted),

@@ -233,6 +233,9 @@ var depthwiseCases = []convCase{
 	{"dilated_pad_beyond_reach", 2, 4, 9, 7, 4, 3, 2, attrs{Dilation: [2]int{2, 3}, Pad: [4]int{5, 1, 4, 6}, Groups: 4}},
 	{"dilated_strided_asym", 2, 3, 11, 10, 6, 3, 3, attrs{Stride: [2]int{2, 3}, Dilation: [2]int{2, 1}, Pad: [4]int{1, 2, 0, 3}, Groups: 3}},
 	{"row_stride_only_x2", 3, 5, 9, 19, 10, 3, 3, attrs{Stride: [2]int{2, 1}, Dilation: [2]int{1, 2}, Padding: padSame, Groups: 5}},
+	{"b1_c37_stride2_planes_over_cores", 1, 37, 15, 13, 37, 3, 3, attrs{Stride: [2]int{2, 2}, Padding: padSame, Groups: 37}},
+	{"w1_stride2_empty_phase", 2, 3, 5, 1, 3, 3, 3, attrs{Stride: [2]int{2, 2}, Padding: padSame, Groups: 3}},
+	{"k5_stride2_pad2", 1, 6, 14, 17, 6, 5, 5, attrs{Stride: [2]int{2, 2}, Pad: [4]int{2, 2, 2, 2}, Groups: 6}},
 }
 
 // TestConvDepthwiseMatchesIm2Col checks the depthwise kernels against the
@@ -461,4 +464,53 @@ func naiveConv(g Geom, x, w, b []float64) []float64 {
 		}
 	}
 	return y
+}
+
+// Unpadded 1×1 stride-1 convolutions run as one GEMM per image
+// (pointwiseForward), through Forward and through prepared weights alike:
+// both match the im2col reference plus bias on odd shapes, batches below
+// and above the core count, in float64 and float32; a padded 1×1 one
+// keeps the channels-last kernels.
+func TestPointwiseMatchesIm2Col(t *testing.T) {
+	for i, c := range []convCase{
+		{"b1_c17_o9", 1, 17, 5, 7, 9, 1, 1, attrs{}},
+		{"b3_c16_o24", 3, 16, 4, 4, 24, 1, 1, attrs{}},
+		{"b5_c3_o2_row", 5, 3, 1, 13, 2, 1, 1, attrs{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := randn(uint64(1300+i), c.n, c.c, c.h, c.w)
+			w := randn(uint64(1400+i), c.o, c.c, 1, 1)
+			b := randn(uint64(1500+i), c.o)
+			g := geomOf(t, c)
+			require.True(t, g.pointwise())
+			t.Run("float64", func(t *testing.T) { checkPointwise(t, g, x.Float64s(), w.Float64s(), b.Float64s(), 1e-12) })
+			t.Run("float32", func(t *testing.T) {
+				checkPointwise(t, g, f32(x).Float32s(), f32(w).Float32s(), f32(b).Float32s(), 1e-5)
+			})
+		})
+	}
+	padded := geomOf(t, convCase{"padded", 1, 4, 3, 3, 4, 1, 1, attrs{Pad: [4]int{1, 1, 1, 1}}})
+	require.True(t, padded.pointwiseFilter())
+	require.False(t, padded.pointwise())
+}
+
+func checkPointwise[T tensor.Float](t *testing.T, g Geom, x, w, b []T, tol float64) {
+	t.Helper()
+	want := make([]T, g.N*g.Cout*g.Cols())
+	im2colData(g, x, w, want)
+	addBias(want, b, g.N, g.Cout, g.Cols())
+	for _, prepared := range []bool{false, true} {
+		got := make([]T, len(want))
+		for i := range got {
+			got[i] = 7 // Forward writes every element
+		}
+		if prepared {
+			ForwardPrepared(g, Prepare(g, w), x, w, b, got)
+		} else {
+			Forward(g, false, x, w, b, got)
+		}
+		for j := range want {
+			require.InDelta(t, float64(want[j]), float64(got[j]), tol*(1+math.Abs(float64(want[j]))), "prepared %v y[%d]", prepared, j)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package conv
 
 import (
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -91,18 +92,75 @@ func dwWindows[T tensor.Float](g Geom, taps []dwTap, lo, hi int, x, y []T, fn fu
 	}
 }
 
-// depthwiseData writes y = conv(x, w) into the zeroed y.
+// depthwiseData writes y = conv(x, w) into the zeroed y. Each (image,
+// output channel) plane is convolved on its own, and the planes, not the
+// images, are spread over the cores: a batch-1 MobileNet layer is one
+// image of up to 960 planes. Each tap is one AxpyRows over its window;
+// at a column stride s above 1 the input plane is first split into its s
+// column phases (columns ph, ph + s, ph + 2s, ... side by side), so that
+// every tap reads a contiguous run of one phase, where the strided loop
+// (as the gradients' depthwiseDataAdjointStrided does) would step
+// through the input one scalar at a time.
 func depthwiseData[T tensor.Float](g Geom, x, w, y []T) {
-	if g.SW != 1 {
-		depthwiseDataStrided(g, x, w, y)
-		return
+	taps, kk, s := dwTaps(g), g.KH*g.KW, g.SW
+	mult, plane, p := g.Cout/g.C, g.H*g.W, g.Cols()
+	// Phase ph of a plane holds pw[ph] columns at off[ph]; tap t reads
+	// phase ph[t] from column base[t] on (input column c·s + co is column
+	// c + base of phase co mod s).
+	pw, off := make([]int, s), make([]int, s)
+	for ph := 0; ph < s; ph++ {
+		pw[ph] = max(0, (g.W-ph+s-1)/s)
+		if ph > 0 {
+			off[ph] = off[ph-1] + g.H*pw[ph-1]
+		}
 	}
-	taps, kk := dwTaps(g), g.KH*g.KW
-	par.ForBatch(g.N, func(_, lo, hi int) {
-		dwWindows(g, taps, lo, hi, x, y, func(o, t int, yw, xw []T, rows, cols int) {
-			vec.AxpyRows(yw, g.OW, xw, g.SH*g.W, rows, cols, w[o*kk+t])
-		})
+	tph, tbase := make([]int, len(taps)), make([]int, len(taps))
+	for t, tp := range taps {
+		tph[t] = ((tp.co % s) + s) % s
+		tbase[t] = (tp.co - tph[t]) / s
+	}
+	par.ForBatch(g.N*g.Cout, func(_, lo, hi int) {
+		var buf *[]T
+		if s > 1 {
+			buf = scratch.Get[T](plane)
+			defer scratch.Put(buf)
+		}
+		for q := lo; q < hi; q++ {
+			n, o := q/g.Cout, q%g.Cout
+			xc, yo := x[(n*g.C+o/mult)*plane:][:plane], y[q*p:][:p]
+			if s > 1 {
+				dwPhases(*buf, xc, g.H, g.W, s, pw, off)
+			}
+			for t, tp := range taps {
+				rows, cols := tp.r1-tp.r0, tp.c1-tp.c0
+				if rows <= 0 || cols <= 0 {
+					continue
+				}
+				yw := yo[tp.r0*g.OW+tp.c0:]
+				ir := tp.r0*g.SH + tp.ro // first input row
+				if s == 1 {
+					vec.AxpyRows(yw, g.OW, xc[ir*g.W+tp.c0+tp.co:], g.SH*g.W, rows, cols, w[o*kk+t])
+					continue
+				}
+				ph := tph[t]
+				vec.AxpyRows(yw, g.OW, (*buf)[off[ph]+ir*pw[ph]+tp.c0+tbase[t]:], g.SH*pw[ph], rows, cols, w[o*kk+t])
+			}
+		}
 	})
+}
+
+// dwPhases copies plane x (h×w) into buf as its s column phases: phase ph,
+// at off[ph], is h rows of pw[ph] columns, x's columns ph, ph + s, ....
+func dwPhases[T tensor.Float](buf, x []T, h, w, s int, pw, off []int) {
+	for r := 0; r < h; r++ {
+		xr := x[r*w:][:w]
+		for ph := 0; ph < s; ph++ {
+			d := buf[off[ph]+r*pw[ph]:][:pw[ph]]
+			for c := range d {
+				d[c] = xr[c*s+ph]
+			}
+		}
+	}
 }
 
 // depthwiseDataAdjoint adds convᵀ(y, w) into x.
@@ -163,28 +221,6 @@ func dwRows(g Geom, fn func(oh, i, ih int)) {
 			}
 		}
 	}
-}
-
-// depthwiseDataStrided is depthwiseData at a column stride above 1.
-func depthwiseDataStrided[T tensor.Float](g Geom, x, w, y []T) {
-	cols, mult, kk, plane, p := dwCols(g), g.Cout/g.C, g.KH*g.KW, g.H*g.W, g.Cols()
-	par.ForBatch(g.N, func(_, lo, hi int) {
-		for n := lo; n < hi; n++ {
-			for o := 0; o < g.Cout; o++ {
-				xc := x[(n*g.C+o/mult)*plane:][:plane]
-				yo, wo := y[(n*g.Cout+o)*p:][:p], w[o*kk:][:kk]
-				dwRows(g, func(oh, i, ih int) {
-					xr, yr := xc[ih*g.W:][:g.W], yo[oh*g.OW:][:g.OW]
-					for j, c := range cols {
-						wv := wo[i*g.KW+j]
-						for t, ix := c.lo, c.lo*g.SW+c.off; t < c.hi; t, ix = t+1, ix+g.SW {
-							yr[t] += wv * xr[ix]
-						}
-					}
-				})
-			}
-		}
-	})
 }
 
 // depthwiseDataAdjointStrided is depthwiseDataAdjoint at a column stride

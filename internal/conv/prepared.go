@@ -11,11 +11,12 @@ import (
 // oneDNN's prepacked convolution weights): the Winograd-transformed planes
 // of F(2×2, 3×3), packed for their GEMMs, where winogradPays, or the
 // channels-last weight matrix of rowWeights where the channels-last
-// kernels take the convolution; the depthwise and im2col kernels read w
-// as it lies, so for them it holds nothing. Forward through it computes
-// the same operations in the same order as Forward, so its results are
-// bit-identical. It is read-only after Prepare: the packings are made
-// under gemm.PackedB's sync.Once, so concurrent Forwards may share it.
+// kernels take the convolution; the pointwise, depthwise and im2col
+// kernels read w as it lies, so for them it holds nothing. Forward
+// through it computes the same operations in the same order as Forward,
+// so its results are bit-identical. It is read-only after Prepare: the
+// packings are made under gemm.PackedB's sync.Once, so concurrent
+// Forwards may share it.
 type Prepared[T tensor.Float] struct {
 	key  prepKey
 	w    []T                      // the filter it was made from
@@ -63,6 +64,7 @@ func keyOf(g Geom) prepKey {
 func Prepare[T tensor.Float](g Geom, w []T) *Prepared[T] {
 	p := &Prepared[T]{key: keyOf(g), w: w}
 	switch {
+	case g.pointwiseFilter(): // pointwiseForward reads w as it lies
 	case g.rowsPay() && winogradPays[T](g.Geom, g.Cout):
 		p.u = make([]float32, 16*g.C*g.Cout)
 		p.wino = winogradWeights(g.Cout, g.C, any(w).([]float32), false, p.u)
@@ -83,7 +85,7 @@ func (p *Prepared[T]) fits(g Geom, w []T) bool {
 // when p was prepared from w for a geometry like g's, and computing
 // Forward(g, false, x, w, b, y) otherwise.
 func ForwardPrepared[T tensor.Float](g Geom, p *Prepared[T], x, w, b, y []T) {
-	if !p.fits(g, w) {
+	if !p.fits(g, w) || g.pointwise() {
 		Forward(g, false, x, w, b, y)
 		return
 	}

@@ -96,7 +96,7 @@ var Rules = []Rule{
 	// ONNX import: the generated protobuf types, then the reader.
 	{Pkg: "onnx/internal/pb", May: []string{"google.golang.org/protobuf/..."}},
 	{Pkg: "onnx", May: []string{"tensor", "internal/readlimit", "onnx/internal/pb", "google.golang.org/protobuf/..."}},
-	{Pkg: "onnx/run", May: below("ops", "onnx")},
+	{Pkg: "onnx/run", May: below("ops", "onnx", "infer")},
 	// ONNX export: a traced forward pass (graph's tracer, infer's Forward)
 	// written as the reader's protobuf types.
 	{Pkg: "onnx/export", May: below("ops", "graph", "infer", "onnx/internal/pb", "google.golang.org/protobuf/...")},

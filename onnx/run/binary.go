@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/onnx"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
@@ -53,6 +54,12 @@ func init() {
 			if elem != 0 && !isFloatElem(elem) {
 				return nil, c.n.errorf("inputs are %v; expected FLOAT, DOUBLE, INT32 or INT64", elem)
 			}
+			if onnxName != "Pow" || c.in[1].elem == elem {
+				c.lower = lowerChain(name)
+			}
+			if onnxName == "Mul" {
+				c.act = &actSpec{kind: "mul"}
+			}
 			return floatArithKernel(name, onnxName == "Pow"), nil
 		}})
 	}
@@ -75,6 +82,18 @@ func (c *ctx) broadcastInputs() ([]int, error) {
 		return nil, c.n.errorf("input shapes %v do not broadcast (%v); expected equal dims or 1 along each axis (NumPy broadcasting)", strs, err)
 	}
 	return shape, nil
+}
+
+// lowerChain is the plan form of a float arithmetic node: the binary op
+// applied left to right over its inputs (one input: the identity).
+func lowerChain(name string) lowerFn {
+	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		y := in[0]
+		for _, r := range in[1:] {
+			y = b.Op(ops.BinaryOp(name), y, r)
+		}
+		return []infer.Ref{y}, nil
+	}
 }
 
 func floatArithKernel(name string, pow bool) kernel {

@@ -24,6 +24,8 @@ func TestClampKernel(t *testing.T) {
 		{"band", -1, 0.5, []float64{-1, -0.5, negZero, 0, 0.25, 0.5, 0.5, nan, 0.5, -1}},
 		{"lo_over_hi", 2, 1, []float64{1, 1, 1, 1, 1, 1, 1, nan, 1, 1}},
 		{"upper_only", math.Inf(-1), 0, []float64{-7, -0.5, negZero, 0, 0, 0, 0, nan, 0, math.Inf(-1)}},
+		{"zero_to_neg_zero", 0, negZero, []float64{0, 0, negZero, 0, negZero, negZero, negZero, nan, negZero, 0}},
+		{"neg_zero_to_zero", negZero, 0, []float64{negZero, negZero, negZero, 0, 0, 0, 0, nan, 0, negZero}},
 	} {
 		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
 			t.Run(tc.name+"_"+dt.String(), func(t *testing.T) {

@@ -37,6 +37,11 @@ func init() {
 			return nil, err
 		}
 		float := isFloatElem(c.in[0].elem)
+		if r := c.rank(0); float && r > 0 && len(c.in) > 1 {
+			if axis, err := c.n.axis(a, r, "axis"); err == nil {
+				c.lower = lowerOp(ops.ConcatOp(axis))
+			}
+		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			r := in[0].Rank()
 			axis := a

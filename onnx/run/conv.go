@@ -1,6 +1,9 @@
 package run
 
 import (
+	"sync"
+
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -86,11 +89,18 @@ func compileConv(c *ctx) (kernel, error) {
 			return nil, c.n.wrap(err)
 		}
 	}
-	var packed *ops.PackedConvWeights
-	if wk != nil {
-		packed, _ = ops.PackConvWeights(wk, attrs)
-	}
-	op := func() ops.Op { return ops.Conv2DPackedOp(attrs, packed) }
+	// The packing is made at the first Run on the interpreter: a model
+	// whose signatures all run on plans (which prepare their own) never
+	// holds it.
+	packed := sync.OnceValue(func() *ops.PackedConvWeights {
+		if wk == nil {
+			return nil
+		}
+		p, _ := ops.PackConvWeights(wk, attrs)
+		return p
+	})
+	c.lowerConv(attrs, r, wk)
+	op := func() ops.Op { return ops.Conv2DPackedOp(attrs, packed()) }
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, w := in[0], in[1]
 		var b *tensor.Tensor
@@ -126,4 +136,30 @@ func compileConv(c *ctx) (kernel, error) {
 		y, err = y.Reshape(y.Dim(0), y.Dim(1), y.Dim(3))
 		return []*tensor.Tensor{y}, err
 	}, nil
+}
+
+// lowerConv sets the plan form of Conv: conv2d on X, W and B (the plan
+// folds, prepares and fuses it); a 1-D convolution reshapes X to a height
+// of 1 and back, with W (a constant, wk) lifted once.
+func (c *ctx) lowerConv(attrs ops.Conv2DAttrs, r int, wk *tensor.Tensor) {
+	x, y := c.in[0].shape, c.out[0].shape
+	if !c.plan || !known(x) || !known(y) || (r == 3 && wk == nil) {
+		return
+	}
+	if r == 4 && wk != nil {
+		c.conv = &convSpec{attrs: attrs, w: wk}
+	}
+	c.lower = func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		args := append([]infer.Ref(nil), in...)
+		if len(args) > 2 && args[2] < 0 {
+			args = args[:2]
+		}
+		if r == 4 {
+			return []infer.Ref{b.Op(ops.Conv2DOp(attrs), args...)}, nil
+		}
+		args[0] = b.Op(ops.ReshapeOp(x[0], x[1], 1, x[2]), args[0])
+		args[1] = b.Const(wk)
+		out := b.Op(ops.Conv2DOp(attrs), args...)
+		return []infer.Ref{b.Op(ops.ReshapeOp(y...), out)}, nil
+	}
 }

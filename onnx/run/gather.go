@@ -35,6 +35,9 @@ func init() {
 			}
 			out := append(append(append([]int{}, data.shape[:axis]...), idx.shape...), data.shape[axis+1:]...)
 			c.out[0].shape = out
+			if isFloatElem(data.elem) {
+				c.lower = lowerOp(&gatherOp{axis: axis})
+			}
 			if iv, ok := idx.ints(); ok && len(data.shape) == 1 && data.part != nil {
 				part := make([]int64, len(iv))
 				for i, j := range iv {

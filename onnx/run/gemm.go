@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -86,8 +87,11 @@ func compileGemm(c *ctx) (kernel, error) {
 		if bias != nil && bias.Dim(0) != w.Dim(1) {
 			return nil, c.n.errorf("C has shape %v; expected [%d] or a shape that broadcasts to [M %d]", bias.Shape(), w.Dim(1), w.Dim(1))
 		}
+		c.lowerLinear(w, bias)
 		return packedLinear(c, w, bias)
 	}
+	dt, _ := runtimeDType(a.elem)
+	c.lower = lowerGemm(ta != 0, tb != 0, float64(alpha), float64(beta), dt)
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := ops.MatMul(in[0], in[1], ta != 0, tb != 0)
 		if err != nil {
@@ -111,6 +115,54 @@ func compileGemm(c *ctx) (kernel, error) {
 		}
 		return []*tensor.Tensor{y}, nil
 	}, nil
+}
+
+// lowerLinear sets the plan form of x·w (+ bias) for a constant w [in,
+// out]: linear, whose weights the plan packs (and into which it folds a
+// batch norm after it).
+func (c *ctx) lowerLinear(w, bias *tensor.Tensor) {
+	c.lower = func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		args := []infer.Ref{in[0], b.Const(w)}
+		if bias != nil {
+			args = append(args, b.Const(bias))
+		}
+		return []infer.Ref{b.Op(ops.LinearOp(), args...)}, nil
+	}
+}
+
+// lowerGemm is the plan form of Gemm's general form: alpha·op(A)·op(B)
+// (+ beta·C), a matmul, scaled by a constant, plus C scaled, in dtype
+// dt.
+func lowerGemm(ta, tb bool, alpha, beta float64, dt tensor.DType) lowerFn {
+	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		scalar := func(v float64) (infer.Ref, error) {
+			t, err := tensor.Full(dt, v)
+			if err != nil {
+				return -1, err
+			}
+			return b.Const(t), nil
+		}
+		y := b.Op(ops.MatMulOp(ta, tb), in[0], in[1])
+		if alpha != 1 {
+			s, err := scalar(alpha)
+			if err != nil {
+				return nil, err
+			}
+			y = b.Op(ops.BinaryOp("mul"), y, s)
+		}
+		if len(in) > 2 && in[2] >= 0 {
+			cc := in[2]
+			if beta != 1 {
+				s, err := scalar(beta)
+				if err != nil {
+					return nil, err
+				}
+				cc = b.Op(ops.BinaryOp("mul"), cc, s)
+			}
+			y = b.Op(ops.BinaryOp("add"), y, cc)
+		}
+		return []infer.Ref{y}, nil
+	}
 }
 
 // packedLinear is the kernel x·w (+ bias) for a constant w [in, out],
@@ -168,8 +220,10 @@ func compileMatMul(c *ctx) (kernel, error) {
 	// x·W with a constant 2-D W, x of rank 2 or more (a projection): one
 	// packed product over every leading dim.
 	if w := c.in[1].konst; w != nil && w.Rank() == 2 && w.DType().IsFloat() && c.rank(0) >= 2 {
+		c.lowerLinear(w, nil)
 		return packedLinear(c, w, nil)
 	}
+	c.lower = lowerOp(ops.MatMulOp(false, false))
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := matmul(in[0], in[1])
 		return []*tensor.Tensor{y}, err

@@ -14,6 +14,7 @@ func init() {
 		}
 		c.out[0] = c.in[0]
 		c.out[0].konst = nil
+		c.lower = lowerIdentity
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) { return []*tensor.Tensor{in[0]}, nil }, nil
 	}})
 	register("Dropout", opDef{compile: func(c *ctx) (kernel, error) {
@@ -30,6 +31,9 @@ func init() {
 			}
 		}
 		c.out[0] = info{elem: c.in[0].elem, shape: c.in[0].shape}
+		if len(c.n.Outputs) < 2 || c.n.Outputs[1] == "" {
+			c.lower = lowerIdentity
+		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) { return []*tensor.Tensor{in[0]}, nil }, nil
 	}})
 }

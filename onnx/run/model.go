@@ -19,6 +19,10 @@ type Model struct {
 	nslots  int
 	steps   []step
 	lastUse []int // by slot: the last step reading it (-1: none), so Run drops values early
+
+	src    *onnx.Model      // the model compiled, for the plans of each signature
+	opsets map[string]int64 // by domain
+	plans  *planCache
 }
 
 // port is a graph input or output: its name, slot, element type and
@@ -34,10 +38,13 @@ type port struct {
 
 // step is one node left to run at run time.
 type step struct {
-	n   *node
-	k   kernel
-	in  []int // slots; -1 for an absent optional input
-	out []int
+	n     *node
+	k     kernel
+	lower lowerFn   // nil: the node has no plan form (see plan.go)
+	conv  *convSpec // a convolution an activation may fuse into
+	act   *actSpec  // an activation that may fuse into the convolution before it
+	in    []int     // slots; -1 for an absent optional input
+	out   []int
 }
 
 // Load reads the model file at path (see onnx.Load) and compiles it.
@@ -60,7 +67,12 @@ func Compile(m *onnx.Model) (*Model, error) {
 	for _, o := range m.Opsets {
 		c.opsets[domainName(o.Domain)] = o.Version
 	}
-	return c.compile(m.Graph)
+	cm, err := c.compile(m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	cm.src, cm.opsets, cm.plans = m, c.opsets, &planCache{}
+	return cm, nil
 }
 
 type compiler struct {
@@ -68,6 +80,9 @@ type compiler struct {
 	slots  map[string]int
 	infos  []info
 	opsets map[string]int64
+	// fixed, when not nil, gives every graph input its dims: the graph
+	// is compiled for that one signature, to be lowered onto a plan.
+	fixed map[string][]int
 }
 
 func domainName(d string) string {
@@ -107,6 +122,9 @@ func (c *compiler) compile(g *onnx.Graph) (*Model, error) {
 			for i, d := range v.Shape {
 				p.dims[i], p.params[i], in.shape[i] = int(d.Size), d.Param, int(d.Size)
 			}
+		}
+		if dims, ok := c.fixed[v.Name]; ok {
+			in.shape = append([]int(nil), dims...)
 		}
 		p.slot = c.newSlot(v.Name, in)
 		m.inputs = append(m.inputs, p)
@@ -189,7 +207,7 @@ func (c *compiler) node(on *onnx.Node) error {
 	if n.opset < def.minOpset {
 		return n.errorf("op %s is supported from opset %d; expected a model importing opset %d or later", on.OpType, def.minOpset, def.minOpset)
 	}
-	cx := &ctx{n: n, in: make([]info, len(on.Inputs))}
+	cx := &ctx{n: n, in: make([]info, len(on.Inputs)), plan: c.fixed != nil}
 	slots := make([]int, len(on.Inputs))
 	for i, name := range on.Inputs {
 		if name == "" {
@@ -257,7 +275,7 @@ func (c *compiler) node(on *onnx.Node) error {
 		outSlots[i] = c.newSlot(name, o)
 	}
 	if !allConst {
-		c.model.steps = append(c.model.steps, step{n: n, k: k, in: slots, out: outSlots})
+		c.model.steps = append(c.model.steps, step{n: n, k: k, lower: cx.lower, conv: cx.conv, act: cx.act, in: slots, out: outSlots})
 	}
 	return nil
 }
@@ -276,16 +294,53 @@ func inputsOf(in []info) []*tensor.Tensor {
 
 // Run computes the graph's outputs from inputs, one tensor per graph input
 // by name. The outputs belong to the caller (an output that folded to a
-// constant is a copy); an output may share memory with an input it passes
-// through (Identity, Reshape). Each input must have the input's element type (BOOL as int64
-// 0 or 1) and its declared sizes; a symbolic dimension takes any size.
+// constant is a copy); on the interpreter an output may share memory with
+// an input it passes through (Identity, Reshape). Each input must have the
+// input's element type (BOOL as int64 0 or 1) and its declared sizes; a
+// symbolic dimension takes any size.
+//
+// Run computes on the plan compiled for the inputs' dims, the first time
+// they come, when every node left after folding has a plan form, and on
+// the interpreter otherwise (see Explain and PathFor).
 func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {
+	in, err := m.bind(inputs)
+	if err != nil {
+		return nil, err
+	}
+	e := m.entry(in)
+	if e.plan == nil {
+		return m.interpret(in)
+	}
+	outs, err := e.plan.Forward(in...)
+	if err != nil {
+		return nil, fmt.Errorf("onnx/run: plan: %w", err)
+	}
+	res := make(map[string]*tensor.Tensor, len(m.outputs))
+	for i, p := range m.outputs {
+		res[p.name] = outs[i]
+	}
+	return res, nil
+}
+
+// Interpret is Run on the interpreter, whatever the signature: each node
+// left after folding runs its own kernel, and intermediates are fresh
+// tensors.
+func (m *Model) Interpret(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {
+	in, err := m.bind(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return m.interpret(in)
+}
+
+// bind checks inputs against the graph's inputs and returns them in the
+// graph's order.
+func (m *Model) bind(inputs map[string]*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if m == nil {
 		return nil, errors.New("onnx/run: Run on a nil model; expected one from Compile or Load")
 	}
-	vals := make([]*tensor.Tensor, m.nslots)
-	copy(vals, m.consts)
-	for _, p := range m.inputs {
+	in := make([]*tensor.Tensor, len(m.inputs))
+	for i, p := range m.inputs {
 		t, ok := inputs[p.name]
 		if !ok || t == nil {
 			return nil, fmt.Errorf("onnx/run: no tensor for graph input %q; expected %s", p.name, p.describe())
@@ -293,12 +348,22 @@ func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor
 		if err := p.check(t); err != nil {
 			return nil, err
 		}
-		vals[p.slot] = t
+		in[i] = t
 	}
 	for name := range inputs {
 		if !m.hasInput(name) {
 			return nil, fmt.Errorf("onnx/run: %q is not an input of the graph; expected one of %v", name, m.InputNames())
 		}
+	}
+	return in, nil
+}
+
+// interpret runs the steps on in, the graph's inputs in order.
+func (m *Model) interpret(inputs []*tensor.Tensor) (map[string]*tensor.Tensor, error) {
+	vals := make([]*tensor.Tensor, m.nslots)
+	copy(vals, m.consts)
+	for i, p := range m.inputs {
+		vals[p.slot] = inputs[i]
 	}
 	in := make([]*tensor.Tensor, 0, 8)
 	for i, st := range m.steps {

@@ -163,6 +163,17 @@ type ctx struct {
 	n   *node
 	in  []info
 	out []info
+	// plan is set when the graph is compiled for one input signature, to
+	// be lowered onto an inference plan: the op's compile function may
+	// skip what only its interpreter kernel uses (packed weights).
+	plan bool
+	// lower, set by the op's compile function where the node maps onto
+	// ops an infer.Builder can hold, adds the node to a plan's graph.
+	lower lowerFn
+	// conv and act, set by Conv and by the activations after it, let a
+	// plan fuse the two (fuseConvAct).
+	conv *convSpec
+	act  *actSpec
 }
 
 // arity checks the number of inputs (absent optional ones counted) and

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -55,6 +56,7 @@ func compileBatchNorm(c *ctx) (kernel, error) {
 	}
 	c.out[0] = info{elem: x.elem, shape: x.shape}
 	attrs := ops.BatchNormAttrs{Momentum: 0.9, Epsilon: float64(eps)}
+	c.lower = lowerOp(ops.BatchNormOp(attrs))
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := ops.BatchNorm(in[0], in[1], in[2], in[3], in[4], attrs)
 		return []*tensor.Tensor{y}, err
@@ -97,6 +99,10 @@ func compileLayerNorm(c *ctx) (kernel, error) {
 			return nil, c.n.errorf("input %d %q has shape %s; expected %s, the normalised axes of X %s", i, c.n.Inputs[i], shapeStr(s), shapeStr(norm), shapeStr(c.in[0].shape))
 		}
 	}
+	if s := c.in[0].shape; known(s) {
+		dt, _ := runtimeDType(c.in[0].elem)
+		c.lower = lowerLayerNorm(r-axis, float64(eps), dt, s[axis:])
+	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		beta := (*tensor.Tensor)(nil)
 		if len(in) > 2 {
@@ -108,4 +114,19 @@ func compileLayerNorm(c *ctx) (kernel, error) {
 		y, err := ops.LayerNorm(in[0], in[1], beta, r-axis, float64(eps))
 		return []*tensor.Tensor{y}, err
 	}, nil
+}
+
+// lowerLayerNorm is LayerNormalization's plan form: layer_norm over the
+// last axes of X with Scale and B, B zeros of dtype dt when absent.
+func lowerLayerNorm(axes int, eps float64, dt tensor.DType, norm []int) lowerFn {
+	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		beta := infer.Ref(-1)
+		if len(in) > 2 {
+			beta = in[2]
+		}
+		if beta < 0 {
+			beta = b.Const(tensor.Zeros(dt, norm...))
+		}
+		return []infer.Ref{b.Op(ops.LayerNormOp(axes, eps), in[0], in[1], beta)}, nil
+	}
 }

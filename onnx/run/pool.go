@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -77,6 +78,29 @@ func compilePool(c *ctx, isMax bool) (kernel, error) {
 	if x.shape != nil {
 		c.out[0].shape = win.outShape(x.shape, x.shape[1], win.kernel, ceil != 0)
 	}
+	// attrsFor is the pool's attributes over an input of h×w.
+	attrsFor := func(h, w int) ops.Pool2DAttrs {
+		a := ops.Pool2DAttrs{Kernel: win.kernel, Stride: win.stride, Pad: win.pad, Padding: win.padding}
+		if ceil != 0 {
+			for axis, in := range [2]int{h, w} {
+				out := win.outSize(axis, in, win.kernel[axis], true)
+				// ONNX drops a last window that starts in the end padding.
+				if (out-1)*win.stride[axis] >= in+win.pad[2*axis] {
+					out--
+				}
+				need := (out-1)*win.stride[axis] + win.kernel[axis] - in - win.pad[2*axis]
+				a.Pad[2*axis+1] = max(a.Pad[2*axis+1], need)
+			}
+		}
+		return a
+	}
+	if s := x.shape; c.plan && r == 4 && known(s) {
+		if isMax {
+			c.lower = lowerOp(ops.MaxPool2DOp(attrsFor(s[2], s[3])))
+		} else {
+			c.lower = lowerOp(ops.AvgPool2DOp(attrsFor(s[2], s[3])))
+		}
+	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[0]
 		if x.Rank() != r {
@@ -88,19 +112,7 @@ func compilePool(c *ctx, isMax bool) (kernel, error) {
 				return nil, err
 			}
 		}
-		a := ops.Pool2DAttrs{Kernel: win.kernel, Stride: win.stride, Pad: win.pad, Padding: win.padding}
-		if ceil != 0 {
-			for axis := range 2 {
-				in := x.Dim(2 + axis)
-				out := win.outSize(axis, in, win.kernel[axis], true)
-				// ONNX drops a last window that starts in the end padding.
-				if (out-1)*win.stride[axis] >= in+win.pad[2*axis] {
-					out--
-				}
-				need := (out-1)*win.stride[axis] + win.kernel[axis] - in - win.pad[2*axis]
-				a.Pad[2*axis+1] = max(a.Pad[2*axis+1], need)
-			}
-		}
+		a := attrsFor(x.Dim(2), x.Dim(3))
 		var y *tensor.Tensor
 		if isMax {
 			y, err = ops.MaxPool2D(x, a)
@@ -132,6 +144,9 @@ func compileGlobalPool(c *ctx, isMax bool) (kernel, error) {
 			out[i] = 1
 		}
 		c.out[0].shape = out
+		if !isMax && len(s) == 4 && known(s) {
+			c.lower = lowerGlobalAvgPool(s[0], s[1])
+		}
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[0]
@@ -156,4 +171,15 @@ func compileGlobalPool(c *ctx, isMax bool) (kernel, error) {
 		}
 		return []*tensor.Tensor{y}, err
 	}, nil
+}
+
+// lowerGlobalAvgPool is the plan form of a mean over the spatial axes of
+// an [n, c, H, W] input keeping them as 1s (GlobalAveragePool, ReduceMean
+// over axes 2 and 3): global_avg_pool2d to [n, c], then a view as
+// [n, c, 1, 1].
+func lowerGlobalAvgPool(n, c int) lowerFn {
+	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		y := b.Op(ops.GlobalAvgPool2DOp(), in[0])
+		return []infer.Ref{b.Op(ops.ReshapeOp(n, c, 1, 1), y)}, nil
+	}
 }

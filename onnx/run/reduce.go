@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -121,6 +122,9 @@ func compileReduce(c *ctx, r reduction) (kernel, error) {
 			}
 		}
 		c.out[0].shape = out
+		if c.plan && known(s) && ax != nil {
+			c.lower = lowerReduce(r, s, ax, keep != 0, out)
+		}
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		ax, err := resolve(in[0].Rank())
@@ -142,4 +146,27 @@ func compileReduce(c *ctx, r reduction) (kernel, error) {
 		}
 		return []*tensor.Tensor{y}, err
 	}, nil
+}
+
+// lowerReduce is a reduction's plan form: the mean over the spatial axes
+// of an [n, c, H, W] input, kept, as global average pooling (the
+// squeeze-and-excitation blocks of EfficientNet and MobileNetV3 exported
+// as ReduceMean); any other as the reduce op between its pre and post
+// element-wise ops, viewed as out (ops' reduction of every axis without
+// keepdims is [1], ONNX's a scalar).
+func lowerReduce(r reduction, s, ax []int, keep bool, out []int) lowerFn {
+	if r.name == "mean" && r.pre == "" && r.post == "" && keep && len(s) == 4 && len(ax) == 2 && min(ax[0], ax[1]) == 2 && max(ax[0], ax[1]) == 3 {
+		return lowerGlobalAvgPool(s[0], s[1])
+	}
+	return func(b *infer.Builder, in []infer.Ref) ([]infer.Ref, error) {
+		x := in[0]
+		if r.pre != "" {
+			x = b.Op(ops.UnaryOp(r.pre), x)
+		}
+		y := b.Op(ops.ReduceOp(r.name, ax, keep), x)
+		if r.post != "" {
+			y = b.Op(ops.UnaryOp(r.post), y)
+		}
+		return []infer.Ref{b.Op(ops.ReshapeOp(out...), y)}, nil
+	}
 }

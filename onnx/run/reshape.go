@@ -94,6 +94,7 @@ func compileReshape(c *ctx) (kernel, error) {
 			c.out[0].part = c.in[0].part
 		}
 	}
+	c.lowerReshape()
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if in[1].DType().IsFloat() || in[1].Rank() != 1 {
 			return nil, fmt.Errorf("shape is %v %v; expected a 1-D int64 tensor", in[1].DType(), in[1].Shape())
@@ -154,6 +155,7 @@ func compileFlatten(c *ctx) (kernel, error) {
 		}
 		c.out[0].shape = out
 	}
+	c.lowerReshape()
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		out, err := split([]int(in[0].Shape()))
 		if err != nil {
@@ -253,6 +255,7 @@ func compileSqueeze(c *ctx, unsqueeze bool) (kernel, error) {
 	} else {
 		c.out[0].part = nil
 	}
+	c.lowerReshape()
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		out, err := shapeOf(slices.Clone([]int(in[0].Shape())))
 		if err != nil {

@@ -34,6 +34,14 @@ func compileSoftmax(c *ctx, log bool) (kernel, error) {
 			return nil, err
 		}
 	}
+	if r := c.rank(0); r >= 0 && (!coerce || a == -1 || a == int64(r-1)) {
+		axis, _ := c.n.axis(a, r, "axis")
+		if log {
+			c.lower = lowerOp(ops.LogSoftmaxOp(axis))
+		} else {
+			c.lower = lowerOp(ops.SoftmaxOp(axis))
+		}
+	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[0]
 		axis := a

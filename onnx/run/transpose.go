@@ -47,6 +47,9 @@ func init() {
 				out[i] = s[a]
 			}
 			c.out[0].shape = out
+			if c.floatIn(0) {
+				c.lower = lowerOp(&permuteOp{perm: perm})
+			}
 		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			perm, err := permOf(in[0].Rank())

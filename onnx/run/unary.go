@@ -44,6 +44,10 @@ func init() {
 			if err := c.float(0); err != nil {
 				return nil, err
 			}
+			c.lower = lowerOp(ops.UnaryOp(name))
+			if name == "sigmoid" {
+				c.act = &actSpec{kind: "sigmoid"}
+			}
 			return unaryKernel(name), nil
 		}})
 	}
@@ -105,6 +109,7 @@ func alphaUnary(name string, def float32) func(*ctx) (kernel, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.lower = lowerOp(ops.UnaryOp(name, float64(alpha)))
 		return unaryKernel(name, float64(alpha)), nil
 	}
 }
@@ -173,8 +178,10 @@ func compileGelu(c *ctx) (kernel, error) {
 	}
 	switch approx {
 	case "none":
+		c.lower = lowerOp(ops.UnaryOp("gelu"))
 		return unaryKernel("gelu"), nil
 	case "tanh":
+		c.lower = lowerOp(ops.UnaryOp("gelu_tanh"))
 		return unaryKernel("gelu_tanh"), nil
 	}
 	return nil, c.n.errorf("approximate %q is not supported; expected \"none\" or \"tanh\"", approx)
@@ -232,8 +239,11 @@ func init() {
 			return nil, err
 		}
 		if lo == 0 && math.IsInf(hi, 1) {
+			c.lower = lowerFirst(ops.UnaryOp("relu"))
 			return unaryKernel("relu"), nil
 		}
+		c.lower = lowerClip(lo, hi)
+		c.act = &actSpec{kind: "clip", lo: lo, hi: hi}
 		return clampKernel(lo, hi), nil
 	}})
 }
