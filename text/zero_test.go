@@ -15,11 +15,17 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 		Funcs: map[string]any{
 			"ReadWordPiece": text.ReadWordPiece,
 			"NewWordPiece":  text.NewWordPiece,
+			"LearnBPE":      text.LearnBPE,
+			"NewBPE":        text.NewBPE,
+			"Detokenize":    text.Detokenize,
 		},
 		Types: []any{
 			(*text.WordPiece)(nil),
 			(*text.WordPieceConfig)(nil),
 			(*text.Encoding)(nil),
+			(*text.BPE)(nil),
+			(*text.BPEConfig)(nil),
+			(*text.Merge)(nil),
 		},
 	})
 }
