@@ -90,6 +90,9 @@ func LearnBPE(words map[string]int, cfg BPEConfig) (*BPE, error) {
 		if !utf8.ValidString(w) {
 			return nil, fmt.Errorf("text: LearnBPE: word %q is not valid UTF-8", w)
 		}
+		if strings.Contains(w, EndOfWord) {
+			return nil, fmt.Errorf("text: LearnBPE: word %q holds the end-of-word mark %s", w, EndOfWord)
+		}
 		keys = append(keys, w)
 	}
 	slices.Sort(keys)
@@ -220,7 +223,9 @@ func (b *BPE) ID(tok string) int {
 
 // Segment splits one word into its subwords, the last marked EndOfWord.
 // A character outside the alphabet stays a symbol of its own (which Encode
-// maps to BPEUnknown). Segmentations are cached, so a BPE must not be used
+// maps to BPEUnknown). A word that holds EndOfWord itself does not come
+// back whole from Detokenize (the words of Multi30k's Tokenize never do:
+// the 13a rules split '<', '/' and '>'). Segmentations are cached, so a BPE must not be used
 // from several goroutines at once.
 func (b *BPE) Segment(word string) []string {
 	if b == nil || word == "" {

@@ -143,6 +143,7 @@ func TestBPEErrors(t *testing.T) {
 		{sennrich, BPEConfig{MinCount: -1}, "min count -1"},
 		{map[string]int{"a": -2}, BPEConfig{}, `"a" counted -2 times`},
 		{map[string]int{"a\xff": 1}, BPEConfig{}, "not valid UTF-8"},
+		{map[string]int{"a</w>": 1}, BPEConfig{}, "holds the end-of-word mark"},
 	} {
 		_, err := LearnBPE(c.words, c.cfg)
 		require.ErrorContains(t, err, c.err)
