@@ -214,6 +214,7 @@ def main():
     ap.add_argument("--alpha", type=float, default=0.6)
     ap.add_argument("--decode-len", type=int, default=100)
     ap.add_argument("--test-limit", type=int, default=0, help="BLEU on the first N test2016 sentences (0: all)")
+    ap.add_argument("--budget-min", type=float, default=0, help="end training after this many minutes and evaluate (0: no limit)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--log", required=True)
@@ -234,9 +235,13 @@ def main():
     print(f"training on {len(train)} pairs in {len(groups)} batches (shared BPE vocabulary {len(vocab)}; "
           f"{sum(p.numel() for p in model.parameters())} parameters; {a.threads} threads)", flush=True)
     meter = Meter(log, a.log_every, a.lr, "loss", "target tokens")
+    deadline = time.perf_counter() + a.budget_min * 60 if a.budget_min > 0 else math.inf
     for epoch in range(1, a.epochs + 1):
         meter.start(epoch)
         for g in np.random.default_rng([a.seed, epoch]).permutation(len(groups)):
+            if time.perf_counter() > deadline:
+                print(f"the budget of {a.budget_min:g} minutes is spent after {meter.step} steps", flush=True)
+                break
             loss, n = batch_loss(model, [train[j] for j in groups[g]], a.smoothing)
             opt.zero_grad()
             loss.backward()
@@ -256,7 +261,9 @@ def main():
         model.train()
         score = bleu(model, test, refs, vocab, a)
         meter.end(a.epochs, {"val_loss": vl / vn, "bleu": score},
-                  f"val loss {vl / vn:.4f}, test2016 BLEU {score:.2f} (beam {a.beam}, alpha {a.alpha}; eval {time.perf_counter() - began:.0f}s)")
+                  f"val loss {vl / vn:.4f}, test2016 BLEU {score:.2f} on {len(test)} sentences (beam {a.beam}, alpha {a.alpha}; eval {time.perf_counter() - began:.0f}s)")
+        if time.perf_counter() > deadline:
+            break
     log.close()
 
 
