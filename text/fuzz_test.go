@@ -3,6 +3,8 @@ package text
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -53,6 +55,54 @@ func FuzzWordPiece(f *testing.F) {
 			if !utf8.ValidString(tok) {
 				t.Fatalf("token %q is not UTF-8", tok)
 			}
+		}
+	})
+}
+
+// FuzzBPE learns merges on the words of arbitrary text and tokenizes
+// other arbitrary text with them: no panic, every id in the vocabulary,
+// one word back per word, the words themselves back when every character
+// was seen in training, and NewBPE of the alphabet and merges gives the
+// same ids.
+func FuzzBPE(f *testing.F) {
+	f.Add("low low low lower newest newest widest", "lowest wider", 10)
+	f.Add("ä ö ü ää öö \xff\xfe </w <unk>", "ää \xff </w x <unk>", 5)
+	f.Add("a", "", 0)
+	f.Fuzz(func(t *testing.T, corpus, input string, merges int) {
+		counts := map[string]int{}
+		for _, w := range strings.Fields(corpus) {
+			counts[w]++
+		}
+		b, err := LearnBPE(counts, BPEConfig{Merges: merges % 50})
+		if err != nil {
+			return
+		}
+		again, err := NewBPE(b.Alphabet(), b.Merges())
+		if err != nil {
+			t.Fatalf("NewBPE of a learned BPE: %v", err)
+		}
+		if strings.Contains(input, EndOfWord) {
+			return // Segment's documented exception
+		}
+		words := strings.Fields(input)
+		ids := b.Encode(words)
+		for _, id := range ids {
+			if id < 0 || id >= b.Len() {
+				t.Fatalf("id %d outside a vocabulary of %d", id, b.Len())
+			}
+		}
+		if !slices.Equal(ids, again.Encode(words)) {
+			t.Fatalf("NewBPE encodes %q differently", input)
+		}
+		got, err := b.Decode(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(words) {
+			t.Fatalf("%d words back from %d: %q from %q", len(got), len(words), got, words)
+		}
+		if !slices.Contains(ids, b.ID(BPEUnknown)) && !slices.Contains(ids, b.ID(BPEUnknownEnd)) && !slices.Equal(got, words) {
+			t.Fatalf("%q back from %q", got, words)
 		}
 	})
 }

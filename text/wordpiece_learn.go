@@ -63,9 +63,9 @@ type LearnOptions struct {
 // places them when LearnOptions.Special is nil.
 var DefaultSpecial = []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
 
-// maxLearnWordChars bounds the words the learner splits into characters,
+// maxLearnWordChars bounds the words the pieceLearner splits into characters,
 // the tokenizer's default MaxWordChars: a longer word is [UNK] to the
-// tokenizer whatever the vocabulary holds.
+// tokenizer whatever the vocabulary holdsPair.
 const maxLearnWordChars = 100
 
 // LearnWordPiece learns a WordPiece vocabulary of opt.Size tokens from
@@ -105,7 +105,7 @@ func LearnWordPiece(c *WordCounts, opt LearnOptions) ([]string, error) {
 	if minCount < 1 {
 		return nil, fmt.Errorf("text: LearnWordPiece: MinCount %d, want at least 1", opt.MinCount)
 	}
-	l := newLearner()
+	l := newPieceLearner()
 	words := make([]string, 0, len(c.counts))
 	for w, n := range c.counts {
 		if n >= minCount && utf8.RuneCountInString(w) <= maxLearnWordChars {
@@ -139,33 +139,33 @@ func LearnWordPiece(c *WordCounts, opt LearnOptions) ([]string, error) {
 	return vocab, nil
 }
 
-// pair is two adjacent pieces, by id. A pair's count is of occurrences
+// piecePair is two adjacent pieces, by id. A pair's count is of occurrences
 // that do not overlap, those a merge joins.
-type pair struct{ a, b int32 }
+type piecePair struct{ a, b int32 }
 
-// learner holds the words as sequences of piece ids, how often each piece
+// pieceLearner holdsPair the words as sequences of piece ids, how often each piece
 // and each adjacent pair occurs (weighted by word counts), and which words
 // hold each pair (a list that may name a word more than once or one that
-// no longer holds it: merge checks).
-type learner struct {
+// no longer holdsPair it: merge checks).
+type pieceLearner struct {
 	ids      map[string]int32
 	names    []string
 	pieceN   []int
 	words    [][]int32
 	freq     []int
-	pairN    map[pair]int
-	holders  map[pair][]int32
+	pairN    map[piecePair]int
+	holders  map[piecePair][]int32
 	total    int     // every piece's count, summed
 	seen     []int32 // the merge that last visited each word
 	mergeNum int32
 }
 
-func newLearner() *learner {
-	return &learner{ids: map[string]int32{}, pairN: map[pair]int{}, holders: map[pair][]int32{}}
+func newPieceLearner() *pieceLearner {
+	return &pieceLearner{ids: map[string]int32{}, pairN: map[piecePair]int{}, holders: map[piecePair][]int32{}}
 }
 
 // piece returns the id of a piece, making one.
-func (l *learner) piece(name string) int32 {
+func (l *pieceLearner) piece(name string) int32 {
 	if id, ok := l.ids[name]; ok {
 		return id
 	}
@@ -176,7 +176,7 @@ func (l *learner) piece(name string) int32 {
 	return id
 }
 
-func (l *learner) addWord(w string, n int) {
+func (l *pieceLearner) addWord(w string, n int) {
 	seq := make([]int32, 0, len(w))
 	for i, r := range w {
 		name := string(r)
@@ -192,16 +192,16 @@ func (l *learner) addWord(w string, n int) {
 
 // count adds (sign +1) or removes (−1) word idx's pieces and pairs from
 // the totals; adding also records the word as a holder of its pairs.
-func (l *learner) count(idx int32, sign int) {
+func (l *pieceLearner) count(idx int32, sign int) {
 	seq, n := l.words[idx], sign*l.freq[idx]
 	l.total += n * len(seq)
-	overlaps := false // x·x·x holds one x·x that merges, not two
+	overlaps := false // x·x·x holdsPair one x·x that merges, not two
 	for i, s := range seq {
 		l.pieceN[s] += n
 		if i == 0 {
 			continue
 		}
-		p := pair{seq[i-1], s}
+		p := piecePair{seq[i-1], s}
 		if p.a == p.b && overlaps {
 			overlaps = false
 			continue
@@ -220,7 +220,7 @@ func (l *learner) count(idx int32, sign int) {
 
 // alphabet returns the single-character pieces by descending count, then
 // by name.
-func (l *learner) alphabet() []int32 {
+func (l *pieceLearner) alphabet() []int32 {
 	ids := make([]int32, len(l.names))
 	for i := range ids {
 		ids[i] = int32(i)
@@ -233,8 +233,8 @@ func (l *learner) alphabet() []int32 {
 
 // best returns the pair whose merge gains the most likelihood, if any
 // pair is left.
-func (l *learner) best() (pair, bool) {
-	var top pair
+func (l *pieceLearner) best() (piecePair, bool) {
+	var top piecePair
 	var topN int
 	topGain, found := 0.0, false
 	for p, n := range l.pairN {
@@ -248,7 +248,7 @@ func (l *learner) best() (pair, bool) {
 
 // gain is the change in the unigram log-likelihood of the words when the
 // n occurrences of p become one piece (LearnWordPiece's formula).
-func (l *learner) gain(p pair, n int) float64 {
+func (l *pieceLearner) gain(p piecePair, n int) float64 {
 	total := float64(l.total)
 	after := total - float64(n)
 	f := func(c, of float64) float64 {
@@ -267,14 +267,14 @@ func (l *learner) gain(p pair, n int) float64 {
 }
 
 // less orders pairs by their pieces' names, for ties.
-func (l *learner) less(p, q pair) bool {
+func (l *pieceLearner) less(p, q piecePair) bool {
 	return cmp.Or(strings.Compare(l.names[p.a], l.names[q.a]), strings.Compare(l.names[p.b], l.names[q.b])) < 0
 }
 
 // merge joins every occurrence of p into one piece and returns its name
 // and whether no earlier merge made the same piece (x·yz and xy·z both
 // make xyz).
-func (l *learner) merge(p pair) (string, bool) {
+func (l *pieceLearner) merge(p piecePair) (string, bool) {
 	name := l.names[p.a] + strings.TrimPrefix(l.names[p.b], "##")
 	_, had := l.ids[name]
 	joined := l.piece(name)
@@ -287,7 +287,7 @@ func (l *learner) merge(p pair) (string, bool) {
 		}
 		l.seen[idx] = l.mergeNum
 		seq := l.words[idx]
-		if !holds(seq, p) {
+		if !holdsPair(seq, p) {
 			continue
 		}
 		l.count(idx, -1)
@@ -306,8 +306,8 @@ func (l *learner) merge(p pair) (string, bool) {
 	return name, !had
 }
 
-// holds reports whether seq has p as adjacent pieces.
-func holds(seq []int32, p pair) bool {
+// holdsPair reports whether seq has p as adjacent pieces.
+func holdsPair(seq []int32, p piecePair) bool {
 	for i := 1; i < len(seq); i++ {
 		if seq[i-1] == p.a && seq[i] == p.b {
 			return true

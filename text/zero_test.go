@@ -17,6 +17,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"NewWordPiece":   text.NewWordPiece,
 			"NewWordCounts":  text.NewWordCounts,
 			"LearnWordPiece": text.LearnWordPiece,
+			"LearnBPE":       text.LearnBPE,
+			"NewBPE":         text.NewBPE,
+			"Detokenize":     text.Detokenize,
 		},
 		Types: []any{
 			(*text.WordPiece)(nil),
@@ -24,6 +27,9 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*text.Encoding)(nil),
 			(*text.WordCounts)(nil),
 			(*text.LearnOptions)(nil),
+			(*text.BPE)(nil),
+			(*text.BPEConfig)(nil),
+			(*text.Merge)(nil),
 		},
 	})
 }

@@ -19,7 +19,7 @@ func TestDeviceCUDAWithoutTheTag(t *testing.T) {
 	require.Empty(t, out.String())
 	err = run([]string{"eval", "mnist", "--load", "x.safetensors", "--device", "cuda"}, &out, &errOut)
 	require.ErrorContains(t, err, "built without CUDA")
-	for _, model := range []string{"word2vec", "recommender", "sentiment", "srl", "translate"} {
+	for _, model := range []string{"word2vec", "recommender", "sentiment", "srl", "translate", "transformer"} {
 		err = run([]string{"train", model, "--device", "cuda", "--data", t.TempDir()}, &out, &errOut)
 		require.ErrorContains(t, err, "train "+model+": --device cuda: this plumb was built without CUDA", model)
 	}

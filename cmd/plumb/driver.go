@@ -21,6 +21,7 @@ import (
 	"github.com/plumbml/plumb/models/recommender"
 	"github.com/plumbml/plumb/models/sentiment"
 	"github.com/plumbml/plumb/models/srl"
+	"github.com/plumbml/plumb/models/transformer"
 	"github.com/plumbml/plumb/models/translate"
 	"github.com/plumbml/plumb/models/word2vec"
 	"github.com/plumbml/plumb/runlog"
@@ -29,7 +30,7 @@ import (
 
 // chapters is the table of the book's chapters: plumb train, eval and
 // predict find a chapter here and run it through the one driver below.
-var chapters = []chapter.Spec{mnist.Spec, cifar.Spec, word2vec.Spec, recommender.Spec, sentiment.Spec, srl.Spec, translate.Spec, bert.MLMSpec, bert.ClassifySpec}
+var chapters = []chapter.Spec{mnist.Spec, cifar.Spec, word2vec.Spec, recommender.Spec, sentiment.Spec, srl.Spec, translate.Spec, transformer.Spec, bert.MLMSpec, bert.ClassifySpec}
 
 // findChapter returns the chapter called name.
 func findChapter(name string) (chapter.Spec, error) {

@@ -70,6 +70,9 @@ func TestEveryChapterTrainsPredictsAndEvaluates(t *testing.T) {
 		{"translate", writeTinyMulti30k, "multi30k", []string{"--emb", "8", "--hidden", "8", "--batch", "4", "--beam", "2", "--max-len", "6"},
 			func(*testing.T) string { return "A man rides a bike.\nTwo dogs play.\nunknown words here\n" }, regexp.MustCompile(`^\S+( \S+){0,5}$`), 3,
 			"test2016 (beam 4): bleu "},
+		{"transformer", writeTinyMulti30k, "multi30k", []string{"--epochs", "1", "--layers", "1", "--d-model", "16", "--heads", "2", "--ffn", "32", "--merges", "10", "--batch", "64", "--beam", "2", "--decode-len", "6"},
+			func(*testing.T) string { return "A man rides a bike.\nTwo dogs play.\nunknown wörds here\n" }, regexp.MustCompile(`^(\S+( \S+){0,5})?$`), 3,
+			"test2016 sentences (beam 2, alpha 0.6): bleu "},
 	} {
 		t.Run(c.chapter, func(t *testing.T) {
 			root := c.root(t)
