@@ -116,7 +116,7 @@ func inferCommand(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", 0, "rows a plan runs: with --load, inputs a batch (default 64); with --explain, the plan's batch (default 1)")
 	seqLen := fs.Int("seq-len", 20, "words of each sequence (text models, --explain)")
 	noFusion := fs.Bool("no-fusion", false, "compile without the fusion passes")
-	var args2 []string
+	var rest []string
 	for { // inputs and flags in any order, as plumb predict takes them
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -124,7 +124,7 @@ func inferCommand(args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() == 0 {
 			break
 		}
-		args2, args = append(args2, fs.Arg(0)), fs.Args()[1:]
+		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
 	}
 	names := modelNames()
 	switch {
@@ -142,25 +142,25 @@ func inferCommand(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("infer: %w", err)
 		}
 		if *explain {
-			if len(args2) > 0 {
-				return fmt.Errorf("infer --explain --load: unexpected argument %q (the plan is of the checkpoint's model)", args2[0])
+			if len(rest) > 0 {
+				return fmt.Errorf("infer --explain --load: unexpected argument %q (the plan is of the checkpoint's model)", rest[0])
 			}
 			return r.explain(stdout, max(*batch, 1), *seqLen, opts)
 		}
 		if *batch == 0 {
 			*batch = 64
 		}
-		if err := r.predict(chapter.Input{Files: args2, Stdin: stdin}, *batch, opts, stdout); err != nil {
+		if err := r.predict(chapter.Input{Files: rest, Stdin: stdin}, *batch, opts, stdout); err != nil {
 			return fmt.Errorf("infer %s: %w", r.spec.Name, err)
 		}
 		return nil
 	}
-	if len(args2) != 1 {
-		return fmt.Errorf("infer: want one MODEL (%s), got %d arguments", strings.Join(names, ", "), len(args2))
+	if len(rest) != 1 {
+		return fmt.Errorf("infer: want one MODEL (%s), got %d arguments", strings.Join(names, ", "), len(rest))
 	}
-	build, ok := inferModels[args2[0]]
+	build, ok := inferModels[rest[0]]
 	if !ok {
-		return fmt.Errorf("infer: unknown model %q (want %s)", args2[0], strings.Join(names, ", "))
+		return fmt.Errorf("infer: unknown model %q (want %s)", rest[0], strings.Join(names, ", "))
 	}
 	forward, in, err := build(max(*batch, 1), *seqLen)
 	if err != nil {
