@@ -229,6 +229,9 @@ func (c ImageClassifier) Example(m Model, batch, _ int) ([]*tensor.Tensor, error
 	if _, err := c.net(m); err != nil {
 		return nil, err
 	}
+	if batch < 1 || c.Channels < 1 || c.Side < 1 || !c.DType.IsFloat() {
+		return nil, fmt.Errorf("chapter: example of %d %v images of %d×%d×%d, want at least 1 float image", batch, c.DType, c.Channels, c.Side, c.Side)
+	}
 	return []*tensor.Tensor{tensor.Zeros(c.DType, batch, c.Channels, c.Side, c.Side)}, nil
 }
 

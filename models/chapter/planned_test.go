@@ -86,4 +86,10 @@ func TestModelAs(t *testing.T) {
 	require.ErrorContains(t, err, "a model of type <nil>")
 	_, err = ImageClassifier{}.Example(fakeModel{}, 1, 1)
 	require.ErrorContains(t, err, "without its Net")
+	c := ImageClassifier{Net: net, Channels: 1, Side: 2, DType: tensor.Float32}
+	x, err := c.Example(fakeModel{}, 3, 0)
+	require.NoError(t, err)
+	require.Equal(t, tensor.Shape{3, 1, 2, 2}, x[0].Shape())
+	_, err = c.Example(fakeModel{}, -1, 0)
+	require.ErrorContains(t, err, "example of -1")
 }

@@ -174,8 +174,8 @@ func (r reviews) Queries(m chapter.Model, in chapter.Input) (*chapter.Queries, e
 			ids = []int64{int64(r.vocab.UnkID())}
 		}
 		name := line
-		if r := []rune(name); len(r) > 40 {
-			name = string(r[:37]) + "..."
+		if runes := []rune(name); len(runes) > 40 {
+			name = string(runes[:37]) + "..."
 		}
 		names, seqs = append(names, name), append(seqs, ids)
 		return nil
@@ -207,6 +207,9 @@ func (reviews) Forward(m chapter.Model) (func(*graph.Tape, []*tensor.Tensor) *gr
 func (reviews) Example(m chapter.Model, batch, seqLen int) ([]*tensor.Tensor, error) {
 	if _, err := chapter.ModelAs[model](Spec.Name, m); err != nil {
 		return nil, err
+	}
+	if batch < 1 || seqLen < 1 {
+		return nil, fmt.Errorf("%s: example of %d reviews of %d words, want at least 1 of 1", Spec.Name, batch, seqLen)
 	}
 	seqs := make([][]int64, batch)
 	for i := range seqs {
