@@ -29,7 +29,7 @@ func TestInferExplain(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"infer", "mnist-cnn"}, "only --explain is implemented"},
+		{[]string{"infer", "mnist-cnn"}, "want --load CKPT (predictions) or --explain (the plan)"},
 		{[]string{"infer", "--explain"}, "want one MODEL (mnist-cnn, mnist-mlp, resnet32, text-cnn, text-lstm, translate-encoder), got 0"},
 		{[]string{"infer", "--explain", "vgg"}, `unknown model "vgg"`},
 		{[]string{"infer", "--explain", "--batch", "0", "resnet32"}, "--batch 0 and --seq-len 20 must be positive"},

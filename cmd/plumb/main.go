@@ -7,6 +7,9 @@
 //	            [chapter flags: see plumb train <chapter> --help]
 //	plumb eval <chapter> --load FILE [--data DIR] [--batch N] [--test-limit N] [--device cpu|cuda]
 //	plumb predict <chapter> --load FILE [FILE...]   inputs from the files, or stdin
+//	plumb infer --load FILE [--batch N] [FILE...]   as predict, on compiled inference plans
+//	plumb infer --explain [--batch N] MODEL
+//	plumb bench-infer [--load FILE | MODEL] [--batch 1,8,64] [--concurrency 1,8,64] [--duration D]
 //	plumb translate --load FILE < english.txt       as plumb predict translate
 //	plumb parity [--dir DIR]
 //	plumb plot RUN [RUN...] [-o out.png] [--max-metrics N]
@@ -49,8 +52,10 @@ func usage() string {
 	b.WriteString("  plumb kpi [--file FILE] [--reference GFLOPS] RUN [RUN...]  Plumb's runs checked against the KPIs (bench/kpi.json, embedded)\n")
 	b.WriteString("  plumb summary <chapter> [--model M]               each layer's output shape and parameters (Keras model.summary())\n")
 	b.WriteString("  plumb onnx inspect FILE                           an ONNX model's inputs, outputs, opset, op counts and unsupported ops\n")
+	b.WriteString("  plumb infer --load CKPT [--model M] [--batch N] [FILE...]  predict's output, run in batches on compiled inference plans\n")
 	b.WriteString("  plumb infer --explain [--batch N] MODEL           the compiled inference plan before and after its fusion passes\n")
 	b.WriteString("  plumb quantize --load CKPT [--method M] [--report] [-o OUT]  an MNIST checkpoint in int8 (plumb quantize --help)\n")
+	b.WriteString("  plumb bench-infer [--load CKPT | MODEL] [--batch 1,8,64] [--concurrency 1,8,64] [--duration D]  plan latency and throughput\n")
 	b.WriteString("  plumb scale [--workers 8,16,32] [--gbits 10,100] [--latency 25us,3us] [--batch N] [--gflops X] [--rate model=N,...]\n")
 	b.WriteString("chapters (plumb train|eval|predict <chapter> --help for each one's flags):\n")
 	b.WriteString(chapterUsage("train"))
@@ -121,6 +126,8 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"onnx":     onnxCommand,
 	"infer":    inferCommand,
 	"quantize": quantizeCommand,
+
+	"bench-infer": benchInferCommand,
 }
 
 // run dispatches a command line; it is main without the exit, for tests.

@@ -86,8 +86,9 @@ func BenchmarkSentimentPredict(b *testing.B) {
 	}
 }
 
-// benchSizes are the batch sizes the predictor benchmarks run.
-var benchSizes = []int{1, 8, 16, 32, 64}
+// benchSizes are the batch sizes the predictor benchmarks run: powers of
+// two, and sizes between (the plan engine runs 13 as 8, 4 and 1).
+var benchSizes = []int{1, 5, 8, 13, 16, 32, 33, 64}
 
 // reportPerInput reports the inputs a second and the process's CPU time an
 // input (getrusage, all threads) since cpu0: on a machine shared with

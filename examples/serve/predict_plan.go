@@ -16,15 +16,18 @@ import (
 // (package infer) instead of eval tapes. It implements
 // Predictor[[]float32, Prediction] and answers as DigitPredictor does.
 //
-// A plan holds for one input shape (infer.Cache's doc), so a batch of n
-// images is padded with zero images to the next power of two, capped at
-// maxBatch, and runs on that size's plan from an infer.Cache: at most
-// ⌈log2 maxBatch⌉+1 plans (8 for a max batch of 64), each compiled by the
-// first batch of its size. The padding rows are computed and dropped; the
-// MNIST models treat each image on its own (batch norm on its moving
-// statistics), so they change no real row. A cache per exact size would
-// compile up to maxBatch plans, each with arenas as large as its batch;
-// one plan for maxBatch would compute 64 rows for a lone request.
+// A plan holds for one input shape (infer.Cache's doc), so plans are
+// compiled for the powers of two below maxBatch and for maxBatch itself
+// (at most ⌈log2 maxBatch⌉+1 plans: 7 for a max batch of 64, each
+// compiled by the first batch of its size), and a batch of n images runs
+// as pieces of those sizes, the largest first: 13 images run as 8, 4 and
+// 1. No row is computed for nothing: the MNIST models' cost per image
+// does not fall with the batch (a convolution is a GEMM per image, of
+// 576 rows for the CNN's first), so padding 5 images to a plan of 8 would
+// cost 8 images' work where the pieces 4 and 1 cost 5 and a call more. A
+// cache per exact size would compile up to maxBatch plans, each with
+// arenas as large as its batch; one plan for maxBatch would compute 64
+// rows for a lone request.
 type DigitPlanPredictor struct {
 	plans    *infer.Cache
 	maxBatch int
@@ -50,22 +53,20 @@ func NewDigitPlanPredictor(net mnist.Model, maxBatch int) (*DigitPlanPredictor, 
 	return &DigitPlanPredictor{plans: c, maxBatch: maxBatch}, nil
 }
 
-// bucket returns the plan size for n inputs: the next power of two at or
-// above n, capped at max.
-func bucket(n, max int) int {
+// piece returns the size of the next piece of a batch of n images: the
+// largest power of two at or below n, or max when n is at least max.
+func piece(n, max int) int {
+	if n >= max {
+		return max
+	}
 	if n <= 1 {
 		return 1
 	}
-	b := 1 << bits.Len(uint(n-1))
-	if b > max {
-		b = max
-	}
-	return b
+	return 1 << (bits.Len(uint(n)) - 1)
 }
 
-// Predict pads the images into [B, 1, 28, 28] for B = bucket(len(batch)),
-// runs B's plan (the model's softmax) and returns the first len(batch)
-// rows. A batch larger than the max batch runs in chunks of it.
+// Predict runs the images as pieces (piece) on their sizes' plans (the
+// model's softmax) and returns a prediction per image, in order.
 func (p *DigitPlanPredictor) Predict(ctx context.Context, batch [][]float32) ([]Prediction, error) {
 	if len(batch) == 0 {
 		return nil, nil
@@ -79,21 +80,22 @@ func (p *DigitPlanPredictor) Predict(ctx context.Context, batch [][]float32) ([]
 		}
 	}
 	out := make([]Prediction, 0, len(batch))
-	for start := 0; start < len(batch); start += p.maxBatch {
-		chunk := batch[start:min(start+p.maxBatch, len(batch))]
-		preds, err := p.run(chunk)
+	for start := 0; start < len(batch); {
+		n := piece(len(batch)-start, p.maxBatch)
+		preds, err := p.run(batch[start : start+n])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, preds...)
+		start += n
 	}
 	return out, nil
 }
 
-// run runs one chunk of at most maxBatch images on its bucket's plan.
+// run runs one piece of images on the plan of its size.
 func (p *DigitPlanPredictor) run(batch [][]float32) ([]Prediction, error) {
-	b := bucket(len(batch), p.maxBatch)
-	x := make([]float32, b*Pixels) // rows past len(batch) stay zero images
+	b := len(batch)
+	x := make([]float32, b*Pixels)
 	for i, img := range batch {
 		copy(x[i*Pixels:], img)
 	}
@@ -113,5 +115,5 @@ func (p *DigitPlanPredictor) run(batch [][]float32) ([]Prediction, error) {
 	if err := plan.Run(probs, in); err != nil {
 		return nil, fmt.Errorf("serve: digit plan predictor: %w", err)
 	}
-	return predictions(probs.Float32s(), len(batch), sig[0].Shape[1]), nil
+	return predictions(probs.Float32s(), b, sig[0].Shape[1]), nil
 }

@@ -14,12 +14,14 @@ import (
 	"github.com/plumbml/plumb/tensor"
 )
 
-func TestBucket(t *testing.T) {
+// A batch runs as pieces of the largest power of two that fits, or of
+// the max batch.
+func TestPiece(t *testing.T) {
 	for _, tc := range []struct{ n, max, want int }{
-		{0, 64, 1}, {1, 64, 1}, {2, 64, 2}, {3, 64, 4}, {5, 64, 8}, {8, 64, 8},
-		{33, 64, 64}, {64, 64, 64}, {65, 64, 64}, {5, 6, 6}, {1, 1, 1}, {2, 1, 1},
+		{0, 64, 1}, {1, 64, 1}, {2, 64, 2}, {3, 64, 2}, {5, 64, 4}, {8, 64, 8}, {15, 64, 8},
+		{33, 64, 32}, {63, 64, 32}, {64, 64, 64}, {65, 64, 64}, {5, 6, 4}, {6, 6, 6}, {7, 6, 6}, {1, 1, 1}, {2, 1, 1},
 	} {
-		assert.Equal(t, tc.want, bucket(tc.n, tc.max), "bucket(%d, %d)", tc.n, tc.max)
+		assert.Equal(t, tc.want, piece(tc.n, tc.max), "piece(%d, %d)", tc.n, tc.max)
 	}
 }
 
@@ -41,8 +43,8 @@ func requireRelClose(t *testing.T, want, got []Prediction, tol float64, what str
 }
 
 // The plan engine answers as the eval tape does within 1e-5 relative, at
-// batch 1, at odd batches padded to their bucket, at the max batch and
-// above it (run in chunks), for both MNIST classifiers.
+// batch 1, at odd batches run in pieces, at the max batch and above it,
+// for both MNIST classifiers.
 func TestDigitPlanPredictorMatchesTape(t *testing.T) {
 	for _, name := range []string{"mlp", "cnn"} {
 		t.Run(name, func(t *testing.T) {
@@ -60,8 +62,8 @@ func TestDigitPlanPredictorMatchesTape(t *testing.T) {
 				require.NoError(t, err)
 				requireRelClose(t, want, got, 1e-5, name)
 			}
-			// 1, 4, 8 (twice: 11 is 8 then 3, padded to 4)
-			assert.Equal(t, 3, plan.plans.Len(), "one plan per bucket seen")
+			// 1; 2 and 1 (3); 4 and 1 (5); 8; 8, 2 and 1 (11)
+			assert.Equal(t, 4, plan.plans.Len(), "one plan per piece size seen")
 		})
 	}
 }

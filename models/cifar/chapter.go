@@ -253,23 +253,20 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	return evaluator(mm.Net, testSet, o.Batch), fmt.Sprintf("%d test images (%s, %s)", testSet.Len(), c.Config.Model, c.Format), nil
 }
 
-// Predict prints each image's class and the probabilities of the likeliest three.
+// Predict prints each image's class and the probabilities of the likeliest
+// three (chapter.PredictPlanned).
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
-	mm, ok := m.(model)
-	if c == nil || !ok || out == nil {
-		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	return chapter.PredictPlanned(c, m, in, out)
+}
+
+// Plan is predict's parts: 32×32 RGB images, their logits (the input
+// normalisation included), and the likeliest three classes.
+func (c *Chapter) Plan() (chapter.Planned, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
 	}
-	names, x, err := chapter.ReadImages(in, 3, 32)
-	if err != nil {
-		return err
-	}
-	t := graph.NewEvalTape()
-	defer t.Release()
-	logits, err := mm.Forward(t.Const(x)).Host()
-	if err != nil {
-		return err
-	}
-	return chapter.Classify(out, names, logits, c.Config.Classes, 3)
+	return chapter.ImageClassifier{Channels: 3, Side: 32, DType: tensor.Float32, Top: 3, Classes: c.Config.Classes,
+		Net: chapter.NetOf(Spec.Name, func(m model) func(*graph.Value) *graph.Value { return m.Forward })}, nil
 }
 
 // Meta records the network's name, sizes and class names.

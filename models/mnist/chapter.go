@@ -169,30 +169,25 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	return Evaluator(mm.Model, test, evalBatch), fmt.Sprintf("%d test images (%s)", test.Len(), c.Config.Model), nil
 }
 
-// Predict prints each image's digit and the probabilities of the likeliest three.
+// Predict prints each image's digit and the probabilities of the likeliest
+// three (chapter.PredictPlanned).
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
-	mm, ok := m.(net)
-	if c == nil || !ok || out == nil {
-		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
-	}
-	names, x, err := chapter.ReadImages(in, 1, 28)
-	if err != nil {
-		return err
+	return chapter.PredictPlanned(c, m, in, out)
+}
+
+// Plan is predict's parts: 28×28 gray images in the network's dtype,
+// their logits, and the likeliest three digits.
+func (c *Chapter) Plan() (chapter.Planned, error) {
+	if c == nil {
+		return nil, chapter.ErrNilChapter
 	}
 	dt, err := c.dtype()
-	if err == nil {
-		x, err = x.Cast(dt)
-	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	t := graph.NewEvalTape()
-	defer t.Release()
-	logits, err := mm.Forward(t.Const(x)).Host()
-	if err != nil {
-		return err
-	}
-	return chapter.Classify(out, names, logits, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, 3)
+	return chapter.ImageClassifier{Channels: 1, Side: 28, DType: dt, Top: 3,
+		Classes: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+		Net:     chapter.NetOf(Spec.Name, func(m net) func(*graph.Value) *graph.Value { return m.Forward })}, nil
 }
 
 // Meta records the network's name and dtype.

@@ -138,34 +138,84 @@ func (c *Chapter) Evaluate(m chapter.Model, dir string, o chapter.Options, log i
 	return Evaluator(mm.Model, test, o.Batch), fmt.Sprintf("%d test reviews (%s)", test.Len(), c.Config.Model), nil
 }
 
-// Predict prints each review's sentiment and its probabilities.
+// Predict prints each review's sentiment and its probabilities
+// (chapter.PredictPlanned).
 func (c *Chapter) Predict(m chapter.Model, in chapter.Input, out io.Writer) error {
-	mm, ok := m.(model)
-	if c == nil || !ok || out == nil {
-		return fmt.Errorf("%s: Predict needs a chapter, its model and an output: %w", Spec.Name, chapter.WrongModel(Spec.Name, m))
+	return chapter.PredictPlanned(c, m, in, out)
+}
+
+// Plan is predict's parts (reviews).
+func (c *Chapter) Plan() (chapter.Planned, error) {
+	if c == nil || c.vocab == nil {
+		return nil, fmt.Errorf("%s: a chapter without its dictionary (make one with Spec.New, then Train or Restore)", Spec.Name)
+	}
+	return reviews{c.vocab}, nil
+}
+
+// reviews are the parts of predict: review lines encoded with the
+// model's dictionary, their logits, and both labels' probabilities.
+type reviews struct{ vocab *data.Vocab }
+
+// Queries reads one review a line, tokenized as the IMDB reader does and
+// encoded with the model's dictionary (a review with no known word is
+// one unknown word); each is named by its first 40 characters.
+func (r reviews) Queries(m chapter.Model, in chapter.Input) (*chapter.Queries, error) {
+	if _, err := chapter.ModelAs[model](Spec.Name, m); err != nil {
+		return nil, err
 	}
 	var names []string
 	var seqs [][]int64
 	err := chapter.Lines(in, func(line string) error {
-		ids, err := c.vocab.Encode(imdb.Tokenize(line))
+		ids, err := r.vocab.Encode(imdb.Tokenize(line))
 		if err != nil {
 			return err
 		}
 		if len(ids) == 0 {
-			ids = []int64{int64(c.vocab.UnkID())}
+			ids = []int64{int64(r.vocab.UnkID())}
 		}
 		names, seqs = append(names, chapter.Excerpt(line, 40)), append(seqs, ids)
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	t := graph.NewEvalTape()
-	defer t.Release()
-	logits, err := mm.Logits(t, data.SeqField("words", seqs).Ragged).Host()
+	return chapter.SeqQueries(names, seqs)
+}
+
+// Forward is the network's logits of a ragged batch of reviews, given as
+// its ids and offsets (chapter.SeqInputs); the offsets (input 1) fix the
+// pass.
+func (reviews) Forward(m chapter.Model) (func(*graph.Tape, []*tensor.Tensor) *graph.Value, []int, error) {
+	mm, err := chapter.ModelAs[model](Spec.Name, m)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	return func(t *graph.Tape, in []*tensor.Tensor) *graph.Value {
+		words, err := chapter.RaggedInputs(in)
+		if err != nil {
+			return t.Fail(err)
+		}
+		return mm.Logits(t, words)
+	}, []int{1}, nil
+}
+
+// Example is batch reviews of seqLen words, each the dictionary's word 0.
+func (reviews) Example(m chapter.Model, batch, seqLen int) ([]*tensor.Tensor, error) {
+	if _, err := chapter.ModelAs[model](Spec.Name, m); err != nil {
+		return nil, err
+	}
+	if batch < 1 || seqLen < 1 {
+		return nil, fmt.Errorf("%s: example of %d reviews of %d words, want at least 1 of 1", Spec.Name, batch, seqLen)
+	}
+	seqs := make([][]int64, batch)
+	for i := range seqs {
+		seqs[i] = make([]int64, seqLen)
+	}
+	return chapter.SeqInputs(seqs)
+}
+
+// Report prints each review's sentiment and both probabilities.
+func (reviews) Report(out io.Writer, names []string, logits *tensor.Tensor) error {
 	labels := make([]string, Classes)
 	labels[imdb.Positive], labels[imdb.Negative] = "positive", "negative"
 	return chapter.Classify(out, names, logits, labels, 0)
