@@ -533,7 +533,15 @@ func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) {
 	e.vals[out] = v
 }
 
-func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) (*val, error) {
+func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) (v *val, err error) {
+	defer func() {
+		// An op whose attributes or inputs are not the form its
+		// translation reads (one built without typed attributes, say)
+		// fails as an error of that op, never as a panic out of Export.
+		if r := recover(); r != nil {
+			v, err = nil, e.opError(op, in, "cannot be translated (%v); expected the inputs and typed attributes (ops.Attributed) of the registered op", r)
+		}
+	}()
 	vs := make([]*val, len(in))
 	for i, t := range in {
 		v, ok := e.vals[t]
@@ -555,7 +563,7 @@ func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor)
 			return nil, e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns or the final state", i)
 		}
 	}
-	v, err := f(e, call{op: op, in: in, vs: vs, out: out})
+	v, err = f(e, call{op: op, in: in, vs: vs, out: out})
 	if err != nil {
 		return nil, e.opError(op, in, "%v", err)
 	}

@@ -187,7 +187,8 @@ func TestOpsRoundTrip(t *testing.T) {
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				g, b := randT(t, rng, 3), randT(t, rng, 3)
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
-					graph.Relu(graph.LayerNorm(x, tape.Const(g), tape.Const(b), 1, 1e-5)) // computed, not returned
+					graph.Relu(graph.Mish(graph.Add(x, tape.Const(g)))) // computed, not returned
+					_ = b
 					return graph.Tanh(x)
 				}
 			}},
@@ -196,6 +197,26 @@ func TestOpsRoundTrip(t *testing.T) {
 				w := randT(t, rng, 3, 2)
 				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
 					return graph.Tanh(graph.Linear(s.Values, tape.Const(w), nil))
+				}
+			}},
+		opCase{name: "matmul, transpose, layer norm", row: []int{3, 4},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				w, g, b := randT(t, rng, 5, 4), randT(t, rng, 4), randT(t, rng, 4)
+				w3 := randT(t, rng, 1, 3, 3)
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					n := graph.LayerNorm(x, tape.Const(g), tape.Const(b), 1, 1e-3)
+					y := graph.MatMul(n, tape.Const(w), false, true) // [n, 3, 5]
+					s := graph.MatMul(x, x, false, true)             // [n, 3, 3]
+					s = graph.MatMul(tape.Const(w3), s, false, true) // [n, 3, 3]
+					return graph.Concat(2, y, s, graph.MatMul(x, x, false, true))
+				}
+			}},
+		opCase{name: "layer norm and matmul on ragged rows", ragged: true, row: []int{4},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				w, g, b := randT(t, rng, 4, 2), randT(t, rng, 4), randT(t, rng, 4)
+				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
+					n := graph.LayerNorm(s.Values, tape.Const(g), tape.Const(b), 1, 1e-5)
+					return graph.SequencePool(s.With(graph.MatMul(n, tape.Const(w), false, false)), ops.SequencePoolSum, 0)
 				}
 			}},
 		opCase{name: "reductions", row: []int{3, 4},
