@@ -187,7 +187,7 @@ func TestOpsRoundTrip(t *testing.T) {
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				g, b := randT(t, rng, 3), randT(t, rng, 3)
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
-					graph.Relu(graph.Mish(graph.Add(x, tape.Const(g)))) // computed, not returned
+					graph.Relu(tape.Apply(ops.UnaryOp("rsqrt"), graph.Add(x, tape.Const(g)))) // computed, not returned
 					_ = b
 					return graph.Tanh(x)
 				}
@@ -217,6 +217,14 @@ func TestOpsRoundTrip(t *testing.T) {
 				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
 					n := graph.LayerNorm(s.Values, tape.Const(g), tape.Const(b), 1, 1e-5)
 					return graph.SequencePool(s.With(graph.MatMul(n, tape.Const(w), false, false)), ops.SequencePoolSum, 0)
+				}
+			}},
+		opCase{name: "activations written as formulas, selu, hard_swish", row: []int{5},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					x = graph.Mul(x, tape.Const(tensor.Scalar(float32(4)))) // into the nonlinear ranges
+					return graph.Concat(1, graph.Gelu(x), graph.GeluTanh(x), graph.Swish(x), graph.Mish(x), graph.Selu(x),
+						tape.Apply(ops.UnaryOp("hard_swish"), x))
 				}
 			}},
 		opCase{name: "reductions", row: []int{3, 4},
