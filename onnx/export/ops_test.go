@@ -309,3 +309,33 @@ func TestSharedLengths(t *testing.T) {
 	_, err = export.Marshal(forward(off), []*tensor.Tensor{a, b}, opts)
 	assert.ErrorContains(t, err, `input "b" shares lengths "n" with input "a", but its offsets`)
 }
+
+// Inputs and an output named like the exporter's own values (v1, v2, ...)
+// keep their names, and the graph stays well formed.
+func TestNamesDoNotCollide(t *testing.T) {
+	rng := tensor.NewRNG(4)
+	w, b := randT(t, rng, 3, 2), randT(t, rng, 2)
+	x := randT(t, rng, 4, 3)
+	forward := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+		return graph.Tanh(graph.Relu(graph.Linear(tape.Const(in[0]), tape.Const(w), tape.Const(b))))
+	}
+	bs, err := export.Marshal(forward, []*tensor.Tensor{x}, export.Options{Inputs: []export.Input{{Name: "v1"}}, Output: "v3"})
+	require.NoError(t, err)
+	m, err := onnx.Decode(bytes.NewReader(bs), int64(len(bs)), onnx.Options{})
+	require.NoError(t, err)
+	c, err := run.Compile(m)
+	require.NoError(t, err)
+	out, err := c.Run(map[string]*tensor.Tensor{"v1": x})
+	require.NoError(t, err)
+	want, err := forward(graph.NewEvalTape(), []*tensor.Tensor{x}).Tensor()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, maxAbsDiff(t, want, out["v3"]), 1e-6)
+	seen := map[string]bool{}
+	for _, n := range m.Graph.Nodes {
+		for _, o := range n.Outputs {
+			require.False(t, seen[o], "value %s produced twice", o)
+			require.NotEqual(t, "v1", o)
+			seen[o] = true
+		}
+	}
+}
