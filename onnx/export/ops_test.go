@@ -3,6 +3,7 @@ package export_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -337,5 +338,28 @@ func TestNamesDoNotCollide(t *testing.T) {
 			require.NotEqual(t, "v1", o)
 			seen[o] = true
 		}
+	}
+}
+
+// Every op Export writes is in docs/onnx.md's export table.
+func TestSupportedOpsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/onnx.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "## Export a model")
+	require.True(t, ok)
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		first := strings.Split(line, "|")[1]
+		for _, w := range strings.FieldsFunc(first, func(r rune) bool { return r == ',' || r == ' ' || r == '(' || r == ')' }) {
+			rows[w] = true
+		}
+	}
+	require.NotEmpty(t, export.Supported())
+	for _, name := range export.Supported() {
+		assert.True(t, rows[name], "op %s is not in docs/onnx.md's export table", name)
 	}
 }
