@@ -15,7 +15,6 @@ func init() {
 	unary := map[string]string{
 		"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
 		"sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "softplus": "Softplus", "erf": "Erf",
-		"reciprocal": "Reciprocal",
 		"selu":       "Selu",      // ONNX's default alpha and gamma are tf.nn.selu's constants
 		"hard_swish": "HardSwish", // opset 14
 	}

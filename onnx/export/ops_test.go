@@ -341,7 +341,8 @@ func TestNamesDoNotCollide(t *testing.T) {
 	}
 }
 
-// Every op Export writes is in docs/onnx.md's export table.
+// Every op Export writes is a registered Plumb op and is in docs/onnx.md's
+// export table.
 func TestSupportedOpsDocumented(t *testing.T) {
 	b, err := os.ReadFile("../../docs/onnx.md")
 	require.NoError(t, err)
@@ -361,5 +362,7 @@ func TestSupportedOpsDocumented(t *testing.T) {
 	require.NotEmpty(t, export.Supported())
 	for _, name := range export.Supported() {
 		assert.True(t, rows[name], "op %s is not in docs/onnx.md's export table", name)
+		_, ok := ops.Lookup(name)
+		assert.True(t, ok, "op %s is not a registered Plumb op", name)
 	}
 }
