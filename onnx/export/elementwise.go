@@ -27,6 +27,10 @@ func init() {
 	register("elu", func(e *exporter, c call) (*val, error) {
 		return e.elementwise(c, "Elu", attrFloat("alpha", c.attrs().(ops.UnaryAttrs).Alpha))
 	})
+	register("hard_sigmoid", func(e *exporter, c call) (*val, error) {
+		a := c.attrs().(ops.HardSigmoidAttrs)
+		return e.elementwise(c, "HardSigmoid", attrFloat("alpha", a.Alpha), attrFloat("beta", a.Beta))
+	})
 	register("clip", func(e *exporter, c call) (*val, error) {
 		a := c.attrs().(ops.UnaryAttrs)
 		dt := c.in[0].DType()

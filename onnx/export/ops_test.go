@@ -224,12 +224,12 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.SequencePool(s.With(graph.MatMul(n, tape.Const(w), false, false)), ops.SequencePoolSum, 0)
 				}
 			}},
-		opCase{name: "activations written as formulas, selu, hard_swish", row: []int{5},
+		opCase{name: "activations written as formulas, selu, hard_swish, hard_sigmoid", row: []int{5},
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
 					x = graph.Mul(x, tape.Const(tensor.Scalar(float32(4)))) // into the nonlinear ranges
 					return graph.Concat(1, graph.Gelu(x), graph.GeluTanh(x), graph.Swish(x), graph.Mish(x), graph.Selu(x),
-						tape.Apply(ops.UnaryOp("hard_swish"), x))
+						tape.Apply(ops.UnaryOp("hard_swish"), x), graph.HardSigmoid(x, 0.3, 0.4))
 				}
 			}},
 		opCase{name: "reductions", row: []int{3, 4},
