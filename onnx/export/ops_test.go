@@ -232,6 +232,23 @@ func TestOpsRoundTrip(t *testing.T) {
 						tape.Apply(ops.UnaryOp("hard_swish"), x), graph.HardSigmoid(x, 0.3, 0.4))
 				}
 			}},
+		opCase{name: "lstm and gru cells", row: []int{3},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				const h = 4
+				wh, wc := randT(t, rng, 3, h), randT(t, rng, 3, h)
+				lw, lu, lb, lp := randT(t, rng, 3, 4*h), randT(t, rng, h, 4*h), randT(t, rng, 4*h), randT(t, rng, 3*h)
+				g1w, g1u, g1b := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
+				g2w, g2u, g2b := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 3*h)
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					k := tape.Const
+					h0 := graph.Tanh(graph.Linear(x, k(wh), nil))
+					c0 := graph.Linear(x, k(wc), nil)
+					s := graph.LSTMCell(x, graph.LSTMState{H: h0, C: c0}, graph.LSTMWeights{W: k(lw), U: k(lu), B: k(lb), Peephole: k(lp)})
+					g1 := graph.GRUCell(x, h0, graph.GRUWeights{W: k(g1w), U: k(g1u), B: k(g1b), ResetAfter: true})
+					g2 := graph.GRUCell(x, h0, graph.GRUWeights{W: k(g2w), U: k(g2u), B: k(g2b)})
+					return graph.Concat(1, s.H, s.C, g1, g2)
+				}
+			}},
 		opCase{name: "reductions", row: []int{3, 4},
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
@@ -365,4 +382,57 @@ func TestSupportedOpsDocumented(t *testing.T) {
 		_, ok := ops.Lookup(name)
 		assert.True(t, ok, "op %s is not a registered Plumb op", name)
 	}
+}
+
+// LSTM and GRU over a ragged batch from initial states computed from a
+// dense input (the final states of empty sentences are those states).
+func TestInitialStates(t *testing.T) {
+	rng := tensor.NewRNG(8)
+	const h = 3
+	lw, lu, lb := randT(t, rng, 2, 4*h), randT(t, rng, h, 4*h), randT(t, rng, 4*h)
+	gw, gu, gb := randT(t, rng, 2, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
+	wh := randT(t, rng, 2, h)
+	example := func(n int) ([]int, *tensor.Tensor, *tensor.Tensor) {
+		off := []int{0}
+		for q := range n {
+			l := 1 + rng.IntN(4)
+			if q%3 == 1 {
+				l = 0
+			}
+			off = append(off, off[q]+l)
+		}
+		return off, randT(t, rng, off[n], 2), randT(t, rng, n, 2)
+	}
+	forward := func(off []int) func(*graph.Tape, []*tensor.Tensor) *graph.Value {
+		return func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+			k := tape.Const
+			s := graph.Seq{Values: k(in[0]), Offsets: off}
+			h0 := graph.Tanh(graph.Linear(k(in[1]), k(wh), nil))
+			c0 := graph.Sigmoid(h0)
+			hs, fl := graph.LSTM(s, graph.LSTMWeights{W: k(lw), U: k(lu), B: k(lb)}, &graph.LSTMState{H: h0, C: c0}, true)
+			gs, fg := graph.GRU(s, graph.GRUWeights{W: k(gw), U: k(gu), B: k(gb), ResetAfter: true}, h0, false)
+			return graph.Concat(1, fl.H, fl.C, fg, graph.SequencePool(hs, ops.SequencePoolSum, 0), graph.SequencePool(gs, ops.SequencePoolMax, 0))
+		}
+	}
+	off, x, d := example(3)
+	opts := export.Options{Inputs: []export.Input{{Name: "x", Offsets: off}, {Name: "d"}}}
+	var buf bytes.Buffer
+	require.NoError(t, export.Export(&buf, forward(off), []*tensor.Tensor{x, d}, opts))
+	m, err := onnx.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), onnx.Options{})
+	require.NoError(t, err)
+	c, err := run.Compile(m)
+	require.NoError(t, err)
+	var cases []map[string]any
+	for _, n := range []int{1, 4, 7} {
+		off, x, d := example(n)
+		want, err := forward(off)(graph.NewEvalTape(), []*tensor.Tensor{x, d}).Tensor()
+		require.NoError(t, err)
+		px, l := padRows(x, off, 5)
+		feeds := map[string]*tensor.Tensor{"x": px, "x_lengths": l, "d": d}
+		got, err := c.Run(feeds)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, maxAbsDiff(t, want, got["output"]), 1e-5, "batch %d", n)
+		cases = append(cases, map[string]any{"inputs": tensorsJSON(feeds), "want": tensorJSON(want)})
+	}
+	saveForORT(t, "op_initial_states", buf.Bytes(), cases)
 }
