@@ -5,6 +5,9 @@ compares them with Plumb's own outputs. Outside CI:
     PLUMB_ONNX_EXPORT_DIR=/tmp/onnx_export go test ./onnx/export -run TestBookModelsRoundTrip -count=1
     /work/venv/bin/python bench/onnx_export_check.py /tmp/onnx_export
 
+(Without -run, the test's single-op cases, TestOpsRoundTrip, are written
+too, as op_<case>.onnx.)
+
 The Go test writes, per book model (the MNIST MLP and CNN, ResNet-32, the
 sentiment text CNN and stacked LSTM, the translation encoder's initial
 decoder state, the word2vec N-gram model, the recommender, the SRL

@@ -2,9 +2,11 @@ package export
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/plumbml/plumb/onnx/internal/pb"
 	"github.com/plumbml/plumb/ops"
+	"github.com/plumbml/plumb/tensor"
 )
 
 // Elementwise ops: each Plumb op is one ONNX node of the same formula
@@ -13,7 +15,8 @@ func init() {
 	unary := map[string]string{
 		"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
 		"sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "softplus": "Softplus", "erf": "Erf",
-		"reciprocal": "Reciprocal",
+		"selu":       "Selu",      // ONNX's default alpha and gamma are tf.nn.selu's constants
+		"hard_swish": "HardSwish", // opset 14
 	}
 	for name, opType := range unary {
 		register(name, func(e *exporter, c call) (*val, error) { return e.elementwise(c, opType) })
@@ -23,6 +26,10 @@ func init() {
 	})
 	register("elu", func(e *exporter, c call) (*val, error) {
 		return e.elementwise(c, "Elu", attrFloat("alpha", c.attrs().(ops.UnaryAttrs).Alpha))
+	})
+	register("hard_sigmoid", func(e *exporter, c call) (*val, error) {
+		a := c.attrs().(ops.HardSigmoidAttrs)
+		return e.elementwise(c, "HardSigmoid", attrFloat("alpha", a.Alpha), attrFloat("beta", a.Beta))
 	})
 	register("clip", func(e *exporter, c call) (*val, error) {
 		a := c.attrs().(ops.UnaryAttrs)
@@ -37,6 +44,32 @@ func init() {
 		c.vs = append(c.vs, c.vs[0])
 		return e.elementwise(c, "Mul")
 	})
+	// Activations opset 17 has no op for, written as their formulas
+	// (gelu: Hendrycks and Gimpel 2016, exact and tanh forms; swish: x·σ(x);
+	// mish: x·tanh(softplus(x))).
+	formulas := map[string]func(e *exporter, x string, dt tensor.DType) string{
+		"gelu": func(e *exporter, x string, dt tensor.DType) string {
+			erf := e.apply("Erf", []string{e.apply("Div", []string{x, e.scalar(dt, math.Sqrt2)})})
+			return e.apply("Mul", []string{e.apply("Mul", []string{x, e.scalar(dt, 0.5)}), e.apply("Add", []string{erf, e.scalar(dt, 1)})})
+		},
+		"gelu_tanh": func(e *exporter, x string, dt tensor.DType) string {
+			x3 := e.apply("Mul", []string{e.apply("Mul", []string{x, x}), x})
+			in := e.apply("Mul", []string{e.apply("Add", []string{x, e.apply("Mul", []string{x3, e.scalar(dt, 0.044715)})}), e.scalar(dt, math.Sqrt(2/math.Pi))})
+			return e.apply("Mul", []string{e.apply("Mul", []string{x, e.scalar(dt, 0.5)}), e.apply("Add", []string{e.apply("Tanh", []string{in}), e.scalar(dt, 1)})})
+		},
+		"swish": func(e *exporter, x string, _ tensor.DType) string {
+			return e.apply("Mul", []string{x, e.apply("Sigmoid", []string{x})})
+		},
+		"mish": func(e *exporter, x string, _ tensor.DType) string {
+			return e.apply("Mul", []string{x, e.apply("Tanh", []string{e.apply("Softplus", []string{x})})})
+		},
+	}
+	for name, f := range formulas {
+		register(name, func(e *exporter, c call) (*val, error) {
+			v := c.vs[0]
+			return &val{batch: v.batch, seq: v.seq, name: f(e, v.name, c.in[0].DType())}, nil
+		})
+	}
 	binary := map[string]string{"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", "maximum": "Max", "minimum": "Min"}
 	for name, opType := range binary {
 		register(name, func(e *exporter, c call) (*val, error) { return e.elementwise(c, opType) })

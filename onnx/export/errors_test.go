@@ -24,7 +24,6 @@ func TestExportErrors(t *testing.T) {
 		return o
 	}
 	c23 := ones(2, 3)
-	gamma, beta := ones(3), tensor.Zeros(tensor.Float32, 3)
 	table := ones(4, 3)
 	dense := func(f func(tape *graph.Tape, x *graph.Value) *graph.Value) func(*graph.Tape, []*tensor.Tensor) *graph.Value {
 		return func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value { return f(tape, tape.Const(in[0])) }
@@ -44,17 +43,26 @@ func TestExportErrors(t *testing.T) {
 		want    []string
 	}{
 		{"op without an export", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
-			return graph.LayerNorm(x, tape.Const(gamma), tape.Const(beta), 1, 1e-5)
-		}), x, export.Options{}, []string{"onnx/export: op 0: layer_norm: inputs float32[2 3]", "has no ONNX export"}},
+			return tape.Apply(ops.UnaryOp("rsqrt"), x)
+		}), x, export.Options{}, []string{"onnx/export: op 0: rsqrt: inputs float32[2 3]", "has no ONNX export"}},
 		{"an op after one without an export", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
-			return graph.Relu(graph.LayerNorm(x, tape.Const(gamma), tape.Const(beta), 1, 1e-5))
-		}), x, export.Options{}, []string{"onnx/export: op 0: layer_norm: inputs float32[2 3]", "has no ONNX export"}},
+			return graph.Relu(tape.Apply(ops.UnaryOp("rsqrt"), x))
+		}), x, export.Options{}, []string{"onnx/export: op 0: rsqrt: inputs float32[2 3]", "has no ONNX export"}},
 		{"constant spanning the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Add(graph.Relu(x), tape.Const(c23))
 		}), x, export.Options{}, []string{"op 1: add", "input 1, float32[2 3], a constant, spans dimension 0, the batch"}},
 		{"reshape of the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Reshape(x, 6)
 		}), x, export.Options{}, []string{"op 0: reshape", "reshapes the batch dimension into [6]"}},
+		{"layer norm over the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
+			return graph.LayerNorm(x, tape.Const(c23), tape.Const(c23), 2, 1e-5)
+		}), x, export.Options{}, []string{"op 0: layer_norm", "normalises over 2 axes of a rank-2 input, the batch among them"}},
+		{"an op without typed attributes", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
+			return graph.Transpose(x, 1, 0)
+		}), x, export.Options{}, []string{"op 0: transpose", "has no ONNX export"}},
+		{"matmul of a batch by its transpose", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
+			return graph.MatMul(x, x, false, true)
+		}), x, export.Options{}, []string{"op 0: matmul", "operand b, a batch of rank 2, is a matrix whose rows are the batch"}},
 		{"sum over the batch", dense(func(tape *graph.Tape, x *graph.Value) *graph.Value {
 			return graph.Sum(x)
 		}), x, export.Options{}, []string{"op 0: sum", "reduces over axis 0, the batch"}},
@@ -93,4 +101,27 @@ func TestExportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeSoftmax is an op named softmax without typed attributes (no Attrs
+// method): its translation cannot read an axis.
+type fakeSoftmax struct{}
+
+func (fakeSoftmax) Name() string { return "softmax" }
+
+func (fakeSoftmax) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) { return in[0].Clone(), nil }
+
+func (fakeSoftmax) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor, []bool) ([]*tensor.Tensor, error) {
+	return nil, nil
+}
+
+// An op whose form the translation does not expect is an error naming
+// it, not a panic out of Export.
+func TestExportDoesNotPanic(t *testing.T) {
+	x := tensor.Zeros(tensor.Float32, 2, 3)
+	_, err := export.Marshal(func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+		return tape.Apply(fakeSoftmax{}, tape.Const(in[0]))
+	}, []*tensor.Tensor{x}, export.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "op 0: softmax: inputs float32[2 3]: cannot be translated")
 }

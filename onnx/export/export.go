@@ -160,6 +160,9 @@ type exporter struct {
 	nodeN  int // Plumb ops seen, for errors
 	// lengths are the ragged inputs' sequences, by their lengths input.
 	lengths map[string]*sequences
+	// reserved are the graph's input and output names, which fresh
+	// never returns.
+	reserved map[string]bool
 }
 
 // build traces forward and returns the model.
@@ -176,6 +179,7 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 	e := &exporter{g: &pb.GraphProto{Name: proto.String("plumb")}, vals: map[*tensor.Tensor]*val{}, consts: map[*tensor.Tensor]string{},
 		lengths: map[string]*sequences{}}
 	names := map[string]bool{}
+	e.reserved = names
 	for i, x := range example {
 		var in Input
 		if i < len(opts.Inputs) {
@@ -185,9 +189,17 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 			return nil, err
 		}
 	}
+	out := opts.Output
+	if out == "" {
+		out = "output"
+	}
+	if names[out] {
+		return nil, fmt.Errorf("onnx/export: output name %q is an input's too", out)
+	}
 	tape := graph.NewEvalTape()
-	tape.SetTrace(func(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) {
-		e.op(op, in, out)
+	names[out] = true // the output's name is taken only by renaming the output's node
+	tape.SetTrace(func(op ops.Op, in []*tensor.Tensor, y *tensor.Tensor) {
+		e.op(op, in, y)
 		e.nodeN++
 	})
 	y, err := forward(tape, example).Tensor()
@@ -202,13 +214,6 @@ func build(forward infer.Forward, example []*tensor.Tensor, opts Options) (*pb.M
 		return nil, errors.New("onnx/export: the output is not computed by an op from the inputs")
 	case v.hc:
 		return nil, errors.New("onnx/export: the output is a fused LSTM's [h, c] rows; expected a dense output")
-	}
-	out := opts.Output
-	if out == "" {
-		out = "output"
-	}
-	if names[out] {
-		return nil, fmt.Errorf("onnx/export: output name %q is an input's too", out)
 	}
 	switch {
 	case v.seq != nil:
@@ -347,10 +352,14 @@ func elemType(dt tensor.DType) pb.TensorProto_DataType {
 	return pb.TensorProto_INT64
 }
 
-// fresh returns a new value name.
+// fresh returns a new value name, none of the inputs' or the output's.
 func (e *exporter) fresh() string {
-	e.nextID++
-	return fmt.Sprintf("v%d", e.nextID)
+	for {
+		e.nextID++
+		if name := fmt.Sprintf("v%d", e.nextID); !e.reserved[name] {
+			return name
+		}
+	}
 }
 
 // node appends an ONNX node and returns its first output.
@@ -533,7 +542,15 @@ func (e *exporter) op(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) {
 	e.vals[out] = v
 }
 
-func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) (*val, error) {
+func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor) (v *val, err error) {
+	defer func() {
+		// An op whose attributes or inputs are not the form its
+		// translation reads (one built without typed attributes, say)
+		// fails as an error of that op, never as a panic out of Export.
+		if r := recover(); r != nil {
+			v, err = nil, e.opError(op, in, "cannot be translated (%v); expected the inputs and typed attributes (ops.Attributed) of the registered op", r)
+		}
+	}()
 	vs := make([]*val, len(in))
 	for i, t := range in {
 		v, ok := e.vals[t]
@@ -555,7 +572,7 @@ func (e *exporter) translate(op ops.Op, in []*tensor.Tensor, out *tensor.Tensor)
 			return nil, e.opError(op, in, "input %d is a fused LSTM's [h, c] rows, whose c part ONNX's LSTM does not output per step; expected a slice of its h columns or the final state", i)
 		}
 	}
-	v, err := f(e, call{op: op, in: in, vs: vs, out: out})
+	v, err = f(e, call{op: op, in: in, vs: vs, out: out})
 	if err != nil {
 		return nil, e.opError(op, in, "%v", err)
 	}

@@ -266,7 +266,6 @@ func maxAbsDiff(t *testing.T, a, b *tensor.Tensor) float64 {
 // outputs within 1e-5; the SRL model's LSTMs have activations onnx/run
 // does not run yet, so its file is checked in ONNX Runtime only.
 func TestBookModelsRoundTrip(t *testing.T) {
-	dir := os.Getenv("PLUMB_ONNX_EXPORT_DIR") // bench/onnx_export_check.py's input
 	for _, bm := range bookModels(t) {
 		t.Run(bm.name, func(t *testing.T) {
 			f, ex, opts, _ := bm.batch(t, 2, 1)
@@ -289,7 +288,6 @@ func TestBookModelsRoundTrip(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
-			record := map[string]any{"model": bm.name + ".onnx"}
 			var cases []map[string]any
 			for _, n := range []int{1, 2, 5} {
 				f, ex, opts, feeds := bm.batch(t, n, uint64(10+n))
@@ -309,15 +307,23 @@ func TestBookModelsRoundTrip(t *testing.T) {
 				require.LessOrEqual(t, d, 1e-5, "batch %d: max |Plumb - onnx/run|", n)
 				t.Logf("batch %d: max |Plumb - onnx/run| = %.3g", n, d)
 			}
-			record["cases"] = cases
-			if dir != "" {
-				require.NoError(t, os.WriteFile(filepath.Join(dir, bm.name+".onnx"), buf.Bytes(), 0o644))
-				b, err := json.Marshal(record)
-				require.NoError(t, err)
-				require.NoError(t, os.WriteFile(filepath.Join(dir, bm.name+".json"), b, 0o644))
-			}
+			saveForORT(t, bm.name, buf.Bytes(), cases)
 		})
 	}
+}
+
+// saveForORT writes an exported model and its cases (the ONNX inputs and
+// Plumb's output per batch) into $PLUMB_ONNX_EXPORT_DIR, when it is set,
+// for bench/onnx_export_check.py to run in ONNX Runtime.
+func saveForORT(t *testing.T, name string, model []byte, cases []map[string]any) {
+	dir := os.Getenv("PLUMB_ONNX_EXPORT_DIR")
+	if dir == "" {
+		return
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".onnx"), model, 0o644))
+	b, err := json.Marshal(map[string]any{"model": name + ".onnx", "cases": cases})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644))
 }
 
 // tensorJSON is a tensor as {"dtype", "shape", "values"} for the ONNX

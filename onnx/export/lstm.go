@@ -27,8 +27,9 @@ import (
 // val.hc). Reverse is ONNX's direction "reverse", which like Plumb runs
 // each sequence from its own last step.
 func init() {
-	register("lstm", func(e *exporter, c call) (*val, error) { return e.lstm(c, false) })
-	register("lstm_projected", func(e *exporter, c call) (*val, error) { return e.lstm(c, true) })
+	register("lstm", func(e *exporter, c call) (*val, error) { return e.lstm(c) })
+	register("lstm_projected", func(e *exporter, c call) (*val, error) { return e.lstm(c) })
+	register("lstm_cell", func(e *exporter, c call) (*val, error) { return e.lstm(c) })
 	register("rnn_final_state", func(e *exporter, c call) (*val, error) { return e.rnnFinalState(c) })
 }
 
@@ -48,31 +49,59 @@ func rnnActivation(a ops.RNNActivation) (string, error) {
 	return "", fmt.Errorf("activation %v has no ONNX LSTM form; expected tanh, sigmoid or relu", a)
 }
 
-func (e *exporter) lstm(c call, projected bool) (*val, error) {
-	a := c.attrs().(ops.LSTMAttrs)
-	x, err := raggedInput(c, a.Offsets)
-	if err != nil {
-		return nil, err
+// lstmRoles are the positions of an LSTM op's inputs x, W, U, b,
+// peephole, h0 and c0 (-1 where left out), by op and input count, as
+// ops.lstmOp's roles: the fused op's order is x, W, U, b, [peephole],
+// [h0, c0], lstm_projected's x, U, b, [peephole], the cell's x, h, c, W,
+// U, b, [peephole].
+func lstmRoles(name string, n int) [7]int {
+	switch {
+	case name == "lstm_projected" && n == 3:
+		return [7]int{0, -1, 1, 2, -1, -1, -1}
+	case name == "lstm_projected":
+		return [7]int{0, -1, 1, 2, 3, -1, -1}
+	case name == "lstm_cell" && n == 6:
+		return [7]int{0, 3, 4, 5, -1, 1, 2}
+	case name == "lstm_cell":
+		return [7]int{0, 3, 4, 5, 6, 1, 2}
+	case n == 4:
+		return [7]int{0, 1, 2, 3, -1, -1, -1}
+	case n == 5:
+		return [7]int{0, 1, 2, 3, 4, -1, -1}
+	case n == 6:
+		return [7]int{0, 1, 2, 3, -1, 4, 5}
 	}
-	// Inputs by role: x, [W], U, b, [peephole].
-	rest := c.in[1:]
-	restV := c.vs[1:]
-	var w *tensor.Tensor
-	if !projected {
-		w, rest, restV = rest[0], rest[1:], restV[1:]
+	return [7]int{0, 1, 2, 3, 4, 5, 6}
+}
+
+// lstm writes lstm, lstm_projected (over a ragged batch) or lstm_cell (one
+// step of a dense batch: ONNX's LSTM over one step, its Y_h and Y_c side by
+// side as the cell's [h', c']).
+func (e *exporter) lstm(c call) (*val, error) {
+	name := c.op.Name()
+	cell := name == "lstm_cell"
+	var a ops.LSTMAttrs
+	if cell {
+		ca := c.attrs().(ops.LSTMCellAttrs)
+		a.Candidate, a.Cell = ca.Candidate, ca.Cell
+	} else {
+		a = c.attrs().(ops.LSTMAttrs)
 	}
-	if len(rest) > 3 {
-		return nil, fmt.Errorf("initial states h0 and c0; expected the zero initial state")
+	r := lstmRoles(name, len(c.in))
+	x := c.vs[0]
+	if !cell {
+		if _, err := raggedInput(c, a.Offsets); err != nil {
+			return nil, err
+		}
+	} else if x.seq != nil || !x.batch {
+		return nil, fmt.Errorf("input x is not a dense batch [batch, In]; expected one step of a batch")
 	}
-	for _, v := range restV {
-		if !v.konst {
-			return nil, fmt.Errorf("a weight is computed from the inputs; expected constants")
+	for k := 1; k <= 4; k++ { // W, U, b, peephole
+		if r[k] >= 0 && !c.vs[r[k]].konst {
+			return nil, fmt.Errorf("input %d, a weight, is computed from the inputs; expected a constant", r[k])
 		}
 	}
-	if !projected && !c.vs[1].konst {
-		return nil, fmt.Errorf("the input kernel is computed from the inputs; expected a constant")
-	}
-	u, b := rest[0], rest[1]
+	u, b := c.in[r[2]], c.in[r[3]]
 	dt := c.in[0].DType()
 	h := u.Dim(0)
 	in := c.in[0].Dim(1)
@@ -85,10 +114,10 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 			row, col := k*h+j, g*h+j
 			for m := range in {
 				switch {
-				case projected && m == col:
+				case r[1] < 0 && m == col: // lstm_projected: the identity
 					wo.SetAt(row*in+m, 1)
-				case !projected:
-					wo.SetAt(row*in+m, w.At(m*4*h+col))
+				case r[1] >= 0:
+					wo.SetAt(row*in+m, c.in[r[1]].At(m*4*h+col))
 				}
 			}
 			for m := range h {
@@ -97,16 +126,29 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 			bo.SetAt(row, b.At(col))
 		}
 	}
-	names := e.rnnInputs(x, wo, ro, bo)
-	if len(rest) == 3 { // peepholes: Plumb's i, f, o to ONNX's i, o, f
-		p := rest[2]
+	var names []string
+	if cell {
+		names = e.cellInputs(x, wo, ro, bo)
+	} else {
+		names = e.rnnInputs(x, wo, ro, bo)
+	}
+	init, err := e.initialStates(c, r[5], r[6])
+	if err != nil {
+		return nil, err
+	}
+	names = append(names, init...)
+	if r[4] >= 0 { // peepholes: Plumb's i, f, o to ONNX's i, o, f
+		p := c.in[r[4]]
 		po := tensor.Zeros(dt, 1, 3*h)
 		for k, g := range [3]int{0, 2, 1} {
 			for j := range h {
 				po.SetAt(k*h+j, p.At(g*h+j))
 			}
 		}
-		names = append(names, "", "", e.constant(po))
+		for len(names) < 7 {
+			names = append(names, "")
+		}
+		names = append(names, e.constant(po))
 	}
 	attrs := []*pb.AttributeProto{attrInt("hidden_size", int64(h))}
 	if a.Reverse {
@@ -125,7 +167,39 @@ func (e *exporter) lstm(c call, projected bool) (*val, error) {
 	}
 	y, yh, yc := e.fresh(), e.fresh(), e.fresh()
 	e.node("LSTM", names, []string{y, yh, yc}, attrs...)
+	if cell { // [h', c'] of the one step
+		hh := e.apply("Squeeze", []string{yh, e.ints64(0)})
+		cc := e.apply("Squeeze", []string{yc, e.ints64(0)})
+		return &val{batch: true, name: e.apply("Concat", []string{hh, cc}, attrInt("axis", 1))}, nil
+	}
 	return &val{seq: x.seq, hc: true, name: e.rnnSteps(y), final: [2]string{yh, yc}, reverse: a.Reverse}, nil
+}
+
+// initialStates returns ONNX's initial_h and initial_c inputs ([1, batch,
+// H]) from the inputs at positions ih and ic (-1: none, "" for ONNX's
+// zeros); ic < 0 gives initial_h alone (a GRU's).
+func (e *exporter) initialStates(c call, ih, ic int) ([]string, error) {
+	if ih < 0 {
+		return []string{"", ""}, nil
+	}
+	var out []string
+	for _, i := range []int{ih, ic} {
+		if i < 0 {
+			continue
+		}
+		if v := c.vs[i]; !v.batch || v.seq != nil {
+			return nil, fmt.Errorf("input %d, an initial state %v%v, is not computed from a dense batch input; expected [batch, H] rows of the batch, since the exported batch size is symbolic", i, c.in[i].DType(), c.in[i].Shape())
+		}
+		out = append(out, e.apply("Unsqueeze", []string{c.vs[i].name, e.ints64(0)}))
+	}
+	return out, nil
+}
+
+// cellInputs are an ONNX LSTM's or GRU's first five inputs for one step of
+// a dense batch x [batch, In]: X [1, batch, In], W, R, B, and no
+// sequence_lens.
+func (e *exporter) cellInputs(x *val, w, r, b *tensor.Tensor) []string {
+	return []string{e.apply("Unsqueeze", []string{x.name, e.ints64(0)}), e.constant(w), e.constant(r), e.constant(b), ""}
 }
 
 // rnnInputs are an ONNX LSTM's or GRU's first five inputs: X, the padded
@@ -146,8 +220,8 @@ func (e *exporter) rnnSteps(y string) string {
 }
 
 // rnnFinalState is rnn_final_state: each sequence's state after its last
-// step (after its first with reverse), [batch, width], zeros for an empty
-// sequence. Of a fused LSTM's [h, c] rows it is ONNX LSTM's Y_h and Y_c
+// step (after its first with reverse), [batch, width], the initial state
+// (zeros without one) for an empty sequence. Of a fused LSTM's [h, c] rows it is ONNX LSTM's Y_h and Y_c
 // side by side, when the LSTM ran in the same direction; of other rows it
 // is the last (first) step, as sequence_pool's.
 func (e *exporter) rnnFinalState(c call) (*val, error) {
@@ -156,20 +230,34 @@ func (e *exporter) rnnFinalState(c call) (*val, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.in) > 1 {
-		return nil, fmt.Errorf("an initial state; expected the zero initial state")
-	}
 	if !x.hc {
 		pool := ops.SequencePoolLast
 		if a.Reverse {
 			pool = ops.SequencePoolFirst
 		}
-		return e.sequencePool(x, pool, 0, c.in[0].Rank()+1, c.in[0].DType())
+		y, err := e.sequencePool(x, pool, 0, c.in[0].Rank()+1, c.in[0].DType())
+		if err != nil || len(c.in) == 1 {
+			return y, err
+		}
+		// An empty sequence's final state is the initial one.
+		if v := c.vs[1]; !v.batch || v.seq != nil {
+			return nil, fmt.Errorf("the initial state is not computed from a dense batch input; expected [batch, H] rows of the batch")
+		}
+		return &val{batch: true, name: e.apply("Where", []string{e.nonEmpty(x.seq, c.in[0].Rank()), y.name, c.vs[1].name})}, nil
 	}
 	if x.reverse != a.Reverse {
 		return nil, fmt.Errorf("the final state of the other direction than the LSTM ran (reverse %v, the LSTM's %v); expected the same", a.Reverse, x.reverse)
 	}
 	h := e.apply("Squeeze", []string{x.final[0], e.ints64(0)})
 	cc := e.apply("Squeeze", []string{x.final[1], e.ints64(0)})
-	return &val{batch: true, name: e.apply("Concat", []string{h, cc}, attrInt("axis", 1))}, nil
+	y := e.apply("Concat", []string{h, cc}, attrInt("axis", 1))
+	if len(c.in) == 1 {
+		return &val{batch: true, name: y}, nil
+	}
+	// An empty sequence's final state is the initial one; ONNX Runtime's
+	// Y_h and Y_c for a sequence_lens of 0 are not, so say it outright.
+	if v := c.vs[1]; !v.batch || v.seq != nil {
+		return nil, fmt.Errorf("the initial state is not computed from a dense batch input; expected [batch, 2H] rows of the batch")
+	}
+	return &val{batch: true, name: e.apply("Where", []string{e.nonEmpty(x.seq, 2), y, c.vs[1].name})}, nil
 }

@@ -3,6 +3,8 @@ package export_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,6 +115,7 @@ func roundTrip(t *testing.T, oc opCase) {
 	require.NoError(t, err)
 	c, err := run.Compile(m)
 	require.NoError(t, err)
+	var cases []map[string]any
 	for _, n := range []int{1, 3, 6} {
 		fw, ex, opts, feeds := oc.example(t, f, n, uint64(20+n))
 		want, err := fw(graph.NewEvalTape(), ex).Tensor()
@@ -123,7 +126,9 @@ func roundTrip(t *testing.T, oc opCase) {
 			want, _ = padRows(want, opts.Inputs[0].Offsets, 0)
 		}
 		assert.LessOrEqual(t, maxAbsDiff(t, want, out["output"]), 1e-5, "batch %d", n)
+		cases = append(cases, map[string]any{"inputs": tensorsJSON(feeds), "want": tensorJSON(want)})
 	}
+	saveForORT(t, "op_"+strings.NewReplacer(" ", "_", ",", "", "-", "m").Replace(oc.name), buf.Bytes(), cases)
 }
 
 // Each op Export writes, alone or in a small net, round-trips through
@@ -163,7 +168,7 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.SequencePool(h, ops.SequencePoolSum, 0)
 				}
 			}},
-		opCase{name: "lstm with peepholes, reverse, final state and pooled h", ragged: true, row: []int{3},
+		opCase{name: "lstm with peepholes, reverse, final state and pooled h", ragged: true, row: []int{3}, empty: true,
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				const h = 4
 				w, u, b, p := randT(t, rng, 3, 4*h), randT(t, rng, h, 4*h), randT(t, rng, 4*h), randT(t, rng, 3*h)
@@ -172,7 +177,7 @@ func TestOpsRoundTrip(t *testing.T) {
 					return graph.Concat(1, final.H, final.C, graph.SequencePool(hs, ops.SequencePoolMax, 0))
 				}
 			}},
-		opCase{name: "gru both reset forms, both directions, final states", ragged: true, row: []int{3},
+		opCase{name: "gru both reset forms, both directions, final states", ragged: true, row: []int{3}, empty: true,
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				const h = 4
 				w1, u1, b1 := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
@@ -187,7 +192,8 @@ func TestOpsRoundTrip(t *testing.T) {
 			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
 				g, b := randT(t, rng, 3), randT(t, rng, 3)
 				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
-					graph.Relu(graph.LayerNorm(x, tape.Const(g), tape.Const(b), 1, 1e-5)) // computed, not returned
+					graph.Relu(tape.Apply(ops.UnaryOp("rsqrt"), graph.Add(x, tape.Const(g)))) // computed, not returned
+					_ = b
 					return graph.Tanh(x)
 				}
 			}},
@@ -196,6 +202,51 @@ func TestOpsRoundTrip(t *testing.T) {
 				w := randT(t, rng, 3, 2)
 				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
 					return graph.Tanh(graph.Linear(s.Values, tape.Const(w), nil))
+				}
+			}},
+		opCase{name: "matmul and layer norm", row: []int{3, 4},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				w, g, b := randT(t, rng, 5, 4), randT(t, rng, 4), randT(t, rng, 4)
+				w3 := randT(t, rng, 1, 3, 3)
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					n := graph.LayerNorm(x, tape.Const(g), tape.Const(b), 1, 1e-3)
+					y := graph.MatMul(n, tape.Const(w), false, true) // [n, 3, 5]
+					s := graph.MatMul(x, x, false, true)             // [n, 3, 3]
+					s = graph.MatMul(tape.Const(w3), s, false, true) // [n, 3, 3]
+					return graph.Concat(2, y, s, graph.MatMul(x, x, false, true))
+				}
+			}},
+		opCase{name: "layer norm and matmul on ragged rows", ragged: true, row: []int{4},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				w, g, b := randT(t, rng, 4, 2), randT(t, rng, 4), randT(t, rng, 4)
+				return func(tape *graph.Tape, _ *graph.Value, s graph.Seq) *graph.Value {
+					n := graph.LayerNorm(s.Values, tape.Const(g), tape.Const(b), 1, 1e-5)
+					return graph.SequencePool(s.With(graph.MatMul(n, tape.Const(w), false, false)), ops.SequencePoolSum, 0)
+				}
+			}},
+		opCase{name: "activations written as formulas, selu, hard_swish, hard_sigmoid", row: []int{5},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					x = graph.Mul(x, tape.Const(tensor.Scalar(float32(4)))) // into the nonlinear ranges
+					return graph.Concat(1, graph.Gelu(x), graph.GeluTanh(x), graph.Swish(x), graph.Mish(x), graph.Selu(x),
+						tape.Apply(ops.UnaryOp("hard_swish"), x), graph.HardSigmoid(x, 0.3, 0.4))
+				}
+			}},
+		opCase{name: "lstm and gru cells", row: []int{3},
+			build: func(t *testing.T, rng *rand.Rand) func(*graph.Tape, *graph.Value, graph.Seq) *graph.Value {
+				const h = 4
+				wh, wc := randT(t, rng, 3, h), randT(t, rng, 3, h)
+				lw, lu, lb, lp := randT(t, rng, 3, 4*h), randT(t, rng, h, 4*h), randT(t, rng, 4*h), randT(t, rng, 3*h)
+				g1w, g1u, g1b := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
+				g2w, g2u, g2b := randT(t, rng, 3, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 3*h)
+				return func(tape *graph.Tape, x *graph.Value, _ graph.Seq) *graph.Value {
+					k := tape.Const
+					h0 := graph.Tanh(graph.Linear(x, k(wh), nil))
+					c0 := graph.Linear(x, k(wc), nil)
+					s := graph.LSTMCell(x, graph.LSTMState{H: h0, C: c0}, graph.LSTMWeights{W: k(lw), U: k(lu), B: k(lb), Peephole: k(lp)})
+					g1 := graph.GRUCell(x, h0, graph.GRUWeights{W: k(g1w), U: k(g1u), B: k(g1b), ResetAfter: true})
+					g2 := graph.GRUCell(x, h0, graph.GRUWeights{W: k(g2w), U: k(g2u), B: k(g2b)})
+					return graph.Concat(1, s.H, s.C, g1, g2)
 				}
 			}},
 		opCase{name: "reductions", row: []int{3, 4},
@@ -275,4 +326,113 @@ func TestSharedLengths(t *testing.T) {
 	opts.Inputs[1].Offsets = []int{0, 2, 3, off[len(off)-1]}
 	_, err = export.Marshal(forward(off), []*tensor.Tensor{a, b}, opts)
 	assert.ErrorContains(t, err, `input "b" shares lengths "n" with input "a", but its offsets`)
+}
+
+// Inputs and an output named like the exporter's own values (v1, v2, ...)
+// keep their names, and the graph stays well formed.
+func TestNamesDoNotCollide(t *testing.T) {
+	rng := tensor.NewRNG(4)
+	w, b := randT(t, rng, 3, 2), randT(t, rng, 2)
+	x := randT(t, rng, 4, 3)
+	forward := func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+		return graph.Tanh(graph.Relu(graph.Linear(tape.Const(in[0]), tape.Const(w), tape.Const(b))))
+	}
+	bs, err := export.Marshal(forward, []*tensor.Tensor{x}, export.Options{Inputs: []export.Input{{Name: "v1"}}, Output: "v3"})
+	require.NoError(t, err)
+	m, err := onnx.Decode(bytes.NewReader(bs), int64(len(bs)), onnx.Options{})
+	require.NoError(t, err)
+	c, err := run.Compile(m)
+	require.NoError(t, err)
+	out, err := c.Run(map[string]*tensor.Tensor{"v1": x})
+	require.NoError(t, err)
+	want, err := forward(graph.NewEvalTape(), []*tensor.Tensor{x}).Tensor()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, maxAbsDiff(t, want, out["v3"]), 1e-6)
+	seen := map[string]bool{}
+	for _, n := range m.Graph.Nodes {
+		for _, o := range n.Outputs {
+			require.False(t, seen[o], "value %s produced twice", o)
+			require.NotEqual(t, "v1", o)
+			seen[o] = true
+		}
+	}
+}
+
+// Every op Export writes is a registered Plumb op and is in docs/onnx.md's
+// export table.
+func TestSupportedOpsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/onnx.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "## Export a model")
+	require.True(t, ok)
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		first := strings.Split(line, "|")[1]
+		for _, w := range strings.FieldsFunc(first, func(r rune) bool { return r == ',' || r == ' ' || r == '(' || r == ')' }) {
+			rows[w] = true
+		}
+	}
+	require.NotEmpty(t, export.Supported())
+	for _, name := range export.Supported() {
+		assert.True(t, rows[name], "op %s is not in docs/onnx.md's export table", name)
+		_, ok := ops.Lookup(name)
+		assert.True(t, ok, "op %s is not a registered Plumb op", name)
+	}
+}
+
+// LSTM and GRU over a ragged batch from initial states computed from a
+// dense input (the final states of empty sentences are those states).
+func TestInitialStates(t *testing.T) {
+	rng := tensor.NewRNG(8)
+	const h = 3
+	lw, lu, lb := randT(t, rng, 2, 4*h), randT(t, rng, h, 4*h), randT(t, rng, 4*h)
+	gw, gu, gb := randT(t, rng, 2, 3*h), randT(t, rng, h, 3*h), randT(t, rng, 2, 3*h)
+	wh := randT(t, rng, 2, h)
+	example := func(n int) ([]int, *tensor.Tensor, *tensor.Tensor) {
+		off := []int{0}
+		for q := range n {
+			l := 1 + rng.IntN(4)
+			if q%3 == 1 {
+				l = 0
+			}
+			off = append(off, off[q]+l)
+		}
+		return off, randT(t, rng, off[n], 2), randT(t, rng, n, 2)
+	}
+	forward := func(off []int) func(*graph.Tape, []*tensor.Tensor) *graph.Value {
+		return func(tape *graph.Tape, in []*tensor.Tensor) *graph.Value {
+			k := tape.Const
+			s := graph.Seq{Values: k(in[0]), Offsets: off}
+			h0 := graph.Tanh(graph.Linear(k(in[1]), k(wh), nil))
+			c0 := graph.Sigmoid(h0)
+			hs, fl := graph.LSTM(s, graph.LSTMWeights{W: k(lw), U: k(lu), B: k(lb)}, &graph.LSTMState{H: h0, C: c0}, true)
+			gs, fg := graph.GRU(s, graph.GRUWeights{W: k(gw), U: k(gu), B: k(gb), ResetAfter: true}, h0, false)
+			return graph.Concat(1, fl.H, fl.C, fg, graph.SequencePool(hs, ops.SequencePoolSum, 0), graph.SequencePool(gs, ops.SequencePoolMax, 0))
+		}
+	}
+	off, x, d := example(3)
+	opts := export.Options{Inputs: []export.Input{{Name: "x", Offsets: off}, {Name: "d"}}}
+	var buf bytes.Buffer
+	require.NoError(t, export.Export(&buf, forward(off), []*tensor.Tensor{x, d}, opts))
+	m, err := onnx.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()), onnx.Options{})
+	require.NoError(t, err)
+	c, err := run.Compile(m)
+	require.NoError(t, err)
+	var cases []map[string]any
+	for _, n := range []int{1, 4, 7} {
+		off, x, d := example(n)
+		want, err := forward(off)(graph.NewEvalTape(), []*tensor.Tensor{x, d}).Tensor()
+		require.NoError(t, err)
+		px, l := padRows(x, off, 5)
+		feeds := map[string]*tensor.Tensor{"x": px, "x_lengths": l, "d": d}
+		got, err := c.Run(feeds)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, maxAbsDiff(t, want, got["output"]), 1e-5, "batch %d", n)
+		cases = append(cases, map[string]any{"inputs": tensorsJSON(feeds), "want": tensorJSON(want)})
+	}
+	saveForORT(t, "op_initial_states", buf.Bytes(), cases)
 }

@@ -113,10 +113,15 @@ func (e *exporter) expand(name string, have, rank int) string {
 // unlessEmpty returns Where(lengths > 0, y, pad) for y of the given rank
 // ([batch, ...]): an empty sequence's pooled row is pad.
 func (e *exporter) unlessEmpty(s *sequences, y string, rank int, dt tensor.DType, pad float64) *val {
-	nonEmpty := e.derive(s, "nonempty", func() string {
+	return &val{batch: true, name: e.apply("Where", []string{e.nonEmpty(s, rank), y, e.scalar(dt, pad)})}
+}
+
+// nonEmpty is lengths > 0, BOOL [batch] with ones appended up to rank.
+func (e *exporter) nonEmpty(s *sequences, rank int) string {
+	n := e.derive(s, "nonempty", func() string {
 		return e.apply("Greater", []string{s.lengths, e.constant(tensor.Scalar(int64(0)))})
 	})
-	return &val{batch: true, name: e.apply("Where", []string{e.expand(nonEmpty, 1, rank), y, e.scalar(dt, pad)})}
+	return e.expand(n, 1, rank)
 }
 
 // sequencePool pools x, the rows of a ragged batch padded to rank, over
