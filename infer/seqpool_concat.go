@@ -78,8 +78,12 @@ func (o *seqPoolConcatOp) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Ten
 }
 
 func (o *seqPoolConcatOp) check(in []*tensor.Tensor) error {
-	if len(o.branches) == 0 || len(in) != o.branches[len(o.branches)-1].hi || in[0] == nil || !in[0].DType().IsFloat() {
-		return ops.Errorf(o.name, in, "want the %d inputs it was compiled for, of a float dtype", o.branches[len(o.branches)-1].hi)
+	want := 0
+	if len(o.branches) > 0 {
+		want = o.branches[len(o.branches)-1].hi
+	}
+	if want == 0 || len(in) != want || in[0] == nil || !in[0].DType().IsFloat() {
+		return ops.Errorf(o.name, in, "want the %d inputs it was compiled for, of a float dtype", want)
 	}
 	dt := in[0].DType()
 	for i, b := range o.branches {
