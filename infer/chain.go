@@ -138,7 +138,7 @@ func (o *chainOp) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor, []b
 }
 
 func (o *chainOp) check(in []*tensor.Tensor) error {
-	if len(in) != len(o.stride) || in[0] == nil || !in[0].DType().IsFloat() || !sameSig(in[0], in[0].DType(), o.shape) {
+	if len(in) == 0 || len(in) != len(o.stride) || in[0] == nil || !in[0].DType().IsFloat() || !sameSig(in[0], in[0].DType(), o.shape) {
 		return ops.Errorf(o.name, in, "want %d inputs, the first a host float tensor %v", len(o.stride), o.shape)
 	}
 	return o.checkOthers(in)
