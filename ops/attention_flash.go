@@ -176,17 +176,8 @@ func (km *keyMatrix[T]) mul(m, n int, alpha T, a []T, lda int, c []T, ldc int) {
 // sums; a NaN input does not make it wide.
 func wideScores(f flash, q, k, v []float32) bool {
 	const limit = math.MaxFloat32 / 2
-	mq, mk, mv := maxAbs(q), maxAbs(k), maxAbs(v)
+	mq, mk, mv := float64(vec.MaxAbs(q)), float64(vec.MaxAbs(k)), float64(vec.MaxAbs(v))
 	return math.Abs(f.scale)*float64(f.d)*mq*mk > limit || float64(f.tk)*mv > limit
-}
-
-// maxAbs returns the largest |x| of x, in float64 (0 for an empty x).
-func maxAbs(x []float32) float64 {
-	var m float32
-	for _, v := range x {
-		m = max(m, v, -v)
-	}
-	return float64(m)
 }
 
 // widen returns x converted to float64.
