@@ -13,7 +13,8 @@ func passes(opts Options) []pass {
 		ps = append(ps, pass{"batch norm folded into conv/linear", foldAffine},
 			pass{"batch norm folded into the unpadded conv after it", foldAffineForward})
 	}
-	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
+	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv},
+		pass{"recurrent weights prepacked", prepackRecurrent})
 	if !opts.NoFusion {
 		ps = append(ps, pass{"bias, residual and activation epilogues", fuseEpilogues})
 	}
