@@ -574,17 +574,28 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d l
 // outputs, and zj tanh(c') on entry.
 func lstmTanhGateGrads[T tensor.Float](act, cp, gout, dh, dc, zj []T) {
 	h := len(dh)
-	i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
-	gh, gc := gout[:h], gout[h:2*h]
-	dzi, dzf, dzg, dzo := zj[:h], zj[h:2*h], zj[2*h:3*h], zj[3*h:4*h]
+	i, f, g, o := act[:h:h], act[h:2*h:2*h], act[2*h:3*h:3*h], act[3*h:4*h:4*h]
+	gh, gc, dc := gout[:h:h], gout[h:2*h:2*h], dc[:h:h]
+	dzi, dzf, dzg, dzo := zj[:h:h], zj[h:2*h:2*h], zj[2*h:3*h:3*h], zj[3*h:4*h:4*h]
+	if cp == nil { // a zero previous cell: δf is δc'·0·f(1-f), kept as a product for NaN and signed zeros
+		var zero T
+		for k := range dh {
+			tc, ik, fk, gk, ok := dzi[k], i[k], f[k], g[k], o[k]
+			dhk := dh[k] + gh[k]
+			dck := dc[k] + gc[k] + dhk*ok*(1-tc*tc)
+			dzo[k] = dhk * tc * ok * (1 - ok)
+			dzi[k] = dck * gk * ik * (1 - ik)
+			dzf[k] = dck * zero * fk * (1 - fk)
+			dzg[k] = dck * ik * (1 - gk*gk)
+			dc[k] = dck * fk
+		}
+		return
+	}
+	cp = cp[:h:h]
 	for k := range dh {
-		tc, ik, fk, gk, ok := zj[k], i[k], f[k], g[k], o[k]
+		tc, ik, fk, gk, ok, cpk := dzi[k], i[k], f[k], g[k], o[k], cp[k]
 		dhk := dh[k] + gh[k]
 		dck := dc[k] + gc[k] + dhk*ok*(1-tc*tc)
-		var cpk T
-		if cp != nil {
-			cpk = cp[k]
-		}
 		dzo[k] = dhk * tc * ok * (1 - ok)
 		dzi[k] = dck * gk * ik * (1 - ik)
 		dzf[k] = dck * cpk * fk * (1 - fk)
