@@ -342,7 +342,9 @@ func (f *lstmFwd[T]) run(r rnnRun) {
 			row := s.row(j, t)
 			vec.Sum(f.z[j*g4:(j+1)*g4], f.xw[row*g4:(row+1)*g4], f.d.b)
 		}
-		runGemm(r, n, f.hs, h, f.u, 1, f.z, g4)
+		if t > 0 || f.d.h0 != nil { // a zero initial state adds nothing to x·W + b
+			runGemm(r, n, f.hs, h, f.u, 1, f.z, g4)
+		}
 		r.each(0, t, n, gateWork*h)
 	}
 }
@@ -441,7 +443,7 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 	i := floatIndex[T]()
 	b := getPass[lstmBwd[T]](&lstmBwdPools, i)
 	defer putPass(&lstmBwdPools, i, b)
-	*b = lstmBwd[T]{s: s, h: h, a: a, d: d, out: out, gout: gout, act: act, ut: ut, dz: dz, dh: dh, dc: dc, dzs: dzs, gp: gr.p}
+	*b = lstmBwd[T]{s: s, h: h, a: a, d: d, out: out, gout: gout, act: act, ut: ut, dz: dz, dh: dh, dc: dc, dzs: dzs, gp: gr.p, needH0: gr.h0 != nil}
 	// The peepholes' gradient sums every row of a step in order: no split.
 	eachRun(&b.rnnDriver, b, s, total*g4*h, gr.p == nil)
 	unsortRows(s, h, gr.h0, dh)
@@ -475,6 +477,7 @@ type lstmBwd[T tensor.Float] struct {
 	d                                   lstmSlices[T]
 	out, gout, act, dz, dh, dc, dzs, gp []T
 	ut                                  *gemm.PackedB[T]
+	needH0                              bool // h0's gradient is wanted
 }
 
 // run takes run r of the batch back through every step and adds the
@@ -500,7 +503,9 @@ func (b *lstmBwd[T]) run(r rnnRun) {
 				}
 			}
 		}
-		runGemm(r, n, b.dzs, g4, b.ut, 0, b.dh, h)
+		if t > 0 || b.needH0 { // δh of the first step reaches only h0's gradient
+			runGemm(r, n, b.dzs, g4, b.ut, 0, b.dh, h)
+		}
 	}
 }
 
