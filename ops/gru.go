@@ -387,7 +387,14 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 		defer putScratch(b)
 		drec = *b
 	}
-	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	dhp, stepp, drhp := getScratch[T](bs*h), getScratch[T](bs*g3), getScratch[T](bs*h)
+	defer putScratch(dhp)
+	defer putScratch(stepp)
+	defer putScratch(drhp)
+	dh, step, drh := *dhp, *stepp, *drhp
+	clear(dh) // δh starts at zero beyond each sequence's last step
+	clear(step)
+	clear(drh)
 	var ut, uzrt, uht *gemm.PackedB[T] // transposed blocks of U, packed once for all steps
 	if resetAfter {
 		ut = gemm.PackB(true, g3, h, d.u, g3)

@@ -438,7 +438,13 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 		defer putScratch(buf)
 		dz = *buf
 	}
-	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	dhp, dcp, dzsp := getScratch[T](bs*h), getScratch[T](bs*h), getScratch[T](bs*g4)
+	defer putScratch(dhp)
+	defer putScratch(dcp)
+	defer putScratch(dzsp)
+	dh, dc, dzs := *dhp, *dcp, *dzsp
+	clear(dh) // δh and δc start at zero beyond each sequence's last step
+	clear(dc)
 	ut := gemm.PackB(true, g4, h, d.u, g4) // Uᵀ, once for all steps
 	i := floatIndex[T]()
 	b := getPass[lstmBwd[T]](&lstmBwdPools, i)
