@@ -12,10 +12,11 @@ TensorFlow's steps return the losses too: else its graph optimizer prunes
 what only the loss needs (the forward convolutions, attention's w·v).
 
 It prints one line per workload: name, framework, threads, best milliseconds
-per step over ROUNDS timed steps after two warm-up steps, and for conv the
-GFLOP/s counted as the Go benchmark counts them.
+per step over ROUNDS timed steps after two warm-up steps, for conv the
+GFLOP/s counted as the Go benchmark counts them, and with --each every timed
+step's milliseconds (bench/kernels_lstm.sh takes their median).
 
-  python bench/kernels.py tf|torch --threads N [--rounds R] [--only lstm,gru,attention,conv]
+  python bench/kernels.py tf|torch --threads N [--rounds R] [--only lstm,gru,attention,conv] [--each]
 """
 import argparse
 import os
@@ -38,15 +39,16 @@ def conv_flops():
     return total
 
 
-def best_ms(step, rounds):
+def step_ms(step, rounds):
+    """Milliseconds of each of ROUNDS timed steps, after two warm-up steps."""
     step()
     step()
-    best = float("inf")
+    times = []
     for _ in range(rounds):
         t = time.perf_counter()
         step()
-        best = min(best, time.perf_counter() - t)
-    return 1e3 * best
+        times.append(1e3 * (time.perf_counter() - t))
+    return times
 
 
 def torch_steps(threads):
@@ -143,11 +145,15 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="lstm,gru,attention,conv")
+    p.add_argument("--each", action="store_true", help="print every timed step's milliseconds after the best")
     a = p.parse_args()
     steps = (tf_steps if a.framework == "tf" else torch_steps)(a.threads)
     for name in a.only.split(","):
-        ms = best_ms(steps[name], a.rounds)
+        times = step_ms(steps[name], a.rounds)
+        ms = min(times)
         extra = f" {conv_flops() / (ms / 1e3) / 1e9:.2f}GFLOP/s" if name == "conv" else ""
+        if a.each:
+            extra += " " + " ".join(f"{t:.2f}" for t in times)
         print(f"{name} {a.framework} {a.threads} {ms:.2f}{extra}", flush=True)
 
 

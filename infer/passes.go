@@ -15,7 +15,8 @@ func passes(opts Options) []pass {
 			pass{"batch norm folded into the unpadded conv after it", foldAffineForward},
 			pass{"consecutive linear layers folded into one", foldLinearChains})
 	}
-	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv})
+	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv},
+		pass{"recurrent weights prepacked", prepackRecurrent})
 	if !opts.NoFusion {
 		ps = append(ps, pass{"bias, residual and activation epilogues", fuseEpilogues})
 		ps = append(ps, pass{"sequence pools and their concat as one op", fuseSeqPoolConcat})

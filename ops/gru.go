@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/vec"
@@ -35,6 +36,9 @@ type gruOp struct {
 	rech  any            // *[]T [total, H], a scratch buffer: h·Uh + b_rec,h (ResetAfter only)
 	pw    *PackedWeights // W packed once by the caller (GRUCellPackedOp), or nil
 	pu    *PackedWeights // U likewise (ResetAfter only: the other form packs U's blocks apart)
+	// blocks is U's blocks packed once without ResetAfter
+	// (PackRecurrentWeights), or nil.
+	blocks *gruBlocks
 }
 
 // GRUOp returns the fused GRU over a ragged batch. Inputs, in order:
@@ -97,51 +101,54 @@ func (o *gruOp) roles(in []*tensor.Tensor) gruInputs {
 
 // Check is gru's and gru_cell's device-free check (Checker).
 func (o *gruOp) Check(in []*tensor.Tensor) error {
-	_, _, _, _, err := o.validate(in, checkShapes)
+	c := *o // a cell's validate sets its offsets
+	s := schedules.Get().(*rnnSchedule)
+	defer schedules.Put(s)
+	_, _, _, err := c.validate(in, checkShapes, s)
 	return err
 }
 
 // validate checks the inputs (count and dtype with checkDType, then
-// shapes, attributes and offsets) and returns their roles, sizes and
-// schedule.
-func (o *gruOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error)) (gruInputs, int, int, *rnnSchedule, error) {
+// shapes, attributes and offsets), makes s their schedule and returns
+// their roles and sizes. A cell's offsets are s's buffer.
+func (o *gruOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error), s *rnnSchedule) (gruInputs, int, int, error) {
 	var r gruInputs
 	switch {
 	case o.name == "gru_cell" && len(in) != 5:
-		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, h, W, U, b")
+		return r, 0, 0, Errorf(o.name, in, "want inputs x, h, W, U, b")
 	case len(in) != 4 && len(in) != 5:
-		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, W, U, b and optional h0")
+		return r, 0, 0, Errorf(o.name, in, "want inputs x, W, U, b and optional h0")
 	}
 	if _, err := checkDType(o.name, in, len(in)); err != nil {
-		return r, 0, 0, nil, err
+		return r, 0, 0, err
 	}
 	r = o.roles(in)
 	if o.name == "gru_cell" {
-		o.attrs.Offsets = cellOffsets(r.x)
+		o.attrs.Offsets = s.cellOffsets(r.x)
 	}
 	if r.x.Rank() != 2 || r.w.Rank() != 2 || r.w.Dim(0) != r.x.Dim(1) || r.w.Dim(1)%3 != 0 {
-		return r, 0, 0, nil, Errorf(o.name, in, "want x [rows, In] and W [In, 3H] with matching In")
+		return r, 0, 0, Errorf(o.name, in, "want x [rows, In] and W [In, 3H] with matching In")
 	}
 	nIn, h := r.x.Dim(1), r.w.Dim(1)/3
 	if !r.u.Shape().Equal(tensor.Shape{h, 3 * h}) {
-		return r, 0, 0, nil, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
+		return r, 0, 0, Errorf(o.name, in, "want U [%d %d] for W [%d %d]", h, 3*h, nIn, 3*h)
 	}
 	if o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{2, 3 * h}) {
-		return r, 0, 0, nil, Errorf(o.name, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
+		return r, 0, 0, Errorf(o.name, in, "want bias [2 %d] (input, recurrent) with reset_after", 3*h)
 	}
 	if !o.attrs.ResetAfter && !r.b.Shape().Equal(tensor.Shape{3 * h}) {
-		return r, 0, 0, nil, Errorf(o.name, in, "want bias [%d] without reset_after", 3*h)
+		return r, 0, 0, Errorf(o.name, in, "want bias [%d] without reset_after", 3*h)
 	}
 	bs := len(o.attrs.Offsets) - 1
 	if r.h0 != nil && !r.h0.Shape().Equal(tensor.Shape{bs, h}) {
-		return r, 0, 0, nil, Errorf(o.name, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
+		return r, 0, 0, Errorf(o.name, in, "want state h [%d %d] for a batch of %d", bs, h, bs)
 	}
-	s, err := newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
-	return r, nIn, h, s, err
+	return r, nIn, h, s.init(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
 }
 
 func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	r, nIn, h, s, err := o.validate(in, checkFloat)
+	s := new(rnnSchedule) // kept for Backward
+	r, nIn, h, err := o.validate(in, checkFloat, s)
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +161,14 @@ func (o *gruOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 
 // ForwardInto is the GRU ops' Into. A cell's validate sets its offsets
 // from x, so it validates a copy of the op and o stays unchanged; the
-// activations, which only Backward reads, go back to scratch.
+// activations, which only Backward reads, go back to scratch. The
+// schedule comes from a pool, and with W and U packed once
+// (PackRecurrentWeights) a call allocates nothing after the first.
 func (o *gruOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	c := *o
-	r, nIn, h, s, err := c.validate(in, checkFloat)
+	s := schedules.Get().(*rnnSchedule)
+	defer schedules.Put(s)
+	r, nIn, h, err := c.validate(in, checkFloat, s)
 	if err != nil {
 		return err
 	}
@@ -172,14 +183,16 @@ func (o *gruOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 // they are the inputs', writing every row of out.
 func (o *gruOp) into(s *rnnSchedule, nIn, h int, resetAfter bool, r gruInputs, out *tensor.Tensor) (act, rech any) {
 	if out.DType() == tensor.Float32 {
-		return gruSaved(s, h, resetAfter, gruData[float32](r), out.Float32s(), nIn, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u))
+		zr, uh := gruBlocksAs[float32](o.blocks, r.u)
+		return gruSaved(s, h, resetAfter, gruData[float32](r), out.Float32s(), nIn, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u), zr, uh)
 	}
-	return gruSaved(s, h, resetAfter, gruData[float64](r), out.Float64s(), nIn, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u))
+	zr, uh := gruBlocksAs[float64](o.blocks, r.u)
+	return gruSaved(s, h, resetAfter, gruData[float64](r), out.Float64s(), nIn, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u), zr, uh)
 }
 
 // gruSaved runs gruForward into scratch buffers and returns them, the
 // state Backward reads (rech nil without reset_after).
-func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlices[T], out []T, nIn int, pw, pu *gemm.PackedB[T]) (act, rech any) {
+func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlices[T], out []T, nIn int, pw, pu, puzr, puh *gemm.PackedB[T]) (act, rech any) {
 	total := s.off[len(s.off)-1]
 	a := getScratch[T](total * 3 * h)
 	var rh []T
@@ -187,7 +200,7 @@ func gruSaved[T tensor.Float](s *rnnSchedule, h int, resetAfter bool, d gruSlice
 		r := getScratch[T](total * h)
 		rech, rh = r, *r
 	}
-	gruForward(s, nIn, h, d, out, *a, rh, pw, pu)
+	gruForward(s, nIn, h, d, out, *a, rh, pw, pu, puzr, puh)
 	return a, rech
 }
 
@@ -210,7 +223,7 @@ func gruData[T tensor.Float](r gruInputs) gruSlices[T] {
 // is added as a step reads each row) and, when rech is not nil
 // (reset_after), h·Uh + b'h into rech [total, H]; every row of each is
 // written.
-func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T, pw, pu *gemm.PackedB[T]) {
+func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out, act, rech []T, pw, pu, puzr, puh *gemm.PackedB[T]) {
 	total, g3, bs := s.off[len(s.off)-1], 3*h, s.batch()
 	resetAfter := rech != nil
 	if pw != nil { // x·W; the bias joins as each step reads a row
@@ -233,16 +246,36 @@ func gruForward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out,
 		u = pu
 	case resetAfter:
 		u = gemm.PackB(false, h, g3, d.u, g3)
+	case puzr != nil:
+		uzr, uh = puzr, puh
 	default:
 		uzr, uh = gemm.PackB(false, h, 2*h, d.u, g3), gemm.PackB(false, h, h, d.u[2*h:], g3)
 	}
-	eachRun(s, total*g3*h, true, func(r rnnRun) { gruForwardRun(s, r, h, d, u, uzr, uh, hs, rec, rh, out, act, rech) })
+	i := floatIndex[T]()
+	f := getPass[gruFwd[T]](&gruFwdPools, i)
+	defer putPass(&gruFwdPools, i, f)
+	*f = gruFwd[T]{s: s, h: h, d: d, u: u, uzr: uzr, uh: uh, hs: hs, rec: rec, rh: rh, out: out, act: act, rech: rech}
+	eachRun(&f.rnnDriver, f, s, total*g3*h, true)
 }
 
-// gruForwardRun takes run r of the batch through every step (gruForward);
-// u is the packed U (reset_after), else uzr and uh its blocks.
-func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[T], u, uzr, uh *gemm.PackedB[T], hs, rec, rh, out, act, rech []T) {
-	g3, resetAfter, b := 3*h, rech != nil, d.b[:3*h]
+// gruFwd is gruForward's pass (rnnPass): its operands (u the packed U with
+// reset_after, else uzr and uh its blocks) and the step state hs (the
+// active sequences' h, in the schedule's order), rec (their recurrent
+// products) and rh (r∘h, without reset_after).
+type gruFwd[T tensor.Float] struct {
+	rnnDriver
+	s                           *rnnSchedule
+	h                           int
+	d                           gruSlices[T]
+	u, uzr, uh                  *gemm.PackedB[T]
+	hs, rec, rh, out, act, rech []T
+}
+
+var gruFwdPools, gruBwdPools [2]sync.Pool
+
+// run takes run r of the batch through every step.
+func (f *gruFwd[T]) run(r rnnRun) {
+	s, h, g3, resetAfter := f.s, f.h, 3*f.h, f.rech != nil
 	for t := range s.active {
 		n := r.active(s, t)
 		if n == 0 {
@@ -250,47 +283,56 @@ func gruForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, d gruSlices[
 		}
 		if resetAfter { // rec = h·U + b'
 			for j := r.lo; j < r.lo+n; j++ {
-				copy(rec[j*g3:(j+1)*g3], d.b[g3:])
+				copy(f.rec[j*g3:(j+1)*g3], f.d.b[g3:])
 			}
-			runGemm(r, n, hs, h, u, 1, rec, g3)
+			runGemm(r, n, f.hs, h, f.u, 1, f.rec, g3)
 		} else { // rec[:, :2H] = h·[Uz Ur]; rec[:, 2H:] = (r∘h)·Uh below
-			runGemm(r, n, hs, h, uzr, 0, rec, g3)
+			runGemm(r, n, f.hs, h, f.uzr, 0, f.rec, g3)
 		}
-		r.each(n, gateWork*h, func(j int) {
-			a, rc := act[s.row(j, t)*g3:], rec[j*g3:(j+1)*g3]
+		r.each(0, t, n, gateWork*h)
+		if !resetAfter {
+			runGemm(r, n, f.rh, h, f.uh, 0, f.rec[2*h:], g3)
+		}
+		r.each(1, t, n, gateWork*h)
+	}
+}
+
+// rows runs phase 0 (the z and r gates, and r∘h without reset_after) or
+// phase 1 (the candidate h̃ and h') of sequences [lo, hi) at step t.
+func (f *gruFwd[T]) rows(phase, t, lo, hi int) {
+	s, h, g3, resetAfter, b := f.s, f.h, 3*f.h, f.rech != nil, f.d.b[:3*f.h]
+	for j := lo; j < hi; j++ {
+		row := s.row(j, t)
+		a, rc := f.act[row*g3:], f.rec[j*g3:(j+1)*g3]
+		if phase == 0 {
 			zr := a[:2*h] // z and r, through the vector sigmoid in place
 			vec.Sum(zr, zr, b[:2*h])
 			vec.Add(zr, rc[:2*h])
 			vec.Sigmoid(zr, zr)
 			if !resetAfter {
 				for k := 0; k < h; k++ {
-					rh[j*h+k] = a[h+k] * hs[j*h+k]
+					f.rh[j*h+k] = a[h+k] * f.hs[j*h+k]
 				}
 			}
-		})
-		if !resetAfter {
-			runGemm(r, n, rh, h, uh, 0, rec[2*h:], g3)
+			continue
 		}
-		r.each(n, gateWork*h, func(j int) {
-			row := s.row(j, t)
-			a, rc, hj := act[row*g3:], rec[j*g3:(j+1)*g3], hs[j*h:(j+1)*h]
-			for k := 0; k < h; k++ {
-				pre := float64(a[2*h+k] + b[2*h+k])
-				if resetAfter {
-					pre += float64(a[h+k]) * float64(rc[2*h+k])
-					rech[row*h+k] = rc[2*h+k]
-				} else {
-					pre += float64(rc[2*h+k])
-				}
-				a[2*h+k] = T(pre)
+		hj := f.hs[j*h : (j+1)*h]
+		for k := 0; k < h; k++ {
+			pre := float64(a[2*h+k] + b[2*h+k])
+			if resetAfter {
+				pre += float64(a[h+k]) * float64(rc[2*h+k])
+				f.rech[row*h+k] = rc[2*h+k]
+			} else {
+				pre += float64(rc[2*h+k])
 			}
-			vec.Tanh(a[2*h:3*h], a[2*h:3*h]) // h̃, through the vector tanh in place
-			for k := 0; k < h; k++ {
-				hh, z := float64(a[2*h+k]), float64(a[k])
-				hj[k] = T(z*float64(hj[k]) + (1-z)*hh)
-			}
-			copy(out[row*h:(row+1)*h], hj)
-		})
+			a[2*h+k] = T(pre)
+		}
+		vec.Tanh(a[2*h:3*h], a[2*h:3*h]) // h̃, through the vector tanh in place
+		for k := 0; k < h; k++ {
+			hh, z := float64(a[2*h+k]), float64(a[k])
+			hj[k] = T(z*float64(hj[k]) + (1-z)*hh)
+		}
+		copy(f.out[row*h:(row+1)*h], hj)
 	}
 }
 
@@ -345,14 +387,25 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 		defer putScratch(b)
 		drec = *b
 	}
-	dh, step, drh := make([]T, bs*h), make([]T, bs*g3), make([]T, bs*h)
+	dhp, stepp, drhp := getScratch[T](bs*h), getScratch[T](bs*g3), getScratch[T](bs*h)
+	defer putScratch(dhp)
+	defer putScratch(stepp)
+	defer putScratch(drhp)
+	dh, step, drh := *dhp, *stepp, *drhp
+	clear(dh) // δh starts at zero beyond each sequence's last step
+	clear(step)
+	clear(drh)
 	var ut, uzrt, uht *gemm.PackedB[T] // transposed blocks of U, packed once for all steps
 	if resetAfter {
 		ut = gemm.PackB(true, g3, h, d.u, g3)
 	} else {
 		uzrt, uht = gemm.PackB(true, 2*h, h, d.u, g3), gemm.PackB(true, h, h, d.u[2*h:], g3)
 	}
-	eachRun(s, total*g3*h, true, func(r rnnRun) { gruBackwardRun(s, r, h, act, gout, hp, rech, ut, uzrt, uht, dh, step, drh, da, drec) })
+	i := floatIndex[T]()
+	b := getPass[gruBwd[T]](&gruBwdPools, i)
+	defer putPass(&gruBwdPools, i, b)
+	*b = gruBwd[T]{s: s, h: h, act: act, gout: gout, hp: hp, rech: rech, ut: ut, uzrt: uzrt, uht: uht, dh: dh, step: step, drh: drh, da: da, drec: drec}
+	eachRun(&b.rnnDriver, b, s, total*g3*h, true)
 	unsortRows(s, h, gr.h0, dh)
 	if gr.x != nil {
 		gemm.Gemm(false, true, total, nIn, g3, 1, da, g3, d.w, g3, 0, gr.x, nIn)
@@ -382,61 +435,84 @@ func gruBackward[T tensor.Float](s *rnnSchedule, nIn, h int, d gruSlices[T], out
 	gemm.Gemm(true, false, h, h, total, 1, hp, h, da[2*h:], g3, 0, gr.u[2*h:], g3)
 }
 
-// gruBackwardRun takes run r of the batch back through every step
-// (gruBackward), writing the pre-activation gradients of its rows into da
-// and, with reset_after (ut set; else uzrt and uht), drec.
-func gruBackwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, act, gout, hp, rech []T, ut, uzrt, uht *gemm.PackedB[T], dh, step, drh, da, drec []T) {
-	g3, resetAfter := 3*h, rech != nil
+// gruBwd is gruBackward's pass (rnnPass): its operands (ut the packed Uᵀ
+// with reset_after, else uzrt and uht its blocks'), δh of the active
+// sequences (dh, in the schedule's order), the step's recurrent
+// pre-activation gradients (step) and δ(r∘h) (drh, without reset_after),
+// and the pre-activation gradients of every row, da and (reset_after)
+// drec.
+type gruBwd[T tensor.Float] struct {
+	rnnDriver
+	s                                            *rnnSchedule
+	h                                            int
+	act, gout, hp, rech, dh, step, drh, da, drec []T
+	ut, uzrt, uht                                *gemm.PackedB[T]
+}
+
+// run takes run r of the batch back through every step, writing the
+// pre-activation gradients of its rows into da and, with reset_after,
+// drec.
+func (b *gruBwd[T]) run(r rnnRun) {
+	s, h, g3, resetAfter := b.s, b.h, 3*b.h, b.rech != nil
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := r.active(s, t)
 		if n == 0 {
 			continue
 		}
-		r.each(n, gateWork*h, func(j int) {
-			row := s.row(j, t)
-			a, st := act[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3]
-			if resetAfter {
-				// da's row takes δz, δr, δh̃; drec's row and the
-				// step's (the recurrent product's input) the same with
-				// the recurrent h̃ block δh̃∘r.
-				dar, drr := da[row*g3:(row+1)*g3], drec[row*g3:(row+1)*g3]
-				for k := 0; k < h; k++ {
-					z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
-					dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
-					dz := T(dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z))
-					dhh := dhk * (1 - z) * (1 - hh*hh)
-					dr := T(dhh * float64(rech[row*h+k]) * rg * (1 - rg))
-					dh[j*h+k] = T(dhk * z)
-					rdhh := T(dhh) * a[h+k]
-					dar[k], dar[h+k], dar[2*h+k] = dz, dr, T(dhh)
-					drr[k], drr[h+k], drr[2*h+k] = dz, dr, rdhh
-					st[k], st[h+k], st[2*h+k] = dz, dr, rdhh
-				}
-				return
-			}
-			for k := 0; k < h; k++ {
-				z, hh := float64(a[k]), float64(a[2*h+k])
-				dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
-				dz := dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z)
-				dhh := dhk * (1 - z) * (1 - hh*hh)
-				st[k], st[2*h+k] = T(dz), T(dhh)
-				dh[j*h+k] = T(dhk * z)
-			}
-		})
+		r.each(0, t, n, gateWork*h)
 		if resetAfter {
-			runGemm(r, n, step, g3, ut, 1, dh, h)
+			runGemm(r, n, b.step, g3, b.ut, 1, b.dh, h)
 			continue
 		}
-		runGemm(r, n, step[2*h:], g3, uht, 0, drh, h)
-		r.each(n, gateWork*h, func(j int) {
-			row := s.row(j, t)
+		runGemm(r, n, b.step[2*h:], g3, b.uht, 0, b.drh, h)
+		r.each(1, t, n, gateWork*h)
+		runGemm(r, n, b.step, g3, b.uzrt, 1, b.dh, h)
+	}
+}
+
+// rows runs phase 0 (the gates' gradients) or phase 1 (without
+// reset_after: δr and δh through r∘h) of sequences [lo, hi) at step t.
+func (b *gruBwd[T]) rows(phase, t, lo, hi int) {
+	s, h, g3, resetAfter := b.s, b.h, 3*b.h, b.rech != nil
+	act, gout, hp, rech, dh, step, da, drec := b.act, b.gout, b.hp, b.rech, b.dh, b.step, b.da, b.drec
+	for j := lo; j < hi; j++ {
+		row := s.row(j, t)
+		if phase == 1 {
 			for k := 0; k < h; k++ {
-				rg, drhk := float64(act[row*g3+h+k]), float64(drh[j*h+k])
+				rg, drhk := float64(act[row*g3+h+k]), float64(b.drh[j*h+k])
 				step[j*g3+h+k] = T(drhk * float64(hp[row*h+k]) * rg * (1 - rg))
 				dh[j*h+k] += T(drhk * rg)
 			}
 			copy(da[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3])
-		})
-		runGemm(r, n, step, g3, uzrt, 1, dh, h)
+			continue
+		}
+		a, st := act[row*g3:(row+1)*g3], step[j*g3:(j+1)*g3]
+		if resetAfter {
+			// da's row takes δz, δr, δh̃; drec's row and the step's (the
+			// recurrent product's input) the same with the recurrent h̃
+			// block δh̃∘r.
+			dar, drr := da[row*g3:(row+1)*g3], drec[row*g3:(row+1)*g3]
+			for k := 0; k < h; k++ {
+				z, rg, hh := float64(a[k]), float64(a[h+k]), float64(a[2*h+k])
+				dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
+				dz := T(dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z))
+				dhh := dhk * (1 - z) * (1 - hh*hh)
+				dr := T(dhh * float64(rech[row*h+k]) * rg * (1 - rg))
+				dh[j*h+k] = T(dhk * z)
+				rdhh := T(dhh) * a[h+k]
+				dar[k], dar[h+k], dar[2*h+k] = dz, dr, T(dhh)
+				drr[k], drr[h+k], drr[2*h+k] = dz, dr, rdhh
+				st[k], st[h+k], st[2*h+k] = dz, dr, rdhh
+			}
+			continue
+		}
+		for k := 0; k < h; k++ {
+			z, hh := float64(a[k]), float64(a[2*h+k])
+			dhk := float64(dh[j*h+k]) + float64(gout[row*h+k])
+			dz := dhk * (float64(hp[row*h+k]) - hh) * z * (1 - z)
+			dhh := dhk * (1 - z) * (1 - hh*hh)
+			st[k], st[2*h+k] = T(dz), T(dhh)
+			dh[j*h+k] = T(dhk * z)
+		}
 	}
 }

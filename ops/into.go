@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -29,7 +31,7 @@ func checkOut(op string, in []*tensor.Tensor, out *tensor.Tensor, dt tensor.DTyp
 		same = out.Dim(i) == dims[i]
 	}
 	if !same {
-		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), dt, tensor.Shape(dims))
+		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), dt, tensor.Shape(slices.Clone(dims)))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/vec"
@@ -36,6 +37,9 @@ type lstmOp struct {
 	attrs LSTMAttrs
 	s     *rnnSchedule
 	act   any // *[]T [total, 4H], a scratch buffer: i, f, g, o after their nonlinearities, for Backward
+	// pw and pu are W and U packed once (PackRecurrentWeights), used
+	// where they pack the W and U a call is given; nil packs per call.
+	pw, pu *PackedWeights
 }
 
 // LSTMOp returns the fused LSTM over a ragged batch. Inputs, in order:
@@ -158,80 +162,89 @@ func (o *lstmOp) check(in []*tensor.Tensor, r lstmInputs) (nIn, h int, err error
 
 // Check is the LSTM ops' device-free check (Checker).
 func (o *lstmOp) Check(in []*tensor.Tensor) error {
-	_, _, _, _, err := o.validate(in, checkShapes)
+	c := *o // a cell's validate sets its offsets
+	s := schedules.Get().(*rnnSchedule)
+	defer schedules.Put(s)
+	_, _, _, err := c.validate(in, checkShapes, s)
 	return err
 }
 
 // validate checks the inputs (count and dtype with checkDType, then
-// shapes, attributes and offsets) and returns their roles, sizes and
-// schedule.
-func (o *lstmOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error)) (lstmInputs, int, int, *rnnSchedule, error) {
+// shapes, attributes and offsets), makes s their schedule and returns
+// their roles and sizes. A cell's offsets are s's buffer.
+func (o *lstmOp) validate(in []*tensor.Tensor, checkDType func(string, []*tensor.Tensor, int) (tensor.DType, error), s *rnnSchedule) (lstmInputs, int, int, error) {
 	var r lstmInputs
 	switch {
 	case o.name == "lstm_projected" && len(in) != 3 && len(in) != 4:
-		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
+		return r, 0, 0, Errorf(o.name, in, "want inputs x, U, b and optional peephole")
 	case o.name == "lstm_cell" && len(in) != 6 && len(in) != 7:
-		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
+		return r, 0, 0, Errorf(o.name, in, "want inputs x, h, c, W, U, b and optional peephole")
 	case o.name == "lstm" && (len(in) < 4 || len(in) > 7):
-		return r, 0, 0, nil, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
+		return r, 0, 0, Errorf(o.name, in, "want inputs x, W, U, b, optional peephole, optional h0 and c0")
 	}
 	if _, err := checkDType(o.name, in, len(in)); err != nil {
-		return r, 0, 0, nil, err
+		return r, 0, 0, err
 	}
 	r = o.roles(in)
 	if o.name == "lstm_cell" {
-		o.attrs.Offsets = cellOffsets(r.x)
+		o.attrs.Offsets = s.cellOffsets(r.x)
 	}
 	nIn, h, err := o.check(in, r)
 	if err != nil {
-		return r, 0, 0, nil, err
+		return r, 0, 0, err
 	}
 	if !o.attrs.Candidate.valid() || !o.attrs.Cell.valid() {
-		return r, 0, 0, nil, Errorf(o.name, in, "unknown activations %v, %v", o.attrs.Candidate, o.attrs.Cell)
+		return r, 0, 0, Errorf(o.name, in, "unknown activations %v, %v", o.attrs.Candidate, o.attrs.Cell)
 	}
-	s, err := newRNNSchedule(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
-	return r, nIn, h, s, err
+	return r, nIn, h, s.init(o.name, in, r.x, o.attrs.Offsets, o.attrs.Reverse)
 }
 
 func (o *lstmOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
-	r, nIn, h, s, err := o.validate(in, checkFloat)
+	s := new(rnnSchedule) // kept for Backward
+	r, nIn, h, err := o.validate(in, checkFloat, s)
 	if err != nil {
 		return nil, err
 	}
 	o.s = s
 	o.Free() // a second Forward of the same op
 	out := tensor.Empty(in[0].DType(), r.x.Dim(0), 2*h)
-	o.act = lstmInto(s, nIn, h, o.attrs, r, out)
+	o.act = o.into(s, nIn, h, o.attrs, r, out)
 	return out, nil
 }
 
 // ForwardInto is the LSTM ops' Into. A cell's validate sets its offsets
 // from x, so it validates a copy of the op and o stays unchanged; the gate
 // activations, which only Backward reads, go back to scratch.
+//
+// The schedule comes from a pool, and with U packed once
+// (PackRecurrentWeights) a call allocates nothing after the first.
 func (o *lstmOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	c := *o
-	r, nIn, h, s, err := c.validate(in, checkFloat)
+	s := schedules.Get().(*rnnSchedule)
+	defer schedules.Put(s)
+	r, nIn, h, err := c.validate(in, checkFloat, s)
 	if err != nil {
 		return err
 	}
 	if err := checkOut(o.name, in, out, in[0].DType(), r.x.Dim(0), 2*h); err != nil {
 		return err
 	}
-	putSaved(lstmInto(s, nIn, h, c.attrs, r, out))
+	putSaved(o.into(s, nIn, h, c.attrs, r, out))
 	return nil
 }
 
-// lstmInto runs lstmForward into out, every row of which it writes, and
-// returns the gate activations' scratch buffer (*[]T).
-func lstmInto(s *rnnSchedule, nIn, h int, a LSTMAttrs, r lstmInputs, out *tensor.Tensor) any {
+// into runs lstmForward into out, every row of which it writes, with the
+// op's packings where they pack the inputs' W and U, and returns the gate
+// activations' scratch buffer (*[]T).
+func (o *lstmOp) into(s *rnnSchedule, nIn, h int, a LSTMAttrs, r lstmInputs, out *tensor.Tensor) any {
 	rows := s.off[len(s.off)-1] * 4 * h
 	if out.DType() == tensor.Float32 {
 		act := getScratch[float32](rows)
-		lstmForward(s, nIn, h, a, lstmData[float32](r), out.Float32s(), *act)
+		lstmForward(s, nIn, h, a, lstmData[float32](r), out.Float32s(), *act, packedAs[float32](o.pw, r.w), packedAs[float32](o.pu, r.u))
 		return act
 	}
 	act := getScratch[float64](rows)
-	lstmForward(s, nIn, h, a, lstmData[float64](r), out.Float64s(), *act)
+	lstmForward(s, nIn, h, a, lstmData[float64](r), out.Float64s(), *act, packedAs[float64](o.pw, r.w), packedAs[float64](o.pu, r.u))
 	return act
 }
 
@@ -266,13 +279,18 @@ func lstmData[T tensor.Float](r lstmInputs) lstmSlices[T] {
 }
 
 // lstmForward writes h', c' per row into out [total, 2H] and the gate
-// activations into act [total, 4H] (first x·W, then the activations). A
-// step's pre-activations are x·W + b + h·U, the bias added as each row is
+// activations into act [total, 4H] (first x·W, then the activations),
+// with W and U from their packings pw and pu where not nil. A step's
+// pre-activations are x·W + b + h·U, the bias added as each row is
 // gathered for the step.
-func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, act []T) {
+func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstmSlices[T], out, act []T, pw, pu *gemm.PackedB[T]) {
 	total, g4 := s.off[len(s.off)-1], 4*h
 	xw := d.x // x holds the projections (lstm_projected)
-	if d.w != nil {
+	switch {
+	case d.w != nil && pw != nil:
+		gemm.GemmPacked(false, total, 1, d.x, nIn, pw, 0, act, g4)
+		xw = act
+	case d.w != nil:
 		gemm.Gemm(false, false, total, g4, nIn, 1, d.x, nIn, d.w, g4, 0, act, g4)
 		xw = act
 	}
@@ -286,14 +304,35 @@ func lstmForward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lstm
 	clear(cs)
 	sortRows(s, h, hs, d.h0)
 	sortRows(s, h, cs, d.c0)
-	u := gemm.PackB(false, h, g4, d.u, g4) // once for all steps
-	eachRun(s, total*g4*h, true, func(r rnnRun) { lstmForwardRun(s, r, h, a, d, xw, u, hs, cs, z, out, act) })
+	if pu == nil {
+		pu = gemm.PackB(false, h, g4, d.u, g4) // once for all steps
+	}
+	i := floatIndex[T]()
+	f := getPass[lstmFwd[T]](&lstmFwdPools, i)
+	defer putPass(&lstmFwdPools, i, f)
+	*f = lstmFwd[T]{s: s, h: h, a: a, d: d, xw: xw, u: pu, hs: hs, cs: cs, z: z, out: out, act: act}
+	eachRun(&f.rnnDriver, f, s, total*g4*h, true)
 }
 
-// lstmForwardRun takes run r of the batch through every step.
-func lstmForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs, d lstmSlices[T], xw []T,
-	u *gemm.PackedB[T], hs, cs, z, out, act []T) {
-	g4 := 4 * h
+// lstmFwd is lstmForward's pass (rnnPass): its operands and the step
+// state hs, cs (the active sequences' h and c, in the schedule's order)
+// and z (their pre-activations).
+type lstmFwd[T tensor.Float] struct {
+	rnnDriver
+	s                   *rnnSchedule
+	h                   int
+	a                   LSTMAttrs
+	d                   lstmSlices[T]
+	xw                  []T
+	u                   *gemm.PackedB[T]
+	hs, cs, z, out, act []T
+}
+
+var lstmFwdPools, lstmBwdPools [2]sync.Pool
+
+// run takes run r of the batch through every step.
+func (f *lstmFwd[T]) run(r rnnRun) {
+	s, h, g4 := f.s, f.h, 4*f.h
 	for t := range s.active {
 		n := r.active(s, t)
 		if n == 0 {
@@ -301,15 +340,24 @@ func lstmForwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs
 		}
 		for j := r.lo; j < r.lo+n; j++ {
 			row := s.row(j, t)
-			vec.Sum(z[j*g4:(j+1)*g4], xw[row*g4:(row+1)*g4], d.b)
+			vec.Sum(f.z[j*g4:(j+1)*g4], f.xw[row*g4:(row+1)*g4], f.d.b)
 		}
-		runGemm(r, n, hs, h, u, 1, z, g4)
-		r.each(n, gateWork*h, func(j int) {
-			row := s.row(j, t)
-			lstmGates(h, a, z[j*g4:(j+1)*g4], d.p, hs[j*h:(j+1)*h], cs[j*h:(j+1)*h], act[row*g4:(row+1)*g4])
-			copy(out[row*2*h:(row*2+1)*h], hs[j*h:(j+1)*h])
-			copy(out[(row*2+1)*h:(row+1)*2*h], cs[j*h:(j+1)*h])
-		})
+		if t > 0 || f.d.h0 != nil { // a zero initial state adds nothing to x·W + b
+			runGemm(r, n, f.hs, h, f.u, 1, f.z, g4)
+		}
+		r.each(0, t, n, gateWork*h)
+	}
+}
+
+// rows runs the gates of sequences [lo, hi) at step t and writes their
+// h' and c' to their output rows.
+func (f *lstmFwd[T]) rows(_, t, lo, hi int) {
+	s, h, g4 := f.s, f.h, 4*f.h
+	for j := lo; j < hi; j++ {
+		row := s.row(j, t)
+		lstmGates(h, f.a, f.z[j*g4:(j+1)*g4], f.d.p, f.hs[j*h:(j+1)*h], f.cs[j*h:(j+1)*h], f.act[row*g4:(row+1)*g4])
+		copy(f.out[row*2*h:(row*2+1)*h], f.hs[j*h:(j+1)*h])
+		copy(f.out[(row*2+1)*h:(row+1)*2*h], f.cs[j*h:(j+1)*h])
 	}
 }
 
@@ -390,10 +438,20 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 		defer putScratch(buf)
 		dz = *buf
 	}
-	dh, dc, dzs := make([]T, bs*h), make([]T, bs*h), make([]T, bs*g4)
+	dhp, dcp, dzsp := getScratch[T](bs*h), getScratch[T](bs*h), getScratch[T](bs*g4)
+	defer putScratch(dhp)
+	defer putScratch(dcp)
+	defer putScratch(dzsp)
+	dh, dc, dzs := *dhp, *dcp, *dzsp
+	clear(dh) // δh and δc start at zero beyond each sequence's last step
+	clear(dc)
 	ut := gemm.PackB(true, g4, h, d.u, g4) // Uᵀ, once for all steps
+	i := floatIndex[T]()
+	b := getPass[lstmBwd[T]](&lstmBwdPools, i)
+	defer putPass(&lstmBwdPools, i, b)
+	*b = lstmBwd[T]{s: s, h: h, a: a, d: d, out: out, gout: gout, act: act, ut: ut, dz: dz, dh: dh, dc: dc, dzs: dzs, gp: gr.p, needH0: gr.h0 != nil}
 	// The peepholes' gradient sums every row of a step in order: no split.
-	eachRun(s, total*g4*h, gr.p == nil, func(r rnnRun) { lstmBackwardRun(s, r, h, a, d, out, gout, act, ut, dz, dh, dc, dzs, gr.p) })
+	eachRun(&b.rnnDriver, b, s, total*g4*h, gr.p == nil)
 	unsortRows(s, h, gr.h0, dh)
 	unsortRows(s, h, gr.c0, dc)
 	if gr.x != nil && d.w != nil {
@@ -413,35 +471,57 @@ func lstmBackward[T tensor.Float](s *rnnSchedule, nIn, h int, a LSTMAttrs, d lst
 	}
 }
 
-// lstmBackwardRun takes run r of the batch back through every step
-// (lstmBackward) and adds the peepholes' gradient into gp when it is not
-// nil.
-func lstmBackwardRun[T tensor.Float](s *rnnSchedule, r rnnRun, h int, a LSTMAttrs, d lstmSlices[T], out, gout, act []T,
-	ut *gemm.PackedB[T], dz, dh, dc, dzs, gp []T) {
-	g4 := 4 * h
+// lstmBwd is lstmBackward's pass (rnnPass): its operands, δh and δc of
+// the active sequences (dh, dc, in the schedule's order), their gates'
+// pre-activation gradients at the step (dzs) and at every row (dz), and
+// the peepholes' gradient gp (nil when not wanted).
+type lstmBwd[T tensor.Float] struct {
+	rnnDriver
+	s                                   *rnnSchedule
+	h                                   int
+	a                                   LSTMAttrs
+	d                                   lstmSlices[T]
+	out, gout, act, dz, dh, dc, dzs, gp []T
+	ut                                  *gemm.PackedB[T]
+	needH0                              bool // h0's gradient is wanted
+}
+
+// run takes run r of the batch back through every step and adds the
+// peepholes' gradient into gp when it is not nil.
+func (b *lstmBwd[T]) run(r rnnRun) {
+	s, h, g4 := b.s, b.h, 4*b.h
 	for t := len(s.active) - 1; t >= 0; t-- {
 		n := r.active(s, t)
 		if n == 0 {
 			continue
 		}
-		r.each(n, gateWork*h, func(j int) {
-			lstmGateGrads(s, h, j, t, a, d, out, gout, act, dh, dc, dzs[j*g4:(j+1)*g4])
-			copy(dz[s.row(j, t)*g4:], dzs[j*g4:(j+1)*g4])
-		})
-		if gp != nil { // summed over rows in order, after the rows' parallel pass
+		r.each(0, t, n, gateWork*h)
+		if gp := b.gp; gp != nil { // summed over rows in order, after the rows' parallel pass
 			for j := r.lo; j < r.lo+n; j++ {
-				row, zj := s.row(j, t), dzs[j*g4:(j+1)*g4]
-				cp := prevCell(s, h, j, t, d.c0, out)
+				row, zj := s.row(j, t), b.dzs[j*g4:(j+1)*g4]
+				cp := prevCell(s, h, j, t, b.d.c0, b.out)
 				for k := 0; k < h; k++ {
 					if cp != nil {
 						gp[k] += zj[k] * cp[k]
 						gp[h+k] += zj[h+k] * cp[k]
 					}
-					gp[2*h+k] += zj[3*h+k] * out[(row*2+1)*h+k]
+					gp[2*h+k] += zj[3*h+k] * b.out[(row*2+1)*h+k]
 				}
 			}
 		}
-		runGemm(r, n, dzs, g4, ut, 0, dh, h)
+		if t > 0 || b.needH0 { // δh of the first step reaches only h0's gradient
+			runGemm(r, n, b.dzs, g4, b.ut, 0, b.dh, h)
+		}
+	}
+}
+
+// rows is the gate step of sequences [lo, hi) at step t: their δZ, into
+// dzs and their rows of dz, and the δc that reaches the previous step.
+func (b *lstmBwd[T]) rows(_, t, lo, hi int) {
+	s, h, g4 := b.s, b.h, 4*b.h
+	for j := lo; j < hi; j++ {
+		lstmGateGrads(s, h, j, t, b.a, b.d, b.out, b.gout, b.act, b.dh, b.dc, b.dzs[j*g4:(j+1)*g4])
+		copy(b.dz[s.row(j, t)*g4:], b.dzs[j*g4:(j+1)*g4])
 	}
 }
 
@@ -505,17 +585,28 @@ func lstmGateGrads[T tensor.Float](s *rnnSchedule, h, j, t int, a LSTMAttrs, d l
 // outputs, and zj tanh(c') on entry.
 func lstmTanhGateGrads[T tensor.Float](act, cp, gout, dh, dc, zj []T) {
 	h := len(dh)
-	i, f, g, o := act[:h], act[h:2*h], act[2*h:3*h], act[3*h:4*h]
-	gh, gc := gout[:h], gout[h:2*h]
-	dzi, dzf, dzg, dzo := zj[:h], zj[h:2*h], zj[2*h:3*h], zj[3*h:4*h]
+	i, f, g, o := act[:h:h], act[h:2*h:2*h], act[2*h:3*h:3*h], act[3*h:4*h:4*h]
+	gh, gc, dc := gout[:h:h], gout[h:2*h:2*h], dc[:h:h]
+	dzi, dzf, dzg, dzo := zj[:h:h], zj[h:2*h:2*h], zj[2*h:3*h:3*h], zj[3*h:4*h:4*h]
+	if cp == nil { // a zero previous cell: δf is δc'·0·f(1-f), kept as a product for NaN and signed zeros
+		var zero T
+		for k := range dh {
+			tc, ik, fk, gk, ok := dzi[k], i[k], f[k], g[k], o[k]
+			dhk := dh[k] + gh[k]
+			dck := dc[k] + gc[k] + dhk*ok*(1-tc*tc)
+			dzo[k] = dhk * tc * ok * (1 - ok)
+			dzi[k] = dck * gk * ik * (1 - ik)
+			dzf[k] = dck * zero * fk * (1 - fk)
+			dzg[k] = dck * ik * (1 - gk*gk)
+			dc[k] = dck * fk
+		}
+		return
+	}
+	cp = cp[:h:h]
 	for k := range dh {
-		tc, ik, fk, gk, ok := zj[k], i[k], f[k], g[k], o[k]
+		tc, ik, fk, gk, ok, cpk := dzi[k], i[k], f[k], g[k], o[k], cp[k]
 		dhk := dh[k] + gh[k]
 		dck := dc[k] + gc[k] + dhk*ok*(1-tc*tc)
-		var cpk T
-		if cp != nil {
-			cpk = cp[k]
-		}
 		dzo[k] = dhk * tc * ok * (1 - ok)
 		dzi[k] = dck * gk * ik * (1 - ik)
 		dzf[k] = dck * cpk * fk * (1 - fk)

@@ -3,7 +3,7 @@ package ops
 import (
 	"runtime"
 	"slices"
-	"sort"
+	"sync"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/par"
@@ -36,32 +36,72 @@ type rnnSchedule struct {
 	order   []int // order[j] is the j-th longest sequence
 	active  []int // active[t] = number of sequences with length > t
 	reverse bool
+	runs    [][2]int // split's buffer
+	cellOff []int    // cellOffsets' buffer
 }
 
 // newRNNSchedule validates offsets against the rows of values (errors name
 // op and in) and returns their schedule.
 func newRNNSchedule(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int, reverse bool) (*rnnSchedule, error) {
+	s := new(rnnSchedule)
+	return s, s.init(op, in, values, offsets, reverse)
+}
+
+// schedules pools the schedules of forward passes that save nothing for
+// a backward pass (ForwardInto), so that their buffers are reused.
+var schedules = sync.Pool{New: func() any { return new(rnnSchedule) }}
+
+// init validates offsets against the rows of values (errors name op and
+// in) and makes s their schedule, reusing its buffers: once they have
+// grown to a batch's size, init allocates nothing.
+func (s *rnnSchedule) init(op string, in []*tensor.Tensor, values *tensor.Tensor, offsets []int, reverse bool) error {
 	if values.Rank() < 1 {
-		return nil, Errorf(op, in, "want ragged values [total, ...]")
+		return Errorf(op, in, "want ragged values [total, ...]")
 	}
 	if err := checkOffsets(op, in, offsets, values.Dim(0)); err != nil {
-		return nil, err
+		return err
 	}
 	b := len(offsets) - 1
-	s := &rnnSchedule{off: offsets, order: make([]int, b), reverse: reverse}
+	s.off, s.reverse = offsets, reverse
+	s.order = resize(s.order, b)
 	for i := range s.order {
 		s.order[i] = i
 	}
-	sort.SliceStable(s.order, func(i, j int) bool { return s.len(s.order[i]) > s.len(s.order[j]) })
+	slices.SortStableFunc(s.order, func(p, q int) int { return s.len(q) - s.len(p) })
+	s.active = s.active[:0]
 	if b > 0 {
-		s.active = make([]int, s.len(s.order[0]))
+		s.active = resize(s.active, s.len(s.order[0]))
+		clear(s.active)
 		for _, q := range s.order {
 			for t := 0; t < s.len(q); t++ {
 				s.active[t]++
 			}
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// cellOffsets returns the offsets 0, 1, ..., B that make a cell op's
+// batch x [B, In] a ragged batch of B one-step sequences, in s's buffer.
+func (s *rnnSchedule) cellOffsets(x *tensor.Tensor) []int {
+	b := 0
+	if x.Rank() >= 1 {
+		b = x.Dim(0)
+	}
+	s.cellOff = resize(s.cellOff, b+1)
+	for i := range s.cellOff {
+		s.cellOff[i] = i
+	}
+	return s.cellOff
+}
+
+// resize returns buf with length n, reallocated only when its capacity is
+// short.
+func resize(buf []int, n int) []int {
+	if cap(buf) < n {
+		return make([]int, n)
+	}
+	return buf[:n]
 }
 
 func (s *rnnSchedule) len(q int) int { return s.off[q+1] - s.off[q] }
@@ -89,7 +129,7 @@ func (s *rnnSchedule) split() [][2]int {
 		return nil
 	}
 	total := s.off[len(s.off)-1]
-	runs := make([][2]int, 0, workers)
+	runs := s.runs[:0]
 	lo, steps := 0, 0
 	for j := 0; j < b && len(runs) < workers-1; j++ {
 		steps += s.len(s.order[j])
@@ -102,7 +142,46 @@ func (s *rnnSchedule) split() [][2]int {
 	if len(runs) == 0 {
 		return nil
 	}
-	return append(runs, [2]int{lo, b})
+	s.runs = append(runs, [2]int{lo, b})
+	return s.runs
+}
+
+// rnnPass is one pass of a recurrent kernel over a batch (an LSTM's or a
+// GRU's forward or backward pass), which eachRun drives: run takes run r
+// through every step, and rows does phase phase of step t's gate work
+// for the sequences [lo, hi) of the schedule's order (rnnRun.each). rows
+// may run on several cores at once, for disjoint rows or runs.
+type rnnPass interface {
+	run(r rnnRun)
+	rows(phase, t, lo, hi int)
+}
+
+// rnnDriver is what eachRun and rnnRun.each hand to par.Run: a pass keeps
+// one in its own pooled state, so that a pass allocates nothing to spread
+// its runs, or a step's rows, over the cores (par.Run takes a Job, and a
+// pointer into the pass is one without a new closure).
+type rnnDriver struct {
+	pass rnnPass
+	s    *rnnSchedule
+	runs [][2]int // the runs of a split batch
+	// The step of a parallel run in progress: phase phase of step t for
+	// sequences [lo, lo+n), per of them a task.
+	phase, t, lo, n, per int
+}
+
+// runsJob is eachRun's par.Job: part i is run i of a split batch.
+type runsJob rnnDriver
+
+func (j *runsJob) Do(_, i int) {
+	j.pass.run(rnnRun{lo: j.runs[i][0], hi: j.runs[i][1], serial: true, d: (*rnnDriver)(j)})
+}
+
+// stepJob is rnnRun.each's par.Job: part i is the i-th task of rows.
+type stepJob rnnDriver
+
+func (j *stepJob) Do(_, i int) {
+	lo := j.lo + i*j.per
+	j.pass.rows(j.phase, j.t, lo, min(lo+j.per, j.lo+j.n))
 }
 
 // rnnRun is the part of a batch that a recurrent kernel takes through
@@ -112,36 +191,49 @@ func (s *rnnSchedule) split() [][2]int {
 type rnnRun struct {
 	lo, hi int
 	serial bool
+	d      *rnnDriver
 }
 
-// eachRun calls fn with one run per core when the batch splits (split)
-// and may (splittable), else with the whole batch as one parallel run.
-// work is the recurrence's multiply-adds, which decide whether the runs
-// go to the cores at all (par.Tasks).
-func eachRun(s *rnnSchedule, work int, splittable bool, fn func(r rnnRun)) {
+// eachRun runs pass p over schedule s with driver d (p's own): one run
+// per core when the batch splits (split) and may (splittable), each taken
+// by the next free core, else the whole batch as one parallel run. work
+// is the recurrence's multiply-adds, which decide whether the runs go to
+// the cores at all (par.Tasks' rule: below par.MinWork they stay on the
+// caller).
+func eachRun(d *rnnDriver, p rnnPass, s *rnnSchedule, work int, splittable bool) {
+	d.pass, d.s = p, s
 	if runs := s.split(); runs != nil && splittable {
-		par.Tasks(len(runs), work, func() func(int) {
-			return func(i int) { fn(rnnRun{runs[i][0], runs[i][1], true}) }
-		})
+		d.runs = runs
+		if work < par.MinWork {
+			for i := range runs {
+				(*runsJob)(d).Do(0, i)
+			}
+			return
+		}
+		par.Run(len(runs), len(runs), (*runsJob)(d))
 		return
 	}
-	fn(rnnRun{0, s.batch(), false})
+	p.run(rnnRun{0, s.batch(), false, d})
 }
 
 // active is how many of the run's sequences take step t: the step's
 // active ones (a prefix of the order) that fall inside the run.
 func (r rnnRun) active(s *rnnSchedule, t int) int { return max(0, min(s.active[t], r.hi)-r.lo) }
 
-// each calls fn(j) for the run's first n sequences (j from lo), each
-// costing rowWork.
-func (r rnnRun) each(n, rowWork int, fn func(j int)) {
-	if r.serial {
-		for j := r.lo; j < r.lo+n; j++ {
-			fn(j)
-		}
+// each runs phase phase of step t for the run's first n sequences (from
+// lo), each costing rowWork: on the caller for a serial run, else spread
+// over the cores in tasks of consecutive rows once they have work enough
+// to repay it (par.EachRow's rule).
+func (r rnnRun) each(phase, t, n, rowWork int) {
+	per := max(1, par.RowTaskElems/max(rowWork, 1))
+	tasks := (n + per - 1) / per
+	if r.serial || n*rowWork < par.MinWork || tasks < 2 || runtime.GOMAXPROCS(0) < 2 {
+		r.d.pass.rows(phase, t, r.lo, r.lo+n)
 		return
 	}
-	par.EachRow(n, rowWork, func(j int) { fn(r.lo + j) })
+	d := r.d
+	d.phase, d.t, d.lo, d.n, d.per = phase, t, r.lo, n, per
+	par.Run(tasks, tasks, (*stepJob)(d))
 }
 
 // runGemm computes C = A·B + beta·C over the run's first n rows of the
@@ -226,19 +318,6 @@ func unsortRows[T tensor.Float](s *rnnSchedule, h int, dst, src []T) {
 	for j, q := range s.order {
 		copy(dst[q*h:(q+1)*h], src[j*h:(j+1)*h])
 	}
-}
-
-// cellOffsets are the offsets 0, 1, ..., B that make a cell op's batch x
-// [B, In] a ragged batch of B one-step sequences.
-func cellOffsets(x *tensor.Tensor) []int {
-	if x.Rank() < 1 {
-		return []int{0}
-	}
-	off := make([]int, x.Dim(0)+1)
-	for i := range off {
-		off[i] = i
-	}
-	return off
 }
 
 // sumRows adds the column sums of the [m, n] matrix a into dst, a row at
@@ -393,3 +472,29 @@ func (o *rnnFinalStateOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor
 // one time step are independent, so the recurrent kernels spread them over
 // the cores once a step has gate units enough to repay it.
 const gateWork = 16
+
+// floatIndex is 0 for float32 and 1 for float64: the index of T's pool in
+// a pair of pools of a generic pass state.
+func floatIndex[T tensor.Float]() int {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return 0
+	}
+	return 1
+}
+
+// getPass returns a pass state P from pools (one per element type, index
+// i), zeroed; putPass zeroes it, so that no buffer stays reachable from the
+// pool, and gives it back.
+func getPass[P any](pools *[2]sync.Pool, i int) *P {
+	if p, ok := pools[i].Get().(*P); ok {
+		return p
+	}
+	return new(P)
+}
+
+func putPass[P any](pools *[2]sync.Pool, i int, p *P) {
+	var z P
+	*p = z
+	pools[i].Put(p)
+}

@@ -125,6 +125,7 @@ var apiFuncs = map[string]any{
 	"PRelu":                            ops.PRelu,
 	"PReluOp":                          ops.PReluOp,
 	"PackConvWeights":                  ops.PackConvWeights,
+	"PackRecurrentWeights":             ops.PackRecurrentWeights,
 	"PackWeights":                      ops.PackWeights,
 	"Pow":                              ops.Pow,
 	"RMSNorm":                          ops.RMSNorm,
