@@ -424,7 +424,7 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 			parts = append(parts, "flatten")
 		}
 		if st.layer == "" {
-			st.layer = n.op.Name()
+			st.layer = stageOps[st.kind]
 		}
 		st.ref = h.nodes[chain[ci]].out
 		dims, cur = st.out, st.outQ
