@@ -279,8 +279,12 @@ func maxPoolRowsU8(st *qStage, x, y []uint8) {
 			for j := range ow {
 				dst := y[((b*oh+i)*ow+j)*c:][:c]
 				iw := j * st.sw
-				copy(dst, tmp[iw*c:][:c])
-				for kj := 1; kj < st.kw; kj++ {
+				if st.kw == 1 {
+					copy(dst, tmp[iw*c:][:c])
+					continue
+				}
+				maxBytesInto(dst, tmp[iw*c:][:c], tmp[(iw+st.dw)*c:][:c])
+				for kj := 2; kj < st.kw; kj++ {
 					maxBytes(dst, tmp[(iw+kj*st.dw)*c:][:c])
 				}
 			}
@@ -292,20 +296,28 @@ func maxPoolRowsU8(st *qStage, x, y []uint8) {
 // uint64 (SWAR): per byte, a ≥ b unsigned is read from the top bit of
 // (a|H) − (b&^H) (the low seven bits' difference, no borrow across bytes)
 // combined with the top bits themselves.
-func maxBytes(a, b []uint8) {
-	const hi = 0x8080808080808080
-	b = b[:len(a)]
+func maxBytes(a, b []uint8) { maxBytesInto(a, a, b) }
+
+// maxBytesInto sets dst[i] = max(a[i], b[i]) (maxBytes's SWAR words);
+// dst may be a.
+func maxBytesInto(dst, a, b []uint8) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		x, y := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		t := (x | hi) - (y &^ hi)
-		ge := ((x &^ y) | (^(x ^ y) & t)) & hi // top bit of each byte: x ≥ y
-		mask := (ge >> 7) * 0xff
-		binary.LittleEndian.PutUint64(a[i:], (x&mask)|(y&^mask))
+	for ; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], maxWord(binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])))
 	}
-	for ; i < len(a); i++ {
-		a[i] = max(a[i], b[i])
+	for ; i < len(dst); i++ {
+		dst[i] = max(a[i], b[i])
 	}
+}
+
+// maxWord is the bytewise unsigned max of two words of eight bytes.
+func maxWord(x, y uint64) uint64 {
+	const hi = 0x8080808080808080
+	t := (x | hi) - (y &^ hi)
+	ge := ((x &^ y) | (^(x ^ y) & t)) & hi // top bit of each byte: x ≥ y
+	mask := (ge >> 7) * 0xff
+	return (x & mask) | (y &^ mask)
 }
 
 // chunkRows is about how many output rows of a convolution are gathered
