@@ -252,6 +252,16 @@ func LoadQuantized(g *Graph, path string, opts QuantOptions) (*Quantized, error)
 			skip = append(skip, n)
 		}
 	}
+	if len(skip) == len(names) {
+		var held []string
+		for name := range f.entries {
+			if w, ok := strings.CutSuffix(name, "_quantized"); ok {
+				held = append(held, w)
+			}
+		}
+		slices.Sort(held)
+		return nil, fmt.Errorf("infer: LoadQuantized: %s holds int8 weights %v, none of the graph's (%v; name the weights with QuantOptions.Names)", path, held, weightNames)
+	}
 	src := quantSource{
 		act: func(name string, _ Ref) (actQuant, error) {
 			s, err := f.float32s(name+"_scale", []int{})

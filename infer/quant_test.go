@@ -120,5 +120,8 @@ func TestQuantizedSaveLoad(t *testing.T) {
 		require.NoError(t, p1.Run(y1, x))
 		require.NoError(t, p2.Run(y2, x))
 		require.Equal(t, y1.Float32s(), y2.Float32s())
+
+		_, err = infer.LoadQuantized(g2, path, infer.QuantOptions{}) // unnamed weights: conv2d_0/weight, ...
+		require.ErrorContains(t, err, "none of the graph's")
 	}
 }
