@@ -178,17 +178,7 @@ func GemmFloat32(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue
 // zpA)·B[p][j]), rq.Scale, rq.Zero): the product requantized to int8 for
 // the next int8 op, with no float32 tensor in between.
 func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, rq Requant, out []int8, ldo int) error {
-	const op = "GemmInt8"
-	if err := checkArgs(op, m, a, lda, pb); err != nil {
-		return err
-	}
-	if err := ep.check(op, pb.n); err != nil {
-		return err
-	}
-	if !finitePositive(rq.Scale) {
-		return fmt.Errorf("qgemm: %s: output scale %v, want a finite positive number", op, rq.Scale)
-	}
-	if err := checkOut(op, m, pb.n, ldo, len(out)); err != nil {
+	if err := checkRequant("GemmInt8", m, a, lda, pb, ep, rq.Scale, ldo, len(out)); err != nil {
 		return err
 	}
 	run(m, a, lda, zpA, pb, ep, pb.n, func(ws *workspace, i0, rows int, sums []int32, ld int) {
@@ -198,6 +188,22 @@ func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, r
 		}
 	})
 	return nil
+}
+
+// checkRequant checks the arguments of a product requantized to 8 bits
+// (GemmInt8, GemmUint8) with output scale scale into an output of outLen
+// elements.
+func checkRequant(op string, m int, a []uint8, lda int, pb *PackedB, ep *Epilogue, scale float32, ldo, outLen int) error {
+	if err := checkArgs(op, m, a, lda, pb); err != nil {
+		return err
+	}
+	if err := ep.check(op, pb.n); err != nil {
+		return err
+	}
+	if !finitePositive(scale) {
+		return fmt.Errorf("qgemm: %s: output scale %v, want a finite positive number", op, scale)
+	}
+	return checkOut(op, m, pb.n, ldo, outLen)
 }
 
 func checkArgs(op string, m int, a []uint8, lda int, pb *PackedB) error {
