@@ -125,3 +125,46 @@ func TestQuantizedSaveLoad(t *testing.T) {
 		require.ErrorContains(t, err, "none of the graph's")
 	}
 }
+
+// One int8 plan serves goroutines at once: each gets the serial run's
+// logits bit for bit (the segments' scratch is per call).
+func TestQuantizedConcurrentRuns(t *testing.T) {
+	const batch, workers = 4, 4
+	net := mnistNet(t, "cnn")
+	g, err := infer.TraceLayer(net, randInput(t, 3, batch, 1, 28, 28))
+	require.NoError(t, err)
+	calib, err := infer.Calibrate(g, [][]*tensor.Tensor{{randInput(t, 10, batch, 1, 28, 28)}}, infer.CalibOptions{})
+	require.NoError(t, err)
+	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
+	require.NoError(t, err)
+	p, err := q.Graph.Compile(infer.Options{})
+	require.NoError(t, err)
+	want := make([][]float32, workers)
+	xs := make([]*tensor.Tensor, workers)
+	for w := range workers {
+		xs[w] = randInput(t, uint64(20+w), batch, 1, 28, 28)
+		out := tensor.Empty(tensor.Float32, batch, 10)
+		require.NoError(t, p.Run(out, xs[w]))
+		want[w] = out.Float32s()
+	}
+	errs := make(chan error, workers)
+	got := make([][]float32, workers)
+	for w := range workers {
+		go func() {
+			x := xs[w]
+			out := tensor.Empty(tensor.Float32, batch, 10)
+			var err error
+			for range 3 {
+				if err = p.Run(out, x); err != nil {
+					break
+				}
+			}
+			got[w] = out.Float32s()
+			errs <- err
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, want, got)
+}
