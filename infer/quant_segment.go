@@ -29,6 +29,7 @@ type quantSegment struct {
 	name    string
 	in      actQuant // the input's quantization
 	inRef   Ref      // the input's value in the float graph
+	resRef  Ref      // the residual the last product adds (a second input), or -1
 	inShape []int    // the float32 input, [N, C, H, W] or [N, K]
 	stages  []*qStage
 	out     []int // the float32 output's shape
@@ -73,6 +74,10 @@ type qStage struct {
 	inQ    actQuant // the input's quantization
 	outQ   actQuant // the output's (conv and linear with a uint8 output; pool and relu keep their input's)
 	last   bool     // the segment's last stage: a product dequantizes into float32
+	// residual: the last product adds the segment's second input (float32,
+	// the output's shape) to its dequantized output, then the ReLU when
+	// postReLU: the residual add of the consumer's epilogue.
+	residual, postReLU bool
 }
 
 // qScratch is one call's buffers.
@@ -95,13 +100,20 @@ func (s *quantSegment) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor
 
 // ForwardInto is the op's ops.Into.
 func (s *quantSegment) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
-	if len(in) != 1 || !sameSig(in[0], tensor.Float32, s.inShape) {
+	if s.resRef < 0 && (len(in) != 1 || !sameSig(in[0], tensor.Float32, s.inShape)) {
 		return ops.Errorf(s.name, in, "want one float32 input %v", s.inShape)
+	}
+	var res []float32
+	if s.resRef >= 0 {
+		if len(in) != 2 || !sameSig(in[0], tensor.Float32, s.inShape) || !sameSig(in[1], tensor.Float32, s.out) {
+			return ops.Errorf(s.name, in, "want a float32 input %v and a float32 residual %v", s.inShape, s.out)
+		}
+		res = in[1].Float32s()
 	}
 	if !sameSig(out, tensor.Float32, s.out) {
 		return ops.Errorf(s.name, in, "want a float32 output %v", s.out)
 	}
-	return s.run(in[0].Float32s(), out.Float32s(), nil)
+	return s.run(in[0].Float32s(), res, out.Float32s(), nil)
 }
 
 func (s *quantSegment) get() *qScratch {
@@ -121,10 +133,11 @@ func (s *quantSegment) put(sc *qScratch) {
 	s.mu.Unlock()
 }
 
-// run computes the segment on x into y. capture, when not nil, receives
+// run computes the segment on x (and the residual res, when the last
+// product adds one) into y. capture, when not nil, receives
 // each stage's output dequantized to float32 in the float graph's layout
 // (NCHW), for the accuracy report.
-func (s *quantSegment) run(x, y []float32, capture func(st *qStage, v []float32)) error {
+func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []float32)) error {
 	sc := s.get()
 	defer s.put(sc)
 	cur, next := sc.a, sc.b
@@ -134,6 +147,9 @@ func (s *quantSegment) run(x, y []float32, capture func(st *qStage, v []float32)
 		switch st.kind {
 		case stConv, stLinear:
 			err = st.product(cur, next, sc, y)
+			if err == nil && st.residual {
+				addResidual(y, res, st.postReLU)
+			}
 		case stPool:
 			maxPoolU8(st, cur, next)
 		case stRelu:
@@ -198,6 +214,20 @@ func dequantNCHW(q []uint8, d [4]int, aq actQuant, y []float32) {
 				y[(b*c+ch)*hw+p] = float32(int32(v)-int32(aq.Zero)) * aq.Scale
 			}
 		}
+	}
+}
+
+// addResidual adds res to y in place, then applies ReLU when relu is
+// set: the residual add and activation of the last product's float32
+// epilogue.
+func addResidual(y, res []float32, relu bool) {
+	res = res[:len(y)]
+	for i, v := range res {
+		v += y[i]
+		if relu && !(v > 0) {
+			v = 0
+		}
+		y[i] = v
 	}
 }
 
