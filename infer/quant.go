@@ -365,7 +365,26 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 	}
 	h.dropDead()
 	q.Graph = h.pruned()
+	q.Graph.dropUnreadConstants()
 	return q, nil
+}
+
+// dropUnreadConstants lets go of the constants no node reads (the float32
+// weights the int8 segments replaced), so that a plan compiled from g
+// does not keep them alive: once the model and the Quantized are gone,
+// only the int8 weights remain.
+func (g *Graph) dropUnreadConstants() {
+	read := make([]bool, len(g.values))
+	for _, n := range g.nodes {
+		for _, r := range n.in {
+			read[r] = true
+		}
+	}
+	for i, v := range g.values {
+		if v.kind == kindConst && !read[i] {
+			g.values[i].c = nil
+		}
+	}
 }
 
 // residualOf returns the operand of the add node n other than the
