@@ -3,6 +3,7 @@ package infer_test
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,6 +76,11 @@ func TestQuantizedMatchesFloat(t *testing.T) {
 				require.Greater(t, cos, minCos)
 				require.Less(t, rel, maxRel)
 				require.NotEqual(t, want.Float32s(), got.Float32s(), "the int8 plan must not be the float one")
+				var explain strings.Builder
+				require.NoError(t, qp.Explain(&explain))
+				seg := map[string]string{"cnn": "int8[conv2d+relu,max_pool2d,conv2d+relu,max_pool2d,flatten,linear]", "mlp": "int8[linear+relu,linear+relu,linear]"}[name]
+				require.Contains(t, explain.String(), seg)
+				require.Empty(t, qp.Fallbacks(), "the segment runs into the arena (ForwardInto)")
 			})
 		}
 	}
