@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -19,15 +18,7 @@ import (
 // from its free list and the GEMM's from its pool.
 func TestQuantizedRunAllocatesNothing(t *testing.T) {
 	const batch = 16
-	net := mnistNet(t, "cnn")
-	g, err := infer.TraceLayer(net, randInput(t, 3, batch, 1, 28, 28))
-	require.NoError(t, err)
-	calib, err := infer.Calibrate(g, [][]*tensor.Tensor{{randInput(t, 10, batch, 1, 28, 28)}}, infer.CalibOptions{})
-	require.NoError(t, err)
-	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
-	require.NoError(t, err)
-	p, err := q.Graph.Compile(infer.Options{})
-	require.NoError(t, err)
+	_, _, p := quantizedMNIST(t, batch, 1)
 	x := randInput(t, 4, batch, 1, 28, 28)
 	out := tensor.Empty(tensor.Float32, batch, 10)
 	require.NoError(t, p.Run(out, x))

@@ -137,15 +137,7 @@ func TestQuantizedSaveLoad(t *testing.T) {
 // logits bit for bit (the segments' scratch is per call).
 func TestQuantizedConcurrentRuns(t *testing.T) {
 	const batch, workers = 4, 4
-	net := mnistNet(t, "cnn")
-	g, err := infer.TraceLayer(net, randInput(t, 3, batch, 1, 28, 28))
-	require.NoError(t, err)
-	calib, err := infer.Calibrate(g, [][]*tensor.Tensor{{randInput(t, 10, batch, 1, 28, 28)}}, infer.CalibOptions{})
-	require.NoError(t, err)
-	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
-	require.NoError(t, err)
-	p, err := q.Graph.Compile(infer.Options{})
-	require.NoError(t, err)
+	_, _, p := quantizedMNIST(t, batch, 1)
 	want := make([][]float32, workers)
 	xs := make([]*tensor.Tensor, workers)
 	for w := range workers {
@@ -242,4 +234,22 @@ func TestQuantizedResidual(t *testing.T) {
 			require.InDelta(t, cos, rep[0].Cosine, 1e-9, "the report's one stage is the plan's output")
 		}
 	}
+}
+
+// quantizedMNIST traces the MNIST CNN at batch, calibrates it (min-max)
+// on calib random batches, quantizes it and compiles the int8 graph.
+func quantizedMNIST(t testing.TB, batch, calib int) (*infer.Graph, *infer.Calibration, *infer.Plan) {
+	g, err := infer.TraceLayer(mnistNet(t, "cnn"), randInput(t, 3, batch, 1, 28, 28))
+	require.NoError(t, err)
+	var batches [][]*tensor.Tensor
+	for s := range calib {
+		batches = append(batches, []*tensor.Tensor{randInput(t, uint64(10+s), batch, 1, 28, 28)})
+	}
+	c, err := infer.Calibrate(g, batches, infer.CalibOptions{})
+	require.NoError(t, err)
+	q, err := infer.Quantize(g, c, infer.QuantOptions{})
+	require.NoError(t, err)
+	p, err := q.Graph.Compile(infer.Options{})
+	require.NoError(t, err)
+	return g, c, p
 }
