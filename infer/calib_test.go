@@ -161,3 +161,32 @@ func TestQuantFileRejectsCorruptFiles(t *testing.T) {
 		require.ErrorContains(t, err, c.want, "%q", c.file)
 	}
 }
+
+// parseQuantFile on arbitrary bytes returns a file or an error, never
+// panics, and every tensor it accepts lies inside the data with the
+// bytes its dtype and shape need.
+func FuzzParseQuantFile(f *testing.F) {
+	hdr := func(js string) []byte {
+		b := make([]byte, 8, 8+len(js))
+		b[0] = byte(len(js))
+		return append(b, js...)
+	}
+	f.Add(hdr(`{"__metadata__":{"quantization":"x"},"w":{"dtype":"I8","shape":[2,2],"data_offsets":[0,4]}}` + "    "))
+	f.Add(hdr(`{"__metadata__":{"quantization":"x"},"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := parseQuantFile(b, "fuzz")
+		if err != nil {
+			return
+		}
+		for name, e := range q.entries {
+			n := stSizes[e.DType]
+			for _, d := range e.Shape {
+				n *= d
+			}
+			if e.Offsets[0] < 0 || e.Offsets[1] > len(q.data) || e.Offsets[1]-e.Offsets[0] != n {
+				t.Fatalf("tensor %q accepted with %+v in %d bytes", name, e, len(q.data))
+			}
+		}
+	})
+}

@@ -111,7 +111,9 @@ func layerAndWeightNames(g *Graph, names map[*tensor.Tensor]string) (layers, wei
 // has one reader, becomes one int8 segment: uint8 per-tensor activations
 // (ranges from calib), int8 per-output-channel weights, the dequantize
 // fused into each product's epilogue (bias, ReLU) and the requantize
-// into its output. A chain starts at a convolution or linear layer not
+// into its output. A chain may end in a residual add of a float32 tensor
+// computed before it (and a ReLU), which the last product's float32
+// epilogue applies. A chain starts at a convolution or linear layer not
 // in opts.Skip; everything else stays float32.
 func Quantize(g *Graph, calib *Calibration, opts QuantOptions) (*Quantized, error) {
 	switch {
@@ -305,15 +307,20 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 			continue
 		}
 		chain := []int{i}
+		closing := false // after a residual add only a ReLU may follow
 		for {
 			last := h.nodes[chain[len(chain)-1]]
 			j := sole(last.out)
-			if j < 0 || used[j] || h.nodes[j].in[0] != last.out {
+			if j < 0 || used[j] {
 				break
 			}
 			nj := h.nodes[j]
+			op := nj.op.Name()
+			if op != "add" && nj.in[0] != last.out {
+				break
+			}
 			ok := false
-			switch nj.op.Name() {
+			switch op {
 			case "relu":
 				ok = len(nj.in) == 1
 			case "max_pool2d":
@@ -323,11 +330,18 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 				ok = len(in) == 4 && len(out) == 2 && out[0] == in[0]
 			case "conv2d", "linear":
 				ok = anchor(j)
+			case "add":
+				lastOp := last.op.Name()
+				ok = (lastOp == "conv2d" || lastOp == "linear") && residualOf(h, nj, last.out, chain[0]) >= 0
 			}
-			if !ok {
+			if !ok || (closing && op != "relu") {
 				break
 			}
 			chain = append(chain, j)
+			if closing {
+				break
+			}
+			closing = op == "add"
 		}
 		for h.nodes[chain[len(chain)-1]].op.Name() == "reshape" { // a flatten stays a float view when nothing int8 reads it
 			chain = chain[:len(chain)-1]
@@ -340,21 +354,63 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 			used[j] = true
 		}
 		first, last := h.nodes[chain[0]], h.nodes[chain[len(chain)-1]]
-		h.nodes[chain[0]] = node{op: seg, in: []Ref{first.in[0]}, out: last.out}
+		in := []Ref{first.in[0]}
+		if seg.resRef >= 0 {
+			in = append(in, seg.resRef)
+		}
+		h.nodes[chain[0]] = node{op: seg, in: in, out: last.out}
 		for _, j := range chain[1:] {
 			h.nodes[j].out = -1
 		}
 	}
 	h.dropDead()
 	q.Graph = h.pruned()
+	q.Graph.dropUnreadConstants()
 	return q, nil
+}
+
+// dropUnreadConstants lets go of the constants no node reads (the float32
+// weights the int8 segments replaced), so that a plan compiled from g
+// does not keep them alive: once the model and the Quantized are gone,
+// only the int8 weights remain.
+func (g *Graph) dropUnreadConstants() {
+	read := make([]bool, len(g.values))
+	for _, n := range g.nodes {
+		for _, r := range n.in {
+			read[r] = true
+		}
+	}
+	for i, v := range g.values {
+		if v.kind == kindConst && !read[i] {
+			g.values[i].c = nil
+		}
+	}
+}
+
+// residualOf returns the operand of the add node n other than the
+// product's output out when it can be the residual of the product's
+// epilogue: a float32 tensor of out's shape available before node first
+// (where the segment runs); else -1.
+func residualOf(h *Graph, n node, out Ref, first int) Ref {
+	if len(n.in) != 2 {
+		return -1
+	}
+	r := n.in[0]
+	if r == out {
+		r = n.in[1]
+	}
+	v := h.values[r]
+	if r == out || v.dt != tensor.Float32 || !v.shape.Equal(h.values[out].shape) || !h.defined(r, first) {
+		return -1
+	}
+	return r
 }
 
 // segment builds the int8 segment of the chain of nodes (indices into h).
 func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src quantSource) (*quantSegment, error) {
 	first := h.nodes[chain[0]]
 	inRef := first.in[0]
-	seg := &quantSegment{inRef: inRef, inShape: h.values[inRef].shape.Clone()}
+	seg := &quantSegment{inRef: inRef, resRef: -1, inShape: h.values[inRef].shape.Clone()}
 	act := func(name string, r Ref) (actQuant, error) {
 		a, err := src.act(name, r)
 		if err != nil {
@@ -397,10 +453,27 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 			st.layer, st.inQ = name, cur
 			st.ep.ScaleA = cur.Scale
 			part := n.op.Name()
-			if ci+1 < len(chain) && h.nodes[chain[ci+1]].op.Name() == "relu" {
+			next := func() string {
+				if ci+1 < len(chain) {
+					return h.nodes[chain[ci+1]].op.Name()
+				}
+				return ""
+			}
+			if next() == "relu" {
 				ci++
 				st.ep.ReLU = true
 				part += "+relu"
+			}
+			if next() == "add" { // the residual, then a ReLU, in the float32 epilogue
+				ci++
+				seg.resRef = residualOf(h, h.nodes[chain[ci]], n.out, chain[0])
+				st.residual = true
+				part += "+add"
+				if next() == "relu" {
+					ci++
+					st.postReLU = true
+					part += "+relu"
+				}
 			}
 			parts = append(parts, part)
 			st.ref = h.nodes[chain[ci]].out
@@ -424,7 +497,7 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 			parts = append(parts, "flatten")
 		}
 		if st.layer == "" {
-			st.layer = n.op.Name()
+			st.layer = stageOps[st.kind]
 		}
 		st.ref = h.nodes[chain[ci]].out
 		dims, cur = st.out, st.outQ

@@ -15,27 +15,20 @@ import (
 // one-thread bar.
 func BenchmarkMNISTCNNInt8(b *testing.B) {
 	const batch = 64
-	net := mnistNet(b, "cnn")
-	g, err := infer.TraceLayer(net, randInput(b, 3, batch, 1, 28, 28))
-	require.NoError(b, err)
-	var batches [][]*tensor.Tensor
-	for s := range 4 {
-		batches = append(batches, []*tensor.Tensor{randInput(b, uint64(10+s), batch, 1, 28, 28)})
-	}
-	calib, err := infer.Calibrate(g, batches, infer.CalibOptions{})
-	require.NoError(b, err)
-	q, err := infer.Quantize(g, calib, infer.QuantOptions{})
+	g, calib, qp := quantizedMNIST(b, batch, 4)
+	fp, err := g.Compile(infer.Options{})
 	require.NoError(b, err)
 	q2, err := infer.Quantize(g, calib, infer.QuantOptions{Skip: []string{"conv2d_0"}})
+	require.NoError(b, err)
+	sp, err := q2.Graph.Compile(infer.Options{})
 	require.NoError(b, err)
 	x := randInput(b, 99, batch, 1, 28, 28)
 	out := tensor.Empty(tensor.Float32, batch, 10)
 	for _, c := range []struct {
 		name string
-		g    *infer.Graph
-	}{{"float32", g}, {"int8", q.Graph}, {"int8-skip-conv1", q2.Graph}} {
-		p, err := c.g.Compile(infer.Options{})
-		require.NoError(b, err)
+		p    *infer.Plan
+	}{{"float32", fp}, {"int8", qp}, {"int8-skip-conv1", sp}} {
+		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {

@@ -127,15 +127,22 @@ type quantFile struct {
 
 var stSizes = map[string]int{"I8": 1, "U8": 1, "F32": 4}
 
-// readQuantFile reads and checks an int8 model file: the header within
-// the file and at most maxQuantHeader bytes, every tensor of a known
-// dtype whose shape's bytes are exactly its span, every span inside the
-// data. It reads nothing beyond the file's own size.
+// readQuantFile reads and checks an int8 model file (parseQuantFile): the
+// header within the file and at most maxQuantHeader bytes, every tensor
+// of a known dtype whose shape's bytes are exactly its span, every span
+// inside the data. It allocates nothing beyond the file's own size and
+// the header's parse.
 func readQuantFile(path string) (*quantFile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return parseQuantFile(b, path)
+}
+
+// parseQuantFile parses the bytes of an int8 model file named path (for
+// errors); the tensors' data stay views of b.
+func parseQuantFile(b []byte, path string) (*quantFile, error) {
 	if len(b) < 8 {
 		return nil, fmt.Errorf("%s: %d bytes, too short for a safetensors header", path, len(b))
 	}
@@ -244,6 +251,16 @@ func LoadQuantized(g *Graph, path string, opts QuantOptions) (*Quantized, error)
 		if _, ok := f.entries[weightNames[i]+"_quantized"]; !ok {
 			skip = append(skip, n)
 		}
+	}
+	if len(skip) == len(names) {
+		var held []string
+		for name := range f.entries {
+			if w, ok := strings.CutSuffix(name, "_quantized"); ok {
+				held = append(held, w)
+			}
+		}
+		slices.Sort(held)
+		return nil, fmt.Errorf("infer: LoadQuantized: %s holds int8 weights %v, none of the graph's (%v; name the weights with QuantOptions.Names)", path, held, weightNames)
 	}
 	src := quantSource{
 		act: func(name string, _ Ref) (actQuant, error) {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plumbml/plumb/internal/qgemm"
+	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/tensor"
 )
 
 // convRef is the textbook int8 convolution on uint8 NHWC activations:
@@ -177,4 +179,33 @@ func TestMaxBytes(t *testing.T) {
 	for i := range a {
 		require.Equal(t, max(a[i], b[i]), got[i], "max(%d, %d)", a[i], b[i])
 	}
+}
+
+// The int8 graph of the MNIST CNN holds no float32 weight: every
+// constant the segment replaced is let go.
+func TestQuantizedGraphDropsFloatWeights(t *testing.T) {
+	net, err := mnist.New("cnn", tensor.NewRNG(2))
+	require.NoError(t, err)
+	x, err := tensor.RandUniform(tensor.NewRNG(3), tensor.Float32, 0, 1, 2, 1, 28, 28)
+	require.NoError(t, err)
+	g, err := TraceLayer(net, x)
+	require.NoError(t, err)
+	calib, err := Calibrate(g, [][]*tensor.Tensor{{x}}, CalibOptions{})
+	require.NoError(t, err)
+	q, err := Quantize(g, calib, QuantOptions{})
+	require.NoError(t, err)
+	held := 0
+	for _, v := range q.Graph.values {
+		if v.kind == kindConst && v.c != nil {
+			held++
+		}
+	}
+	require.Zero(t, held)
+	consts := 0
+	for _, v := range g.values {
+		if v.kind == kindConst && v.c != nil {
+			consts++
+		}
+	}
+	require.Greater(t, consts, 5, "the float graph keeps its weights")
 }

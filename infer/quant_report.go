@@ -33,6 +33,9 @@ func (q *Quantized) Report(in ...*tensor.Tensor) ([]LayerError, error) {
 	fg.outputs = nil
 	for _, s := range q.segs {
 		fg.outputs = append(fg.outputs, s.inRef)
+		if s.resRef >= 0 {
+			fg.outputs = append(fg.outputs, s.resRef)
+		}
 		for _, st := range s.stages {
 			fg.outputs = append(fg.outputs, st.ref)
 		}
@@ -52,7 +55,11 @@ func (q *Quantized) Report(in ...*tensor.Tensor) ([]LayerError, error) {
 	var rep []LayerError
 	for _, s := range q.segs {
 		y := make([]float32, shapeSize(s.out))
-		err := s.run(val[s.inRef].Float32s(), y, func(st *qStage, v []float32) {
+		var res []float32
+		if s.resRef >= 0 {
+			res = val[s.resRef].Float32s()
+		}
+		err := s.run(val[s.inRef].Float32s(), res, y, func(st *qStage, v []float32) {
 			rep = append(rep, compareOutputs(st, v, val[st.ref].Float32s()))
 		})
 		if err != nil {

@@ -29,6 +29,7 @@ type quantSegment struct {
 	name    string
 	in      actQuant // the input's quantization
 	inRef   Ref      // the input's value in the float graph
+	resRef  Ref      // the residual the last product adds (a second input), or -1
 	inShape []int    // the float32 input, [N, C, H, W] or [N, K]
 	stages  []*qStage
 	out     []int // the float32 output's shape
@@ -73,6 +74,10 @@ type qStage struct {
 	inQ    actQuant // the input's quantization
 	outQ   actQuant // the output's (conv and linear with a uint8 output; pool and relu keep their input's)
 	last   bool     // the segment's last stage: a product dequantizes into float32
+	// residual: the last product adds the segment's second input (float32,
+	// the output's shape) to its dequantized output, then the ReLU when
+	// postReLU: the residual add of the consumer's epilogue.
+	residual, postReLU bool
 }
 
 // qScratch is one call's buffers.
@@ -95,13 +100,20 @@ func (s *quantSegment) Backward([]*tensor.Tensor, *tensor.Tensor, *tensor.Tensor
 
 // ForwardInto is the op's ops.Into.
 func (s *quantSegment) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
-	if len(in) != 1 || !sameSig(in[0], tensor.Float32, s.inShape) {
+	if s.resRef < 0 && (len(in) != 1 || !sameSig(in[0], tensor.Float32, s.inShape)) {
 		return ops.Errorf(s.name, in, "want one float32 input %v", s.inShape)
+	}
+	var res []float32
+	if s.resRef >= 0 {
+		if len(in) != 2 || !sameSig(in[0], tensor.Float32, s.inShape) || !sameSig(in[1], tensor.Float32, s.out) {
+			return ops.Errorf(s.name, in, "want a float32 input %v and a float32 residual %v", s.inShape, s.out)
+		}
+		res = in[1].Float32s()
 	}
 	if !sameSig(out, tensor.Float32, s.out) {
 		return ops.Errorf(s.name, in, "want a float32 output %v", s.out)
 	}
-	return s.run(in[0].Float32s(), out.Float32s(), nil)
+	return s.run(in[0].Float32s(), res, out.Float32s(), nil)
 }
 
 func (s *quantSegment) get() *qScratch {
@@ -121,10 +133,11 @@ func (s *quantSegment) put(sc *qScratch) {
 	s.mu.Unlock()
 }
 
-// run computes the segment on x into y. capture, when not nil, receives
+// run computes the segment on x (and the residual res, when the last
+// product adds one) into y. capture, when not nil, receives
 // each stage's output dequantized to float32 in the float graph's layout
 // (NCHW), for the accuracy report.
-func (s *quantSegment) run(x, y []float32, capture func(st *qStage, v []float32)) error {
+func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []float32)) error {
 	sc := s.get()
 	defer s.put(sc)
 	cur, next := sc.a, sc.b
@@ -134,6 +147,9 @@ func (s *quantSegment) run(x, y []float32, capture func(st *qStage, v []float32)
 		switch st.kind {
 		case stConv, stLinear:
 			err = st.product(cur, next, sc, y)
+			if err == nil && st.residual {
+				addResidual(y, res, st.postReLU)
+			}
 		case stPool:
 			maxPoolU8(st, cur, next)
 		case stRelu:
@@ -198,6 +214,20 @@ func dequantNCHW(q []uint8, d [4]int, aq actQuant, y []float32) {
 				y[(b*c+ch)*hw+p] = float32(int32(v)-int32(aq.Zero)) * aq.Scale
 			}
 		}
+	}
+}
+
+// addResidual adds res to y in place, then applies ReLU when relu is
+// set: the residual add and activation of the last product's float32
+// epilogue.
+func addResidual(y, res []float32, relu bool) {
+	res = res[:len(y)]
+	for i, v := range res {
+		v += y[i]
+		if relu && !(v > 0) {
+			v = 0
+		}
+		y[i] = v
 	}
 }
 
@@ -279,8 +309,12 @@ func maxPoolRowsU8(st *qStage, x, y []uint8) {
 			for j := range ow {
 				dst := y[((b*oh+i)*ow+j)*c:][:c]
 				iw := j * st.sw
-				copy(dst, tmp[iw*c:][:c])
-				for kj := 1; kj < st.kw; kj++ {
+				if st.kw == 1 {
+					copy(dst, tmp[iw*c:][:c])
+					continue
+				}
+				maxBytesInto(dst, tmp[iw*c:][:c], tmp[(iw+st.dw)*c:][:c])
+				for kj := 2; kj < st.kw; kj++ {
 					maxBytes(dst, tmp[(iw+kj*st.dw)*c:][:c])
 				}
 			}
@@ -292,20 +326,28 @@ func maxPoolRowsU8(st *qStage, x, y []uint8) {
 // uint64 (SWAR): per byte, a ≥ b unsigned is read from the top bit of
 // (a|H) − (b&^H) (the low seven bits' difference, no borrow across bytes)
 // combined with the top bits themselves.
-func maxBytes(a, b []uint8) {
-	const hi = 0x8080808080808080
-	b = b[:len(a)]
+func maxBytes(a, b []uint8) { maxBytesInto(a, a, b) }
+
+// maxBytesInto sets dst[i] = max(a[i], b[i]) (maxBytes's SWAR words);
+// dst may be a.
+func maxBytesInto(dst, a, b []uint8) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		x, y := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		t := (x | hi) - (y &^ hi)
-		ge := ((x &^ y) | (^(x ^ y) & t)) & hi // top bit of each byte: x ≥ y
-		mask := (ge >> 7) * 0xff
-		binary.LittleEndian.PutUint64(a[i:], (x&mask)|(y&^mask))
+	for ; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], maxWord(binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])))
 	}
-	for ; i < len(a); i++ {
-		a[i] = max(a[i], b[i])
+	for ; i < len(dst); i++ {
+		dst[i] = max(a[i], b[i])
 	}
+}
+
+// maxWord is the bytewise unsigned max of two words of eight bytes.
+func maxWord(x, y uint64) uint64 {
+	const hi = 0x8080808080808080
+	t := (x | hi) - (y &^ hi)
+	ge := ((x &^ y) | (^(x ^ y) & t)) & hi // top bit of each byte: x ≥ y
+	mask := (ge >> 7) * 0xff
+	return (x & mask) | (y &^ mask)
 }
 
 // chunkRows is about how many output rows of a convolution are gathered

@@ -3,6 +3,7 @@ package infer_test
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/infer"
 	"github.com/plumbml/plumb/models/mnist"
+	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -74,6 +76,11 @@ func TestQuantizedMatchesFloat(t *testing.T) {
 				require.Greater(t, cos, minCos)
 				require.Less(t, rel, maxRel)
 				require.NotEqual(t, want.Float32s(), got.Float32s(), "the int8 plan must not be the float one")
+				var explain strings.Builder
+				require.NoError(t, qp.Explain(&explain))
+				seg := map[string]string{"cnn": "int8[conv2d+relu,max_pool2d,conv2d+relu,max_pool2d,flatten,linear]", "mlp": "int8[linear+relu,linear+relu,linear]"}[name]
+				require.Contains(t, explain.String(), seg)
+				require.Empty(t, qp.Fallbacks(), "the segment runs into the arena (ForwardInto)")
 			})
 		}
 	}
@@ -120,5 +127,129 @@ func TestQuantizedSaveLoad(t *testing.T) {
 		require.NoError(t, p1.Run(y1, x))
 		require.NoError(t, p2.Run(y2, x))
 		require.Equal(t, y1.Float32s(), y2.Float32s())
+
+		_, err = infer.LoadQuantized(g2, path, infer.QuantOptions{}) // unnamed weights: conv2d_0/weight, ...
+		require.ErrorContains(t, err, "none of the graph's")
 	}
+}
+
+// One int8 plan serves goroutines at once: each gets the serial run's
+// logits bit for bit (the segments' scratch is per call).
+func TestQuantizedConcurrentRuns(t *testing.T) {
+	const batch, workers = 4, 4
+	_, _, p := quantizedMNIST(t, batch, 1)
+	want := make([][]float32, workers)
+	xs := make([]*tensor.Tensor, workers)
+	for w := range workers {
+		xs[w] = randInput(t, uint64(20+w), batch, 1, 28, 28)
+		out := tensor.Empty(tensor.Float32, batch, 10)
+		require.NoError(t, p.Run(out, xs[w]))
+		want[w] = out.Float32s()
+	}
+	errs := make(chan error, workers)
+	got := make([][]float32, workers)
+	for w := range workers {
+		go func() {
+			x := xs[w]
+			out := tensor.Empty(tensor.Float32, batch, 10)
+			var err error
+			for range 3 {
+				if err = p.Run(out, x); err != nil {
+					break
+				}
+			}
+			got[w] = out.Float32s()
+			errs <- err
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, want, got)
+}
+
+// residualBlock builds relu(conv(x) + x) (a padded 3×3 convolution after
+// an unpadded one, as a ResNet block's second half) and, for a linear
+// layer, relu(x·W + b + x): the residual add and ReLU run in the last
+// int8 product's float32 epilogue.
+func residualBlock(t *testing.T, conv bool) (*infer.Graph, *tensor.Tensor) {
+	b := infer.NewBuilder()
+	rng := tensor.NewRNG(8)
+	param := func(shape ...int) infer.Ref {
+		w, err := tensor.RandNormal(rng, tensor.Float32, 0, 0.2, shape...)
+		require.NoError(t, err)
+		return b.Const(w)
+	}
+	if !conv {
+		x := b.Input(tensor.Float32, 6, 24)
+		y := b.Op(ops.LinearOp(), x, param(24, 24), param(24))
+		y = b.Op(ops.UnaryOp("relu"), b.Op(ops.BinaryOp("add"), x, y))
+		g, err := b.Graph(y)
+		require.NoError(t, err)
+		return g, randInput(t, 41, 6, 24)
+	}
+	x := b.Input(tensor.Float32, 3, 4, 9, 7)
+	h := b.Op(ops.UnaryOp("relu"), b.Op(ops.Conv2DOp(ops.Conv2DAttrs{}), x, param(8, 4, 1, 1), param(8)))
+	y := b.Op(ops.Conv2DOp(ops.Conv2DAttrs{Pad: [4]int{1, 1, 1, 1}}), h, param(8, 8, 3, 3), param(8))
+	y = b.Op(ops.UnaryOp("relu"), b.Op(ops.BinaryOp("add"), y, h))
+	g, err := b.Graph(y)
+	require.NoError(t, err)
+	return g, randInput(t, 41, 3, 4, 9, 7)
+}
+
+// The residual add fuses into the int8 segment (one op: the segment
+// reads the residual as a second input) and the plan gives the float
+// plan's output within the stated tolerance: cosine similarity at least
+// 0.999, largest error at most 3% of the largest output.
+func TestQuantizedResidual(t *testing.T) {
+	for _, conv := range []bool{true, false} {
+		g, x := residualBlock(t, conv)
+		calib, err := infer.Calibrate(g, [][]*tensor.Tensor{{x}}, infer.CalibOptions{})
+		require.NoError(t, err)
+		q, err := infer.Quantize(g, calib, infer.QuantOptions{})
+		require.NoError(t, err)
+		if conv { // conv1+relu is the residual: read twice, it ends the first segment
+			require.Equal(t, 2, q.Graph.Len())
+		} else {
+			require.Equal(t, 1, q.Graph.Len())
+		}
+		fp, err := g.Compile(infer.Options{})
+		require.NoError(t, err)
+		qp, err := q.Graph.Compile(infer.Options{})
+		require.NoError(t, err)
+		want, err := fp.Forward(x)
+		require.NoError(t, err)
+		got, err := qp.Forward(x)
+		require.NoError(t, err)
+		cos, rel := cosineAndMax(got[0].Float32s(), want[0].Float32s())
+		require.Greater(t, cos, 0.999, "conv %v", conv)
+		require.Less(t, rel, 0.03, "conv %v", conv)
+		rep, err := q.Report(x)
+		require.NoError(t, err)
+		if conv { // each segment starts from its float32 input in the report
+			require.Len(t, rep, 2)
+			require.Greater(t, rep[1].Cosine, 0.999)
+		} else {
+			require.Len(t, rep, 1)
+			require.InDelta(t, cos, rep[0].Cosine, 1e-9, "the report's one stage is the plan's output")
+		}
+	}
+}
+
+// quantizedMNIST traces the MNIST CNN at batch, calibrates it (min-max)
+// on calib random batches, quantizes it and compiles the int8 graph.
+func quantizedMNIST(t testing.TB, batch, calib int) (*infer.Graph, *infer.Calibration, *infer.Plan) {
+	g, err := infer.TraceLayer(mnistNet(t, "cnn"), randInput(t, 3, batch, 1, 28, 28))
+	require.NoError(t, err)
+	var batches [][]*tensor.Tensor
+	for s := range calib {
+		batches = append(batches, []*tensor.Tensor{randInput(t, uint64(10+s), batch, 1, 28, 28)})
+	}
+	c, err := infer.Calibrate(g, batches, infer.CalibOptions{})
+	require.NoError(t, err)
+	q, err := infer.Quantize(g, c, infer.QuantOptions{})
+	require.NoError(t, err)
+	p, err := q.Graph.Compile(infer.Options{})
+	require.NoError(t, err)
+	return g, c, p
 }

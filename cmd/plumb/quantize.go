@@ -95,13 +95,9 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	if err := checkpoint.Load(f.load, m.Params(), nil); err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	net, ok := m.(layers.Layer)
-	if !ok {
-		return fmt.Errorf("quantize: the checkpoint's model %T is not a layer", m)
-	}
-	g, err := infer.TraceLayer(net, tensor.Zeros(tensor.Float32, quantBatch, 1, 28, 28))
+	g, names, err := traceMNIST(m)
 	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
+		return err
 	}
 	calibSet, err := chapter.Limit(trainSet, "--calib", min(f.calib*quantBatch, trainSet.Len()), 1, io.Discard)
 	if err != nil {
@@ -111,10 +107,6 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	calib, err := infer.Calibrate(g, batches, infer.CalibOptions{Method: infer.CalibMethod(f.method)})
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
-	}
-	names := map[*tensor.Tensor]string{}
-	for _, p := range m.Params() {
-		names[p.Value] = p.Name
 	}
 	var skip []string
 	if f.skip != "" {
@@ -128,20 +120,12 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "calibrated on %d batches of %d training images (%s); int8 layers: %s\n", len(batches), quantBatch, f.method, layerList(q))
-	fp, err := g.Compile(infer.Options{})
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	qp, err := q.Graph.Compile(infer.Options{})
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	accF, err := planAccuracy(fp, test)
+	accF, err := graphAccuracy(g, test)
 	if err != nil {
 		return fmt.Errorf("quantize: float32 plan: %w", err)
 	}
 	evalStart := time.Now()
-	accQ, err := planAccuracy(qp, test)
+	accQ, err := graphAccuracy(q.Graph, test)
 	if err != nil {
 		return fmt.Errorf("quantize: int8 plan: %w", err)
 	}
@@ -165,6 +149,25 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// traceMNIST traces the restored MNIST model m at batch quantBatch and
+// names its parameter tensors, for Quantize's and LoadQuantized's layer
+// names.
+func traceMNIST(m chapter.Model) (*infer.Graph, map[*tensor.Tensor]string, error) {
+	net, ok := m.(layers.Layer)
+	if !ok {
+		return nil, nil, fmt.Errorf("quantize: the model %T is not a layer", m)
+	}
+	g, err := infer.TraceLayer(net, tensor.Zeros(tensor.Float32, quantBatch, 1, 28, 28))
+	if err != nil {
+		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	names := map[*tensor.Tensor]string{}
+	for _, p := range m.Params() {
+		names[p.Value] = p.Name
+	}
+	return g, names, nil
 }
 
 // checkSkip reports a --skip name that is no layer of the model.
@@ -228,9 +231,13 @@ func imageBatches(img *tensor.Tensor) [][]*tensor.Tensor {
 	return out
 }
 
-// planAccuracy runs p over the test set in batches and returns the share
-// of images whose largest logit is the label.
-func planAccuracy(p *infer.Plan, test *data.Dataset) (float64, error) {
+// graphAccuracy compiles g and runs it over the test set in batches,
+// returning the share of images whose largest logit is the label.
+func graphAccuracy(g *infer.Graph, test *data.Dataset) (float64, error) {
+	p, err := g.Compile(infer.Options{})
+	if err != nil {
+		return 0, err
+	}
 	labels := test.Tensor("label")
 	out := tensor.Zeros(tensor.Float32, quantBatch, 10)
 	right := 0
@@ -295,27 +302,15 @@ func evalInt8File(f quantizeFlags, test *data.Dataset, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("quantize: %s: %w", f.loadInt8, err)
 	}
-	net, ok := m.(layers.Layer)
-	if !ok {
-		return fmt.Errorf("quantize: the model %T is not a layer", m)
-	}
-	g, err := infer.TraceLayer(net, tensor.Zeros(tensor.Float32, quantBatch, 1, 28, 28))
+	g, names, err := traceMNIST(m)
 	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	names := map[*tensor.Tensor]string{}
-	for _, p := range m.Params() {
-		names[p.Value] = p.Name
+		return err
 	}
 	q, err := infer.LoadQuantized(g, f.loadInt8, infer.QuantOptions{Names: names})
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	qp, err := q.Graph.Compile(infer.Options{})
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	acc, err := planAccuracy(qp, test)
+	acc, err := graphAccuracy(q.Graph, test)
 	if err != nil {
 		return fmt.Errorf("quantize: int8 plan: %w", err)
 	}

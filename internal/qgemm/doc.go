@@ -11,7 +11,12 @@
 // correction of ONNX's QLinearMatMul and of FBGEMM). The float32 epilogue
 // gives scaleA·scaleB[j]·acc + bias[j], then an optional ReLU; the int8
 // one requantizes that as ONNX QuantizeLinear does: round half to even,
-// add the output zero point, saturate to [-128, 127].
+// add the output zero point, saturate to [-128, 127]. The uint8 one
+// (GemmUint8), whose output is the next product's A, requantizes as ONNX
+// Runtime's QLinearConv and FBGEMM do, with one float multiplier
+// scaleA·scaleB[j]/scaleOut per column and bias[j]/scaleOut, rounding half
+// to even and saturating to [0, 255] (AVX2: VCVTPS2DQ, then the
+// saturating packs).
 //
 // # The 16-bit saturation guard
 //

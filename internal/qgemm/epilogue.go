@@ -105,16 +105,15 @@ func requantRow(v []float32, rq Requant, out []int8) {
 // saturation to [-128, 127]. NaN, which the spec leaves undefined, gives
 // the zero point.
 func QuantizeLinear(v, scale float32, zero int8) int8 {
+	return int8(quantizeLinear(v, scale, float64(zero), -128, 127))
+}
+
+// quantizeLinear is QuantizeLinear into [lo, hi]: round(v / scale) + zero,
+// rounding half to even, saturated; NaN gives zero.
+func quantizeLinear(v, scale float32, zero, lo, hi float64) float64 {
 	r := math.RoundToEven(float64(v / scale))
 	if r != r {
 		return zero
 	}
-	q := r + float64(zero)
-	switch {
-	case q <= -128:
-		return -128
-	case q >= 127:
-		return 127
-	}
-	return int8(q)
+	return min(max(r+zero, lo), hi)
 }

@@ -25,7 +25,10 @@ type rowKernel func(kg int, a []uint8, stride int, b []int8, c []int32)
 type kernels struct {
 	name string
 	tile tileKernel
-	row  rowKernel
+	// tile8, where set, is tile for a last panel of at most eight real
+	// columns: it computes and stores only columns 0-7 of the tile.
+	tile8 tileKernel
+	row   rowKernel
 	// dequant, where set, runs a leading part of the float32 epilogue's
 	// row (Epilogue.dequantRow; bias nil for none) and returns how many
 	// columns it did; the Go loop does the rest.

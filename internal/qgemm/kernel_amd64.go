@@ -10,6 +10,9 @@ import "golang.org/x/sys/cpu"
 func tile4x16AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
 
 //go:noescape
+func tile4x8AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
+
+//go:noescape
 func row16AVX2(kg int, a *uint8, stride int, b *int8, c *int32)
 
 //go:noescape
@@ -22,7 +25,7 @@ var avx2Kernels = func() *kernels {
 	if !cpu.X86.HasAVX2 {
 		return nil
 	}
-	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2, dequant: dequantAVX2, requant: requantAVX2}
+	return &kernels{name: "avx2", tile: tileAVX2, row: rowAVX2, dequant: dequantAVX2, requant: requantAVX2, tile8: tile8AVX2}
 }()
 
 // tileAVX2 checks the slice bounds the assembly relies on (a slice
@@ -35,6 +38,19 @@ func tileAVX2(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc int) {
 	}
 	_, _, _ = a[:(kg-1)*gs+(mr-1)*rsA+kStep], b[:kg*nr*kStep], c[:(mr-1)*ldc+nr]
 	tile4x16AVX2(kg, &a[0], rsA, gs, &b[0], &c[0], ldc)
+}
+
+// tile8AVX2 is tileAVX2 for a panel whose last eight columns are
+// padding: it computes and stores only the first eight.
+func tile8AVX2(kg int, a []uint8, rsA, gs int, b []int8, c []int32, ldc int) {
+	if kg == 0 {
+		for i := range mr {
+			clear(c[i*ldc : i*ldc+nr/2])
+		}
+		return
+	}
+	_, _, _ = a[:(kg-1)*gs+(mr-1)*rsA+kStep], b[:kg*nr*kStep], c[:(mr-1)*ldc+nr/2]
+	tile4x8AVX2(kg, &a[0], rsA, gs, &b[0], &c[0], ldc)
 }
 
 func rowAVX2(kg int, a []uint8, stride int, b []int8, c []int32) {

@@ -168,3 +168,53 @@ dqstore:
 	JNE     dqloop
 	VZEROUPPER
 	RET
+
+// ROW8 is ROW for the panel's first eight columns only: B's half in Y0.
+#define ROW8(addr, t0, acc0) \
+	VPBROADCASTD addr, t0; \
+	VPMADDUBSW   Y0, t0, t0; \
+	VPMADDWD     Y15, t0, t0; \
+	VPADDD       t0, acc0, acc0
+
+// func tile4x8AVX2(kg int, a *uint8, rsA, gs int, b *int8, c *int32, ldc int)
+// tile4x16AVX2 for a last panel whose columns 8-15 are padding: the
+// first 32 bytes of each 64-byte group of B, four accumulators Y4-Y7,
+// eight sums a row stored (the padding columns of c are not written).
+TEXT ·tile4x8AVX2(SB), NOSPLIT, $0-56
+	MOVQ kg+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rsA+16(FP), R10
+	MOVQ gs+24(FP), R12
+	MOVQ b+32(FP), DI
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R9
+	SHLQ $2, R9
+	LEAQ (SI)(R10*2), R11
+	ADDQ R10, R11
+	ONES16
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+loop8:
+	VMOVDQU (DI), Y0
+	ROW8((SI), Y2, Y4)
+	ROW8((SI)(R10*1), Y3, Y5)
+	ROW8((SI)(R10*2), Y12, Y6)
+	ROW8((R11), Y13, Y7)
+	ADDQ R12, SI
+	ADDQ R12, R11
+	ADDQ $64, DI
+	DECQ CX
+	JNE  loop8
+
+	VMOVDQU Y4, (DX)
+	ADDQ    R9, DX
+	VMOVDQU Y5, (DX)
+	ADDQ    R9, DX
+	VMOVDQU Y6, (DX)
+	ADDQ    R9, DX
+	VMOVDQU Y7, (DX)
+	VZEROUPPER
+	RET

@@ -178,17 +178,7 @@ func GemmFloat32(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue
 // zpA)·B[p][j]), rq.Scale, rq.Zero): the product requantized to int8 for
 // the next int8 op, with no float32 tensor in between.
 func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, rq Requant, out []int8, ldo int) error {
-	const op = "GemmInt8"
-	if err := checkArgs(op, m, a, lda, pb); err != nil {
-		return err
-	}
-	if err := ep.check(op, pb.n); err != nil {
-		return err
-	}
-	if !finitePositive(rq.Scale) {
-		return fmt.Errorf("qgemm: %s: output scale %v, want a finite positive number", op, rq.Scale)
-	}
-	if err := checkOut(op, m, pb.n, ldo, len(out)); err != nil {
+	if err := checkRequant("GemmInt8", m, a, lda, pb, ep, rq.Scale, ldo, len(out)); err != nil {
 		return err
 	}
 	run(m, a, lda, zpA, pb, ep, pb.n, func(ws *workspace, i0, rows int, sums []int32, ld int) {
@@ -198,6 +188,22 @@ func GemmInt8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, r
 		}
 	})
 	return nil
+}
+
+// checkRequant checks the arguments of a product requantized to 8 bits
+// (GemmInt8, GemmUint8) with output scale scale into an output of outLen
+// elements.
+func checkRequant(op string, m int, a []uint8, lda int, pb *PackedB, ep *Epilogue, scale float32, ldo, outLen int) error {
+	if err := checkArgs(op, m, a, lda, pb); err != nil {
+		return err
+	}
+	if err := ep.check(op, pb.n); err != nil {
+		return err
+	}
+	if !finitePositive(scale) {
+		return fmt.Errorf("qgemm: %s: output scale %v, want a finite positive number", op, scale)
+	}
+	return checkOut(op, m, pb.n, ldo, outLen)
 }
 
 func checkArgs(op string, m int, a []uint8, lda int, pb *PackedB) error {
@@ -216,7 +222,10 @@ func checkArgs(op string, m int, a []uint8, lda int, pb *PackedB) error {
 // leave the slice (the last ones of A) are packed instead, K padded with
 // zeros; so is a last strip of fewer than mr rows, computed into a tile
 // of its own so that its padding rows' writes do not leave the block. A
-// strip of one row takes the row kernel.
+// strip of one row takes the row kernel. A last panel of at most eight
+// real columns takes the half-width tile where the kernels have one,
+// leaving the sums' padding columns unwritten (no epilogue reads a
+// padding column's value into an output).
 func blockSums(ks *kernels, kg, rows int, a []uint8, lda, k, kp int, pb *PackedB, ws *workspace, sums []int32, np int) {
 	inPlace := func(r, n int) bool { return (r+n-1)*lda+kp <= len(a) }
 	full, rem := rows/mr, rows%mr
@@ -230,12 +239,16 @@ func blockSums(ks *kernels, kg, rows int, a []uint8, lda, k, kp int, pb *PackedB
 	}
 	for q := range ceilDiv(pb.n, nr) {
 		bp := pb.panel(q)
+		tile, cols := ks.tile, nr
+		if pb.n-q*nr <= nr/2 && ks.tile8 != nil { // columns 8-15 of the last panel are padding
+			tile, cols = ks.tile8, nr/2
+		}
 		for s := range full {
 			c := sums[s*mr*np+q*nr:]
 			if s < nd {
-				ks.tile(kg, a[s*mr*lda:], lda, kStep, bp, c, np)
+				tile(kg, a[s*mr*lda:], lda, kStep, bp, c, np)
 			} else {
-				ks.tile(kg, ws.a[(s-nd)*kp*mr:], kStep, mr*kStep, bp, c, np)
+				tile(kg, ws.a[(s-nd)*kp*mr:], kStep, mr*kStep, bp, c, np)
 			}
 		}
 		if rem == 0 {
@@ -249,9 +262,9 @@ func blockSums(ks *kernels, kg, rows int, a []uint8, lda, k, kp int, pb *PackedB
 		case rem == 1:
 			ks.row(kg, strip, mr*kStep, bp, c)
 		default:
-			ks.tile(kg, strip, kStep, mr*kStep, bp, ws.tile[:], nr)
+			tile(kg, strip, kStep, mr*kStep, bp, ws.tile[:], nr)
 			for i := range rem {
-				copy(c[i*np:i*np+nr], ws.tile[i*nr:(i+1)*nr])
+				copy(c[i*np:i*np+cols], ws.tile[i*nr:i*nr+cols])
 			}
 		}
 	}

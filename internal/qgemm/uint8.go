@@ -1,10 +1,5 @@
 package qgemm
 
-import (
-	"fmt"
-	"math"
-)
-
 // RequantU8 is a uint8 output's quantization, as ONNX QuantizeLinear
 // applies it with a uint8 zero point: q = saturate(round(v / Scale) +
 // Zero), rounding half to even and saturating to [0, 255]. It is the
@@ -20,18 +15,7 @@ type RequantU8 struct {
 // saturation to [0, 255]. NaN, which the spec leaves undefined, gives the
 // zero point.
 func QuantizeLinearU8(v, scale float32, zero uint8) uint8 {
-	r := math.RoundToEven(float64(v / scale))
-	if r != r {
-		return zero
-	}
-	q := r + float64(zero)
-	switch {
-	case q <= 0:
-		return 0
-	case q >= 255:
-		return 255
-	}
-	return uint8(q)
+	return uint8(quantizeLinear(v, scale, float64(zero), 0, 255))
 }
 
 // roundMagic is 1.5·2^23: adding it to a float32 t with |t| < 2^22 and
@@ -54,17 +38,7 @@ const roundMagic = 0x1.8p23
 // may differ by one step where ep(acc)/rq.Scale lies within float32
 // round-off of a half. ReLU clamps at the zero point, the quantized 0.
 func GemmUint8(m int, a []uint8, lda int, zpA uint8, pb *PackedB, ep *Epilogue, rq RequantU8, out []uint8, ldo int) error {
-	const op = "GemmUint8"
-	if err := checkArgs(op, m, a, lda, pb); err != nil {
-		return err
-	}
-	if err := ep.check(op, pb.n); err != nil {
-		return err
-	}
-	if !finitePositive(rq.Scale) {
-		return fmt.Errorf("qgemm: %s: output scale %v, want a finite positive number", op, rq.Scale)
-	}
-	if err := checkOut(op, m, pb.n, ldo, len(out)); err != nil {
+	if err := checkRequant("GemmUint8", m, a, lda, pb, ep, rq.Scale, ldo, len(out)); err != nil {
 		return err
 	}
 	n := pb.n
