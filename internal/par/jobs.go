@@ -33,27 +33,30 @@ type RangeJob interface{ Range(worker, lo, hi int) }
 // boxed in an interface, which is comparable and allocation-free.
 var jobPools sync.Map
 
-// getJob returns a pooled *J holding job.
-func getJob[J any](job J) *J {
-	j := takeJob[J]()
+// getJob returns a pooled *J holding job, and the pool to put it back in
+// (putJob).
+func getJob[J any](job J) (*J, *sync.Pool) {
+	j, p := takeJob[J]()
 	*j = job
-	return j
+	return j, p
 }
 
-// takeJob returns a pooled *J as it was pooled, or a new zero one.
-func takeJob[J any]() *J {
-	j, _ := poolOf[J]().Get().(*J)
+// takeJob returns a pooled *J as it was pooled, or a new zero one, and
+// its pool.
+func takeJob[J any]() (*J, *sync.Pool) {
+	p := poolOf[J]()
+	j, _ := p.Get().(*J)
 	if j == nil {
 		j = new(J)
 	}
-	return j
+	return j, p
 }
 
 // putJob zeroes j, so that the pool holds no caller's slices, and pools it.
-func putJob[J any](j *J) {
+func putJob[J any](j *J, p *sync.Pool) {
 	var zero J
 	*j = zero
-	poolOf[J]().Put(j)
+	p.Put(j)
 }
 
 // poolOf returns J's pool.
@@ -73,9 +76,9 @@ func TasksOf[J any, P interface {
 	*J
 	Job
 }](n, work int, job J) {
-	j := getJob(job)
+	j, p := getJob(job)
 	TasksDo(n, work, P(j))
-	putJob(j)
+	putJob(j, p)
 }
 
 // TasksDo is TasksOf for a job the caller already holds on the heap.
@@ -102,9 +105,9 @@ func RowsOf[J any, P interface {
 	*J
 	RangeJob
 }](rows, rowSize int, job J) {
-	j := getJob(job)
+	j, p := getJob(job)
 	RowsDo(rows, rowSize, P(j))
-	putJob(j)
+	putJob(j, p)
 }
 
 // rowsJob maps Rows' task t to its range of rows.
@@ -124,9 +127,9 @@ func RowsDo(rows, rowSize int, job RangeJob) { rowsOn(rows, rowSize, runtime.GOM
 func rowsOn(rows, rowSize, procs int, job RangeJob) {
 	per := max(1, RowTaskElems/max(rowSize, 1))
 	tasks := (rows + per - 1) / per
-	r := getJob(rowsJob{per: per, rows: rows, job: job})
+	r, p := getJob(rowsJob{per: per, rows: rows, job: job})
 	tasksOn(tasks, rows*rowSize, procs, r)
-	putJob(r)
+	putJob(r, p)
 }
 
 // ElementsOf is Elements with job.Range(worker, lo, hi) as the body:
@@ -136,9 +139,9 @@ func ElementsOf[J any, P interface {
 	*J
 	RangeJob
 }](n int, job J) {
-	j := getJob(job)
+	j, p := getJob(job)
 	ElementsDo(n, P(j))
-	putJob(j)
+	putJob(j, p)
 }
 
 // ElementsDo is ElementsOf for a job the caller already holds on the heap.
@@ -159,9 +162,9 @@ func ForBatchOf[J any, P interface {
 	*J
 	RangeJob
 }](n int, job J) {
-	j := getJob(job)
+	j, p := getJob(job)
 	ForBatchDo(n, P(j))
-	putJob(j)
+	putJob(j, p)
 }
 
 // batchRuns maps ForBatch's part to its run of images.
@@ -181,7 +184,7 @@ func ForBatchDo(n int, job RangeJob) {
 		job.Range(0, 0, n)
 		return
 	}
-	b := getJob(batchRuns{n: n, chunk: (n + workers - 1) / workers, job: job})
+	b, p := getJob(batchRuns{n: n, chunk: (n + workers - 1) / workers, job: job})
 	Run(workers, workers, b)
-	putJob(b)
+	putJob(b, p)
 }

@@ -19,13 +19,13 @@ func Tasks(n, work int, newWorker func() func(task int)) {
 	if n <= 0 {
 		return
 	}
-	j := takeJob[taskJob]() // runs keeps its array from the last call
+	j, pool := takeJob[taskJob]() // runs keeps its array from the last call
 	procs := runtime.GOMAXPROCS(0)
 	j.newWorker, j.runs = newWorker, grow(j.runs, min(procs, n))
 	tasksOn(n, work, procs, j)
 	clear(j.runs)
 	j.newWorker = nil
-	poolOf[taskJob]().Put(j)
+	pool.Put(j)
 }
 
 // grow returns s with n zeroed elements, reusing its array when it can.
@@ -67,13 +67,13 @@ func Rows(rows, rowSize int, newWorker func() func(lo, hi int)) {
 		return
 	}
 	per := max(1, RowTaskElems/max(rowSize, 1))
-	j := takeJob[rowsFn]() // runs keeps its array from the last call
+	j, pool := takeJob[rowsFn]() // runs keeps its array from the last call
 	procs := runtime.GOMAXPROCS(0)
 	j.newWorker, j.runs = newWorker, grow(j.runs, min(procs, (rows+per-1)/per))
 	rowsOn(rows, rowSize, procs, j)
 	clear(j.runs)
 	j.newWorker = nil
-	poolOf[rowsFn]().Put(j)
+	pool.Put(j)
 }
 
 // rowsFn is Rows' RangeJob: each worker makes its range runner on its
