@@ -38,6 +38,11 @@ func TestForwardIntoAllocatesNothing(t *testing.T) {
 		require.NoError(t, err)
 		return Conv2DPackedOp(a, p)
 	}
+	packedLinear := func(w *tensor.Tensor) Op {
+		p, err := PackWeights(w)
+		require.NoError(t, err)
+		return LinearPackedOp(p)
+	}
 	same := Conv2DAttrs{Padding: PadSame}
 	w3, w5 := randf32(2, 16, 16, 3, 3), randf32(3, 16, 8, 5, 5)
 	cases := []struct {
@@ -62,6 +67,15 @@ func TestForwardIntoAllocatesNothing(t *testing.T) {
 		{"softmax/inner", SoftmaxOp(1), ins(randf32(24, 16, 10, 300))},
 		{"linear", LinearOp(), ins(randf32(25, 64, 256), randf32(26, 256, 512), randf32(27, 512))},
 		{"slice", SliceOp(1, 2, 7), ins(randf32(28, 6, 9, 4))},
+		{"matmul", MatMulOp(false, true), ins(randf32(31, 64, 128), randf32(32, 96, 128))},
+		{"matmul/batched", MatMulOp(false, false), ins(randf32(33, 4, 16, 32), randf32(34, 4, 32, 8))},
+		{"linear/packed", packedLinear(randf32(35, 256, 512)), ins(randf32(36, 64, 256), randf32(35, 256, 512), randf32(37, 512))},
+		{"linear_concat", LinearConcatOp(), ins(randf32(38, 64, 100), randf32(39, 64, 28), randf32(40, 128, 256), randf32(41, 256))},
+		{"global_avg_pool2d", GlobalAvgPool2DOp(), ins(randf32(42, 8, 64, 8, 8))},
+		{"concat", ConcatOp(1), ins(randf32(43, 64, 10), randf32(44, 64, 30))},
+		{"reshape", ReshapeOp(-1, 40), ins(randf32(45, 16, 5, 8))},
+		{"embedding", EmbeddingOp(0), ins(randf32(46, 50, 32), tensor.MustFromSlice([]int64{3, 0, 49, 7, 7}, 5))},
+		{"sequence_pool/max", SequencePoolOp(SequencePoolMax, 0, []int{0, 3, 3, 11, 40}), ins(randf32(47, 40, 32))},
 		{"sequence_conv_pool_max", SequenceConvPoolMaxOp([]int{0, 3, 3, 11, 40}, -1, 3), ins(randf32(29, 40, 32), randf32(30, 96, 64))},
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

@@ -106,14 +106,14 @@ func (o *matmulOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	g, err := o.geom(in)
+	g, err := o.memoGeom(in)
 	if err != nil {
 		return err
 	}
 	if err := checkOut("matmul", in, out, dt, g.out...); err != nil {
 		return err
 	}
-	o.into(out, in, &g)
+	o.into(out, in, g)
 	return nil
 }
 
