@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -146,7 +147,10 @@ func (o *binaryOp) into(out *tensor.Tensor, in []*tensor.Tensor, shape tensor.Sh
 	dt, op := out.DType(), arithOf(o.name)
 	var st [][]int
 	if op == notArith || in[0].Size() != out.Size() || in[1].Size() != out.Size() { // arithKernel reads no strides without broadcasting
-		st = [][]int{bcastStrides(in[0].Shape(), shape), bcastStrides(in[1].Shape(), shape)}
+		buf := scratch.Get[int](2 * len(shape))
+		defer scratch.Put(buf)
+		sa, sb := (*buf)[:len(shape)], (*buf)[len(shape):]
+		st = [][]int{bcastStridesInto(sa, in[0].Shape(), shape), bcastStridesInto(sb, in[1].Shape(), shape)}
 	}
 	switch {
 	case op != notArith && dt == tensor.Float32:

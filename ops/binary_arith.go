@@ -41,12 +41,22 @@ func arithOf(name string) arith {
 // inputs' broadcast strides.
 func arithKernel[T tensor.Float](op arith, a, b, out []T, shape tensor.Shape, st [][]int) {
 	if len(a) == len(out) && len(b) == len(out) { // no broadcasting: one run, in chunks over the cores
-		par.Elements(len(out), func(lo, hi int) { arithRun(op, out[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
+		par.ElementsOf(len(out), arithJob[T]{op, a, b, out})
 		return
 	}
 	bcastRuns(shape, st, func(o int, offs, step []int, n int) {
 		arithRun(op, out[o:o+n], a[offs[0]:], step[0], b[offs[1]:], step[1])
 	})
+}
+
+// arithJob is arithKernel's loop body without broadcasting.
+type arithJob[T tensor.Float] struct {
+	op        arith
+	a, b, out []T
+}
+
+func (j *arithJob[T]) Range(_, lo, hi int) {
+	arithRun(j.op, j.out[lo:hi], j.a[lo:hi], 1, j.b[lo:hi], 1)
 }
 
 // arithRun writes out[i] = a[i·sa] op b[i·sb].

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -32,16 +33,51 @@ func BroadcastShapes(shapes ...tensor.Shape) (tensor.Shape, error) {
 	return out, nil
 }
 
+// broadcastsTo reports whether out is the NumPy broadcast of a and b
+// (BroadcastShapes), without building it.
+func broadcastsTo(out, a, b tensor.Shape) bool {
+	rank := max(len(a), len(b))
+	if len(out) != rank {
+		return false
+	}
+	dim := func(s tensor.Shape, j int) int {
+		if i := j - rank + len(s); i >= 0 {
+			return s[i]
+		}
+		return 1
+	}
+	for j := range rank {
+		da, db := dim(a, j), dim(b, j)
+		want := da
+		switch {
+		case da == db, db == 1:
+		case da == 1:
+			want = db
+		default:
+			return false
+		}
+		if out[j] != want {
+			return false
+		}
+	}
+	return true
+}
+
 // bcastStrides returns, for each axis of out, the stride of an input of
 // shape s read under broadcasting (0 on axes where s has size 1 or is absent).
 func bcastStrides(s, out tensor.Shape) []int {
-	st := make([]int, len(out))
-	in := s.Strides()
-	for i, d := range s {
-		j := len(out) - len(s) + i
-		if d != 1 {
-			st[j] = in[i]
+	return bcastStridesInto(make([]int, len(out)), s, out)
+}
+
+// bcastStridesInto is bcastStrides into st, of len(out) elements.
+func bcastStridesInto(st []int, s, out tensor.Shape) []int {
+	clear(st)
+	acc := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 1 {
+			st[len(out)-len(s)+i] = acc
 		}
+		acc *= s[i]
 	}
 	return st
 }
@@ -60,12 +96,13 @@ func bcastRuns(out tensor.Shape, strides [][]int, fn func(o int, offs, step []in
 	}
 	last := len(out) - 1
 	n := out[last]
-	offs := make([]int, len(strides))
-	step := make([]int, len(strides))
+	buf := scratch.Get[int](2*len(strides) + len(out)) // fn may keep nothing, so a pooled buffer will do
+	defer scratch.Put(buf)
+	offs, step, idx := (*buf)[:len(strides)], (*buf)[len(strides):2*len(strides)], (*buf)[2*len(strides):]
+	clear(*buf)
 	for k := range strides {
 		step[k] = strides[k][last]
 	}
-	idx := make([]int, len(out))
 	for o := 0; o < size; o += n {
 		fn(o, offs, step, n)
 		for a := last - 1; a >= 0; a-- {

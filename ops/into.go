@@ -31,7 +31,8 @@ func checkOut(op string, in []*tensor.Tensor, out *tensor.Tensor, dt tensor.DTyp
 		same = out.Dim(i) == dims[i]
 	}
 	if !same {
-		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), dt, tensor.Shape(slices.Clone(dims)))
+		want := tensor.Shape(slices.Clone(dims)) // a copy, so that dims stays on the caller's stack
+		return Errorf(op, in, "ForwardInto an output %v%v; want a host tensor %v%v", out.DType(), out.Shape(), dt, want)
 	}
 	return nil
 }
@@ -57,7 +58,9 @@ func (o *binaryOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	}
 	shape := in[0].Shape()
 	if !slicesEqual(in[0].Shape(), in[1].Shape()) { // broadcasting computes the shape
-		if shape, err = BroadcastShapes(in[0].Shape(), in[1].Shape()); err != nil {
+		if out != nil && broadcastsTo(out.Shape(), in[0].Shape(), in[1].Shape()) {
+			shape = out.Shape() // the broadcast shape, with nothing to build
+		} else if shape, err = BroadcastShapes(in[0].Shape(), in[1].Shape()); err != nil {
 			return Errorf(o.name, in, "%v", err)
 		}
 	}
@@ -103,14 +106,14 @@ func (o *matmulOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	g, err := o.geom(in)
+	g, err := o.memoGeom(in)
 	if err != nil {
 		return err
 	}
 	if err := checkOut("matmul", in, out, dt, g.out...); err != nil {
 		return err
 	}
-	o.into(out, in, &g)
+	o.into(out, in, g)
 	return nil
 }
 

@@ -108,14 +108,17 @@ func linearKernel[T tensor.Float](m, n, k int, x, w, b, y []T) {
 // the cores when there are many (par.Rows): the bias a product then adds
 // to, which a decoder's [256, 7817] projection copied on one core.
 func fillRows[T tensor.Float](y, b []T, m int) {
-	n := len(b)
-	par.Rows(m, n, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				copy(y[i*n:(i+1)*n], b)
-			}
-		}
-	})
+	par.RowsOf(m, len(b), fillRowsJob[T]{y, b})
+}
+
+// fillRowsJob is fillRows' loop body.
+type fillRowsJob[T tensor.Float] struct{ y, b []T }
+
+func (j *fillRowsJob[T]) Range(_, lo, hi int) {
+	n := len(j.b)
+	for i := lo; i < hi; i++ {
+		copy(j.y[i*n:(i+1)*n], j.b)
+	}
 }
 
 func (linearOp) Backward(in []*tensor.Tensor, out, gout *tensor.Tensor, need []bool) ([]*tensor.Tensor, error) {

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"sync/atomic"
+
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -16,7 +18,35 @@ type MatMulAttrs struct {
 	TransposeB bool `json:"transpose_b"`
 }
 
-type matmulOp struct{ transA, transB bool }
+type matmulOp struct {
+	transA, transB bool
+	// last is the geometry of ForwardInto's last operand shapes: a plan
+	// runs one op instance on fixed shapes, so later calls reuse it
+	// instead of deriving (and allocating) it again.
+	last atomic.Pointer[matmulMemo]
+}
+
+// matmulMemo is a geometry and the operand shapes it was derived for;
+// never changed once stored, so calls on many goroutines can share it.
+type matmulMemo struct {
+	a, b tensor.Shape
+	g    matmulGeom
+}
+
+// memoGeom is geom through o.last: the stored geometry when the operands'
+// shapes are those it was derived for, else a new one, stored.
+func (o *matmulOp) memoGeom(in []*tensor.Tensor) (*matmulGeom, error) {
+	if m := o.last.Load(); m != nil && m.a.Equal(in[0].Shape()) && m.b.Equal(in[1].Shape()) {
+		return &m.g, nil
+	}
+	g, err := o.geom(in)
+	if err != nil {
+		return nil, err
+	}
+	m := &matmulMemo{a: in[0].Shape().Clone(), b: in[1].Shape().Clone(), g: g}
+	o.last.Store(m)
+	return &m.g, nil
+}
 
 // MatMulOp returns the op op(a)·op(b), where op(x) is x or, when the flag
 // is set, x with its last two axes swapped (tf.linalg.matmul's
@@ -28,7 +58,7 @@ type matmulOp struct{ transA, transB bool }
 // promoted axis is dropped from the output. A transpose flag on a 1-D
 // operand is an error. The gradient of a broadcast operand is summed over
 // the batch entries that shared it.
-func MatMulOp(transA, transB bool) Op { return &matmulOp{transA, transB} }
+func MatMulOp(transA, transB bool) Op { return &matmulOp{transA: transA, transB: transB} }
 
 // MatMul returns op(a)·op(b); see MatMulOp.
 func MatMul(a, b *tensor.Tensor, transA, transB bool) (*tensor.Tensor, error) {

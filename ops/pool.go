@@ -260,8 +260,7 @@ type poolSpan struct{ lo, hi int }
 func windowCols(g im2col.Geom) []poolSpan {
 	cols := make([]poolSpan, g.OW)
 	for ow := range cols {
-		w := ow*g.SW - g.PL
-		cols[ow] = poolSpan{max(w, 0), min(w+g.KW, g.W)}
+		cols[ow] = windowCol(g, ow)
 	}
 	return cols
 }
@@ -282,52 +281,70 @@ func pool2x2(g im2col.Geom) bool {
 // poolKernel writes each window's maximum into y and its flat input index
 // into arg when arg is non-nil (max pool), else each window's mean.
 func poolKernel[T tensor.Float](g im2col.Geom, arg []int, x, y []T) {
-	cols, plane, out, fast := windowCols(g), g.H*g.W, g.OH*g.OW, pool2x2(g)
-	par.ForBatch(g.C, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			xc := x[c*plane : (c+1)*plane]
-			for oh := 0; oh < g.OH; oh++ {
-				o := c*out + oh*g.OW
-				yr := y[o : o+g.OW]
-				switch {
-				case fast && arg != nil:
-					vec.MaxPool2x2(xc, 2*oh*g.W, g.W, c*plane, yr, arg[o:o+g.OW])
-				case fast:
-					r0, r1 := xc[2*oh*g.W:][:2*g.OW], xc[(2*oh+1)*g.W:][:2*g.OW]
-					for ow := range yr {
-						j := 2 * ow
-						s := T(0) + r0[j] // from 0 as the general path, so −0 sums alike
-						yr[ow] = (s + r0[j+1] + r1[j] + r1[j+1]) / 4
-					}
-				case arg != nil:
-					rows, ar := windowRows(g, oh), arg[o:o+g.OW]
-					for ow, cw := range cols {
-						at := rows.lo*g.W + cw.lo
-						best := xc[at]
-						for i := rows.lo; i < rows.hi; i++ {
-							for j, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
-								if v > best {
-									best, at = v, i*g.W+cw.lo+j
-								}
+	par.ForBatchOf(g.C, poolJob[T]{g: g, arg: arg, x: x, y: y})
+}
+
+// windowCol is the clipped column range of output column ow (windowCols).
+func windowCol(g im2col.Geom, ow int) poolSpan {
+	w := ow*g.SW - g.PL
+	return poolSpan{max(w, 0), min(w+g.KW, g.W)}
+}
+
+// poolJob is poolKernel's loop over runs of planes.
+type poolJob[T tensor.Float] struct {
+	g    im2col.Geom
+	arg  []int
+	x, y []T
+}
+
+func (j *poolJob[T]) Range(_, lo, hi int) {
+	g, arg, x, y := j.g, j.arg, j.x, j.y
+	plane, out, fast := g.H*g.W, g.OH*g.OW, pool2x2(g)
+	for c := lo; c < hi; c++ {
+		xc := x[c*plane : (c+1)*plane]
+		for oh := 0; oh < g.OH; oh++ {
+			o := c*out + oh*g.OW
+			yr := y[o : o+g.OW]
+			switch {
+			case fast && arg != nil:
+				vec.MaxPool2x2(xc, 2*oh*g.W, g.W, c*plane, yr, arg[o:o+g.OW])
+			case fast:
+				r0, r1 := xc[2*oh*g.W:][:2*g.OW], xc[(2*oh+1)*g.W:][:2*g.OW]
+				for ow := range yr {
+					j := 2 * ow
+					s := T(0) + r0[j] // from 0 as the general path, so −0 sums alike
+					yr[ow] = (s + r0[j+1] + r1[j] + r1[j+1]) / 4
+				}
+			case arg != nil:
+				rows, ar := windowRows(g, oh), arg[o:o+g.OW]
+				for ow := range yr {
+					cw := windowCol(g, ow)
+					at := rows.lo*g.W + cw.lo
+					best := xc[at]
+					for i := rows.lo; i < rows.hi; i++ {
+						for j, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
+							if v > best {
+								best, at = v, i*g.W+cw.lo+j
 							}
 						}
-						yr[ow], ar[ow] = best, c*plane+at
 					}
-				default:
-					rows := windowRows(g, oh)
-					for ow, cw := range cols {
-						var s T
-						for i := rows.lo; i < rows.hi; i++ {
-							for _, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
-								s += v
-							}
+					yr[ow], ar[ow] = best, c*plane+at
+				}
+			default:
+				rows := windowRows(g, oh)
+				for ow := range yr {
+					cw := windowCol(g, ow)
+					var s T
+					for i := rows.lo; i < rows.hi; i++ {
+						for _, v := range xc[i*g.W+cw.lo : i*g.W+cw.hi] {
+							s += v
 						}
-						yr[ow] = s / T((rows.hi-rows.lo)*(cw.hi-cw.lo))
 					}
+					yr[ow] = s / T((rows.hi-rows.lo)*(cw.hi-cw.lo))
 				}
 			}
 		}
-	})
+	}
 }
 
 // poolGrad adds into dx: with arg, each dy to its window's maximum; else

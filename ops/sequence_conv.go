@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/plumbml/plumb/internal/gemm"
 	"github.com/plumbml/plumb/internal/im2col"
@@ -117,6 +118,11 @@ func padData[T tensor.Float](in []*tensor.Tensor) []T {
 // seqStep is step r of the sequence of rows s..e-1.
 type seqStep struct{ r, s, e int }
 
+// seqSteps pools the edge-step lists (edgeSteps) of the sequence
+// convolutions, so that a call allocates none once one list has grown to
+// its size.
+var seqSteps = sync.Pool{New: func() any { return new([]seqStep) }}
+
 // contextOf calls f(j, src, pad) for each window slot j of step st: src
 // is the x row the slot reads, or -1 outside the sequence, where pad is
 // the padding row it reads.
@@ -156,9 +162,9 @@ func (o *sequenceConvOp) viewRows(total int) (lo, hi int) {
 
 // edgeSteps returns, in row order, the steps whose window leaves their
 // own sequence or lies outside lo..hi (viewRows): the steps the view of x
-// gets wrong.
-func (o *sequenceConvOp) edgeSteps(lo, hi int) []seqStep {
-	var edges []seqStep
+// gets wrong. It appends them to edges[:0] (a pooled buffer, seqSteps).
+func (o *sequenceConvOp) edgeSteps(lo, hi int, edges []seqStep) []seqStep {
+	edges = edges[:0]
 	for b := 0; b+1 < len(o.offsets); b++ {
 		s, e := o.offsets[b], o.offsets[b+1]
 		for r := s; r < e; r++ {
@@ -200,7 +206,10 @@ func seqConvKernel[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, y []T
 	if hi > lo {
 		gemm.Gemm(false, false, hi-lo, n, w, 1, x[(lo+o.start)*d:], d, f, n, 0, y[lo*n:], n)
 	}
-	edges := o.edgeSteps(lo, hi)
+	eb := seqSteps.Get().(*[]seqStep)
+	defer seqSteps.Put(eb)
+	*eb = o.edgeSteps(lo, hi, *eb)
+	edges := *eb
 	if len(edges) == 0 {
 		return
 	}
@@ -226,7 +235,10 @@ func seqConvFilterGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, pad, dy, 
 		gemm.Gemm(true, false, w, n, hi-lo, 1, x[(lo+o.start)*d:], d, dy[lo*n:], n, 0, df, n)
 		beta = 1
 	}
-	edges := o.edgeSteps(lo, hi)
+	eb := seqSteps.Get().(*[]seqStep)
+	defer seqSteps.Put(eb)
+	*eb = o.edgeSteps(lo, hi, *eb)
+	edges := *eb
 	if len(edges) == 0 {
 		if beta == 0 {
 			clear(df)
@@ -283,7 +295,7 @@ func seqConvGrad[T tensor.Float](o *sequenceConvOp, d, n int, x, f, pad, dy, dx,
 	}
 	if dpad != nil {
 		lo, hi := o.viewRows(len(dy) / n)
-		for _, st := range o.edgeSteps(lo, hi) {
+		for _, st := range o.edgeSteps(lo, hi, nil) {
 			o.contextOf(st, func(j, src, p int) {
 				if src >= 0 {
 					return

@@ -34,20 +34,29 @@ func (o *sliceOp) Name() string { return "slice" }
 
 // dims checks the input and returns the sliced axis and the output shape.
 func (o *sliceOp) dims(in []*tensor.Tensor) (int, tensor.Shape, error) {
-	if err := checkArity("slice", in, 1); err != nil {
+	ax, err := o.axisOf(in)
+	if err != nil {
 		return 0, nil, err
+	}
+	shape := in[0].Shape().Clone()
+	shape[ax] = o.to - o.from
+	return ax, shape, nil
+}
+
+// axisOf checks the input and returns the sliced axis.
+func (o *sliceOp) axisOf(in []*tensor.Tensor) (int, error) {
+	if err := checkArity("slice", in, 1); err != nil {
+		return 0, err
 	}
 	x := in[0]
 	ax, err := tensor.Axis(o.axis, x.Rank())
 	if err != nil {
-		return 0, nil, Errorf("slice", in, "tensor: slice of shape %v: %v", x.Shape(), err)
+		return 0, Errorf("slice", in, "tensor: slice of shape %v: %v", x.Shape(), err)
 	}
 	if o.from < 0 || o.to < o.from || o.to > x.Dim(ax) {
-		return 0, nil, Errorf("slice", in, "tensor: slice [%d,%d) of axis %d of shape %v", o.from, o.to, ax, x.Shape())
+		return 0, Errorf("slice", in, "tensor: slice [%d,%d) of axis %d of shape %v", o.from, o.to, ax, x.Shape())
 	}
-	shape := x.Shape().Clone()
-	shape[ax] = o.to - o.from
-	return ax, shape, nil
+	return ax, nil
 }
 
 func (o *sliceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
@@ -62,12 +71,22 @@ func (o *sliceOp) Forward(in []*tensor.Tensor) (*tensor.Tensor, error) {
 
 // ForwardInto is slice's Into.
 func (o *sliceOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
-	ax, shape, err := o.dims(in)
+	ax, err := o.axisOf(in)
 	if err != nil {
 		return err
 	}
-	if err := checkOut("slice", in, out, in[0].DType(), shape...); err != nil {
-		return err
+	x := in[0]
+	ok := out != nil && out.DType() == x.DType() && out.Rank() == x.Rank() && out.Storage() == nil
+	for d := 0; ok && d < x.Rank(); d++ {
+		want := x.Dim(d)
+		if d == ax {
+			want = o.to - o.from
+		}
+		ok = out.Dim(d) == want
+	}
+	if !ok { // checkOut says what was wanted; the shape is built only here
+		_, shape, _ := o.dims(in)
+		return checkOut("slice", in, out, x.DType(), shape...)
 	}
 	o.into(out, in[0], ax)
 	return nil

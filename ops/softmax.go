@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/plumbml/plumb/internal/par"
+	"github.com/plumbml/plumb/internal/scratch"
 	"github.com/plumbml/plumb/tensor"
 )
 
@@ -94,23 +95,33 @@ func softmaxKernel[T tensor.Float](x, y []T, outer, n, inner int, log bool) {
 	if n == 0 || inner == 0 {
 		return
 	}
-	blk := n * inner
-	par.Rows(outer, blk, func() func(lo, hi int) {
-		var m, s []float64
-		if inner > 1 {
-			m, s = make([]float64, inner), make([]float64, inner)
+	par.RowsOf(outer, n*inner, softmaxJob[T]{x: x, y: y, n: n, inner: inner, log: log})
+}
+
+// softmaxJob is softmaxKernel's loop over outer blocks; the lanes' maxima
+// and sums (inner > 1) are pooled scratch of the range that uses them.
+type softmaxJob[T tensor.Float] struct {
+	x, y     []T
+	n, inner int
+	log      bool
+}
+
+func (j *softmaxJob[T]) Range(_, lo, hi int) {
+	blk, inner := j.n*j.inner, j.inner
+	var m, s []float64
+	if inner > 1 {
+		buf := scratch.Get[float64](2 * inner)
+		defer scratch.Put(buf)
+		m, s = (*buf)[:inner], (*buf)[inner:]
+	}
+	for o := lo; o < hi; o++ {
+		xb, yb := j.x[o*blk:(o+1)*blk], j.y[o*blk:(o+1)*blk]
+		if inner == 1 {
+			softmaxRow(xb, yb, j.log)
+		} else {
+			softmaxLanes(xb, yb, inner, m, s, j.log)
 		}
-		return func(lo, hi int) {
-			for o := lo; o < hi; o++ {
-				xb, yb := x[o*blk:(o+1)*blk], y[o*blk:(o+1)*blk]
-				if inner == 1 {
-					softmaxRow(xb, yb, log)
-				} else {
-					softmaxLanes(xb, yb, inner, m, s, log)
-				}
-			}
-		}
-	})
+	}
 }
 
 // softmaxRow writes the softmax or log-softmax of one contiguous row x

@@ -358,8 +358,16 @@ func (o *unaryOp) into(out *tensor.Tensor, in []*tensor.Tensor) {
 // (vec.Sigmoid, vec.Tanh) instead of float64 math.Exp and math.Tanh.
 // The elements run in chunks over the cores (par.Elements).
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
-	par.Elements(len(y), func(lo, hi int) { unaryChunk(o, x[lo:hi], y[lo:hi]) })
+	par.ElementsOf(len(y), unaryJob[T]{o, x, y})
 }
+
+// unaryJob is unaryKernel's loop body.
+type unaryJob[T tensor.Float] struct {
+	o    *unaryOp
+	x, y []T
+}
+
+func (j *unaryJob[T]) Range(_, lo, hi int) { unaryChunk(j.o, j.x[lo:hi], j.y[lo:hi]) }
 
 func unaryChunk[T tensor.Float](o *unaryOp, x, y []T) {
 	if o.name == "relu" {

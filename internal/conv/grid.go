@@ -91,37 +91,50 @@ func padChunk[T tensor.Float](g im2col.Geom, x []T, i0, m int, grid []T) int {
 // order).
 func gridConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T, pk *rowsPacked[T]) {
 	l := gridLayout(g)
-	k, p, ph, pw := g.Rows(), g.Cols(), l.PaddedH(), l.PaddedW()
 	nb, gridLen := gridChunk(l, n, nout)
-	mul, mulPacked := coreGemm[T](n), corePacked[T](n)
-	par.ForBatch(n, func(_, lo, hi int) {
-		gb, ob := scratch.Get[T](gridLen), scratch.Get[T](nb*ph*pw*nout)
-		defer scratch.Put(gb)
-		defer scratch.Put(ob)
-		grid, out := *gb, *ob
-		for i0 := lo; i0 < hi; i0 += nb {
-			m := min(nb, hi-i0)
-			cells := padChunk(l, x, i0, m, grid)
-			beta, tap := T(0), 0
-			gridTaps(l, func(off, col, kt int) {
-				if pk != nil {
-					mulPacked(false, cells, 1, grid[off:], g.C, pk.taps[tap], beta, out, nout)
-				} else {
-					mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
-				}
-				beta, tap = 1, tap+1
-			})
-			for i := range m {
-				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
-				for oh := 0; oh < g.OH; oh++ {
-					im2col.Transpose(yi[oh*g.OW:], p, out[(i*ph+oh)*pw*nout:], nout, g.OW, nout, false)
-				}
-				if b != nil {
-					addBias(yi, b, 1, nout, p)
-				}
+	par.ForBatchOf(n, gridConvolveJob[T]{g: g, l: l, nout: nout, nb: nb, gridLen: gridLen,
+		x: x, w: w, b: b, y: y, pk: pk, mul: coreGemm[T](n), mulPacked: corePacked[T](n)})
+}
+
+// gridConvolveJob is gridConvolve's loop over runs of images.
+type gridConvolveJob[T tensor.Float] struct {
+	g, l              im2col.Geom
+	nout, nb, gridLen int
+	x, w, b, y        []T
+	pk                *rowsPacked[T]
+	mul               gemmFunc[T]
+	mulPacked         packedFunc[T]
+}
+
+func (j *gridConvolveJob[T]) Range(_, lo, hi int) {
+	g, l, nout, nb, x, w, b, y, pk := j.g, j.l, j.nout, j.nb, j.x, j.w, j.b, j.y, j.pk
+	k, p, ph, pw := g.Rows(), g.Cols(), l.PaddedH(), l.PaddedW()
+	gb, ob := scratch.Get[T](j.gridLen), scratch.Get[T](nb*ph*pw*nout)
+	defer scratch.Put(gb)
+	defer scratch.Put(ob)
+	grid, out := *gb, *ob
+	for i0 := lo; i0 < hi; i0 += nb {
+		m := min(nb, hi-i0)
+		cells := padChunk(l, x, i0, m, grid)
+		beta, tap := T(0), 0
+		gridTaps(l, func(off, col, kt int) {
+			if pk != nil {
+				j.mulPacked(false, cells, 1, grid[off:], g.C, pk.taps[tap], beta, out, nout)
+			} else {
+				j.mul(false, true, cells, nout, kt, 1, grid[off:], g.C, w[col:], k, beta, out, nout)
+			}
+			beta, tap = 1, tap+1
+		})
+		for i := range m {
+			yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+			for oh := 0; oh < g.OH; oh++ {
+				im2col.Transpose(yi[oh*g.OW:], p, out[(i*ph+oh)*pw*nout:], nout, g.OW, nout, false)
+			}
+			if b != nil {
+				addBias(yi, b, 1, nout, p)
 			}
 		}
-	})
+	}
 }
 
 // spreadDy writes dy [cout, OH, OW] channels last into e [rows, pw, cout]

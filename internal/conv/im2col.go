@@ -43,34 +43,41 @@ func (im2colAlg[T]) FilterGrad(g Geom, x, y, dw []T) { im2colFilter(g, x, y, dw)
 // im2colData writes conv(x, w) into y for any groups, one GEMM per image
 // and group.
 func im2colData[T tensor.Float](g Geom, x, w, y []T) {
-	og, kg, p, chw := g.Cout/g.Groups, g.Rows()/g.Groups, g.Cols(), g.C*g.H*g.W
-	par.ForBatch(g.N, func(_, lo, hi int) {
-		buf := scratch.Get[T](g.Rows() * p)
-		defer scratch.Put(buf)
-		col := *buf
-		for i := lo; i < hi; i++ {
-			im2col.Im2Col(g.Geom, x[i*chw:], col)
-			for k := 0; k < g.Groups; k++ {
-				gemm.Gemm(false, false, og, p, kg, 1, w[k*og*kg:], kg, col[k*kg*p:], p, 0, y[(i*g.Cout+k*og)*p:], p)
-			}
-		}
-	})
+	par.ForBatchOf(g.N, im2colDataJob[T]{g: g, x: x, w: w, y: y})
 }
 
-// im2colDataAdjoint writes convᵀ(y, w) into x for any groups.
-func im2colDataAdjoint[T tensor.Float](g Geom, y, w, x []T) {
+// im2colDataJob is im2colData's loop over runs of images, and
+// im2colDataAdjoint's when adjoint (y read, x written).
+type im2colDataJob[T tensor.Float] struct {
+	g       Geom
+	x, w, y []T
+	adjoint bool
+}
+
+func (j *im2colDataJob[T]) Range(_, lo, hi int) {
+	g, x, w, y := j.g, j.x, j.w, j.y
 	og, kg, p, chw := g.Cout/g.Groups, g.Rows()/g.Groups, g.Cols(), g.C*g.H*g.W
-	par.ForBatch(g.N, func(_, lo, hi int) {
-		buf := scratch.Get[T](g.Rows() * p)
-		defer scratch.Put(buf)
-		col := *buf
-		for i := lo; i < hi; i++ {
+	buf := scratch.Get[T](g.Rows() * p)
+	defer scratch.Put(buf)
+	col := *buf
+	for i := lo; i < hi; i++ {
+		if j.adjoint {
 			for k := 0; k < g.Groups; k++ {
 				gemm.Gemm(true, false, kg, p, og, 1, w[k*og*kg:], kg, y[(i*g.Cout+k*og)*p:], p, 0, col[k*kg*p:], p)
 			}
 			im2col.Col2Im(g.Geom, col, x[i*chw:(i+1)*chw])
+			continue
 		}
-	})
+		im2col.Im2Col(g.Geom, x[i*chw:], col)
+		for k := 0; k < g.Groups; k++ {
+			gemm.Gemm(false, false, og, p, kg, 1, w[k*og*kg:], kg, col[k*kg*p:], p, 0, y[(i*g.Cout+k*og)*p:], p)
+		}
+	}
+}
+
+// im2colDataAdjoint writes convᵀ(y, w) into x for any groups.
+func im2colDataAdjoint[T tensor.Float](g Geom, y, w, x []T) {
+	par.ForBatchOf(g.N, im2colDataJob[T]{g: g, x: x, w: w, y: y, adjoint: true})
 }
 
 // im2colFilter adds the filter gradient into dw for any groups. Each goroutine sums its

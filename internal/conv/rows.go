@@ -97,20 +97,37 @@ type gemmFunc[T tensor.Float] func(transA, transB bool, m, n, k int, alpha T, a 
 // coreGemm returns the GEMM a kernel calls inside par.ForBatch over n images:
 // gemm.Serial when every core has images of its own, gemm.Gemm when there
 // are fewer images than cores (batch-1 inference), so that those products
-// still use every core.
+// still use every core. The functions are the concrete instantiations,
+// which are static: a generic one made here would allocate its closure.
 func coreGemm[T tensor.Float](n int) gemmFunc[T] {
-	if !splitsImages(n) {
-		return gemm.Gemm[T]
-	}
-	return gemm.Serial[T]
+	return concrete[T, gemmFunc[T]](splitsImages(n),
+		gemmFunc[float32](gemm.Gemm[float32]), gemmFunc[float32](gemm.Serial[float32]),
+		gemmFunc[float64](gemm.Gemm[float64]), gemmFunc[float64](gemm.Serial[float64]))
 }
 
+// packedFunc is the signature of gemm.GemmPacked and gemm.SerialPacked.
+type packedFunc[T tensor.Float] func(transA bool, m int, alpha T, a []T, lda int, pb *gemm.PackedB[T], beta T, c []T, ldc int)
+
 // corePacked is coreGemm for products with a packed B.
-func corePacked[T tensor.Float](n int) func(transA bool, m int, alpha T, a []T, lda int, pb *gemm.PackedB[T], beta T, c []T, ldc int) {
-	if !splitsImages(n) {
-		return gemm.GemmPacked[T]
+func corePacked[T tensor.Float](n int) packedFunc[T] {
+	return concrete[T, packedFunc[T]](splitsImages(n),
+		packedFunc[float32](gemm.GemmPacked[float32]), packedFunc[float32](gemm.SerialPacked[float32]),
+		packedFunc[float64](gemm.GemmPacked[float64]), packedFunc[float64](gemm.SerialPacked[float64]))
+}
+
+// concrete returns, as F, the function for T among the float32 and
+// float64 ones given, the serial one when serial.
+func concrete[T tensor.Float, F any](serial bool, par32, serial32, par64, serial64 any) F {
+	f := par64
+	switch _, is32 := any(*new(T)).(float32); {
+	case is32 && serial:
+		f = serial32
+	case is32:
+		f = par32
+	case serial:
+		f = serial64
 	}
-	return gemm.SerialPacked[T]
+	return f.(F)
 }
 
 // splitsImages reports whether par.ForBatch over n images gives every core
@@ -179,35 +196,66 @@ func rowsConvolve[T tensor.Float](g im2col.Geom, n, nout int, x, w, b, y []T, pk
 		gridConvolve(g, n, nout, x, w, b, y, pk)
 		return
 	}
-	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
-	nb, mul := chunkImages(n, p*(k+nout), p), coreGemm[T](n)
-	mulPacked := corePacked[T](n)
-	par.ForBatch(n, func(_, lo, hi int) {
-		rb, ob, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*nout), scratch.Get[T](g.PaddedLen())
-		defer scratch.Put(rb)
-		defer scratch.Put(ob)
-		defer scratch.Put(xb)
-		rows, out, xp := *rb, *ob, *xb
-		for i0 := lo; i0 < hi; i0 += nb {
-			m := min(nb, hi-i0)
-			for i := range m {
-				im2col.Pad(g, x[(i0+i)*chw:], xp)
-				im2col.Im2Row(g, xp, rows[i*p*k:(i+1)*p*k])
-			}
-			if pk != nil {
-				mulPacked(false, m*p, 1, rows, k, pk.whole, 0, out, nout)
-			} else {
-				mul(false, true, m*p, nout, k, 1, rows, k, w, k, 0, out, nout)
-			}
-			for i := range m {
-				yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
-				im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
-				if b != nil {
-					addBias(yi, b, 1, nout, p)
-				}
+	k, p := g.Rows(), g.Cols()
+	par.ForBatchOf(n, rowsConvolveJob[T]{g: g, nout: nout, k: k, p: p, nb: chunkImages(n, p*(k+nout), p),
+		x: x, w: w, b: b, y: y, pk: pk, mul: coreGemm[T](n), mulPacked: corePacked[T](n)})
+}
+
+// rowsConvolveJob is rowsConvolve's loop over runs of images.
+type rowsConvolveJob[T tensor.Float] struct {
+	g              im2col.Geom
+	nout, k, p, nb int
+	x, w, b, y     []T
+	pk             *rowsPacked[T]
+	mul            gemmFunc[T]
+	mulPacked      packedFunc[T]
+}
+
+func (j *rowsConvolveJob[T]) Range(_, lo, hi int) {
+	g, nout, k, p, nb, x, y := j.g, j.nout, j.k, j.p, j.nb, j.x, j.y
+	chw := g.C * g.H * g.W
+	bufs := getRowsScratch[T](g, nb, nout)
+	defer bufs.put()
+	rows, out, xp := bufs.rows(), bufs.out(), bufs.padded()
+	for i0 := lo; i0 < hi; i0 += nb {
+		m := min(nb, hi-i0)
+		for i := range m {
+			im2col.Pad(g, x[(i0+i)*chw:], xp)
+			im2col.Im2Row(g, xp, rows[i*p*k:(i+1)*p*k])
+		}
+		if j.pk != nil {
+			j.mulPacked(false, m*p, 1, rows, k, j.pk.whole, 0, out, nout)
+		} else {
+			j.mul(false, true, m*p, nout, k, 1, rows, k, j.w, k, 0, out, nout)
+		}
+		for i := range m {
+			yi := y[(i0+i)*nout*p : (i0+i+1)*nout*p]
+			im2col.Transpose(yi, p, out[i*p*nout:], nout, p, nout, false)
+			if j.b != nil {
+				addBias(yi, j.b, 1, nout, p)
 			}
 		}
-	})
+	}
+}
+
+// rowsScratch is the pooled scratch of a chunk of nb images in the row
+// kernels: their rows [nb·p, K], the product [nb·p, nout] and one padded
+// image.
+type rowsScratch[T tensor.Float] [3]*[]T
+
+func getRowsScratch[T tensor.Float](g im2col.Geom, nb, nout int) rowsScratch[T] {
+	p := g.Cols()
+	return rowsScratch[T]{scratch.Get[T](nb * p * g.Rows()), scratch.Get[T](nb * p * nout), scratch.Get[T](g.PaddedLen())}
+}
+
+func (s rowsScratch[T]) rows() []T   { return *s[0] }
+func (s rowsScratch[T]) out() []T    { return *s[1] }
+func (s rowsScratch[T]) padded() []T { return *s[2] }
+
+func (s rowsScratch[T]) put() {
+	for _, b := range s {
+		scratch.Put(b)
+	}
 }
 
 // rowsData writes y = conv(x, w) + b for an ungrouped convolution.
@@ -261,11 +309,9 @@ func rowsDataAdjoint[T tensor.Float](g Geom, dy, w, b, dx []T) {
 	k, p, chw := g.Rows(), g.Cols(), g.C*g.H*g.W
 	nb, mul := chunkImages(g.N, p*(k+g.Cout), p), coreGemm[T](g.N)
 	par.ForBatch(g.N, func(_, lo, hi int) {
-		rb, tb, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*g.Cout), scratch.Get[T](g.PaddedLen())
-		defer scratch.Put(rb)
-		defer scratch.Put(tb)
-		defer scratch.Put(xb)
-		rows, dyT, xp := *rb, *tb, *xb
+		bufs := getRowsScratch[T](g.Geom, nb, g.Cout)
+		defer bufs.put()
+		rows, dyT, xp := bufs.rows(), bufs.out(), bufs.padded()
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			for i := range m {
@@ -331,11 +377,9 @@ func rowsBackward[T tensor.Float](g Geom, x, w, dy, dx, dw, db []T) {
 		bsums = newCoreSums[T](g.N, g.Cout)
 	}
 	par.ForBatch(g.N, func(worker, lo, hi int) {
-		rb, tb, xb := scratch.Get[T](nb*p*k), scratch.Get[T](nb*p*g.Cout), scratch.Get[T](g.PaddedLen())
-		defer scratch.Put(rb)
-		defer scratch.Put(tb)
-		defer scratch.Put(xb)
-		rows, dyT, xp, wt := *rb, *tb, *xb, *sums[worker]
+		bufs := getRowsScratch[T](g.Geom, nb, g.Cout)
+		defer bufs.put()
+		rows, dyT, xp, wt := bufs.rows(), bufs.out(), bufs.padded(), *sums[worker]
 		for i0 := lo; i0 < hi; i0 += nb {
 			m := min(nb, hi-i0)
 			for i := range m {

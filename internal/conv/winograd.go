@@ -190,41 +190,52 @@ func winogradConvolvePacked(g im2col.Geom, n, nout int, x []float32, packed []*g
 		bias = *zb
 		clear(bias)
 	}
-	mul := gemm.GemmPacked[float32]
-	if splitsImages(n) {
-		mul = gemm.SerialPacked[float32]
-	}
+	par.ForBatchOf(n, winogradForwardJob{g: g, pl: pl, nout: nout, x: x, packed: packed, bias: bias, y: y,
+		mul: corePacked[float32](n)})
+}
+
+// winogradForwardJob is winogradConvolvePacked's loop over runs of images.
+type winogradForwardJob struct {
+	g       im2col.Geom
+	pl      winogradPlan
+	nout    int
+	x       []float32
+	packed  []*gemm.PackedB[float32]
+	bias, y []float32
+	mul     packedFunc[float32]
+}
+
+func (j *winogradForwardJob) Range(_, lo, hi int) {
+	g, pl, nout, x, y, bias := j.g, &j.pl, j.nout, j.x, j.y, j.bias
 	p, ot := g.OH*g.OW, pl.outputTiles()
 	ow := ot.PaddedW()
-	par.ForBatch(n, func(_, lo, hi int) {
-		xb, vb, mb, ob := scratch.Get[float32](pl.nb*pl.tiled.PaddedLen()), scratch.Get[float32](16*pl.vs),
-			scratch.Get[float32](16*pl.ms), scratch.Get[float32](pl.nb*ot.PaddedLen())
-		defer scratch.Put(xb)
-		defer scratch.Put(vb)
-		defer scratch.Put(mb)
-		defer scratch.Put(ob)
-		xp, v, m, out := *xb, *vb, *mb, *ob
-		for i0 := lo; i0 < hi; i0 += pl.nb {
-			imgs := min(pl.nb, hi-i0)
-			pl.padChunk(x, i0, imgs, xp)
-			pl.blocks(imgs, func(q0, nt int) {
-				pl.inputs(xp, v, q0, nt)
-				for xi, pb := range packed {
-					mul(false, nt, 1, v[xi*pl.vs:], g.C, pb, 0, m[xi*pl.ms:], nout)
-				}
-				pl.runs(q0, nt, func(q, run, img, ty, tx int) {
-					winograd.Output(run, m[(q-q0)*nout:], pl.ms, nout, bias,
-						out[img*ot.PaddedLen()+(2*ty*ow+2*tx)*nout:], ow*nout)
-				})
+	xb, vb, mb, ob := scratch.Get[float32](pl.nb*pl.tiled.PaddedLen()), scratch.Get[float32](16*pl.vs),
+		scratch.Get[float32](16*pl.ms), scratch.Get[float32](pl.nb*ot.PaddedLen())
+	defer scratch.Put(xb)
+	defer scratch.Put(vb)
+	defer scratch.Put(mb)
+	defer scratch.Put(ob)
+	xp, v, m, out := *xb, *vb, *mb, *ob
+	for i0 := lo; i0 < hi; i0 += pl.nb {
+		imgs := min(pl.nb, hi-i0)
+		pl.padChunk(x, i0, imgs, xp)
+		pl.blocks(imgs, func(q0, nt int) {
+			pl.inputs(xp, v, q0, nt)
+			for xi, pb := range j.packed {
+				j.mul(false, nt, 1, v[xi*pl.vs:], g.C, pb, 0, m[xi*pl.ms:], nout)
+			}
+			pl.runs(q0, nt, func(q, run, img, ty, tx int) {
+				winograd.Output(run, m[(q-q0)*nout:], pl.ms, nout, bias,
+					out[img*ot.PaddedLen()+(2*ty*ow+2*tx)*nout:], ow*nout)
 			})
-			for i := range imgs {
-				yi, oi := y[(i0+i)*nout*p:(i0+i+1)*nout*p], out[i*ot.PaddedLen():]
-				for oh := 0; oh < g.OH; oh++ {
-					im2col.Transpose(yi[oh*g.OW:], p, oi[oh*ow*nout:], nout, g.OW, nout, false)
-				}
+		})
+		for i := range imgs {
+			yi, oi := y[(i0+i)*nout*p:(i0+i+1)*nout*p], out[i*ot.PaddedLen():]
+			for oh := 0; oh < g.OH; oh++ {
+				im2col.Transpose(yi[oh*g.OW:], p, oi[oh*ow*nout:], nout, g.OW, nout, false)
 			}
 		}
-	})
+	}
 }
 
 // winogradFilter adds the filter gradient of the convolution g (nout

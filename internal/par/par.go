@@ -26,6 +26,18 @@
 // picked up than a kernel's part takes to run. A spinning helper holds its
 // core from other goroutines for at most its spin, and Go preempts it like
 // any goroutine.
+//
+// The loops (loops.go, jobs.go) come in two forms. Tasks, Rows, Elements,
+// EachRow and ForBatch take closures; a closure that a helper may call
+// lives on the heap with what it captures, so each call allocates.
+// TasksOf, RowsOf, ElementsOf and ForBatchOf take the loop body as a job
+// value (a struct with a Do or Range method), which the loop copies into
+// a job of that type pooled from an earlier call (one sync.Pool per job
+// type): after warm-up they allocate nothing, which is what keeps an
+// inference plan's calls (infer) free of allocations. Both forms split the
+// work the same way: the parts are claimed dynamically, Rows' ranges and
+// ForBatch's runs depend only on the sizes, and a loop inside a part runs
+// on whoever is free.
 package par
 
 import (
