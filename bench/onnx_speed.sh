@@ -34,7 +34,7 @@ trap cleanup EXIT
 (cd "$here" && go build -o "$bin" ./bench/cmd/onnxcompare)
 if [ -n "${BASE:-}" ]; then
 	base=$tmp/onnxcompare-base
-	git -C "$here" worktree add --detach "$tmp/base-tree" "$BASE" >/dev/null
+	git -C "$here" worktree add --detach "$tmp/base-tree" "$BASE" >/dev/null 2>&1
 	(cd "$tmp/base-tree" && go build -o "$base" ./bench/cmd/onnxcompare)
 fi
 log=$tmp/times
