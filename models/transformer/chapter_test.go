@@ -262,3 +262,22 @@ func TestLossIgnoresPadding(t *testing.T) {
 		require.ErrorContains(t, l.Err(), c.err)
 	}
 }
+
+// Teacher forcing is causal: changing a later decoder input leaves the
+// logits of every earlier position as they were.
+func TestDecodeIsCausal(t *testing.T) {
+	m, err := New(Config{Vocab: 12, DModel: 16, Heads: 4, FF: 32, Layers: 2, MaxLen: 16, PreNorm: true}, rand.New(rand.NewPCG(1, 1)))
+	require.NoError(t, err)
+	perturb(t, m, 0.5, 3)
+	tape := graph.NewEvalTape()
+	memory, lengths := m.Encode(tape, [][]int{{5, 6, 7, 2}})
+	a, err := m.Decode([][]int{{1, 7, 8, 9, 10}}, memory, lengths).Tensor()
+	require.NoError(t, err)
+	b, err := m.Decode([][]int{{1, 7, 8, 4, 3}}, memory, lengths).Tensor()
+	require.NoError(t, err)
+	v := 12
+	for j := range 3 * v {
+		require.Equal(t, a.At(j), b.At(j), "position %d", j/v)
+	}
+	require.NotEqual(t, a.At(3*v), b.At(3*v), "position 3 sees its own input")
+}
