@@ -29,9 +29,9 @@ The text models take `words` [batch, seq] int64 and `words_lengths`
 [batch]: every sentence is --seq-len words long on every side, as
 bench-infer's are. The stacked LSTM's exported LSTM nodes carry a
 permuted identity input weight (Plumb's LSTM takes its input already
-projected by the fc before it); the twin skips that identity GEMM in its
-step loop and, as nn.LSTM cannot, pays it in the nn.LSTM variant; the
-torch column is the faster of the two and says which.
+projected by the fc before it): the twin's step loop skips that identity
+GEMM, its nn.LSTM variant pays it as ONNX Runtime does, and the torch
+columns give the faster of the two and say which.
 
 Run with torch's CPU build or CUDA_VISIBLE_DEVICES= empty; keep it out
 of CI. Example (bench/infer_side.sh wraps it):
