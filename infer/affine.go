@@ -73,19 +73,27 @@ func (o *affineOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error {
 	return nil
 }
 
-// affineKernel runs the channels over the cores (par.Rows), each as n runs
-// of hw elements.
+// affineKernel runs the channels over the cores (par.RowsOf), each as n
+// runs of hw elements.
 func affineKernel[T tensor.Float](x, y []T, n, c, hw int, o *affineOp) {
-	par.Rows(c, n*hw, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for ch := lo; ch < hi; ch++ {
-				for b := 0; b < n; b++ {
-					at := (b*c + ch) * hw
-					vec.Affine(y[at:at+hw], x[at:at+hw], o.mu[ch], o.k[ch], o.b[ch])
-				}
-			}
+	par.RowsOf(c, n*hw, affineJob[T]{x: x, y: y, n: n, c: c, hw: hw, o: o})
+}
+
+// affineJob is affineKernel's loop body, a job so that the loop allocates
+// nothing.
+type affineJob[T tensor.Float] struct {
+	x, y     []T
+	n, c, hw int
+	o        *affineOp
+}
+
+func (j *affineJob[T]) Range(_, lo, hi int) {
+	for ch := lo; ch < hi; ch++ {
+		for b := 0; b < j.n; b++ {
+			at := (b*j.c + ch) * j.hw
+			vec.Affine(j.y[at:at+j.hw], j.x[at:at+j.hw], j.o.mu[ch], j.o.k[ch], j.o.b[ch])
 		}
-	})
+	}
 }
 
 // String describes the op for Explain.

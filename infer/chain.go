@@ -195,10 +195,18 @@ func chainKernel[T tensor.Float](o *chainOp, out *tensor.Tensor, in []*tensor.Te
 		chainPieces(o, y, x, in, 0, rows*per)
 		return
 	}
-	par.Rows(rows*per, min(o.run, chainPiece), func() func(lo, hi int) {
-		return func(lo, hi int) { chainPieces(o, y, x, in, lo, hi) }
-	})
+	par.RowsOf(rows*per, min(o.run, chainPiece), chainJob[T]{o: o, y: y, x: x, in: in})
 }
+
+// chainJob is chainKernel's loop body, a job so that the loop allocates
+// nothing.
+type chainJob[T tensor.Float] struct {
+	o    *chainOp
+	y, x []T
+	in   []*tensor.Tensor
+}
+
+func (j *chainJob[T]) Range(_, lo, hi int) { chainPieces(j.o, j.y, j.x, j.in, lo, hi) }
 
 // chainPieces runs the pieces [lo, hi), numbered row by row.
 func chainPieces[T tensor.Float](o *chainOp, y, x []T, in []*tensor.Tensor, lo, hi int) {

@@ -87,20 +87,29 @@ func b2i(b bool) int {
 
 // epilogueKernel adds res (when not nil) into y and applies act, in place.
 func epilogueKernel[T tensor.Float](y, res []T, act string) {
-	par.Elements(len(y), func(lo, hi int) {
-		c := y[lo:hi]
-		if res != nil {
-			vec.Add(c, res[lo:hi])
-		}
-		switch act {
-		case "relu":
-			vec.Relu(c, c)
-		case "sigmoid":
-			vec.Sigmoid(c, c)
-		case "tanh":
-			vec.Tanh(c, c)
-		}
-	})
+	par.ElementsOf(len(y), epilogueJob[T]{y, res, act})
+}
+
+// epilogueJob is epilogueKernel's loop body, a job so that the loop
+// allocates nothing (par.ElementsOf).
+type epilogueJob[T tensor.Float] struct {
+	y, res []T
+	act    string
+}
+
+func (j *epilogueJob[T]) Range(_, lo, hi int) {
+	c := j.y[lo:hi]
+	if j.res != nil {
+		vec.Add(c, j.res[lo:hi])
+	}
+	switch j.act {
+	case "relu":
+		vec.Relu(c, c)
+	case "sigmoid":
+		vec.Sigmoid(c, c)
+	case "tanh":
+		vec.Tanh(c, c)
+	}
 }
 
 // epilogueActs are the activations an epilogue applies.

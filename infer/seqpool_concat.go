@@ -128,10 +128,18 @@ func seqPoolConcatKernel[T tensor.Float](o *seqPoolConcatOp, out *tensor.Tensor,
 		seqPoolConcatRows(o, y, in, 0, o.rows)
 		return
 	}
-	par.Rows(o.rows, o.work/max(o.rows, 1)+1, func() func(lo, hi int) {
-		return func(lo, hi int) { seqPoolConcatRows(o, y, in, lo, hi) }
-	})
+	par.RowsOf(o.rows, o.work/max(o.rows, 1)+1, seqPoolConcatJob[T]{o: o, y: y, in: in})
 }
+
+// seqPoolConcatJob is seqPoolConcatKernel's loop body, a job so that the
+// loop allocates nothing.
+type seqPoolConcatJob[T tensor.Float] struct {
+	o  *seqPoolConcatOp
+	y  []T
+	in []*tensor.Tensor
+}
+
+func (j *seqPoolConcatJob[T]) Range(_, lo, hi int) { seqPoolConcatRows(j.o, j.y, j.in, lo, hi) }
 
 // seqPoolConcatRows makes the output rows [lo, hi).
 func seqPoolConcatRows[T tensor.Float](o *seqPoolConcatOp, y []T, in []*tensor.Tensor, lo, hi int) {
