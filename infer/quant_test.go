@@ -10,6 +10,7 @@ import (
 
 	"github.com/plumbml/plumb/graph"
 	"github.com/plumbml/plumb/infer"
+	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
@@ -239,17 +240,24 @@ func TestQuantizedResidual(t *testing.T) {
 // quantizedMNIST traces the MNIST CNN at batch, calibrates it (min-max)
 // on calib random batches, quantizes it and compiles the int8 graph.
 func quantizedMNIST(t testing.TB, batch, calib int) (*infer.Graph, *infer.Calibration, *infer.Plan) {
-	g, err := infer.TraceLayer(mnistNet(t, "cnn"), randInput(t, 3, batch, 1, 28, 28))
-	require.NoError(t, err)
-	var batches [][]*tensor.Tensor
-	for s := range calib {
-		batches = append(batches, []*tensor.Tensor{randInput(t, uint64(10+s), batch, 1, 28, 28)})
-	}
-	c, err := infer.Calibrate(g, batches, infer.CalibOptions{})
-	require.NoError(t, err)
+	g, c := traceCalibrated(t, mnistNet(t, "cnn"), calib, batch, 1, 28, 28)
 	q, err := infer.Quantize(g, c, infer.QuantOptions{})
 	require.NoError(t, err)
 	p, err := q.Graph.Compile(infer.Options{})
 	require.NoError(t, err)
 	return g, c, p
+}
+
+// traceCalibrated traces net on a random input of shape and calibrates
+// it (min-max) on calib random batches of that shape.
+func traceCalibrated(t testing.TB, net layers.Layer, calib int, shape ...int) (*infer.Graph, *infer.Calibration) {
+	g, err := infer.TraceLayer(net, randInput(t, 3, shape...))
+	require.NoError(t, err)
+	var batches [][]*tensor.Tensor
+	for s := range calib {
+		batches = append(batches, []*tensor.Tensor{randInput(t, uint64(10+s), shape...)})
+	}
+	c, err := infer.Calibrate(g, batches, infer.CalibOptions{})
+	require.NoError(t, err)
+	return g, c
 }
