@@ -153,7 +153,7 @@ func TestQuantizeInAndDequant(t *testing.T) {
 	// [1, 2, 1, 3]: channel 0 then channel 1.
 	x := []float32{0.25, 0.75, -5.25, 200, -200, 1.25}
 	q := make([]uint8, 6)
-	quantizeIn(x, []int{1, 2, 1, 3}, aq, q)
+	quantizeIn(x, []int{1, 2, 1, 3}, aq, q, make([]float32, 6))
 	// round(x/0.5) + 10, half to even: 0.5→0, 1.5→2, -10.5→-10, 400, -400, 2.5→2.
 	require.Equal(t, []uint8{10, 255, 12, 0, 0, 12}, q)
 	y := make([]float32, 6)
@@ -162,6 +162,35 @@ func TestQuantizeInAndDequant(t *testing.T) {
 	r := make([]uint8, 3)
 	reluU8([]uint8{3, 10, 200}, r, 10)
 	require.Equal(t, []uint8{10, 10, 200}, r)
+}
+
+// The segment's boundary transposes (8×8 vector blocks plus plain
+// edges) equal plain loops on shapes with and without whole blocks:
+// quantizeIn's NCHW → NHWC with its rounding and saturation, and
+// nhwcToNCHW.
+func TestSegmentTransposesMatchLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	aq := actQuant{Scale: 0.03, Zero: 17}
+	for _, d := range [][4]int{{2, 13, 5, 7}, {1, 16, 8, 8}, {3, 3, 32, 32}, {1, 64, 8, 8}, {2, 9, 3, 1}, {1, 1, 1, 1}} {
+		n, c, h, w := d[0], d[1], d[2], d[3]
+		x := make([]float32, n*c*h*w)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 4) // some beyond the range, to saturate
+		}
+		q := make([]uint8, len(x))
+		quantizeIn(x, []int{n, c, h, w}, aq, q, make([]float32, c*h*w))
+		y := make([]float32, len(x))
+		nhwcToNCHW(x, [4]int{n, h, w, c}, y)
+		for b := range n {
+			for ch := range c {
+				for p := range h * w {
+					nchw, nhwc := (b*c+ch)*h*w+p, (b*h*w+p)*c+ch
+					require.Equal(t, qgemm.QuantizeLinearU8(x[nchw], aq.Scale, aq.Zero), q[nhwc], "quantizeIn %v at %d", d, nchw)
+					require.Equal(t, x[nhwc], y[nchw], "nhwcToNCHW %v at %d", d, nchw)
+				}
+			}
+		}
+	}
 }
 
 // maxBytes gives the bytewise max on every pair of byte values, in every

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/plumbml/plumb/internal/qgemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -85,6 +86,7 @@ type qScratch struct {
 	a, b []uint8
 	col  []uint8
 	f    []float32
+	in   []float32 // one input image, channels last
 }
 
 func (s *quantSegment) Name() string { return s.name }
@@ -124,7 +126,15 @@ func (s *quantSegment) get() *qScratch {
 		s.free = s.free[:n-1]
 		return sc
 	}
-	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), f: make([]float32, s.fMax)}
+	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), f: make([]float32, s.fMax), in: make([]float32, s.inImage())}
+}
+
+// inImage is the size of one input image (4-D inputs; 0 for [N, K]).
+func (s *quantSegment) inImage() int {
+	if len(s.inShape) != 4 {
+		return 0
+	}
+	return s.inShape[1] * s.inShape[2] * s.inShape[3]
 }
 
 func (s *quantSegment) put(sc *qScratch) {
@@ -141,7 +151,7 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 	sc := s.get()
 	defer s.put(sc)
 	cur, next := sc.a, sc.b
-	quantizeIn(x, s.inShape, s.in, cur)
+	quantizeIn(x, s.inShape, s.in, cur, sc.in)
 	for _, st := range s.stages {
 		var err error
 		switch st.kind {
@@ -183,22 +193,43 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 func size4(d [4]int) int { return d[0] * d[1] * d[2] * d[3] }
 
 // quantizeIn quantizes the float32 input (NCHW, or [N, K]) into q,
-// channels last.
-func quantizeIn(x []float32, shape []int, aq actQuant, q []uint8) {
+// channels last: each image is first transposed to [H·W, C] in f (the
+// vector transpose, transposeFloat), then quantized in one contiguous
+// pass. f holds at least one image.
+func quantizeIn(x []float32, shape []int, aq actQuant, q []uint8, f []float32) {
 	if len(shape) != 4 {
-		for i, v := range x {
-			q[i] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
-		}
+		quantizeU8(x, aq, q)
 		return
 	}
 	n, c, hw := shape[0], shape[1], shape[2]*shape[3]
+	per := c * hw
+	f = f[:per]
 	for b := range n {
-		for ch := range c {
-			src := x[(b*c+ch)*hw : (b*c+ch+1)*hw]
-			dst := q[b*hw*c+ch:]
-			for p, v := range src {
-				dst[p*c] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
-			}
+		transposeFloat(f, c, x[b*per:(b+1)*per], hw, c, hw)
+		quantizeU8(f, aq, q[b*per:(b+1)*per])
+	}
+}
+
+// quantizeU8 is QuantizeLinear with a uint8 zero point over x into q.
+func quantizeU8(x []float32, aq actQuant, q []uint8) {
+	q = q[:len(x)]
+	for i, v := range x {
+		q[i] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
+	}
+}
+
+// transposeFloat writes the r×c matrix src (row stride lds) transposed
+// into dst (row stride ldd): dst[j·ldd+i] = src[i·lds+j], the 8×8 blocks
+// by vec.TransposeBlocks and the edges by a plain loop.
+func transposeFloat(dst []float32, ldd int, src []float32, lds, r, c int) {
+	rows, cols := vec.TransposeBlocks(dst, ldd, src, lds, r, c, false)
+	for i := range r {
+		j0 := cols
+		if i >= rows {
+			j0 = 0
+		}
+		for j := j0; j < c; j++ {
+			dst[j*ldd+i] = src[i*lds+j]
 		}
 	}
 }
@@ -497,12 +528,8 @@ func fill(b []uint8, v uint8) {
 // nhwcToNCHW transposes f ([N, H, W, C]) into y ([N, C, H, W]).
 func nhwcToNCHW(f []float32, d [4]int, y []float32) {
 	n, hw, c := d[0], d[1]*d[2], d[3]
+	per := hw * c
 	for b := range n {
-		for p := range hw {
-			src := f[(b*hw+p)*c : (b*hw+p+1)*c]
-			for ch, v := range src {
-				y[(b*c+ch)*hw+p] = v
-			}
-		}
+		transposeFloat(y[b*per:(b+1)*per], hw, f[b*per:(b+1)*per], c, hw, c)
 	}
 }
