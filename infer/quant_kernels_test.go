@@ -193,6 +193,40 @@ func TestSegmentTransposesMatchLoops(t *testing.T) {
 	}
 }
 
+// addU8 equals a plain float64 reference of QLinearAdd (+ ReLU) on odd
+// lengths, with operands whose sum saturates at both ends and ties that
+// round half to even; a one-off table pins the rounding.
+func TestAddU8MatchesReference(t *testing.T) {
+	ref := func(a, r uint8, aq, rq, oq actQuant, relu bool) uint8 {
+		ma, mr := aq.Scale/oq.Scale, rq.Scale/oq.Scale
+		x := float64(float32((float32(a)-float32(aq.Zero))*ma)+float32((float32(r)-float32(rq.Zero))*mr)) + float64(oq.Zero)
+		lo := 0.0
+		if relu {
+			lo = float64(oq.Zero)
+		}
+		return uint8(math.RoundToEven(min(max(x, lo), 255)))
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 7, 33, 1001} {
+		for _, relu := range []bool{false, true} {
+			aq := actQuant{Scale: 0.01 + rng.Float32()*0.1, Zero: uint8(rng.IntN(256))}
+			rq := actQuant{Scale: 0.01 + rng.Float32()*0.1, Zero: uint8(rng.IntN(256))}
+			oq := actQuant{Scale: 0.01 + rng.Float32()*0.05, Zero: uint8(rng.IntN(200))}
+			a, r, out := randU8(rng, n), randU8(rng, n), make([]uint8, n)
+			addU8(a, aq, r, rq, oq, relu, out)
+			for i := range a {
+				require.Equal(t, ref(a[i], r[i], aq, rq, oq, relu), out[i], "n %d relu %v at %d", n, relu, i)
+			}
+		}
+	}
+	// Scales 1: (a − 10) + (r − 20) + 5 exactly; halves: (a − 0)·0.5.
+	out := make([]uint8, 4)
+	addU8([]uint8{0, 255, 12, 40}, actQuant{Scale: 1, Zero: 10}, []uint8{0, 255, 20, 20}, actQuant{Scale: 1, Zero: 20}, actQuant{Scale: 1, Zero: 5}, true, out)
+	require.Equal(t, []uint8{5, 255, 7, 35}, out, "ReLU floor at the zero point, saturation at 255")
+	addU8([]uint8{1, 3, 5, 7}, actQuant{Scale: 0.5}, []uint8{0, 0, 0, 0}, actQuant{Scale: 1}, actQuant{Scale: 1}, false, out)
+	require.Equal(t, []uint8{0, 2, 2, 4}, out, "0.5, 1.5, 2.5, 3.5 round half to even")
+}
+
 // maxBytes gives the bytewise max on every pair of byte values, in every
 // position of the eight-byte words and the tail.
 func TestMaxBytes(t *testing.T) {

@@ -31,6 +31,7 @@ type quantSegment struct {
 	in      actQuant // the input's quantization
 	inRef   Ref      // the input's value in the float graph
 	resRef  Ref      // the residual the last product adds (a second input), or -1
+	saveIn  bool     // the quantized input is a residual an int8 add reads: kept
 	inShape []int    // the float32 input, [N, C, H, W] or [N, K]
 	stages  []*qStage
 	out     []int // the float32 output's shape
@@ -56,6 +57,7 @@ const (
 	stPool
 	stRelu
 	stFlatten
+	stAdd
 )
 
 // qStage is one int8 op of a segment. Its input and output are uint8
@@ -73,11 +75,14 @@ type qStage struct {
 	pb     *qgemm.PackedB
 	ep     qgemm.Epilogue
 	inQ    actQuant // the input's quantization
+	resQ   actQuant // an int8 add's residual's quantization
+	save   bool     // the output is a residual an int8 add of the segment reads later: kept
 	outQ   actQuant // the output's (conv and linear with a uint8 output; pool and relu keep their input's)
 	last   bool     // the segment's last stage: a product dequantizes into float32
 	// residual: the last product adds the segment's second input (float32,
 	// the output's shape) to its dequantized output, then the ReLU when
-	// postReLU: the residual add of the consumer's epilogue.
+	// postReLU: the residual add of the consumer's epilogue. An int8 add
+	// (stAdd) applies the ReLU after it when postReLU.
 	residual, postReLU bool
 }
 
@@ -85,6 +90,7 @@ type qStage struct {
 type qScratch struct {
 	a, b []uint8
 	col  []uint8
+	res  []uint8 // the residual kept for an int8 add
 	f    []float32
 	in   []float32 // one input image, channels last
 }
@@ -126,7 +132,21 @@ func (s *quantSegment) get() *qScratch {
 		s.free = s.free[:n-1]
 		return sc
 	}
-	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), f: make([]float32, s.fMax), in: make([]float32, s.inImage())}
+	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), res: make([]uint8, s.resMax()), f: make([]float32, s.fMax), in: make([]float32, s.inImage())}
+}
+
+// resMax is the size of the largest residual the segment keeps.
+func (s *quantSegment) resMax() int {
+	n := 0
+	if s.saveIn {
+		n = shapeSize(s.inShape)
+	}
+	for _, st := range s.stages {
+		if st.save {
+			n = max(n, size4(st.out))
+		}
+	}
+	return n
 }
 
 // inImage is the size of one input image (4-D inputs; 0 for [N, K]).
@@ -152,6 +172,9 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 	defer s.put(sc)
 	cur, next := sc.a, sc.b
 	quantizeIn(x, s.inShape, s.in, cur, sc.in)
+	if s.saveIn {
+		copy(sc.res, cur[:shapeSize(s.inShape)])
+	}
 	for _, st := range s.stages {
 		var err error
 		switch st.kind {
@@ -166,6 +189,11 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 			reluU8(cur[:size4(st.in)], next, st.inQ.Zero)
 		case stFlatten:
 			copy(next, cur[:size4(st.in)])
+		case stAdd:
+			addU8(cur[:size4(st.in)], st.inQ, sc.res, st.resQ, st.outQ, st.postReLU, next)
+		}
+		if st.save {
+			copy(sc.res, next[:size4(st.out)])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", s.name, st.layer, err)
@@ -259,6 +287,29 @@ func addResidual(y, res []float32, relu bool) {
 			v = 0
 		}
 		y[i] = v
+	}
+}
+
+// addU8 is the int8 residual add (ONNX QLinearAdd, then an optional
+// ReLU): each output is requantized from both operands' dequantized
+// values, q = saturate(roundHalfEven((a − Za)·Sa/So + (r − Zr)·Sr/So) +
+// Zo), saturating at Zo (the quantized 0) instead of 0 when relu is set.
+// The sum is float32, each product rounded to float32 on its own (no
+// fused multiply-add), and rounded half to even by the 1.5·2^23 trick
+// after the clamp.
+func addU8(a []uint8, aq actQuant, r []uint8, rq, oq actQuant, relu bool, out []uint8) {
+	r, out = r[:len(a)], out[:len(a)]
+	ma, mr := aq.Scale/oq.Scale, rq.Scale/oq.Scale
+	za, zr, zo := float32(aq.Zero), float32(rq.Zero), float32(oq.Zero)
+	lo := float32(0)
+	if relu {
+		lo = zo
+	}
+	const magic = 12582912 // 1.5·2^23: adding it rounds a float32 below 2^22 to an integer, half to even
+	for i, v := range a {
+		x := float32((float32(v)-za)*ma) + float32((float32(r[i])-zr)*mr) + zo
+		x = min(max(x, lo), 255)
+		out[i] = uint8(float32(x+magic) - magic)
 	}
 }
 
