@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/plumbml/plumb/internal/qgemm"
@@ -295,21 +296,38 @@ func addResidual(y, res []float32, relu bool) {
 // values, q = saturate(roundHalfEven((a − Za)·Sa/So + (r − Zr)·Sr/So) +
 // Zo), saturating at Zo (the quantized 0) instead of 0 when relu is set.
 // The sum is float32, each product rounded to float32 on its own (no
-// fused multiply-add), and rounded half to even by the 1.5·2^23 trick
-// after the clamp.
+// fused multiply-add) and looked up in a 256-entry table per operand. It
+// is rounded half to even by adding and subtracting 1.5·2^23, exact for
+// sums below 2^22 in magnitude (every table entry is checked to be below
+// 2^20, else the plain loop runs), and clamped as an integer, without
+// branches: with a ReLU half the sums are negative at random, which a
+// branch would mispredict.
 func addU8(a []uint8, aq actQuant, r []uint8, rq, oq actQuant, relu bool, out []uint8) {
 	r, out = r[:len(a)], out[:len(a)]
 	ma, mr := aq.Scale/oq.Scale, rq.Scale/oq.Scale
-	za, zr, zo := float32(aq.Zero), float32(rq.Zero), float32(oq.Zero)
-	lo := float32(0)
-	if relu {
-		lo = zo
+	var ta, tr [256]float32
+	small := true
+	for q := range 256 {
+		ta[q] = float32((float32(q) - float32(aq.Zero)) * ma)
+		tr[q] = float32((float32(q) - float32(rq.Zero)) * mr)
+		small = small && math.Abs(float64(ta[q])) < 1<<20 && math.Abs(float64(tr[q])) < 1<<20
 	}
-	const magic = 12582912 // 1.5·2^23: adding it rounds a float32 below 2^22 to an integer, half to even
+	zo := float32(oq.Zero)
+	lo := int32(0)
+	if relu {
+		lo = int32(oq.Zero)
+	}
+	if !small {
+		for i, v := range a {
+			x := math.RoundToEven(float64(ta[v] + tr[r[i]] + zo))
+			out[i] = uint8(min(max(x, float64(lo)), 255))
+		}
+		return
+	}
+	const magic = 12582912 // 1.5·2^23
 	for i, v := range a {
-		x := float32((float32(v)-za)*ma) + float32((float32(r[i])-zr)*mr) + zo
-		x = min(max(x, lo), 255)
-		out[i] = uint8(float32(x+magic) - magic)
+		x := int32(float32(ta[v]+tr[r[i]]+zo+magic) - magic)
+		out[i] = uint8(min(max(x, lo), 255))
 	}
 }
 
@@ -570,9 +588,14 @@ func im2colValidU8(x []uint8, w, c int, st *qStage, col []uint8) {
 	}
 }
 
+// fill sets every byte of b to v, doubling the filled prefix with copy.
 func fill(b []uint8, v uint8) {
-	for i := range b {
-		b[i] = v
+	if len(b) == 0 {
+		return
+	}
+	b[0] = v
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
 	}
 }
 
