@@ -34,6 +34,7 @@ type Quantized struct {
 	acts   map[string]actQuant
 	actOrd []string
 	all    []string // every conv2d and linear layer's name, int8 or not
+	names  map[*tensor.Tensor]string
 }
 
 // QuantLayer is one int8 convolution or linear layer's quantized
@@ -136,7 +137,12 @@ func Quantize(g *Graph, calib *Calibration, opts QuantOptions) (*Quantized, erro
 			return quantizeLayer(prep, name, weights[slices.Index(names, name)], n)
 		},
 	}
-	return buildQuantized(prep, names, opts.Skip, src)
+	q, err := buildQuantized(prep, names, opts.Skip, src)
+	if err != nil {
+		return nil, err
+	}
+	q.names = opts.Names
+	return q, nil
 }
 
 // quantSource gives the quantization of each activation and layer: from
@@ -565,12 +571,12 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 				st.postReLU = true
 				part += "+relu"
 			}
-			name := "add"
+			base := "add"
 			if n := len(seg.stages); n > 0 {
-				name = seg.stages[n-1].layer // the product whose output the add reads
+				base = seg.stages[n-1].layer // the product whose output the add reads
 			}
-			name += "_add_output"
-			if st.outQ, err = act(name, h.nodes[chain[ci]].out); err != nil {
+			st.layer = base + "+add" // the report's name for it
+			if st.outQ, err = act(base+"_add_output", h.nodes[chain[ci]].out); err != nil {
 				return nil, err
 			}
 			parts = append(parts, part)

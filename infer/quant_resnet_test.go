@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,4 +76,38 @@ func BenchmarkResNet32Int8(b *testing.B) {
 	require.NoError(b, err)
 	x := randInput(b, 99, batch, 3, 32, 32)
 	benchPlans(b, batch, tensor.Empty(tensor.Float32, batch, 10), x, []namedPlan{{"float32", fp}, {"int8", qp}})
+}
+
+// A saved int8 ResNet-32 with an input normalisation and a layer kept
+// float32 (--skip) reloads onto a trace of a net with other weights and
+// the default normalisation and gives the saved plan's logits exactly:
+// the file holds the float32 constants the int8 graph still reads.
+func TestQuantizedResNet32SaveLoad(t *testing.T) {
+	const batch = 2
+	net, err := cifar.New("resnet32", tensor.NewRNG(1))
+	require.NoError(t, err)
+	require.NoError(t, net.SetNorm(cifar.Norm{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.25, 0.3}}))
+	g, c := traceCalibrated(t, net, 2, batch, 3, 32, 32)
+	q, err := infer.Quantize(g, c, infer.QuantOptions{Names: paramNames(net), Skip: []string{"stage2/block3/a/conv"}})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "r32-int8.safetensors")
+	require.NoError(t, q.Save(path, map[string]string{"model": "resnet32"}))
+
+	other, err := cifar.New("resnet32", tensor.NewRNG(2))
+	require.NoError(t, err)
+	g2, err := infer.TraceLayer(other, randInput(t, 3, batch, 3, 32, 32))
+	require.NoError(t, err)
+	q2, err := infer.LoadQuantized(g2, path, infer.QuantOptions{Names: paramNames(other)})
+	require.NoError(t, err)
+	require.Len(t, q2.Layers(), 33, "every layer but the skipped one")
+	x := randInput(t, 99, batch, 3, 32, 32)
+	var outs [][]float32
+	for _, qq := range []*infer.Quantized{q, q2} {
+		p, err := qq.Graph.Compile(infer.Options{})
+		require.NoError(t, err)
+		y := tensor.Empty(tensor.Float32, batch, 10)
+		require.NoError(t, p.Run(y, x))
+		outs = append(outs, y.Float32s())
+	}
+	require.Equal(t, outs[0], outs[1])
 }
