@@ -360,6 +360,8 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 				ok = len(nj.in) == 1
 			case "max_pool2d":
 				_, ok = convGeometry(h, nj)
+			case "global_avg_pool2d": // one a chain (its output's quantization is named after the chain)
+				ok = len(nj.in) == 1 && len(h.values[nj.in[0]].shape) == 4 && !slices.ContainsFunc(chain, func(c int) bool { return h.nodes[c].op.Name() == op })
 			case "reshape":
 				in, out := h.values[nj.in[0]].shape, h.values[nj.out].shape
 				ok = len(in) == 4 && len(out) == 2 && out[0] == in[0]
@@ -588,6 +590,12 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 			st = &g
 			st.inQ, st.outQ = cur, cur
 			parts = append(parts, "max_pool2d")
+		case "global_avg_pool2d": // uint8 in, requantized to its output's range
+			st = &qStage{kind: stGAP, in: dims, out: [4]int{dims[0], 1, 1, dims[3]}, inQ: cur}
+			if st.outQ, err = act(layerOf[chain[0]]+"_global_avg_pool_output", h.nodes[chain[ci]].out); err != nil { // one a chain
+				return nil, err
+			}
+			parts = append(parts, "global_avg_pool2d")
 		case "reshape":
 			st = &qStage{kind: stFlatten, in: dims, out: [4]int{dims[0], 1, 1, dims[1] * dims[2] * dims[3]}, inQ: cur, outQ: cur}
 			flat = []int{dims[3], dims[1], dims[2]}

@@ -227,6 +227,37 @@ func TestAddU8MatchesReference(t *testing.T) {
 	require.Equal(t, []uint8{0, 2, 2, 4}, out, "0.5, 1.5, 2.5, 3.5 round half to even")
 }
 
+// avgPoolU8 equals a plain float64 reference on odd shapes, with
+// outputs that saturate (an output scale far below the input's) and a
+// table that pins half-even rounding.
+func TestAvgPoolU8MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range [][4]int{{1, 1, 1, 1}, {2, 3, 5, 7}, {3, 8, 8, 64}, {1, 7, 1, 300}} {
+		for _, oScale := range []float32{0.05, 0.001} {
+			iq := actQuant{Scale: 0.02, Zero: uint8(rng.IntN(256))}
+			oq := actQuant{Scale: oScale, Zero: uint8(rng.IntN(256))}
+			x := randU8(rng, size4(d))
+			out := make([]uint8, d[0]*d[3])
+			avgPoolU8(x, d, iq, oq, out)
+			hw, c := d[1]*d[2], d[3]
+			for b := range d[0] {
+				for ch := range c {
+					var s float64
+					for p := range hw {
+						s += float64(int(x[(b*hw+p)*c+ch]) - int(iq.Zero))
+					}
+					want := math.RoundToEven(s*float64(iq.Scale)/(float64(hw)*float64(oScale))) + float64(oq.Zero)
+					require.Equal(t, uint8(min(max(want, 0), 255)), out[b*c+ch], "%v scale %v at %d,%d", d, oScale, b, ch)
+				}
+			}
+		}
+	}
+	// Two pixels, scales 1, zero points 0: the means 0.5, 1.5, 2.5 round to 0, 2, 2.
+	out := make([]uint8, 3)
+	avgPoolU8([]uint8{0, 1, 2, 1, 2, 3}, [4]int{1, 1, 2, 3}, actQuant{Scale: 1}, actQuant{Scale: 1}, out)
+	require.Equal(t, []uint8{0, 2, 2}, out)
+}
+
 // maxBytes gives the bytewise max on every pair of byte values, in every
 // position of the eight-byte words and the tail.
 func TestMaxBytes(t *testing.T) {

@@ -59,6 +59,7 @@ const (
 	stRelu
 	stFlatten
 	stAdd
+	stGAP
 )
 
 // qStage is one int8 op of a segment. Its input and output are uint8
@@ -190,6 +191,8 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 			reluU8(cur[:size4(st.in)], next, st.inQ.Zero)
 		case stFlatten:
 			copy(next, cur[:size4(st.in)])
+		case stGAP:
+			avgPoolU8(cur[:size4(st.in)], st.in, st.inQ, st.outQ, next)
 		case stAdd:
 			addU8(cur[:size4(st.in)], st.inQ, sc.res, st.resQ, st.outQ, st.postReLU, next)
 		}
@@ -328,6 +331,26 @@ func addU8(a []uint8, aq actQuant, r []uint8, rq, oq actQuant, relu bool, out []
 	for i, v := range a {
 		x := int32(float32(ta[v]+tr[r[i]]+zo+magic) - magic)
 		out[i] = uint8(min(max(x, lo), 255))
+	}
+}
+
+// avgPoolU8 is global average pooling on uint8 activations x (NHWC,
+// dims d) into out ([N, C]), requantized to oq: q = saturate(
+// roundHalfEven((Σ(x − Zi))·Si/(H·W·So)) + Zo), the sum exact in int32
+// (ONNX's QLinearGlobalAveragePool from com.microsoft).
+func avgPoolU8(x []uint8, d [4]int, iq, oq actQuant, out []uint8) {
+	n, hw, c := d[0], d[1]*d[2], d[3]
+	m := float64(iq.Scale) / (float64(hw) * float64(oq.Scale))
+	for b := range n {
+		img := x[b*hw*c : (b+1)*hw*c]
+		for ch := range c {
+			s := int32(0)
+			for p := ch; p < len(img); p += c {
+				s += int32(img[p])
+			}
+			v := math.RoundToEven(float64(s-int32(hw)*int32(iq.Zero))*m) + float64(oq.Zero)
+			out[b*c+ch] = uint8(min(max(v, 0), 255))
+		}
 	}
 }
 
