@@ -34,6 +34,7 @@ type Quantized struct {
 	acts   map[string]actQuant
 	actOrd []string
 	all    []string // every conv2d and linear layer's name, int8 or not
+	names  map[*tensor.Tensor]string
 }
 
 // QuantLayer is one int8 convolution or linear layer's quantized
@@ -136,7 +137,12 @@ func Quantize(g *Graph, calib *Calibration, opts QuantOptions) (*Quantized, erro
 			return quantizeLayer(prep, name, weights[slices.Index(names, name)], n)
 		},
 	}
-	return buildQuantized(prep, names, opts.Skip, src)
+	q, err := buildQuantized(prep, names, opts.Skip, src)
+	if err != nil {
+		return nil, err
+	}
+	q.names = opts.Names
+	return q, nil
 }
 
 // quantSource gives the quantization of each activation and layer: from
@@ -307,10 +313,28 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 			continue
 		}
 		chain := []int{i}
-		closing := false // after a residual add only a ReLU may follow
+		closing := false // after a float32 residual add only a ReLU may follow
+		// A value read by the next convolution and by a later add (a
+		// residual block's input) is kept in uint8 for that add:
+		// pend is the value, pendAdd the add, pendAt the chain's length
+		// where pend was produced (to cut the chain back to if the add
+		// is never reached).
+		pend, pendAdd, pendAt := Ref(-1), -1, 0
+		int8Adds := map[int]Ref{} // add node → its uint8 residual
+		if k := residualReader(h, uses, first(h, i), i); k >= 0 && !used[k] {
+			pend, pendAdd, pendAt = h.nodes[i].in[0], k, 0
+		}
 		for {
 			last := h.nodes[chain[len(chain)-1]]
 			j := sole(last.out)
+			if j < 0 && pend < 0 && !closing && !h.isOutput(last.out) {
+				for _, c := range uses[last.out] {
+					if k := residualReader(h, uses, last.out, c); k >= 0 && !used[k] && !used[c] && anchor(c) {
+						j, pend, pendAdd, pendAt = c, last.out, k, len(chain)
+						break
+					}
+				}
+			}
 			if j < 0 || used[j] {
 				break
 			}
@@ -319,12 +343,25 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 			if op != "add" && nj.in[0] != last.out {
 				break
 			}
+			if op == "add" && j == pendAdd {
+				lastOp := last.op.Name()
+				if (lastOp != "conv2d" && lastOp != "linear") || len(nj.in) != 2 || !slices.Contains(nj.in, pend) ||
+					!h.values[pend].shape.Equal(h.values[last.out].shape) {
+					break
+				}
+				int8Adds[j] = pend
+				chain = append(chain, j)
+				pend, pendAdd = -1, -1
+				continue
+			}
 			ok := false
 			switch op {
 			case "relu":
 				ok = len(nj.in) == 1
 			case "max_pool2d":
 				_, ok = convGeometry(h, nj)
+			case "global_avg_pool2d": // one a chain (its output's quantization is named after the chain)
+				ok = len(nj.in) == 1 && len(h.values[nj.in[0]].shape) == 4 && !slices.ContainsFunc(chain, func(c int) bool { return h.nodes[c].op.Name() == op })
 			case "reshape":
 				in, out := h.values[nj.in[0]].shape, h.values[nj.out].shape
 				ok = len(in) == 4 && len(out) == 2 && out[0] == in[0]
@@ -343,10 +380,18 @@ func buildQuantized(prep *Graph, names []string, skip []string, src quantSource)
 			}
 			closing = op == "add"
 		}
+		if pend >= 0 && pendAt > 0 { // the add was not reached: pend leaves the segment as its output
+			chain = chain[:pendAt]
+		}
 		for h.nodes[chain[len(chain)-1]].op.Name() == "reshape" { // a flatten stays a float view when nothing int8 reads it
 			chain = chain[:len(chain)-1]
 		}
-		seg, err := q.segment(h, chain, layerOf, src)
+		for k := range int8Adds {
+			if !slices.Contains(chain, k) {
+				delete(int8Adds, k)
+			}
+		}
+		seg, err := q.segment(h, chain, layerOf, src, int8Adds)
 		if err != nil {
 			return nil, err
 		}
@@ -387,6 +432,27 @@ func (g *Graph) dropUnreadConstants() {
 	}
 }
 
+// first returns the input node i reads first (its activation).
+func first(h *Graph, i int) Ref { return h.nodes[i].in[0] }
+
+// residualReader returns the add node that reads v beside the node c
+// when v has exactly these two readers, c reads v as its first input, the
+// add comes after c, and v is no graph output: the residual of a block
+// whose branch starts at c. Else -1.
+func residualReader(h *Graph, uses [][]int, v Ref, c int) int {
+	if len(uses[v]) != 2 || h.isOutput(v) || h.nodes[c].in[0] != v {
+		return -1
+	}
+	k := uses[v][0]
+	if k == c {
+		k = uses[v][1]
+	}
+	if k <= c || h.nodes[k].op.Name() != "add" || len(h.nodes[k].in) != 2 {
+		return -1
+	}
+	return k
+}
+
 // residualOf returns the operand of the add node n other than the
 // product's output out when it can be the residual of the product's
 // epilogue: a float32 tensor of out's shape available before node first
@@ -407,7 +473,9 @@ func residualOf(h *Graph, n node, out Ref, first int) Ref {
 }
 
 // segment builds the int8 segment of the chain of nodes (indices into h).
-func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src quantSource) (*quantSegment, error) {
+// int8Adds are the chain's residual adds whose both operands are uint8
+// activations of the segment (the add node → its residual).
+func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src quantSource, int8Adds map[int]Ref) (*quantSegment, error) {
 	first := h.nodes[chain[0]]
 	inRef := first.in[0]
 	seg := &quantSegment{inRef: inRef, resRef: -1, inShape: h.values[inRef].shape.Clone()}
@@ -433,6 +501,15 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 		dims = [4]int{s[0], 1, 1, s[1]}
 	}
 	cur := seg.in
+	var kept []Ref // the residuals the segment keeps in uint8 for its int8 adds
+	for _, r := range int8Adds {
+		kept = append(kept, r)
+	}
+	savedQ := map[Ref]actQuant{}
+	if slices.Contains(kept, inRef) {
+		seg.saveIn = true
+		savedQ[inRef] = seg.in
+	}
 	var flat []int // C, H, W of a flatten the next linear layer reads
 	var parts []string
 	for ci := 0; ci < len(chain); ci++ {
@@ -464,7 +541,7 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 				st.ep.ReLU = true
 				part += "+relu"
 			}
-			if next() == "add" { // the residual, then a ReLU, in the float32 epilogue
+			if _, int8Add := int8Adds[nextIndex(chain, ci)]; next() == "add" && !int8Add { // the residual, then a ReLU, in the float32 epilogue
 				ci++
 				seg.resRef = residualOf(h, h.nodes[chain[ci]], n.out, chain[0])
 				st.residual = true
@@ -483,6 +560,28 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 				}
 			}
 			flat = nil
+		case "add": // an int8 residual add (int8Adds), then its ReLU
+			saved := int8Adds[chain[ci]]
+			resQ, ok := savedQ[saved]
+			if !ok {
+				return nil, fmt.Errorf("infer: Quantize: the residual of add %d is not kept by the segment", chain[ci])
+			}
+			st = &qStage{kind: stAdd, in: dims, out: dims, inQ: cur, resQ: resQ}
+			part := "add"
+			if ci+1 < len(chain) && h.nodes[chain[ci+1]].op.Name() == "relu" {
+				ci++
+				st.postReLU = true
+				part += "+relu"
+			}
+			base := "add"
+			if n := len(seg.stages); n > 0 {
+				base = seg.stages[n-1].layer // the product whose output the add reads
+			}
+			st.layer = base + "+add" // the report's name for it
+			if st.outQ, err = act(base+"_add_output", h.nodes[chain[ci]].out); err != nil {
+				return nil, err
+			}
+			parts = append(parts, part)
 		case "relu":
 			st = &qStage{kind: stRelu, in: dims, out: dims, inQ: cur, outQ: cur}
 			parts = append(parts, "relu")
@@ -491,6 +590,12 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 			st = &g
 			st.inQ, st.outQ = cur, cur
 			parts = append(parts, "max_pool2d")
+		case "global_avg_pool2d": // uint8 in, requantized to its output's range
+			st = &qStage{kind: stGAP, in: dims, out: [4]int{dims[0], 1, 1, dims[3]}, inQ: cur}
+			if st.outQ, err = act(layerOf[chain[0]]+"_global_avg_pool_output", h.nodes[chain[ci]].out); err != nil { // one a chain
+				return nil, err
+			}
+			parts = append(parts, "global_avg_pool2d")
 		case "reshape":
 			st = &qStage{kind: stFlatten, in: dims, out: [4]int{dims[0], 1, 1, dims[1] * dims[2] * dims[3]}, inQ: cur, outQ: cur}
 			flat = []int{dims[3], dims[1], dims[2]}
@@ -501,6 +606,10 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 		}
 		st.ref = h.nodes[chain[ci]].out
 		dims, cur = st.out, st.outQ
+		if slices.Contains(kept, st.ref) {
+			st.save = true
+			savedQ[st.ref] = st.outQ
+		}
 		seg.stages = append(seg.stages, st)
 		seg.actMax = max(seg.actMax, size4(st.in), size4(st.out))
 		if st.kind == stConv {
@@ -518,6 +627,14 @@ func (q *Quantized) segment(h *Graph, chain []int, layerOf map[int]string, src q
 	seg.name = "int8[" + strings.Join(parts, ",") + "]"
 	q.segs = append(q.segs, seg)
 	return seg, nil
+}
+
+// nextIndex is the node after position ci of chain, or -1.
+func nextIndex(chain []int, ci int) int {
+	if ci+1 < len(chain) {
+		return chain[ci+1]
+	}
+	return -1
 }
 
 // gemmStage makes the int8 product of a conv2d or linear node from its

@@ -23,11 +23,19 @@ func BenchmarkMNISTCNNInt8(b *testing.B) {
 	sp, err := q2.Graph.Compile(infer.Options{})
 	require.NoError(b, err)
 	x := randInput(b, 99, batch, 1, 28, 28)
-	out := tensor.Empty(tensor.Float32, batch, 10)
-	for _, c := range []struct {
-		name string
-		p    *infer.Plan
-	}{{"float32", fp}, {"int8", qp}, {"int8-skip-conv1", sp}} {
+	benchPlans(b, batch, tensor.Empty(tensor.Float32, batch, 10), x, []namedPlan{{"float32", fp}, {"int8", qp}, {"int8-skip-conv1", sp}})
+}
+
+type namedPlan struct {
+	name string
+	p    *infer.Plan
+}
+
+// benchPlans runs each plan on x into out as a sub-benchmark, reporting
+// the process's CPU time a call beside the wall time: on a shared machine
+// it is the steadier of the two.
+func benchPlans(b *testing.B, batch int, out, x *tensor.Tensor, plans []namedPlan) {
+	for _, c := range plans {
 		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			cpu0 := cpuTime()
@@ -36,8 +44,6 @@ func BenchmarkMNISTCNNInt8(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			// On a shared machine the process's CPU time per call is
-			// steadier than the wall time.
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(batch)*float64(b.N)/b.Elapsed().Seconds(), "images/s")
 		})

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/plumbml/plumb/tensor"
 )
 
 // An int8 model file is safetensors (https://github.com/huggingface/safetensors:
@@ -21,7 +23,9 @@ import (
 // (the int8 weight), X_scale and X_zero_point; an activation A (a
 // layer's input or output, "conv1_output") has A_scale and A_zero_point
 // (uint8). A layer's float32 bias, batch norm folded in, is
-// "<layer>/bias". The metadata holds the float model's (which model to
+// "<layer>/bias". The float32 constants the int8 graph still reads (an
+// input normalisation, layers kept float32) are "float32/<parameter>" or
+// "float32/constant_<k>" (floatConstants). The metadata holds the float model's (which model to
 // build) and quantFormat.
 const (
 	quantFormatKey = "quantization"
@@ -67,6 +71,11 @@ func (q *Quantized) Save(path string, meta map[string]string) error {
 			item{l.WeightName + "_scale", "F32", []int{o}, f32(l.Scale)},
 			item{l.WeightName + "_zero_point", "I8", []int{o}, make([]byte, o)},
 			item{l.Name + "/bias", "F32", []int{o}, f32(l.Bias)})
+	}
+	refs, keys := floatConstants(q.Graph, q.names)
+	for i, r := range refs {
+		c := q.Graph.values[r].c
+		items = append(items, item{keys[i], "F32", c.Shape().Clone(), f32(c.Float32s())})
 	}
 	for _, a := range q.actOrd {
 		aq := q.acts[a]
@@ -230,7 +239,8 @@ func QuantizedMeta(path string) (map[string]string, error) {
 
 // LoadQuantized reads an int8 model written by Quantized.Save and
 // returns it on g, a trace of the same float model (its weights' values
-// are not used: the file holds the int8 weights, scales and biases).
+// are not used: the file holds the int8 weights, scales and biases, and
+// the float32 constants the int8 graph still reads, floatConstants).
 // The layers the file holds run in int8, the others in float32.
 func LoadQuantized(g *Graph, path string, opts QuantOptions) (*Quantized, error) {
 	if g == nil || len(g.outputs) == 0 {
@@ -317,7 +327,47 @@ func LoadQuantized(g *Graph, path string, opts QuantOptions) (*Quantized, error)
 	if err != nil {
 		return nil, fmt.Errorf("infer: LoadQuantized: %s: %w", path, err)
 	}
+	q.names = opts.Names
+	refs, keys := floatConstants(q.Graph, opts.Names)
+	for i, r := range refs {
+		v := q.Graph.values[r]
+		x, err := f.float32s(keys[i], v.shape)
+		if err != nil {
+			return nil, fmt.Errorf("infer: LoadQuantized: %s: the float32 part of the model: %w", path, err)
+		}
+		c, err := tensor.FromSlice(x, v.shape...)
+		if err != nil {
+			return nil, fmt.Errorf("infer: LoadQuantized: %s: %w", path, err)
+		}
+		q.Graph.values[r].c = c
+	}
 	return q, nil
+}
+
+// floatConstants lists the float32 constants g's nodes read (the float
+// part of an int8 graph: an input normalisation, the layers kept
+// float32), in value order, with the name each has in a saved model:
+// "float32/" and its parameter's name where names has it, else
+// "float32/constant_<k>" (k counts them in order; a trace of the same
+// model gives the same order).
+func floatConstants(g *Graph, names map[*tensor.Tensor]string) (refs []Ref, keys []string) {
+	read := make([]bool, len(g.values))
+	for _, n := range g.nodes {
+		for _, r := range n.in {
+			read[r] = true
+		}
+	}
+	for i, v := range g.values {
+		if !read[i] || v.kind != kindConst || v.dt != tensor.Float32 || v.c == nil {
+			continue
+		}
+		key := fmt.Sprintf("float32/constant_%d", len(refs))
+		if s, ok := names[v.c]; ok && s != "" {
+			key = "float32/" + s
+		}
+		refs, keys = append(refs, Ref(i)), append(keys, key)
+	}
+	return refs, keys
 }
 
 func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }

@@ -153,7 +153,7 @@ func TestQuantizeInAndDequant(t *testing.T) {
 	// [1, 2, 1, 3]: channel 0 then channel 1.
 	x := []float32{0.25, 0.75, -5.25, 200, -200, 1.25}
 	q := make([]uint8, 6)
-	quantizeIn(x, []int{1, 2, 1, 3}, aq, q)
+	quantizeIn(x, []int{1, 2, 1, 3}, aq, q, make([]float32, 6))
 	// round(x/0.5) + 10, half to even: 0.5→0, 1.5→2, -10.5→-10, 400, -400, 2.5→2.
 	require.Equal(t, []uint8{10, 255, 12, 0, 0, 12}, q)
 	y := make([]float32, 6)
@@ -162,6 +162,100 @@ func TestQuantizeInAndDequant(t *testing.T) {
 	r := make([]uint8, 3)
 	reluU8([]uint8{3, 10, 200}, r, 10)
 	require.Equal(t, []uint8{10, 10, 200}, r)
+}
+
+// The segment's boundary transposes (8×8 vector blocks plus plain
+// edges) equal plain loops on shapes with and without whole blocks:
+// quantizeIn's NCHW → NHWC with its rounding and saturation, and
+// nhwcToNCHW.
+func TestSegmentTransposesMatchLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	aq := actQuant{Scale: 0.03, Zero: 17}
+	for _, d := range [][4]int{{2, 13, 5, 7}, {1, 16, 8, 8}, {3, 3, 32, 32}, {1, 64, 8, 8}, {2, 9, 3, 1}, {1, 1, 1, 1}} {
+		n, c, h, w := d[0], d[1], d[2], d[3]
+		x := make([]float32, n*c*h*w)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 4) // some beyond the range, to saturate
+		}
+		q := make([]uint8, len(x))
+		quantizeIn(x, []int{n, c, h, w}, aq, q, make([]float32, c*h*w))
+		y := make([]float32, len(x))
+		nhwcToNCHW(x, [4]int{n, h, w, c}, y)
+		for b := range n {
+			for ch := range c {
+				for p := range h * w {
+					nchw, nhwc := (b*c+ch)*h*w+p, (b*h*w+p)*c+ch
+					require.Equal(t, qgemm.QuantizeLinearU8(x[nchw], aq.Scale, aq.Zero), q[nhwc], "quantizeIn %v at %d", d, nchw)
+					require.Equal(t, x[nhwc], y[nchw], "nhwcToNCHW %v at %d", d, nchw)
+				}
+			}
+		}
+	}
+}
+
+// addU8 equals a plain float64 reference of QLinearAdd (+ ReLU) on odd
+// lengths, with operands whose sum saturates at both ends and ties that
+// round half to even; a one-off table pins the rounding.
+func TestAddU8MatchesReference(t *testing.T) {
+	ref := func(a, r uint8, aq, rq, oq actQuant, relu bool) uint8 {
+		ma, mr := aq.Scale/oq.Scale, rq.Scale/oq.Scale
+		x := float64(float32((float32(a)-float32(aq.Zero))*ma)+float32((float32(r)-float32(rq.Zero))*mr)) + float64(oq.Zero)
+		lo := 0.0
+		if relu {
+			lo = float64(oq.Zero)
+		}
+		return uint8(math.RoundToEven(min(max(x, lo), 255)))
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 7, 33, 1001} {
+		for _, relu := range []bool{false, true} {
+			aq := actQuant{Scale: 0.01 + rng.Float32()*0.1, Zero: uint8(rng.IntN(256))}
+			rq := actQuant{Scale: 0.01 + rng.Float32()*0.1, Zero: uint8(rng.IntN(256))}
+			oq := actQuant{Scale: 0.01 + rng.Float32()*0.05, Zero: uint8(rng.IntN(200))}
+			a, r, out := randU8(rng, n), randU8(rng, n), make([]uint8, n)
+			addU8(a, aq, r, rq, oq, relu, out)
+			for i := range a {
+				require.Equal(t, ref(a[i], r[i], aq, rq, oq, relu), out[i], "n %d relu %v at %d", n, relu, i)
+			}
+		}
+	}
+	// Scales 1: (a − 10) + (r − 20) + 5 exactly; halves: (a − 0)·0.5.
+	out := make([]uint8, 4)
+	addU8([]uint8{0, 255, 12, 40}, actQuant{Scale: 1, Zero: 10}, []uint8{0, 255, 20, 20}, actQuant{Scale: 1, Zero: 20}, actQuant{Scale: 1, Zero: 5}, true, out)
+	require.Equal(t, []uint8{5, 255, 7, 35}, out, "ReLU floor at the zero point, saturation at 255")
+	addU8([]uint8{1, 3, 5, 7}, actQuant{Scale: 0.5}, []uint8{0, 0, 0, 0}, actQuant{Scale: 1}, actQuant{Scale: 1}, false, out)
+	require.Equal(t, []uint8{0, 2, 2, 4}, out, "0.5, 1.5, 2.5, 3.5 round half to even")
+}
+
+// avgPoolU8 equals a plain float64 reference on odd shapes, with
+// outputs that saturate (an output scale far below the input's) and a
+// table that pins half-even rounding.
+func TestAvgPoolU8MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range [][4]int{{1, 1, 1, 1}, {2, 3, 5, 7}, {3, 8, 8, 64}, {1, 7, 1, 300}} {
+		for _, oScale := range []float32{0.05, 0.001} {
+			iq := actQuant{Scale: 0.02, Zero: uint8(rng.IntN(256))}
+			oq := actQuant{Scale: oScale, Zero: uint8(rng.IntN(256))}
+			x := randU8(rng, size4(d))
+			out := make([]uint8, d[0]*d[3])
+			avgPoolU8(x, d, iq, oq, out)
+			hw, c := d[1]*d[2], d[3]
+			for b := range d[0] {
+				for ch := range c {
+					var s float64
+					for p := range hw {
+						s += float64(int(x[(b*hw+p)*c+ch]) - int(iq.Zero))
+					}
+					want := math.RoundToEven(s*float64(iq.Scale)/(float64(hw)*float64(oScale))) + float64(oq.Zero)
+					require.Equal(t, uint8(min(max(want, 0), 255)), out[b*c+ch], "%v scale %v at %d,%d", d, oScale, b, ch)
+				}
+			}
+		}
+	}
+	// Two pixels, scales 1, zero points 0: the means 0.5, 1.5, 2.5 round to 0, 2, 2.
+	out := make([]uint8, 3)
+	avgPoolU8([]uint8{0, 1, 2, 1, 2, 3}, [4]int{1, 1, 2, 3}, actQuant{Scale: 1}, actQuant{Scale: 1}, out)
+	require.Equal(t, []uint8{0, 2, 2}, out)
 }
 
 // maxBytes gives the bytewise max on every pair of byte values, in every

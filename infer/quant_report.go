@@ -69,7 +69,7 @@ func (q *Quantized) Report(in ...*tensor.Tensor) ([]LayerError, error) {
 	return rep, nil
 }
 
-var stageOps = map[stageKind]string{stConv: "conv2d", stLinear: "linear", stPool: "max_pool2d", stRelu: "relu", stFlatten: "flatten"}
+var stageOps = map[stageKind]string{stConv: "conv2d", stLinear: "linear", stPool: "max_pool2d", stRelu: "relu", stFlatten: "flatten", stAdd: "add", stGAP: "global_avg_pool2d"}
 
 func compareOutputs(st *qStage, got, want []float32) LayerError {
 	e := LayerError{Layer: st.layer, Op: stageOps[st.kind]}

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/plumbml/plumb/internal/qgemm"
+	"github.com/plumbml/plumb/internal/vec"
 	"github.com/plumbml/plumb/ops"
 	"github.com/plumbml/plumb/tensor"
 )
@@ -30,6 +32,7 @@ type quantSegment struct {
 	in      actQuant // the input's quantization
 	inRef   Ref      // the input's value in the float graph
 	resRef  Ref      // the residual the last product adds (a second input), or -1
+	saveIn  bool     // the quantized input is a residual an int8 add reads: kept
 	inShape []int    // the float32 input, [N, C, H, W] or [N, K]
 	stages  []*qStage
 	out     []int // the float32 output's shape
@@ -55,6 +58,8 @@ const (
 	stPool
 	stRelu
 	stFlatten
+	stAdd
+	stGAP
 )
 
 // qStage is one int8 op of a segment. Its input and output are uint8
@@ -72,11 +77,14 @@ type qStage struct {
 	pb     *qgemm.PackedB
 	ep     qgemm.Epilogue
 	inQ    actQuant // the input's quantization
+	resQ   actQuant // an int8 add's residual's quantization
+	save   bool     // the output is a residual an int8 add of the segment reads later: kept
 	outQ   actQuant // the output's (conv and linear with a uint8 output; pool and relu keep their input's)
 	last   bool     // the segment's last stage: a product dequantizes into float32
 	// residual: the last product adds the segment's second input (float32,
 	// the output's shape) to its dequantized output, then the ReLU when
-	// postReLU: the residual add of the consumer's epilogue.
+	// postReLU: the residual add of the consumer's epilogue. An int8 add
+	// (stAdd) applies the ReLU after it when postReLU.
 	residual, postReLU bool
 }
 
@@ -84,7 +92,9 @@ type qStage struct {
 type qScratch struct {
 	a, b []uint8
 	col  []uint8
+	res  []uint8 // the residual kept for an int8 add
 	f    []float32
+	in   []float32 // one input image, channels last
 }
 
 func (s *quantSegment) Name() string { return s.name }
@@ -124,7 +134,29 @@ func (s *quantSegment) get() *qScratch {
 		s.free = s.free[:n-1]
 		return sc
 	}
-	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), f: make([]float32, s.fMax)}
+	return &qScratch{a: make([]uint8, s.actMax), b: make([]uint8, s.actMax), col: make([]uint8, s.colMax+8), res: make([]uint8, s.resMax()), f: make([]float32, s.fMax), in: make([]float32, s.inImage())}
+}
+
+// resMax is the size of the largest residual the segment keeps.
+func (s *quantSegment) resMax() int {
+	n := 0
+	if s.saveIn {
+		n = shapeSize(s.inShape)
+	}
+	for _, st := range s.stages {
+		if st.save {
+			n = max(n, size4(st.out))
+		}
+	}
+	return n
+}
+
+// inImage is the size of one input image (4-D inputs; 0 for [N, K]).
+func (s *quantSegment) inImage() int {
+	if len(s.inShape) != 4 {
+		return 0
+	}
+	return s.inShape[1] * s.inShape[2] * s.inShape[3]
 }
 
 func (s *quantSegment) put(sc *qScratch) {
@@ -141,7 +173,10 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 	sc := s.get()
 	defer s.put(sc)
 	cur, next := sc.a, sc.b
-	quantizeIn(x, s.inShape, s.in, cur)
+	quantizeIn(x, s.inShape, s.in, cur, sc.in)
+	if s.saveIn {
+		copy(sc.res, cur[:shapeSize(s.inShape)])
+	}
 	for _, st := range s.stages {
 		var err error
 		switch st.kind {
@@ -156,6 +191,13 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 			reluU8(cur[:size4(st.in)], next, st.inQ.Zero)
 		case stFlatten:
 			copy(next, cur[:size4(st.in)])
+		case stGAP:
+			avgPoolU8(cur[:size4(st.in)], st.in, st.inQ, st.outQ, next)
+		case stAdd:
+			addU8(cur[:size4(st.in)], st.inQ, sc.res, st.resQ, st.outQ, st.postReLU, next)
+		}
+		if st.save {
+			copy(sc.res, next[:size4(st.out)])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", s.name, st.layer, err)
@@ -183,22 +225,43 @@ func (s *quantSegment) run(x, res, y []float32, capture func(st *qStage, v []flo
 func size4(d [4]int) int { return d[0] * d[1] * d[2] * d[3] }
 
 // quantizeIn quantizes the float32 input (NCHW, or [N, K]) into q,
-// channels last.
-func quantizeIn(x []float32, shape []int, aq actQuant, q []uint8) {
+// channels last: each image is first transposed to [H·W, C] in f (the
+// vector transpose, transposeFloat), then quantized in one contiguous
+// pass. f holds at least one image.
+func quantizeIn(x []float32, shape []int, aq actQuant, q []uint8, f []float32) {
 	if len(shape) != 4 {
-		for i, v := range x {
-			q[i] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
-		}
+		quantizeU8(x, aq, q)
 		return
 	}
 	n, c, hw := shape[0], shape[1], shape[2]*shape[3]
+	per := c * hw
+	f = f[:per]
 	for b := range n {
-		for ch := range c {
-			src := x[(b*c+ch)*hw : (b*c+ch+1)*hw]
-			dst := q[b*hw*c+ch:]
-			for p, v := range src {
-				dst[p*c] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
-			}
+		transposeFloat(f, c, x[b*per:(b+1)*per], hw, c, hw)
+		quantizeU8(f, aq, q[b*per:(b+1)*per])
+	}
+}
+
+// quantizeU8 is QuantizeLinear with a uint8 zero point over x into q.
+func quantizeU8(x []float32, aq actQuant, q []uint8) {
+	q = q[:len(x)]
+	for i, v := range x {
+		q[i] = qgemm.QuantizeLinearU8(v, aq.Scale, aq.Zero)
+	}
+}
+
+// transposeFloat writes the r×c matrix src (row stride lds) transposed
+// into dst (row stride ldd): dst[j·ldd+i] = src[i·lds+j], the 8×8 blocks
+// by vec.TransposeBlocks and the edges by a plain loop.
+func transposeFloat(dst []float32, ldd int, src []float32, lds, r, c int) {
+	rows, cols := vec.TransposeBlocks(dst, ldd, src, lds, r, c, false)
+	for i := range r {
+		j0 := cols
+		if i >= rows {
+			j0 = 0
+		}
+		for j := j0; j < c; j++ {
+			dst[j*ldd+i] = src[i*lds+j]
 		}
 	}
 }
@@ -228,6 +291,66 @@ func addResidual(y, res []float32, relu bool) {
 			v = 0
 		}
 		y[i] = v
+	}
+}
+
+// addU8 is the int8 residual add (ONNX QLinearAdd, then an optional
+// ReLU): each output is requantized from both operands' dequantized
+// values, q = saturate(roundHalfEven((a − Za)·Sa/So + (r − Zr)·Sr/So) +
+// Zo), saturating at Zo (the quantized 0) instead of 0 when relu is set.
+// The sum is float32, each product rounded to float32 on its own (no
+// fused multiply-add) and looked up in a 256-entry table per operand. It
+// is rounded half to even by adding and subtracting 1.5·2^23, exact for
+// sums below 2^22 in magnitude (every table entry is checked to be below
+// 2^20, else the plain loop runs), and clamped as an integer, without
+// branches: with a ReLU half the sums are negative at random, which a
+// branch would mispredict.
+func addU8(a []uint8, aq actQuant, r []uint8, rq, oq actQuant, relu bool, out []uint8) {
+	r, out = r[:len(a)], out[:len(a)]
+	ma, mr := aq.Scale/oq.Scale, rq.Scale/oq.Scale
+	var ta, tr [256]float32
+	small := true
+	for q := range 256 {
+		ta[q] = float32((float32(q) - float32(aq.Zero)) * ma)
+		tr[q] = float32((float32(q) - float32(rq.Zero)) * mr)
+		small = small && math.Abs(float64(ta[q])) < 1<<20 && math.Abs(float64(tr[q])) < 1<<20
+	}
+	zo := float32(oq.Zero)
+	lo := int32(0)
+	if relu {
+		lo = int32(oq.Zero)
+	}
+	if !small {
+		for i, v := range a {
+			x := math.RoundToEven(float64(ta[v] + tr[r[i]] + zo))
+			out[i] = uint8(min(max(x, float64(lo)), 255))
+		}
+		return
+	}
+	const magic = 12582912 // 1.5·2^23
+	for i, v := range a {
+		x := int32(float32(ta[v]+tr[r[i]]+zo+magic) - magic)
+		out[i] = uint8(min(max(x, lo), 255))
+	}
+}
+
+// avgPoolU8 is global average pooling on uint8 activations x (NHWC,
+// dims d) into out ([N, C]), requantized to oq: q = saturate(
+// roundHalfEven((Σ(x − Zi))·Si/(H·W·So)) + Zo), the sum exact in int32
+// (ONNX's QLinearGlobalAveragePool from com.microsoft).
+func avgPoolU8(x []uint8, d [4]int, iq, oq actQuant, out []uint8) {
+	n, hw, c := d[0], d[1]*d[2], d[3]
+	m := float64(iq.Scale) / (float64(hw) * float64(oq.Scale))
+	for b := range n {
+		img := x[b*hw*c : (b+1)*hw*c]
+		for ch := range c {
+			s := int32(0)
+			for p := ch; p < len(img); p += c {
+				s += int32(img[p])
+			}
+			v := math.RoundToEven(float64(s-int32(hw)*int32(iq.Zero))*m) + float64(oq.Zero)
+			out[b*c+ch] = uint8(min(max(v, 0), 255))
+		}
 	}
 }
 
@@ -488,21 +611,22 @@ func im2colValidU8(x []uint8, w, c int, st *qStage, col []uint8) {
 	}
 }
 
+// fill sets every byte of b to v, doubling the filled prefix with copy.
 func fill(b []uint8, v uint8) {
-	for i := range b {
-		b[i] = v
+	if len(b) == 0 {
+		return
+	}
+	b[0] = v
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
 	}
 }
 
 // nhwcToNCHW transposes f ([N, H, W, C]) into y ([N, C, H, W]).
 func nhwcToNCHW(f []float32, d [4]int, y []float32) {
 	n, hw, c := d[0], d[1]*d[2], d[3]
+	per := hw * c
 	for b := range n {
-		for p := range hw {
-			src := f[(b*hw+p)*c : (b*hw+p+1)*c]
-			for ch, v := range src {
-				y[(b*c+ch)*hw+p] = v
-			}
-		}
+		transposeFloat(y[b*per:(b+1)*per], hw, f[b*per:(b+1)*per], c, hw, c)
 	}
 }

@@ -11,24 +11,22 @@ import (
 
 	"github.com/plumbml/plumb/checkpoint"
 	"github.com/plumbml/plumb/data"
-	mnistdata "github.com/plumbml/plumb/data/mnist"
-	"github.com/plumbml/plumb/data/mnist/embedded"
 	"github.com/plumbml/plumb/infer"
-	"github.com/plumbml/plumb/layers"
 	"github.com/plumbml/plumb/models/chapter"
-	"github.com/plumbml/plumb/models/mnist"
 	"github.com/plumbml/plumb/runlog"
-	"github.com/plumbml/plumb/tensor"
 )
 
 // quantizeUsage documents plumb quantize.
 const quantizeUsage = `usage:
-  plumb quantize --load CKPT [--data DIR] [--calib N] [--method minmax|percentile|kl]
+  plumb quantize --load CKPT [--data DIR] [--format bin|jpeg] [--calib N] [--method minmax|percentile|kl]
                  [--skip L1,L2] [--report] [-o OUT] [--log DIR --run-name NAME] [--test-limit N]
-      post-training static int8 quantization of an MNIST checkpoint (plumb
-      train mnist --save CKPT) on the compiled inference plan: activation
-      ranges calibrated on N batches of 64 training images, then the float32
-      and the int8 plan evaluated on all the test images (accuracy of each).
+      post-training static int8 quantization of an MNIST or CIFAR-10
+      checkpoint (plumb train mnist|cifar10 --save CKPT; the checkpoint names
+      its chapter) on the compiled inference plan: activation ranges
+      calibrated on N batches of 64 training images, then the float32 and
+      the int8 plan evaluated on all the test images (accuracy of each).
+      MNIST without --data reads the embedded copy; CIFAR-10 needs --data
+      (--format bin: the lossless subset, jpeg: the JPEG tree).
       --report prints each int8 layer's float32-vs-int8 cosine similarity and
       largest error on a test batch; --skip keeps the named layers float32.
       -o writes the int8 model (safetensors: int8 weights, scales and zero
@@ -41,9 +39,9 @@ const quantizeUsage = `usage:
 const quantBatch = 64
 
 type quantizeFlags struct {
-	load, loadInt8, data, method, skip, out, log, runName string
-	calib, testLimit                                      int
-	report                                                bool
+	load, loadInt8, data, format, method, skip, out, log, runName string
+	calib, testLimit                                              int
+	report                                                        bool
 }
 
 // quantizeCommand is plumb quantize.
@@ -54,7 +52,8 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	var f quantizeFlags
 	fs.StringVar(&f.load, "load", "", "the float32 MNIST checkpoint")
 	fs.StringVar(&f.loadInt8, "load-int8", "", "an int8 model written by -o, to evaluate")
-	fs.StringVar(&f.data, "data", "", "the MNIST folder (or its parent); empty: the embedded copy")
+	fs.StringVar(&f.data, "data", "", "the chapter's data folder (or the dataset root); empty: MNIST's embedded copy")
+	fs.StringVar(&f.format, "format", "bin", "CIFAR-10's images: bin (the lossless subset) or jpeg (the JPEG tree)")
 	fs.IntVar(&f.calib, "calib", 10, "calibration batches of 64 training images")
 	fs.IntVar(&f.testLimit, "test-limit", 0, "evaluate on a seeded random subset of N test images, stratified by label (0: all)")
 	fs.StringVar(&f.method, "method", "minmax", "calibration: minmax, percentile or kl")
@@ -62,7 +61,7 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.report, "report", false, "print each int8 layer's error against float32")
 	fs.StringVar(&f.out, "o", "", "write the int8 model (safetensors) here")
 	fs.StringVar(&f.log, "log", "", "write a run log here, the int8 accuracy as its metric (for plumb kpi)")
-	fs.StringVar(&f.runName, "run-name", "mnist-cnn-int8", "the run's model name in the --log run log")
+	fs.StringVar(&f.runName, "run-name", "", "the run's model name in the --log run log (default: <chapter>-<model>-int8)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -72,7 +71,26 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	case f.calib < 1:
 		return fmt.Errorf("quantize: --calib %d, want at least 1 batch", f.calib)
 	}
-	trainSet, test, err := quantData(f.data)
+	file := f.load
+	if f.loadInt8 != "" {
+		file = f.loadInt8
+	}
+	meta, err := checkpoint.Meta(file)
+	if f.loadInt8 != "" {
+		meta, err = infer.QuantizedMeta(file)
+	}
+	if err != nil {
+		return fmt.Errorf("quantize: %w", err)
+	}
+	qc, err := quantChapterOf(meta, file)
+	if err != nil {
+		return err
+	}
+	m, err := qc.spec.New().Restore(meta)
+	if err != nil {
+		return fmt.Errorf("quantize: %s: %w", file, err)
+	}
+	trainSet, test, err := qc.load(f.data, f.format, stderr)
 	if err != nil {
 		return err
 	}
@@ -81,29 +99,23 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	if f.loadInt8 != "" {
-		return evalInt8File(f, test, stdout)
-	}
-	meta, err := checkpoint.Meta(f.load)
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	c := mnist.Spec.New()
-	m, err := c.Restore(meta)
-	if err != nil {
-		return fmt.Errorf("quantize: %s: %w (plumb quantize takes MNIST checkpoints)", f.load, err)
+		return evalInt8File(f, qc, m, test, stdout)
 	}
 	if err := checkpoint.Load(f.load, m.Params(), nil); err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	g, names, err := traceMNIST(m)
+	g, names, err := qc.trace(m)
 	if err != nil {
 		return err
+	}
+	if f.runName == "" {
+		f.runName = qc.spec.Name + "-" + modelName(meta) + "-int8"
 	}
 	calibSet, err := chapter.Limit(trainSet, "--calib", min(f.calib*quantBatch, trainSet.Len()), 1, io.Discard)
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	batches := imageBatches(calibSet.Tensor("image"))
+	batches := qc.batches(calibSet.Tensor("image"))
 	calib, err := infer.Calibrate(g, batches, infer.CalibOptions{Method: infer.CalibMethod(f.method)})
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
@@ -120,12 +132,12 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "calibrated on %d batches of %d training images (%s); int8 layers: %s\n", len(batches), quantBatch, f.method, layerList(q))
-	accF, err := graphAccuracy(g, test)
+	accF, err := qc.accuracy(g, test)
 	if err != nil {
 		return fmt.Errorf("quantize: float32 plan: %w", err)
 	}
 	evalStart := time.Now()
-	accQ, err := graphAccuracy(q.Graph, test)
+	accQ, err := qc.accuracy(q.Graph, test)
 	if err != nil {
 		return fmt.Errorf("quantize: int8 plan: %w", err)
 	}
@@ -133,7 +145,7 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "float32: accuracy %.2f%% on %d test images\n", 100*accF, test.Len())
 	fmt.Fprintf(stdout, "int8:    accuracy %.2f%% (%+.2f points)\n", 100*accQ, 100*(accQ-accF))
 	if f.report {
-		if err := printQuantReport(q, test, stdout); err != nil {
+		if err := printQuantReport(q, qc, test, stdout); err != nil {
 			return err
 		}
 	}
@@ -149,25 +161,6 @@ func quantizeCommand(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// traceMNIST traces the restored MNIST model m at batch quantBatch and
-// names its parameter tensors, for Quantize's and LoadQuantized's layer
-// names.
-func traceMNIST(m chapter.Model) (*infer.Graph, map[*tensor.Tensor]string, error) {
-	net, ok := m.(layers.Layer)
-	if !ok {
-		return nil, nil, fmt.Errorf("quantize: the model %T is not a layer", m)
-	}
-	g, err := infer.TraceLayer(net, tensor.Zeros(tensor.Float32, quantBatch, 1, 28, 28))
-	if err != nil {
-		return nil, nil, fmt.Errorf("quantize: %w", err)
-	}
-	names := map[*tensor.Tensor]string{}
-	for _, p := range m.Params() {
-		names[p.Value] = p.Name
-	}
-	return g, names, nil
 }
 
 // checkSkip reports a --skip name that is no layer of the model.
@@ -195,76 +188,9 @@ func layerList(q *infer.Quantized) string {
 	return strings.Join(s, ", ")
 }
 
-// quantData loads MNIST from dir, or the embedded copy, as float32.
-func quantData(dir string) (trainSet, test *data.Dataset, err error) {
-	if dir == "" {
-		trainSet, test, err = embedded.Load()
-	} else {
-		var looked []string
-		if dir, looked, err = chapterDir(mnist.Spec, dir); err != nil {
-			return nil, nil, lookedIn(err, looked)
-		}
-		trainSet, test, err = mnistdata.Load(dir)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("quantize: %w", err)
-	}
-	for _, ds := range []*data.Dataset{trainSet, test} {
-		if dt := ds.Tensor("image").DType(); dt != tensor.Float32 {
-			return nil, nil, fmt.Errorf("quantize: MNIST images are %v, want float32", dt)
-		}
-	}
-	return trainSet, test, nil
-}
-
-// imageBatches splits images [N, 1, 28, 28] into batches of quantBatch
-// (the last padded with zeros), each a plan's input list.
-func imageBatches(img *tensor.Tensor) [][]*tensor.Tensor {
-	n, per := img.Dim(0), img.Size()/max(img.Dim(0), 1)
-	src := img.Float32s()
-	var out [][]*tensor.Tensor
-	for i := 0; i < n; i += quantBatch {
-		b := tensor.Zeros(tensor.Float32, quantBatch, 1, 28, 28)
-		copy(b.Float32s(), src[i*per:min(n, i+quantBatch)*per])
-		out = append(out, []*tensor.Tensor{b})
-	}
-	return out
-}
-
-// graphAccuracy compiles g and runs it over the test set in batches,
-// returning the share of images whose largest logit is the label.
-func graphAccuracy(g *infer.Graph, test *data.Dataset) (float64, error) {
-	p, err := g.Compile(infer.Options{})
-	if err != nil {
-		return 0, err
-	}
-	labels := test.Tensor("label")
-	out := tensor.Zeros(tensor.Float32, quantBatch, 10)
-	right := 0
-	for bi, b := range imageBatches(test.Tensor("image")) {
-		if err := p.Run(out, b...); err != nil {
-			return 0, err
-		}
-		logits := out.Float32s()
-		for r := range min(quantBatch, test.Len()-bi*quantBatch) {
-			row := logits[r*10 : r*10+10]
-			best := 0
-			for j, v := range row {
-				if v > row[best] {
-					best = j
-				}
-			}
-			if int(labels.At(bi*quantBatch+r)) == best {
-				right++
-			}
-		}
-	}
-	return float64(right) / float64(test.Len()), nil
-}
-
 // printQuantReport prints each int8 layer's error on the first test batch.
-func printQuantReport(q *infer.Quantized, test *data.Dataset, stdout io.Writer) error {
-	rep, err := q.Report(imageBatches(test.Tensor("image"))[0]...)
+func printQuantReport(q *infer.Quantized, qc quantChapter, test *data.Dataset, stdout io.Writer) error {
+	rep, err := q.Report(qc.batches(test.Tensor("image"))[0]...)
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
@@ -292,17 +218,10 @@ func logQuantRun(f quantizeFlags, accQ, accF, rate float64, calib, n int, wall t
 	return errors.Join(err, w.Close())
 }
 
-// evalInt8File evaluates a saved int8 model on the test set.
-func evalInt8File(f quantizeFlags, test *data.Dataset, stdout io.Writer) error {
-	meta, err := infer.QuantizedMeta(f.loadInt8)
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	m, err := mnist.Spec.New().Restore(meta)
-	if err != nil {
-		return fmt.Errorf("quantize: %s: %w", f.loadInt8, err)
-	}
-	g, names, err := traceMNIST(m)
+// evalInt8File evaluates a saved int8 model (m, restored from its
+// metadata) on the test set.
+func evalInt8File(f quantizeFlags, qc quantChapter, m chapter.Model, test *data.Dataset, stdout io.Writer) error {
+	g, names, err := qc.trace(m)
 	if err != nil {
 		return err
 	}
@@ -310,7 +229,7 @@ func evalInt8File(f quantizeFlags, test *data.Dataset, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	acc, err := graphAccuracy(q.Graph, test)
+	acc, err := qc.accuracy(q.Graph, test)
 	if err != nil {
 		return fmt.Errorf("quantize: int8 plan: %w", err)
 	}
