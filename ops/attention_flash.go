@@ -180,13 +180,25 @@ func wideScores(f flash, q, k, v []float32) bool {
 	return math.Abs(f.scale)*float64(f.d)*mq*mk > limit || float64(f.tk)*mv > limit
 }
 
-// maxAbs returns the largest |x| of x, in float64 (0 for an empty x).
+// maxAbs returns the largest |x| of x, in float64 (0 for an empty x; NaN
+// when x holds one). It compares the bits of |x| as integers, which order
+// the non-negative floats as their values and put NaN above +Inf, in
+// four independent maxima rather than one chain of float compares with
+// their NaN handling.
 func maxAbs(x []float32) float64 {
-	var m float32
-	for _, v := range x {
-		m = max(m, v, -v)
+	const abs = 0x7fffffff
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0 = max(m0, math.Float32bits(x[i])&abs)
+		m1 = max(m1, math.Float32bits(x[i+1])&abs)
+		m2 = max(m2, math.Float32bits(x[i+2])&abs)
+		m3 = max(m3, math.Float32bits(x[i+3])&abs)
 	}
-	return float64(m)
+	for ; i < len(x); i++ {
+		m0 = max(m0, math.Float32bits(x[i])&abs)
+	}
+	return float64(math.Float32frombits(max(m0, m1, m2, m3)))
 }
 
 // widen returns x converted to float64.
