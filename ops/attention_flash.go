@@ -176,9 +176,13 @@ func (km *keyMatrix[T]) mul(m, n int, alpha T, a []T, lda int, c []T, ldc int) {
 // sums; a NaN input does not make it wide.
 func wideScores(f flash, q, k, v []float32) bool {
 	const limit = math.MaxFloat32 / 2
-	mq, mk, mv := float64(vec.MaxAbs(q)), float64(vec.MaxAbs(k)), float64(vec.MaxAbs(v))
+	mq, mk, mv := maxAbs(q), maxAbs(k), maxAbs(v)
 	return math.Abs(f.scale)*float64(f.d)*mq*mk > limit || float64(f.tk)*mv > limit
 }
+
+// maxAbs returns the largest |x| of x, in float64 (0 for an empty x; NaN
+// when x holds one), with vec.MaxAbs's AVX2 loop.
+func maxAbs(x []float32) float64 { return float64(vec.MaxAbs(x)) }
 
 // widen returns x converted to float64.
 func widen(x []float32) []float64 {

@@ -356,6 +356,9 @@ func (o *unaryOp) into(out *tensor.Tensor, in []*tensor.Tensor) {
 // runs as vec.Relu (AVX on amd64) instead of through the scalar function;
 // float32 sigmoid and tanh run in float32 through the vector exponential
 // (vec.Sigmoid, vec.Tanh) instead of float64 math.Exp and math.Tanh.
+// float32 gelu (exact) and erf run in float32 through vec.Gelu and vec.Erf
+// (a fitted erfc with an exactly split exp(-z²), AVX2 on amd64) instead of
+// float64 math.Erf.
 // The elements run in chunks over the cores (par.Elements).
 func unaryKernel[T tensor.Float](o *unaryOp, x, y []T) {
 	par.ElementsOf(len(y), unaryJob[T]{o, x, y})
@@ -379,6 +382,14 @@ func unaryChunk[T tensor.Float](o *unaryOp, x, y []T) {
 			vec.Sigmoid(any(y).([]float32), x32)
 		} else {
 			vec.Tanh(any(y).([]float32), x32)
+		}
+		return
+	}
+	if x32, ok := any(x).([]float32); ok && (o.name == "gelu" || o.name == "erf") {
+		if o.name == "gelu" {
+			vec.Gelu(any(y).([]float32), x32)
+		} else {
+			vec.Erf(any(y).([]float32), x32)
 		}
 		return
 	}

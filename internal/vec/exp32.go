@@ -39,25 +39,7 @@ const (
 )
 
 // Exp32 is exp(x) in float32 by the method above, one element at a time.
-func Exp32(x float32) float32 {
-	if !(x >= expLo) { // below the range, -Inf or NaN
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	x = min(x, expHi)
-	n := float32(math.RoundToEven(float64(x * expLog2e)))
-	r := fma32(-n, expC1, x)
-	r = fma32(-n, expC2, r)
-	r2 := r * r
-	a := fma32(expP0, r, expP1)
-	b := fma32(expP2, r, expP3)
-	c := fma32(expP4, r, expP5)
-	p := fma32(fma32(a, r2, b), r2, c)
-	y := fma32(p, r2, r) + 1
-	return y * math.Float32frombits(uint32(int32(n)+127)<<23)
-}
+func Exp32(x float32) float32 { return expSplit32(x, 0) }
 
 // fma32 is a·b + c in float32 with the product kept exact, as the FMA
 // instructions of the vector kernel (a float32 product is exact in
