@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,7 +27,9 @@ type DynamicQuant struct {
 	// Skip lists layers kept in float32, by name: the weight's parameter
 	// name without its last element ("fc1" for "fc1/weight") where Names
 	// gives it, otherwise linear_0, linear_concat_0, ... counting each op
-	// in the order the traced graph runs them.
+	// in the order the graph runs them once Compile's folds have run (a
+	// linear layer folded into the next one is gone, as is one whose
+	// output no output reads). DynamicLayers lists them.
 	Skip []string
 	// Names maps a weight tensor of the traced model to its parameter's
 	// name.
@@ -36,15 +39,24 @@ type DynamicQuant struct {
 // DynamicLayers returns the names of the layers Compile with
 // Options{Dynamic: ...} quantizes when none is skipped, in graph order:
 // the names DynamicQuant.Skip takes.
-func DynamicLayers(g *Graph, names map[*tensor.Tensor]string) []string {
-	if g == nil {
-		return nil
+func DynamicLayers(g *Graph, names map[*tensor.Tensor]string) ([]string, error) {
+	if g == nil || len(g.outputs) == 0 {
+		return nil, errors.New("infer: DynamicLayers of an empty graph")
+	}
+	h := g.clone()
+	for _, p := range passes(Options{}) {
+		if p.name == "linear weights prepacked" {
+			break
+		}
+		if _, err := p.run(h); err != nil {
+			return nil, fmt.Errorf("infer: DynamicLayers: pass %s: %w", p.name, err)
+		}
 	}
 	var out []string
-	for _, d := range dynamicCandidates(g, names) {
+	for _, d := range dynamicCandidates(h, names) {
 		out = append(out, d.name)
 	}
-	return out
+	return out, nil
 }
 
 // dynCandidate is a node the dynamic pass can quantize, with its layer
@@ -60,7 +72,12 @@ type dynCandidate struct {
 func dynamicCandidates(g *Graph, names map[*tensor.Tensor]string) []dynCandidate {
 	var out []dynCandidate
 	count := map[string]int{}
+	live := g.pruned().nodes
 	for i, nd := range g.nodes {
+		if len(live) == 0 || live[0].out != nd.out {
+			continue
+		}
+		live = live[1:]
 		op := nd.op.Name()
 		wi := 1
 		switch op {
