@@ -144,7 +144,9 @@ func dynamicPass(d *DynamicQuant) pass {
 // dynLinearOp is a linear layer (or linear_concat, over the concatenation
 // of its two inputs) with int8 weights, its input quantized per call: out
 // = DynamicQuantizeLinear(x)·W_int8, dequantized with both scales, plus
-// the float32 bias (qgemm.LinearDynamic). Its inputs are the activations
+// the float32 bias (qgemm.LinearDynamic's computation; for
+// linear_concat the two inputs share one range and are quantized side by
+// side, the concatenation ONNX Runtime's dynamic MatMul would see). Its inputs are the activations
 // only; the weights and bias live in the op. It is safe for concurrent
 // calls: each takes its buffers from a pool.
 type dynLinearOp struct {
@@ -159,11 +161,10 @@ type dynLinearOp struct {
 	bufs  sync.Pool // *dynScratch
 }
 
-// dynScratch is one call's buffers: the quantized input and, for
-// linear_concat, the concatenated float input.
+// dynScratch is one call's buffer: the quantized input (for
+// linear_concat, of both inputs side by side).
 type dynScratch struct {
-	q   []uint8
-	cat []float32
+	q []uint8
 }
 
 // newDynLinear quantizes nd's weight and returns the op and how many
@@ -266,21 +267,16 @@ func (o *dynLinearOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error
 	if cap(s.q) < m*o.k {
 		s.q = make([]uint8, m*o.k)
 	}
-	x := in[0].Float32s()
+	q := s.q[:m*o.k]
+	var b []float32
 	if len(in) == 2 {
-		if cap(s.cat) < m*o.k {
-			s.cat = make([]float32, m*o.k)
-		}
-		cat := s.cat[:m*o.k]
-		a, b := x, in[1].Float32s()
-		kb := o.k - o.ka
-		for i := range m {
-			copy(cat[i*o.k:], a[i*o.ka:(i+1)*o.ka])
-			copy(cat[i*o.k+o.ka:], b[i*kb:(i+1)*kb])
-		}
-		x = cat
+		b = in[1].Float32s()
 	}
-	if err := qgemm.LinearDynamic(m, x, o.pb, o.scale, o.bias, s.q, out.Float32s(), o.n); err != nil {
+	sx, zp, err := dynQuantizeRows(m, o.ka, o.k-o.ka, in[0].Float32s(), b, q)
+	if err == nil {
+		err = qgemm.GemmFloat32(m, q, o.k, zp, o.pb, &qgemm.Epilogue{ScaleA: sx, ScaleB: o.scale, Bias: o.bias}, out.Float32s(), o.n)
+	}
+	if err != nil {
 		return fmt.Errorf("infer: %s (layer %s): %w", o.Name(), o.layer, err)
 	}
 	return nil
