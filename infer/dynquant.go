@@ -16,8 +16,9 @@ import (
 // Dynamic), as PyTorch's torch.ao.quantization.quantize_dynamic and ONNX
 // Runtime's quantize_dynamic do it: each float32 linear layer with a
 // constant weight (linear, and linear_concat, the fc over a concatenation
-// that feeds the stacked LSTM's lstm_projected, so its input projection)
-// gets symmetric per-output-channel int8 weights, quantized once at
+// that feeds the stacked LSTM's lstm_projected, so its input projection;
+// also the text CNN's sequence_conv_pool_max without trainable padding,
+// a product of context windows, see dynSeqConvPoolOp) gets symmetric per-output-channel int8 weights, quantized once at
 // compile time (qgemm.QuantizeWeights, 7-bit), and quantizes its input
 // per call, per tensor, from that call's range (ONNX
 // DynamicQuantizeLinear: asymmetric uint8), then multiplies in int8 and
@@ -84,6 +85,10 @@ func dynamicCandidates(g *Graph, names map[*tensor.Tensor]string) []dynCandidate
 		case "linear":
 		case "linear_concat":
 			wi = 2
+		case "sequence_conv_pool_max":
+			if len(nd.in) != 2 { // trainable padding: kept float32
+				continue
+			}
 		default:
 			continue
 		}
@@ -130,7 +135,13 @@ func dynamicPass(d *DynamicQuant) pass {
 				continue
 			}
 			nd := g.nodes[c.node]
-			op, nAct, err := newDynLinear(c.name, nd.op.Name(), g, nd)
+			var op ops.Op
+			nAct, err := 1, error(nil)
+			if nd.op.Name() == "sequence_conv_pool_max" {
+				op, err = newDynSeqConvPool(c.name, g, nd)
+			} else {
+				op, nAct, err = newDynLinear(c.name, nd.op.Name(), g, nd)
+			}
 			if err != nil {
 				return n, fmt.Errorf("layer %s: %w", c.name, err)
 			}

@@ -21,7 +21,7 @@ import (
 // as Explain says.
 func TestDynamicMatchesFloat(t *testing.T) {
 	want := map[string][]string{
-		"sentiment_cnn":     {"linear_0"},
+		"sentiment_cnn":     {"sequence_conv_pool_max_0", "sequence_conv_pool_max_1", "linear_0"},
 		"sentiment_lstm":    {"linear_0", "linear_concat_0", "linear_concat_1", "linear_concat_2"},
 		"translate_encoder": {"linear_0"},
 	}
@@ -200,4 +200,74 @@ func TestDynamicSkip(t *testing.T) {
 
 	_, err = g.Compile(infer.Options{Dynamic: &infer.DynamicQuant{Skip: []string{"fc9"}}})
 	require.ErrorContains(t, err, `skip list names "fc9", which is no quantizable layer (have linear_0, linear_concat_0`)
+}
+
+// The dynamic int8 sequence_conv_pool_max, on odd widths, context
+// windows before, around and after each step, and a batch with an empty
+// and a one-step sequence, gives the plain reference (the zero-padded
+// windows as rows, refDynamicLinear, then each sequence's maximum; an
+// empty sequence gives zeros) within float32 rounding, and the float op
+// within 3% of its largest output.
+func TestDynamicSeqConvPoolMatchesReference(t *testing.T) {
+	cases := []struct {
+		lengths       []int
+		d, n          int
+		start, length int
+	}{
+		{[]int{5, 0, 1, 9}, 7, 5, -1, 3},
+		{[]int{3, 11}, 13, 17, -3, 4},
+		{[]int{1, 2, 30}, 1, 1, 0, 1},
+		{[]int{8, 4}, 33, 9, 0, 2},
+	}
+	for ci, c := range cases {
+		rng := tensor.NewRNG(uint64(40 + ci))
+		off := offsets(c.lengths)
+		total := off[len(off)-1]
+		x, err := tensor.RandNormal(rng, tensor.Float32, 0.1, 1, total, c.d)
+		require.NoError(t, err)
+		w, err := tensor.RandNormal(rng, tensor.Float32, 0, 0.5, c.length*c.d, c.n)
+		require.NoError(t, err)
+		bld := infer.NewBuilder()
+		in := bld.Input(tensor.Float32, total, c.d)
+		g, err := bld.Graph(bld.Op(ops.SequenceConvPoolMaxOp(off, c.start, c.length), in, bld.Const(w)))
+		require.NoError(t, err)
+		pf, err := g.Compile(infer.Options{})
+		require.NoError(t, err)
+		pq, err := g.Compile(infer.Options{Dynamic: &infer.DynamicQuant{}})
+		require.NoError(t, err)
+		yf, err := pf.Forward(x)
+		require.NoError(t, err)
+		yq, err := pq.Forward(x)
+		require.NoError(t, err)
+
+		k := c.length * c.d
+		win := make([]float32, total*k)
+		xs := x.Float32s()
+		for b := range len(c.lengths) {
+			for tt := off[b]; tt < off[b+1]; tt++ {
+				for j := range c.length {
+					if src := tt + c.start + j; src >= off[b] && src < off[b+1] {
+						copy(win[tt*k+j*c.d:], xs[src*c.d:(src+1)*c.d])
+					}
+				}
+			}
+		}
+		conv := refDynamicLinear(total, k, c.n, win, w.Float32s(), nil)
+		ref := make([]float32, len(c.lengths)*c.n)
+		for b := range len(c.lengths) {
+			for ch := range c.n {
+				m := float32(0)
+				for tt := off[b]; tt < off[b+1]; tt++ {
+					if v := conv[tt*c.n+ch]; tt == off[b] || v > m {
+						m = v
+					}
+				}
+				ref[b*c.n+ch] = m
+			}
+		}
+		_, rel := cosineAndMax(yq[0].Float32s(), ref)
+		require.LessOrEqual(t, rel, 1e-5, "case %d against the plain int8 reference", ci)
+		_, relF := cosineAndMax(yq[0].Float32s(), yf[0].Float32s())
+		require.LessOrEqual(t, relF, 0.03, "case %d against float32", ci)
+	}
 }
