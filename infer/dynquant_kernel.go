@@ -5,42 +5,25 @@ import (
 	"math"
 )
 
-// dynRange returns the smallest and largest elements of the row blocks
-// of x (rows of width w with stride w) and whether every element is
-// finite. A NaN fails both comparisons and an infinity would pass them,
-// so finiteness is tracked apart: v − v is 0 for a finite v and NaN for
-// the others, and a sum of those stays 0 only if all were finite.
+// dynRange returns the smallest and largest elements of x (at most 0
+// and at least 0) and whether every element is finite: an infinity ends
+// up as lo or hi, and a NaN, which fails every comparison, is caught by
+// v != v.
 func dynRange(x []float32) (lo, hi float32, finite bool) {
-	var c0, c1 float32
-	i := 0
-	for ; i+1 < len(x); i += 2 {
-		a, b := x[i], x[i+1]
-		if a < lo {
-			lo = a
+	nan := false
+	for _, v := range x {
+		if v < lo {
+			lo = v
 		}
-		if a > hi {
-			hi = a
+		if v > hi {
+			hi = v
 		}
-		if b < lo {
-			lo = b
+		if v != v {
+			nan = true
 		}
-		if b > hi {
-			hi = b
-		}
-		c0 += a - a
-		c1 += b - b
 	}
-	for ; i < len(x); i++ {
-		a := x[i]
-		if a < lo {
-			lo = a
-		}
-		if a > hi {
-			hi = a
-		}
-		c0 += a - a
-	}
-	return lo, hi, c0+c1 == 0
+	inf := float32(math.Inf(1))
+	return lo, hi, !nan && lo != -inf && hi != inf
 }
 
 // dynScale returns ONNX DynamicQuantizeLinear's scale and zero point for
