@@ -163,6 +163,7 @@ func dynamicPass(d *DynamicQuant) pass {
 type dynLinearOp struct {
 	layer string
 	from  string // linear or linear_concat
+	name  string // from + "_dynamic_int8"
 	ka    int    // the first input's width (all of k for linear)
 	k, n  int    // the product's depth and width
 	rows  int    // the traced graph's rows, for Explain's FLOPs
@@ -172,10 +173,11 @@ type dynLinearOp struct {
 	bufs  sync.Pool // *dynScratch
 }
 
-// dynScratch is one call's buffer: the quantized input (for
-// linear_concat, of both inputs side by side).
+// dynScratch is one call's buffers: the quantized input (for
+// linear_concat, of both inputs side by side) and the epilogue.
 type dynScratch struct {
-	q []uint8
+	q  []uint8
+	ep qgemm.Epilogue
 }
 
 // newDynLinear quantizes nd's weight and returns the op and how many
@@ -200,7 +202,7 @@ func newDynLinear(layer, from string, g *Graph, nd node) (*dynLinearOp, int, err
 		return nil, 0, err
 	}
 	x := g.values[nd.in[0]].shape
-	o := &dynLinearOp{layer: layer, from: from, ka: x[len(x)-1], k: k, n: n, rows: x[:len(x)-1].Size(), pb: pb, scale: scale}
+	o := &dynLinearOp{layer: layer, from: from, name: from + "_dynamic_int8", ka: x[len(x)-1], k: k, n: n, rows: x[:len(x)-1].Size(), pb: pb, scale: scale}
 	if len(nd.in) > nAct+1 {
 		b := g.values[nd.in[nAct+1]].c
 		o.bias = make([]float32, n)
@@ -211,7 +213,7 @@ func newDynLinear(layer, from string, g *Graph, nd node) (*dynLinearOp, int, err
 	return o, nAct, nil
 }
 
-func (o *dynLinearOp) Name() string { return o.from + "_dynamic_int8" }
+func (o *dynLinearOp) Name() string { return o.name }
 
 // String names the layer and its int8 weight, for Explain.
 func (o *dynLinearOp) String() string { return fmt.Sprintf("%s: int8 w[%d %d]", o.layer, o.k, o.n) }
@@ -285,7 +287,8 @@ func (o *dynLinearOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) error
 	}
 	sx, zp, err := dynQuantizeRows(m, o.ka, o.k-o.ka, in[0].Float32s(), b, q)
 	if err == nil {
-		err = qgemm.GemmFloat32(m, q, o.k, zp, o.pb, &qgemm.Epilogue{ScaleA: sx, ScaleB: o.scale, Bias: o.bias}, out.Float32s(), o.n)
+		s.ep = qgemm.Epilogue{ScaleA: sx, ScaleB: o.scale, Bias: o.bias}
+		err = qgemm.GemmFloat32(m, q, o.k, zp, o.pb, &s.ep, out.Float32s(), o.n)
 	}
 	if err != nil {
 		return fmt.Errorf("infer: %s (layer %s): %w", o.Name(), o.layer, err)

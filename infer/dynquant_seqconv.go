@@ -36,6 +36,7 @@ type dynSeqConvPoolOp struct {
 type dynSeqScratch struct {
 	qx, win []uint8
 	conv    []float32
+	ep      qgemm.Epilogue
 }
 
 // newDynSeqConvPool quantizes the filter of a sequence_conv_pool_max node
@@ -132,7 +133,8 @@ func (o *dynSeqConvPoolOp) ForwardInto(out *tensor.Tensor, in []*tensor.Tensor) 
 			}
 		}
 	}
-	if err := qgemm.GemmFloat32(total, s.win, k, zp, o.pb, &qgemm.Epilogue{ScaleA: sx, ScaleB: o.scale}, s.conv, o.n); err != nil {
+	s.ep = qgemm.Epilogue{ScaleA: sx, ScaleB: o.scale}
+	if err := qgemm.GemmFloat32(total, s.win, k, zp, o.pb, &s.ep, s.conv, o.n); err != nil {
 		return fmt.Errorf("infer: %s (layer %s): %w", o.Name(), o.layer, err)
 	}
 	y := out.Float32s()
