@@ -6,12 +6,13 @@ import (
 )
 
 // dynRange returns the smallest and largest elements of x (at most 0
-// and at least 0) and whether every element is finite: an infinity ends
+// and at least 0) and whether every element is finite, the AVX2 loop
+// (dynRangeFast) taking what it can: an infinity ends
 // up as lo or hi, and a NaN, which fails every comparison, is caught by
 // v != v.
 func dynRange(x []float32) (lo, hi float32, finite bool) {
-	nan := false
-	for _, v := range x {
+	done, lo, hi, nan := dynRangeFast(x)
+	for _, v := range x[done:] {
 		if v < lo {
 			lo = v
 		}
@@ -48,10 +49,13 @@ const roundMagic = 12582912
 // element for element qgemm.DynamicQuantizeLinear's, with the rounding
 // done in float32 (|v/scale| is at most 255 here, within roundMagic's
 // exact range) instead of through float64 and math.RoundToEven, the cost
-// that dominated the quantization.
+// that dominated the quantization; the AVX2 loop (dynQuantizeFast: the
+// same division, VROUNDPS to nearest even, the same clamps) takes what it
+// can.
 func dynQuantize(x []float32, scale float32, zero uint8, q []uint8) {
+	done := dynQuantizeFast(x, scale, zero, q)
+	x, q = x[done:], q[done:len(x)]
 	z := float32(zero)
-	q = q[:len(x)]
 	for i, v := range x {
 		r := (v/scale + roundMagic) - roundMagic + z
 		if r < 0 {

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -14,8 +15,22 @@ import (
 // and bytes exactly (that function is the plain ONNX reference) on random
 // inputs of odd lengths, one-signed and all-zero inputs, exact ties
 // (which round half to even) and the saturated ends, for one input and
-// for two side by side.
+// for two side by side, and names a NaN or infinite element wherever it
+// is (in the AVX2 head or the tail); on the AVX2 path and the pure-Go
+// one.
 func TestDynQuantizeMatchesReference(t *testing.T) {
+	paths := []bool{false}
+	if dynAVX2 {
+		paths = append(paths, true)
+	}
+	defer func(v bool) { dynAVX2 = v }(dynAVX2)
+	for _, avx := range paths {
+		dynAVX2 = avx
+		t.Run(map[bool]string{false: "go", true: "avx2"}[avx], testDynQuantize)
+	}
+}
+
+func testDynQuantize(t *testing.T) {
 	rng := tensor.NewRNG(21)
 	random := func(n int, mean, std float64) []float32 {
 		x := make([]float32, n)
@@ -48,6 +63,8 @@ func TestDynQuantizeMatchesReference(t *testing.T) {
 		}},
 		{name: "zeros 3x4", m: 3, ka: 4, adjust: func(a, _ []float32) { clear(a) }},
 		{name: "ties", m: 1, ka: 9, a: []float32{0, 255, 0.5, 1.5, 2.5, 3.5, 253.5, 254.5, 127.5}},
+		{name: "ties 2x17", m: 2, ka: 17, a: []float32{0, 255, 0.5, 1.5, 2.5, 3.5, 253.5, 254.5, 127.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5,
+			-0, 12.5, 13.5, 14.5, 15.5, 16.5, 17.5, 18.5, 19.5, 20.5, 21.5, 22.5, 23.5, 24.5, 25.5, 26.5, 27.5}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,10 +93,16 @@ func TestDynQuantizeMatchesReference(t *testing.T) {
 		})
 	}
 	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
-		a := []float32{1, 2, 3, bad, 5}
-		_, _, err := dynQuantizeRows(1, 5, 0, a, nil, make([]uint8, 5))
-		require.ErrorContains(t, err, "input element 3 is")
-		_, _, err = dynQuantizeRows(1, 2, 5, []float32{0, 1}, a, make([]uint8, 7))
-		require.ErrorContains(t, err, "second input's element 3 is")
+		for _, at := range []int{3, 11, 17} {
+			a := make([]float32, 19)
+			for i := range a {
+				a[i] = float32(i) - 4
+			}
+			a[at] = bad
+			_, _, err := dynQuantizeRows(1, 19, 0, a, nil, make([]uint8, 19))
+			require.ErrorContains(t, err, fmt.Sprintf("input element %d is", at))
+			_, _, err = dynQuantizeRows(1, 2, 19, []float32{0, 1}, a, make([]uint8, 21))
+			require.ErrorContains(t, err, fmt.Sprintf("second input's element %d is", at))
+		}
 	}
 }
