@@ -2,7 +2,9 @@ package infer_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -269,5 +271,42 @@ func TestDynamicSeqConvPoolMatchesReference(t *testing.T) {
 		require.LessOrEqual(t, rel, 1e-5, "case %d against the plain int8 reference", ci)
 		_, relF := cosineAndMax(yq[0].Float32s(), yf[0].Float32s())
 		require.LessOrEqual(t, relF, 0.03, "case %d against float32", ci)
+	}
+}
+
+// One dynamic int8 plan run from several goroutines at once gives each
+// call the serial call's outputs exactly (each call takes its own
+// buffers).
+func TestDynamicConcurrent(t *testing.T) {
+	m := bookModels(t, 6)[2] // the stacked LSTM
+	g, err := infer.Trace(m.forward, m.inputs(1)...)
+	require.NoError(t, err)
+	p, err := g.Compile(infer.Options{Dynamic: &infer.DynamicQuant{}})
+	require.NoError(t, err)
+	const workers = 4
+	want := make([][]float32, workers)
+	for w := range workers {
+		y, err := p.Forward(m.inputs(uint64(20 + w))...)
+		require.NoError(t, err)
+		want[w] = y[0].Float32s()
+	}
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range 5 {
+				y, err := p.Forward(m.inputs(uint64(20 + w))...)
+				if err == nil && !slices.Equal(y[0].Float32s(), want[w]) {
+					err = fmt.Errorf("worker %d call %d: %v, want %v", w, i, y[0].Float32s(), want[w])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
 	}
 }
