@@ -215,9 +215,6 @@ func newDynLinear(layer, from string, g *Graph, nd node) (*dynLinearOp, int, err
 
 func (o *dynLinearOp) Name() string { return o.name }
 
-// String names the layer and its int8 weight, for Explain.
-func (o *dynLinearOp) String() string { return fmt.Sprintf("%s: int8 w[%d %d]", o.layer, o.k, o.n) }
-
 // flops counts two a multiply-add of the product and one an output for
 // the dequantize and bias.
 func (o *dynLinearOp) flops() int64 {

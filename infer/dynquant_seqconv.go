@@ -70,11 +70,6 @@ func newDynSeqConvPool(layer string, g *Graph, nd node) (*dynSeqConvPoolOp, erro
 
 func (o *dynSeqConvPoolOp) Name() string { return "sequence_conv_pool_max_dynamic_int8" }
 
-// String names the layer and its int8 filter, for Explain.
-func (o *dynSeqConvPoolOp) String() string {
-	return fmt.Sprintf("%s: int8 w[%d %d]", o.layer, o.length*o.d, o.n)
-}
-
 // flops counts two a multiply-add of the windows' product.
 func (o *dynSeqConvPoolOp) flops() int64 {
 	return 2 * int64(o.offsets[len(o.offsets)-1]) * int64(o.length*o.d) * int64(o.n)
