@@ -15,6 +15,9 @@ func passes(opts Options) []pass {
 			pass{"batch norm folded into the unpadded conv after it", foldAffineForward},
 			pass{"consecutive linear layers folded into one", foldLinearChains})
 	}
+	if opts.Dynamic != nil {
+		ps = append(ps, dynamicPass(opts.Dynamic))
+	}
 	ps = append(ps, pass{"linear weights prepacked", prepackLinear}, pass{"conv weights prepared", prepareConv},
 		pass{"recurrent weights prepacked", prepackRecurrent})
 	if !opts.NoFusion {

@@ -51,6 +51,9 @@ type Options struct {
 	// NoFusion compiles the graph as traced, with no pass; the memory plan
 	// and prepacking still apply.
 	NoFusion bool
+	// Dynamic, when set, quantizes the linear layers to int8 with
+	// run-time activation ranges (DynamicQuant); nil keeps float32.
+	Dynamic *DynamicQuant
 }
 
 // Compile turns g into a Plan: the fusion passes (unless opts.NoFusion),

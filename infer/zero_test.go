@@ -21,6 +21,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			"Quantize":      infer.Quantize,
 			"QuantizedMeta": infer.QuantizedMeta,
 			"LoadQuantized": infer.LoadQuantized,
+			"DynamicLayers": infer.DynamicLayers,
 		},
 		Types: []any{
 			(*infer.Ref)(nil),
@@ -40,6 +41,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			(*infer.Quantized)(nil),
 			(*infer.QuantLayer)(nil),
 			(*infer.LayerError)(nil),
+			(*infer.DynamicQuant)(nil),
 		},
 		MayReturnNil: []string{"Graph.Inputs", "Plan.Inputs", "Plan.Outputs", "Plan.Fallbacks", "Quantized.Layers", "Quantized.AllLayers"},
 	})
